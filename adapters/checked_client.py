@@ -1,0 +1,401 @@
+"""The checked HTTP client: every request goes to a checked public address, or not at all.
+
+For each hop (the first URL and every redirect) the client normalises the URL, checks the
+allowlist, resolves the host once, refuses if *any* resolved address is not public, checks
+robots.txt, waits out the per-host pause, and then connects to the very address it checked: the
+URL handed to the transport carries the IP, while ``Host`` and TLS SNI carry the name. So a DNS
+answer that changes between check and connect (rebinding) cannot redirect the connection.
+
+Redirects are followed here, not by httpx (at most ``max_redirects``, http/https only). Requests
+go straight to the transport, so no cookie jar, no auth, no proxy from the environment, and no
+header from the caller: only ``User-Agent``, ``Accept`` and ``Accept-Encoding``.
+
+Bodies stream into a blob store writer while they are read: ``max_bytes`` cuts the read
+(``truncated``), ``hard_cap`` turns a larger body into ``too_large``; sizes count decoded bytes,
+so a compression bomb stops at the cap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import httpx
+
+from g6 import TOOL_NAME, __version__
+from g6.adapters.addresses import check_address
+from g6.adapters.outcomes import Outcome, outcome_for_status
+from g6.adapters.pacing import HostPacer
+from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
+from g6.adapters.urls import (
+    NormalizedURL,
+    URLError,
+    host_matches,
+    normalise_pattern,
+    normalise_url,
+    resolve_location,
+)
+from g6.ledger.receipts import AllowlistDecision, Hop
+from g6.store import BlobRef, BlobStore
+
+Resolver = Callable[[str, int], Sequence[str]]
+USER_AGENT = f"{TOOL_NAME}/{__version__} (+evidence fetcher; honours robots.txt)"
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    """All addresses the system resolver gives for ``host``, in its order, without duplicates."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    seen: list[str] = []
+    for info in infos:
+        addr = str(info[4][0])
+        if addr not in seen:
+            seen.append(addr)
+    return seen
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPolicy:
+    """What a fetch may do. ``allow_loopback`` is the operator setting for local test servers."""
+
+    allowlist: tuple[str, ...] = ()
+    allow_loopback: bool = False
+    max_bytes: int | None = None
+    hard_cap: int = 64 * 1024 * 1024
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    total_timeout: float = 120.0
+    max_redirects: int = 10
+    respect_robots: bool = True
+    host_pause: float = 1.0
+    user_agent: str = USER_AGENT
+    accept: str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowlist", tuple(normalise_pattern(p) for p in self.allowlist))
+        if self.max_bytes is not None and self.max_bytes < 0:
+            raise ValueError("max_bytes must be >= 0")
+        if self.hard_cap <= 0:
+            raise ValueError("hard_cap must be > 0")
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """What one checked fetch saw. No header values except the few that are evidence."""
+
+    requested_url: str
+    outcome: Outcome
+    final_url: str | None = None
+    hops: tuple[Hop, ...] = ()
+    status: int | None = None
+    body: BlobRef | None = None
+    byte_count: int = 0
+    truncated: bool = False
+    allowlist: AllowlistDecision = AllowlistDecision("not_configured", None)
+    content_type: str | None = None
+    retry_after: str | None = None
+    reason: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def receipt_detail(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"reason": self.reason} if self.reason else {}
+        if self.content_type:
+            d["content_type"] = self.content_type
+        if self.retry_after is not None:
+            d["retry_after"] = self.retry_after
+        d.update(self.detail)
+        return d
+
+
+class _Stop(Exception):
+    """Ends a fetch early with a typed outcome."""
+
+    def __init__(self, outcome: Outcome, reason: str, **detail: Any) -> None:
+        super().__init__(reason)
+        self.outcome = outcome
+        self.reason = reason
+        self.detail = detail
+
+
+class CheckedClient:
+    """A fetcher that only reaches checked public addresses. Takes its transport and resolver."""
+
+    def __init__(
+        self,
+        policy: FetchPolicy | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        resolver: Resolver = system_resolver,
+        pacer: HostPacer | None = None,
+        robots: RobotsCache | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.policy = policy or FetchPolicy()
+        self._transport = transport or httpx.HTTPTransport(trust_env=False, retries=0)
+        self._resolver = resolver
+        self._pacer = pacer or HostPacer()
+        self._robots = robots or RobotsCache()
+        self._clock = clock
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> CheckedClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- public ----------------------------------------------------------------------------
+    def fetch(self, url: str, store: BlobStore, *, source: str = "web", policy: FetchPolicy | None = None,
+              accept: str | None = None, robots: bool | None = None, pause: float | None = None,
+              headers: dict[str, str] | None = None, secret_headers_for: str | None = None) -> FetchResponse:
+        """GET ``url`` through every check; stream the body into ``store``.
+
+        ``headers``/``secret_headers_for`` exist for source adapters (an API key header sent only
+        to the host named in ``secret_headers_for``); callers of ``g6 fetch`` cannot set them.
+        """
+        pol = policy or self.policy
+        if accept:
+            pol = replace(pol, accept=accept)
+        return self._run(url, store, source=source, policy=pol,
+                         robots=pol.respect_robots if robots is None else robots,
+                         pause=pol.host_pause if pause is None else pause,
+                         extra_headers=headers or {}, secret_host=secret_headers_for)
+
+    # -- steps -----------------------------------------------------------------------------
+    @staticmethod
+    def _normalise(url: str, *, first: bool) -> NormalizedURL:
+        try:
+            return normalise_url(url)
+        except URLError as e:
+            if e.reason == "scheme":
+                raise _Stop(Outcome.REFUSED, "scheme" if first else "redirect_scheme", message=str(e)) from None
+            raise _Stop(Outcome.REJECTED if first else Outcome.HTTP_ERROR,
+                        e.reason if first else "bad_redirect_location", message=str(e)) from None
+
+    @staticmethod
+    def _check_allowlist(n: NormalizedURL, pol: FetchPolicy, hop: int) -> AllowlistDecision:
+        if not pol.allowlist:
+            return AllowlistDecision("not_configured", n.host)
+        if any(host_matches(n.host, p) for p in pol.allowlist):
+            return AllowlistDecision("allowed", n.host, pol.allowlist)
+        raise _Stop(Outcome.POLICY_DENIED, "host_not_in_allowlist", hop=hop, url=n.url, host=n.host,
+                    patterns=list(pol.allowlist))
+
+    def _resolve_checked(self, n: NormalizedURL, pol: FetchPolicy) -> list[str]:
+        if n.ip is not None:
+            addresses = [n.ip]
+        else:
+            try:
+                addresses = list(self._resolver(n.host, n.port))
+            except (OSError, UnicodeError) as e:
+                raise _Stop(Outcome.UNREACHABLE, "dns", message=f"cannot resolve {n.host}: {e}") from None
+            if not addresses:
+                raise _Stop(Outcome.UNREACHABLE, "dns", message=f"{n.host} has no address")
+        verdicts = [check_address(a, allow_loopback=pol.allow_loopback) for a in addresses]
+        bad = [v for v in verdicts if not v.allowed]
+        if bad:
+            raise _Stop(Outcome.REFUSED, "address_not_public", host=n.host,
+                        addresses=[{"address": v.address, "category": v.category} for v in verdicts],
+                        message="; ".join(v.reason for v in bad)
+                        + ("" if pol.allow_loopback or not any(v.category == "loopback" for v in bad)
+                           else " (loopback needs the operator setting G6_ALLOW_LOOPBACK=1)"))
+        return [v.address for v in verdicts]
+
+    def _send(self, n: NormalizedURL, address: str, pol: FetchPolicy, accept: str,
+              extra_headers: dict[str, str], deadline: float) -> httpx.Response:
+        target = httpx.URL(n.url).copy_with(host=address)
+        remaining = max(0.001, deadline - self._clock())
+        extensions: dict[str, Any] = {
+            "timeout": {"connect": min(pol.connect_timeout, remaining), "read": min(pol.read_timeout, remaining),
+                        "write": min(pol.read_timeout, remaining), "pool": min(pol.connect_timeout, remaining)},
+        }
+        if n.scheme == "https" and n.ip is None:
+            extensions["sni_hostname"] = n.host
+        headers = {"Host": n.host_header, "User-Agent": pol.user_agent, "Accept": accept,
+                   "Accept-Encoding": "gzip, deflate", **extra_headers}
+        request = httpx.Request("GET", target, headers=headers, extensions=extensions)
+        return self._transport.handle_request(request)
+
+    @staticmethod
+    def _connected(resp: httpx.Response, fallback: str) -> str:
+        stream = resp.extensions.get("network_stream")
+        if stream is not None:
+            with contextlib.suppress(Exception):
+                addr = stream.get_extra_info("server_addr")
+                if addr:
+                    return str(addr[0])
+        return fallback
+
+    def _robots_rules(self, n: NormalizedURL, store: BlobStore | None, source: str,
+                      pol: FetchPolicy, deadline: float) -> RobotsRules:
+        cached = self._robots.get(n.origin)
+        if cached is not None:
+            return cached
+        robots_pol = replace(pol, max_bytes=ROBOTS_MAX_BYTES, max_redirects=5, respect_robots=False)
+        r = self._run(f"{n.origin}/robots.txt", store, source=source, policy=robots_pol, robots=False,
+                      pause=pol.host_pause, extra_headers={}, secret_host=None, accept_override="text/plain",
+                      keep=False, deadline=deadline)
+        if r.outcome in (Outcome.UNREACHABLE, Outcome.REFUSED, Outcome.POLICY_DENIED) or r.status is None:
+            rules = rules_from_answer(n.origin, None, b"", r.reason or r.outcome.value)
+        else:
+            body = r.detail.pop("_body", b"")
+            rules = rules_from_answer(n.origin, r.status, body)
+        self._robots.put(rules)
+        return rules
+
+    # -- the loop --------------------------------------------------------------------------
+    def _run(self, url: str, store: BlobStore | None, *, source: str, policy: FetchPolicy, robots: bool,
+             pause: float, extra_headers: dict[str, str], secret_host: str | None,
+             accept_override: str | None = None, keep: bool = True,
+             deadline: float | None = None) -> FetchResponse:
+        pol = policy
+        deadline = deadline if deadline is not None else self._clock() + pol.total_timeout
+        accept = accept_override or pol.accept
+        hops: list[Hop] = []
+        decision = AllowlistDecision("not_configured", None, pol.allowlist)
+        current = url
+        seen: set[str] = set()
+        robots_info: list[dict[str, Any]] = []
+        try:
+            n = self._normalise(current, first=True)
+            current = n.url
+            while True:
+                hop_index = len(hops)
+                decision = self._check_allowlist(n, pol, hop_index)
+                addresses = self._resolve_checked(n, pol)
+                if robots:
+                    rules = self._robots_rules(n, store, source, pol, deadline)
+                    robots_info.append(rules.to_json())
+                    if not rules.allows(n.url, pol.user_agent):
+                        raise _Stop(Outcome.ROBOTS_DISALLOWED, f"robots_{rules.state}", robots=rules.to_json())
+                self._pacer.wait(source, n.host, pause)
+                if self._clock() > deadline:
+                    raise _Stop(Outcome.UNREACHABLE, "total_timeout")
+                headers = extra_headers if (secret_host is None or secret_host == n.host) else {}
+                resp = self._send(n, addresses[0], pol, accept, headers, deadline)
+                try:
+                    connected = self._connected(resp, addresses[0])
+                    hops.append(Hop(n.url, resp.status_code, connected))
+                    location = resp.headers.get("location")
+                    if resp.status_code in REDIRECT_STATUSES and location:
+                        seen.add(n.url)
+                        if len(hops) > pol.max_redirects:
+                            raise _Stop(Outcome.HTTP_ERROR, "too_many_redirects", max_redirects=pol.max_redirects)
+                        nxt = resolve_location(n.url, location)
+                        n = self._normalise(nxt, first=False)
+                        if n.url in seen:
+                            raise _Stop(Outcome.HTTP_ERROR, "redirect_loop", url=n.url)
+                        current = n.url
+                        continue
+                    return self._read_body(resp, n, hops, decision, pol, store, deadline, keep,
+                                           url, robots_info)
+                finally:
+                    resp.close()
+        except _Stop as stop:
+            detail = dict(stop.detail)
+            if robots_info:
+                detail.setdefault("robots", robots_info[-1])
+            if stop.outcome is Outcome.POLICY_DENIED:
+                decision = AllowlistDecision("denied", detail.get("host"), pol.allowlist)
+            return FetchResponse(url, stop.outcome, final_url=current if hops else None, hops=tuple(hops),
+                                 status=hops[-1].status if hops else None, allowlist=decision,
+                                 reason=stop.reason, detail=detail)
+        except httpx.HTTPError as e:
+            outcome, reason = _classify_transport_error(e)
+            return FetchResponse(url, outcome, final_url=current if hops else None, hops=tuple(hops),
+                                 status=hops[-1].status if hops else None, allowlist=decision, reason=reason,
+                                 detail={"message": _safe_message(e)})
+
+    def _read_body(self, resp: httpx.Response, n: NormalizedURL, hops: list[Hop], decision: AllowlistDecision,
+                   pol: FetchPolicy, store: BlobStore | None, deadline: float, keep: bool, requested: str,
+                   robots_info: list[dict[str, Any]]) -> FetchResponse:
+        status = resp.status_code
+        ctype = resp.headers.get("content-type")
+        retry_after = resp.headers.get("retry-after") if status in (429, 503) else None
+        # Past ``limit`` the read stops. When the caller's max_bytes is what stopped it, the body
+        # is "truncated"; when the hard cap did, the whole fetch is "too_large".
+        cap_decides = pol.max_bytes is None or pol.max_bytes > pol.hard_cap
+        limit = pol.hard_cap if cap_decides else int(pol.max_bytes)  # type: ignore[arg-type]
+        declared = resp.headers.get("content-length")
+        base = dict(requested_url=requested, final_url=n.url, hops=tuple(hops), status=status,
+                    allowlist=decision, content_type=ctype, retry_after=retry_after)
+        extra: dict[str, Any] = {"robots": robots_info[-1]} if robots_info else {}
+        if cap_decides and declared and declared.isdigit() and int(declared) > pol.hard_cap:
+            return FetchResponse(outcome=Outcome.TOO_LARGE, reason="declared_length_over_cap",
+                                 detail={"declared_length": int(declared), "hard_cap": pol.hard_cap, **extra},
+                                 **base)
+        writer = store.writer() if (store is not None and keep) else None
+        chunks: list[bytes] = []
+        size, truncated = 0, False
+        try:
+            for chunk in resp.iter_bytes():
+                if self._clock() > deadline:
+                    raise _Stop(Outcome.UNREACHABLE, "total_timeout", bytes_read=size)
+                room = limit - size
+                if len(chunk) > room:
+                    chunk, truncated = chunk[:room], True
+                if chunk:
+                    size += len(chunk)
+                    if writer is not None:
+                        writer.write(chunk)
+                    elif not keep:
+                        chunks.append(chunk)
+                if truncated:
+                    break
+            ref = writer.commit() if writer is not None else None
+        except _Stop as stop:
+            if writer is not None:
+                writer.abort()
+            return FetchResponse(outcome=stop.outcome, reason=stop.reason, byte_count=size,
+                                 detail={**stop.detail, **extra}, **base)
+        except httpx.DecodingError as e:
+            if writer is not None:
+                writer.abort()
+            return FetchResponse(outcome=Outcome.PARSE_FAILED, reason="content_decoding", byte_count=size,
+                                 detail={"message": _safe_message(e), **extra}, **base)
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+        if not keep:
+            extra["_body"] = b"".join(chunks)
+        if truncated and cap_decides:
+            outcome, reason = Outcome.TOO_LARGE, "body_over_cap"
+            extra["hard_cap"] = pol.hard_cap
+        else:
+            outcome = outcome_for_status(status)
+            reason = "" if outcome is Outcome.OK else f"http_{status}"
+            if outcome is Outcome.OK and size == 0 and not truncated:
+                outcome, reason = Outcome.EMPTY, "no_body"
+        return FetchResponse(outcome=outcome, reason=reason, body=ref, byte_count=size, truncated=truncated,
+                             detail=extra, **base)
+
+
+def _classify_transport_error(e: httpx.HTTPError) -> tuple[Outcome, str]:
+    msg = str(e).lower()
+    if isinstance(e, httpx.ConnectTimeout):
+        return Outcome.UNREACHABLE, "connect_timeout"
+    if isinstance(e, httpx.ReadTimeout):
+        return Outcome.UNREACHABLE, "read_timeout"
+    if isinstance(e, httpx.TimeoutException):
+        return Outcome.UNREACHABLE, "timeout"
+    if isinstance(e, httpx.ConnectError):
+        return Outcome.UNREACHABLE, "tls" if ("ssl" in msg or "certificate" in msg) else "connect"
+    if isinstance(e, httpx.DecodingError):
+        return Outcome.PARSE_FAILED, "content_decoding"
+    if isinstance(e, httpx.ProtocolError):
+        return Outcome.HTTP_ERROR, "protocol_error"
+    if isinstance(e, httpx.NetworkError):
+        return Outcome.UNREACHABLE, "network"
+    return Outcome.HTTP_ERROR, type(e).__name__
+
+
+def _safe_message(e: Exception) -> str:
+    # httpx messages name URLs and errors, never header values; keep them short all the same.
+    return str(e)[:300]

@@ -1,0 +1,182 @@
+"""HTML to the text a reader sees.
+
+Dropped before any text is taken, and counted in ``unread``: ``script``, ``style``, ``template``
+and hidden elements (the ``hidden`` attribute, ``aria-hidden="true"``, inline ``display:none`` or
+``visibility:hidden``). ``noscript`` is kept: a reader without scripts sees it. The ``<title>`` is
+kept apart from the text. trafilatura gives the main text and metadata; where it finds no main
+text (very short pages), the whole visible text from lxml is used and ``text_source`` says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin
+
+import trafilatura
+from lxml import etree
+from lxml import html as lxml_html
+
+_DROP_TAGS = ("script", "style", "template")
+_STYLE_HIDDEN = re.compile(r"(?:^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)",
+                           re.IGNORECASE)
+_WS = re.compile(r"[ \t\r\f\v]+")
+_BLANKS = re.compile(r"\n\s*\n+")
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", re.IGNORECASE)
+
+
+class HTMLParseError(ValueError):
+    """The bytes could not be read as HTML at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlText:
+    title: str | None
+    text: str
+    text_source: str  # "trafilatura" | "visible_text"
+    unread: dict[str, int]
+    links: tuple[str, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    had_scripts: bool = False
+
+
+def charset_of(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    m = _CHARSET.search(content_type)
+    return m.group(1).lower() if m else None
+
+
+def _tidy(text: str) -> str:
+    lines = [_WS.sub(" ", line).strip() for line in text.splitlines()]
+    return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _hidden_reason(el: etree._Element) -> str | None:
+    if el.get("hidden") is not None:
+        return "hidden_attribute"
+    if (el.get("aria-hidden") or "").strip().lower() == "true":
+        return "aria_hidden"
+    style = el.get("style")
+    if style:
+        m = _STYLE_HIDDEN.search(style)
+        if m:
+            return "display_none" if "display" in m.group(1).lower() else "visibility_hidden"
+    return None
+
+
+def parse_html(body: bytes, content_type: str | None = None) -> lxml_html.HtmlElement:
+    charset = charset_of(content_type)
+    try:
+        parser = lxml_html.HTMLParser(encoding=charset) if charset else lxml_html.HTMLParser()
+        root = lxml_html.document_fromstring(body, parser=parser)
+    except LookupError:  # an unknown charset name: let lxml detect it
+        root = lxml_html.document_fromstring(body)
+    except (etree.ParserError, ValueError) as e:
+        raise HTMLParseError(str(e)) from None
+    if root is None:
+        raise HTMLParseError("no document")
+    return root
+
+
+def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool]:
+    """Remove what a reader does not see; return what was removed (by reason) and if scripts were there."""
+    unread: dict[str, int] = {"elements": 0, "characters": 0}
+    had_scripts = False
+    doomed: list[tuple[etree._Element, str]] = []
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            if isinstance(el, etree._Comment):
+                continue
+            continue
+        tag = el.tag.lower()
+        reason = tag if tag in _DROP_TAGS else _hidden_reason(el)
+        if reason:
+            doomed.append((el, reason))
+            had_scripts = had_scripts or tag == "script"
+    removed: set[int] = set()
+    for el, reason in doomed:
+        if any(id(a) in removed for a in el.iterancestors()):
+            continue  # already gone with an ancestor
+        removed.add(id(el))
+        chars = len((el.text_content() if hasattr(el, "text_content") else "") or "")
+        unread["elements"] += 1
+        unread["characters"] += chars
+        unread[reason] = unread.get(reason, 0) + chars
+        el.drop_tree()
+    return unread, had_scripts
+
+
+def visible_text(root: lxml_html.HtmlElement) -> str:
+    body = root.find("body")
+    target = body if body is not None else root
+    parts: list[str] = []
+    block = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article",
+             "header", "footer", "blockquote", "pre", "table", "ul", "ol", "dd", "dt", "noscript"}
+    for event, el in etree.iterwalk(target, events=("start", "end")):
+        if not isinstance(el.tag, str):
+            if event == "end" and el.tail:
+                parts.append(el.tail)
+            continue
+        tag = el.tag.lower()
+        if event == "start":
+            if tag in block:
+                parts.append("\n")
+            if el.text:
+                parts.append(el.text)
+        else:
+            if tag in block:
+                parts.append("\n")
+            if el.tail and el is not target:
+                parts.append(el.tail)
+    return _tidy("".join(parts))
+
+
+def extract_links(root: lxml_html.HtmlElement, base_url: str) -> tuple[str, ...]:
+    base_el = root.find(".//base[@href]")
+    base = urljoin(base_url, base_el.get("href", "")) if base_el is not None else base_url
+    seen: dict[str, None] = {}
+    for a in root.iterfind(".//a[@href]"):
+        href = (a.get("href") or "").strip()
+        if not href or href.lower().startswith(("javascript:", "data:", "#")):
+            continue
+        try:
+            absolute = urljoin(base, href)
+        except ValueError:
+            continue
+        seen.setdefault(absolute.split("#", 1)[0] if "#" in absolute else absolute)
+    return tuple(seen)
+
+
+def extract_html(body: bytes, url: str, content_type: str | None = None) -> HtmlText:
+    root = parse_html(body, content_type)
+    title_el = root.find(".//title")
+    title = _tidy(title_el.text_content()) if title_el is not None else None
+    unread, had_scripts = strip_unseen(root)
+    if title_el is not None and title_el.getparent() is not None:
+        title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
+    for ns in root.iter("noscript"):
+        ns.tag = "div"  # a reader without scripts sees it; trafilatura would drop the tag
+    fallback = visible_text(root)
+    text, source = fallback, "visible_text"
+    metadata: dict[str, Any] = {}
+    try:
+        main = trafilatura.extract(copy.deepcopy(root), url=url, favor_recall=True, include_comments=False,
+                                   include_tables=True, deduplicate=False)
+        if main and main.strip():
+            text, source = _tidy(main), "trafilatura"
+        meta = trafilatura.extract_metadata(copy.deepcopy(root), default_url=url)
+        if meta is not None:
+            md = meta.as_dict()
+            metadata = {k: md.get(k) for k in ("title", "description", "url", "language", "author", "date",
+                                               "sitename") if md.get(k)}
+            if "url" in metadata:
+                metadata["canonical"] = metadata.pop("url")
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        pass  # trafilatura's own failure: the lxml visible text stands
+    lang = root.get("lang")
+    if lang and "language" not in metadata:
+        metadata["language"] = lang
+    return HtmlText(title or None, text, source, unread, extract_links(root, url), metadata, had_scripts)

@@ -1,0 +1,204 @@
+"""URL normalisation before any address check.
+
+A URL is reduced to one canonical form so that the address check sees what the network stack
+would connect to: scheme http/https only; userinfo removed (credentials are never sent);
+host lowercased, IDNA (UTS #46) encoded, trailing dots removed; every IPv4 literal form that
+``inet_aton`` would accept — decimal ``2130706433``, octal ``0177.0.0.1``, hex ``0x7f.1``, short
+``127.1`` — rewritten as a dotted quad (WHATWG URL host parsing); IPv6 literals compressed; zone
+ids refused; the fragment dropped (it is never sent).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
+
+import idna
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+_HOST_OK = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$")
+_IPV4_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
+
+
+class URLError(ValueError):
+    """A URL that cannot be fetched; ``reason`` is a stable short word."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizedURL:
+    url: str
+    scheme: str
+    host: str  # ASCII; an IPv6 literal without brackets
+    port: int
+    ip: str | None  # the host as an IP address when it is a literal
+    userinfo_removed: bool
+
+    @property
+    def host_for_url(self) -> str:
+        return f"[{self.host}]" if self.ip and ":" in self.ip else self.host
+
+    @property
+    def default_port(self) -> bool:
+        return DEFAULT_PORTS[self.scheme] == self.port
+
+    @property
+    def host_header(self) -> str:
+        return self.host_for_url if self.default_port else f"{self.host_for_url}:{self.port}"
+
+    @property
+    def origin(self) -> str:
+        return f"{self.scheme}://{self.host_header}"
+
+
+def _parse_ipv4_number(part: str) -> int | None:
+    if not _IPV4_PART.match(part):
+        return None
+    if part[:2].lower() == "0x":
+        return int(part[2:] or "0", 16)
+    if len(part) > 1 and part[0] == "0":
+        return int(part, 8)
+    return int(part)
+
+
+def parse_ipv4_literal(host: str) -> str | None:
+    """WHATWG IPv4 parser: the dotted quad ``host`` denotes, or None if it is a name."""
+    parts = host.split(".")
+    if parts and parts[-1] == "":
+        parts = parts[:-1]
+    if not parts or len(parts) > 4:
+        return None
+    if not _IPV4_PART.match(parts[-1]):
+        return None  # the last label is not numeric: a domain name
+    nums = []
+    for p in parts:
+        n = _parse_ipv4_number(p)
+        if n is None:
+            raise URLError("bad_host", f"host {host!r} looks like an IPv4 address but is not one")
+        nums.append(n)
+    if any(n > 255 for n in nums[:-1]) or nums[-1] >= 256 ** (5 - len(nums)):
+        raise URLError("bad_host", f"IPv4 address {host!r} is out of range")
+    value = nums[-1]
+    for i, n in enumerate(nums[:-1]):
+        value += n << (8 * (3 - i))
+    return str(ipaddress.IPv4Address(value))
+
+
+def _normalise_host(raw: str) -> tuple[str, str | None]:
+    if raw.startswith("["):
+        if not raw.endswith("]"):
+            raise URLError("bad_host", f"unclosed IPv6 literal {raw!r}")
+        inner = raw[1:-1]
+        if "%" in inner:
+            raise URLError("bad_host", "IPv6 zone identifiers are not fetchable")
+        try:
+            ip6 = ipaddress.IPv6Address(inner)
+        except ValueError:
+            raise URLError("bad_host", f"bad IPv6 literal {raw!r}") from None
+        return str(ip6), str(ip6)
+    host = raw.rstrip(".")
+    if not host:
+        raise URLError("bad_host", "the URL has no host")
+    v4 = parse_ipv4_literal(host.lower())
+    if v4 is not None:
+        return v4, v4
+    if host.isascii():
+        ascii_host = host.lower()  # idna would reject the underscores some real hosts carry
+    else:
+        try:
+            ascii_host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
+        except (idna.IDNAError, UnicodeError) as e:
+            raise URLError("bad_host", f"host {raw!r} is not a valid domain name: {e}") from None
+        v4 = parse_ipv4_literal(ascii_host)  # full-width digits map to an IPv4 literal
+        if v4 is not None:
+            return v4, v4
+    if not _HOST_OK.match(ascii_host) or len(ascii_host) > 253:
+        raise URLError("bad_host", f"host {raw!r} is not a valid domain name")
+    return ascii_host, None
+
+
+def _split(url: str) -> SplitResult:
+    if not isinstance(url, str) or not url.strip():
+        raise URLError("bad_url", "empty URL")
+    if any(c in url for c in "\x00\r\n\t") or any(ord(c) < 0x20 for c in url):
+        raise URLError("bad_url", "control characters in URL")
+    try:
+        return urlsplit(url.strip())
+    except ValueError as e:
+        raise URLError("bad_url", f"unparseable URL: {e}") from None
+
+
+def normalise_url(url: str) -> NormalizedURL:
+    parts = _split(url)
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise URLError("scheme", f"only http and https are fetched, not {scheme or 'a relative URL'!r}")
+    netloc = parts.netloc
+    userinfo_removed = "@" in netloc
+    hostport = netloc.rpartition("@")[2]
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        raw_host, rest = hostport[: close + 1], hostport[close + 1 :]
+        port_text = rest[1:] if rest.startswith(":") else ("" if not rest else None)
+        if port_text is None:
+            raise URLError("bad_url", f"junk after IPv6 literal in {netloc!r}")
+    else:
+        raw_host, _, port_text = hostport.partition(":")
+    if port_text:
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            raise URLError("bad_port", f"bad port {port_text!r}")
+        port = int(port_text)
+    else:
+        port = DEFAULT_PORTS[scheme]
+    host, ip = _normalise_host(raw_host)
+    path = parts.path or "/"
+    n = NormalizedURL("", scheme, host, port, ip, userinfo_removed)
+    full = urlunsplit((scheme, n.host_header, path, parts.query, ""))
+    return NormalizedURL(full, scheme, host, port, ip, userinfo_removed)
+
+
+def resolve_location(base: str, location: str) -> str:
+    """The absolute URL a ``Location`` header points to."""
+    return urljoin(base, location.strip())
+
+
+def host_matches(host: str, pattern: str) -> bool:
+    """Allowlist match: ``example.org`` is that host only; ``*.example.org`` is any subdomain."""
+    pattern = pattern.strip().lower().rstrip(".")
+    if pattern.startswith("*."):
+        suffix = pattern[1:]
+        return host.endswith(suffix) and len(host) > len(suffix)
+    return host == pattern
+
+
+def normalise_pattern(pattern: str) -> str:
+    p = pattern.strip().lower().rstrip(".")
+    star = p.startswith("*.")
+    body = p[2:] if star else p
+    if not body:
+        raise URLError("bad_pattern", f"empty allowlist pattern {pattern!r}")
+    host, _ = _normalise_host(body)
+    return ("*." + host) if star else host
+
+
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+SECRET_PARAMS = frozenset({"api_key", "apikey", "api-key", "access_token", "x-api-key", "key", "password"})
+
+
+def redact_url(url: str) -> str:
+    """The URL fit for a receipt or a log: no userinfo, secret query values replaced by ``REDACTED``."""
+    url = _USERINFO.sub(r"\1", url)
+    base, sep, query = url.partition("?")
+    if not sep:
+        return url
+    query, hsep, frag = query.partition("#")
+    parts = []
+    for item in query.split("&"):
+        name, eq, _value = item.partition("=")
+        parts.append(f"{name}=REDACTED" if eq and name.lower() in SECRET_PARAMS else item)
+    return base + "?" + "&".join(parts) + (hsep + frag if hsep else "")

@@ -1,0 +1,143 @@
+"""Ed25519 keys in pyca's shape, and the key folder under ``$G6_HOME/keys``.
+
+A key id is ``ed25519:`` + the first 32 hex digits of sha256(raw public key). Several public keys
+can be trusted at once, so receipts signed by a retired key still verify.
+
+    keys/signing.key              PKCS#8 PEM, mode 0600 — the current signing key
+    keys/trusted/<id>.pub         one line: ``ed25519:<base64 raw public key>``
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from g6.errors import SigningKeyError
+
+_PREFIX = "ed25519:"
+
+
+def _key_id(raw_public: bytes) -> str:
+    return _PREFIX + hashlib.sha256(raw_public).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class VerifyKey:
+    raw: bytes
+
+    def __post_init__(self) -> None:
+        if len(self.raw) != 32:
+            raise SigningKeyError("an Ed25519 public key is 32 bytes")
+
+    @property
+    def key_id(self) -> str:
+        return _key_id(self.raw)
+
+    def to_text(self) -> str:
+        return _PREFIX + base64.b64encode(self.raw).decode()
+
+    @classmethod
+    def from_text(cls, text: str) -> VerifyKey:
+        text = text.strip()
+        if not text.startswith(_PREFIX):
+            raise SigningKeyError(f"a public key reads 'ed25519:<base64>', got {text[:40]!r}")
+        try:
+            raw = base64.b64decode(text[len(_PREFIX):], validate=True)
+        except ValueError as e:
+            raise SigningKeyError(f"public key is not base64: {e}") from None
+        return cls(raw)
+
+    def verify(self, signature: bytes, message: bytes) -> bool:
+        try:
+            Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, message)
+        except InvalidSignature:
+            return False
+        return True
+
+
+class SigningKey:
+    def __init__(self, private: Ed25519PrivateKey) -> None:
+        self._private = private
+        raw = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        self.public = VerifyKey(raw)
+
+    @classmethod
+    def generate(cls) -> SigningKey:
+        return cls(Ed25519PrivateKey.generate())
+
+    @property
+    def key_id(self) -> str:
+        return self.public.key_id
+
+    def sign(self, message: bytes) -> bytes:
+        return self._private.sign(message)
+
+    def to_pem(self) -> bytes:
+        return self._private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+
+    @classmethod
+    def from_pem(cls, data: bytes) -> SigningKey:
+        try:
+            key = serialization.load_pem_private_key(data, password=None)
+        except (ValueError, TypeError) as e:
+            raise SigningKeyError(f"not a PEM private key: {e}") from None
+        if not isinstance(key, Ed25519PrivateKey):
+            raise SigningKeyError("the signing key must be Ed25519")
+        return cls(key)
+
+
+class KeyDir:
+    """The key folder of one ``$G6_HOME``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.signing_path = self.path / "signing.key"
+        self.trusted_dir = self.path / "trusted"
+
+    def exists(self) -> bool:
+        return self.signing_path.is_file()
+
+    def init(self, *, force: bool = False) -> SigningKey:
+        """Create a signing key (0600). With ``force``, the old key is retired, not forgotten."""
+        if self.exists() and not force:
+            raise SigningKeyError(f"a signing key exists already at {self.signing_path}")
+        self.path.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.path, 0o700)
+        key = SigningKey.generate()
+        tmp = self.signing_path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key.to_pem())
+        os.replace(tmp, self.signing_path)
+        self.trust(key.public)
+        return key
+
+    def load_signing(self) -> SigningKey:
+        try:
+            data = self.signing_path.read_bytes()
+        except FileNotFoundError:
+            raise SigningKeyError(f"no signing key at {self.signing_path}; run `g6 keys init`") from None
+        return SigningKey.from_pem(data)
+
+    def trust(self, key: VerifyKey) -> Path:
+        self.trusted_dir.mkdir(parents=True, exist_ok=True)
+        p = self.trusted_dir / (key.key_id.replace(":", "_") + ".pub")
+        p.write_text(key.to_text() + "\n")
+        return p
+
+    def trusted(self) -> dict[str, VerifyKey]:
+        keys: dict[str, VerifyKey] = {}
+        if self.trusted_dir.is_dir():
+            for p in sorted(self.trusted_dir.glob("*.pub")):
+                k = VerifyKey.from_text(p.read_text())
+                keys[k.key_id] = k
+        return keys

@@ -1,0 +1,256 @@
+"""The ledger: an append-only SQLite table of signed receipts, each row chained to the last.
+
+Each row stores the receipt (canonical JSON, signature included), ``prev_hash`` (the entry hash of
+the row before it; 64 zeros for the first) and its own ``entry_hash``::
+
+    entry_hash = sha256("g6.ledger.v1\\n" + seq + "\\n" + prev_hash + "\\n" + canonical receipt)
+
+so an edited, deleted, inserted or reordered row breaks the chain at that row. Appends run inside
+``BEGIN IMMEDIATE``: SQLite's write lock serialises writers across processes, and each reads the
+head and inserts under that lock, so two processes appending at once cannot fork the chain.
+Removing rows from the *end* leaves a valid shorter chain; that needs a checkpoint held elsewhere
+(see the Merkle checkpoints in the transparency issue) and is not claimed here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from g6.errors import InputError, ReceiptNotFound
+from g6.ledger.keys import SigningKey, VerifyKey
+from g6.ledger.receipts import Receipt
+from g6.store import BlobRef, BlobStore
+
+GENESIS = "sha256:" + "0" * 64
+_DOMAIN = b"g6.ledger.v1\n"
+
+
+def entry_hash(seq: int, prev_hash: str, canonical_receipt: bytes) -> str:
+    h = hashlib.sha256(_DOMAIN)
+    h.update(f"{seq}\n{prev_hash}\n".encode())
+    h.update(canonical_receipt)
+    return "sha256:" + h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    seq: int
+    receipt: Receipt
+    prev_hash: str
+    entry_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One verdict: which check, on which row, whether it held, and why not."""
+
+    check: str  # "signature" | "chain" | "blob" | "database"
+    ok: bool
+    seq: int | None = None
+    receipt_id: str | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "ok": self.ok, "seq": self.seq, "receipt_id": self.receipt_id,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerVerifyReport:
+    rows: int
+    checks: tuple[Check, ...]
+
+    def of(self, check: str) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.check == check)
+
+    def failures(self, check: str | None = None) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.ok and (check is None or c.check == check))
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok, "rows": self.rows, "checks": {}}
+        for name in ("database", "signature", "chain", "blob"):
+            cs = self.of(name)
+            if name == "database" and not cs:
+                continue
+            bad = [c.to_json() for c in cs if not c.ok]
+            out["checks"][name] = {"ok": not bad, "checked": len(cs), "failed": len(bad), "failures": bad}
+        return out
+
+
+class Ledger:
+    """One ledger file. Takes a path; opens nothing global."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+        self.db = sqlite_utils.Database(self._conn)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        if "receipts" not in self.db.table_names():
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if "receipts" not in self.db.table_names():
+                    self.db["receipts"].create(
+                        {"seq": int, "receipt_id": str, "kind": str, "outcome": str, "fetched_at": str,
+                         "receipt": str, "prev_hash": str, "entry_hash": str},
+                        pk="seq", not_null={"receipt_id", "receipt", "prev_hash", "entry_hash"},
+                    )
+                    self.db["receipts"].create_index(["receipt_id"], unique=True)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, receipt: Receipt, key: SigningKey) -> Receipt:
+        """Sign ``receipt`` and append it. Returns the signed receipt."""
+        return self.append_many([receipt], key)[0]
+
+    def append_many(self, receipts: Iterable[Receipt], key: SigningKey) -> list[Receipt]:
+        """Sign and append several receipts in one transaction (all or none)."""
+        signed = [r.signed(key) for r in receipts]
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            head = self._conn.execute(
+                "SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+            seq, prev = (head[0], head[1]) if head else (0, GENESIS)
+            rows = []
+            for r in signed:
+                seq += 1
+                body = r.canonical_bytes(with_signature=True)
+                h = entry_hash(seq, prev, body)
+                rows.append((seq, r.receipt_id, r.kind, r.outcome, r.fetched_at, body.decode(), prev, h))
+                prev = h
+            self._conn.executemany(
+                "INSERT INTO receipts (seq, receipt_id, kind, outcome, fetched_at, receipt, prev_hash,"
+                " entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return signed
+
+    # -- reading ---------------------------------------------------------------------------
+    @staticmethod
+    def _entry(row: tuple[Any, ...]) -> LedgerEntry:
+        seq, text, prev, h = row
+        return LedgerEntry(seq, Receipt.from_json(json.loads(text)), prev, h)
+
+    def get(self, receipt_id: str) -> Receipt:
+        row = self._conn.execute(
+            "SELECT seq, receipt, prev_hash, entry_hash FROM receipts WHERE receipt_id = ?", (receipt_id,)
+        ).fetchone()
+        if row is None:
+            raise ReceiptNotFound(f"no receipt {receipt_id!r} in {self.path}")
+        return self._entry(row).receipt
+
+    def entries(self, *, kind: str | None = None, limit: int | None = None,
+                newest_first: bool = False) -> Iterator[LedgerEntry]:
+        sql = "SELECT seq, receipt, prev_hash, entry_hash FROM receipts"
+        args: list[Any] = []
+        if kind:
+            sql += " WHERE kind = ?"
+            args.append(kind)
+        sql += " ORDER BY seq" + (" DESC" if newest_first else "")
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        for row in self._conn.execute(sql, args):
+            yield self._entry(row)
+
+    def __len__(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM receipts").fetchone()[0])
+
+    def head(self) -> tuple[int, str]:
+        row = self._conn.execute("SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, GENESIS)
+
+    def referenced_digests(self) -> set[str]:
+        out: set[str] = set()
+        for e in self.entries():
+            if e.receipt.content:
+                out.update(str(v) for k, v in e.receipt.content.items() if k in ("blake3", "sha256"))
+        return out
+
+    # -- verifying -------------------------------------------------------------------------
+    def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None) -> LedgerVerifyReport:
+        """Check every signature, every chain link and (with ``store``) every referenced blob."""
+        checks: list[Check] = []
+        rows = 0
+        try:
+            prev_seq, prev_hash = 0, GENESIS
+            cur = self._conn.execute(
+                "SELECT seq, receipt_id, receipt, prev_hash, entry_hash FROM receipts ORDER BY seq"
+            )
+            for seq, rid, text, stored_prev, stored_hash in cur:
+                rows += 1
+                checks.append(self._chain_check(seq, rid, text, stored_prev, stored_hash, prev_seq, prev_hash))
+                prev_seq, prev_hash = seq, stored_hash
+                try:
+                    receipt = Receipt.from_json(json.loads(text))
+                except (ValueError, InputError) as e:
+                    checks.append(Check("signature", False, seq, rid, f"receipt unreadable: {e}"))
+                    continue
+                ok, why = receipt.verify_signature(keys)
+                checks.append(Check("signature", ok, seq, rid, "" if ok else why))
+                if store is not None and receipt.content:
+                    checks.append(self._blob_check(store, seq, rid, receipt.content))
+        except sqlite3.DatabaseError as e:
+            checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
+        return LedgerVerifyReport(rows, tuple(checks))
+
+    @staticmethod
+    def _chain_check(seq: int, rid: str, text: str, stored_prev: str, stored_hash: str,
+                     prev_seq: int, prev_hash: str) -> Check:
+        problems = []
+        if seq != prev_seq + 1:
+            problems.append(f"sequence jumps from {prev_seq} to {seq} (row removed?)")
+        if stored_prev != prev_hash:
+            problems.append("prev_hash does not match the row before (row removed, inserted or moved?)")
+        if entry_hash(seq, stored_prev, text.encode()) != stored_hash:
+            problems.append("entry hash does not match the row's content (row edited or moved?)")
+        try:
+            if json.loads(text).get("receipt_id") != rid:
+                problems.append("receipt_id column disagrees with the receipt")
+        except ValueError:
+            problems.append("receipt is not JSON")
+        return Check("chain", not problems, seq, rid, "; ".join(problems))
+
+    @staticmethod
+    def _blob_check(store: BlobStore, seq: int, rid: str, content: Mapping[str, Any]) -> Check:
+        try:
+            expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))
+        except (KeyError, TypeError, ValueError):
+            return Check("blob", False, seq, rid, "receipt's content block is malformed")
+        c = store.check(expect.blake3, expect)
+        if not c.ok:
+            return Check("blob", False, seq, rid, f"{expect.blake3}: {c.detail}")
+        if not store.has(expect.sha256):
+            return Check("blob", False, seq, rid, f"{expect.sha256}: not indexed")
+        return Check("blob", True, seq, rid)

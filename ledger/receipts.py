@@ -1,0 +1,183 @@
+"""The receipt: a signed, ``runx.receipt.v1``-style record of one read.
+
+A receipt says what was asked, where the answer came from (final URL, every redirect hop and the
+address actually connected to), what came back (status, byte count, truncation, content digests),
+what policy decided, and the typed outcome. It never holds header values, cookies, credentials or
+body text: the body lives in the blob store under ``content``'s digests.
+
+The signature is Ed25519 over RFC 8785 canonical JSON of the whole receipt minus ``signature``.
+The JSON shape is published in ``schemas/receipt.v1.schema.json``.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import rfc8785
+
+from g6 import TOOL_NAME, __version__
+from g6.errors import InputError
+from g6.ledger.keys import SigningKey, VerifyKey
+
+SCHEMA = "runx.receipt.v1"
+KINDS = ("fetch", "search", "es", "recheck", "convert")
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_receipt_id() -> str:
+    """``rcpt_`` + a ULID (48-bit milliseconds + 80 random bits): unique and time-ordered."""
+    n = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[n & 31])
+        n >>= 5
+    return "rcpt_" + "".join(reversed(chars))
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One request in a redirect chain: its URL, the status it got, the address connected to."""
+
+    url: str
+    status: int | None
+    connected_address: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "status": self.status, "connected_address": self.connected_address}
+
+
+@dataclass(frozen=True, slots=True)
+class AllowlistDecision:
+    decision: str  # "allowed" | "denied" | "not_configured"
+    host: str | None
+    patterns: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.decision, "host": self.host, "patterns": list(self.patterns)}
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    alg: str
+    key_id: str
+    value: str  # base64 of the 64-byte signature
+
+    def to_json(self) -> dict[str, str]:
+        return {"alg": self.alg, "key_id": self.key_id, "value": self.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    kind: str
+    source: str
+    request: Mapping[str, Any]
+    outcome: str
+    outcome_code: str
+    final_url: str | None = None
+    hops: tuple[Hop, ...] = ()
+    http_status: int | None = None
+    byte_count: int = 0
+    truncated: bool = False
+    allowlist: AllowlistDecision = AllowlistDecision("not_configured", None)
+    content: Mapping[str, Any] | None = None  # {"blake3", "sha256", "size"} or None
+    detail: Mapping[str, Any] = field(default_factory=dict)  # outcome specifics: reason, retry_after…
+    links: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"rechecks": "rcpt_…"}
+    receipt_id: str = field(default_factory=new_receipt_id)
+    fetched_at: str = field(default_factory=utc_now)
+    tool: Mapping[str, str] = field(default_factory=lambda: {"name": TOOL_NAME, "version": __version__})
+    signature: Signature | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InputError(f"receipt kind must be one of {KINDS}, got {self.kind!r}")
+
+    # -- JSON ------------------------------------------------------------------------------
+    def to_json(self, *, with_signature: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "schema": SCHEMA,
+            "receipt_id": self.receipt_id,
+            "kind": self.kind,
+            "source": self.source,
+            "request": dict(self.request),
+            "final_url": self.final_url,
+            "hops": [h.to_json() for h in self.hops],
+            "http_status": self.http_status,
+            "byte_count": self.byte_count,
+            "truncated": self.truncated,
+            "allowlist": self.allowlist.to_json(),
+            "outcome": self.outcome,
+            "outcome_code": self.outcome_code,
+            "content": dict(self.content) if self.content is not None else None,
+            "detail": dict(self.detail),
+            "links": dict(self.links),
+            "fetched_at": self.fetched_at,
+            "tool": dict(self.tool),
+        }
+        if with_signature and self.signature is not None:
+            d["signature"] = self.signature.to_json()
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Receipt:
+        try:
+            if d.get("schema") != SCHEMA:
+                raise InputError(f"not a {SCHEMA} receipt (schema={d.get('schema')!r})")
+            sig = d.get("signature")
+            al = d["allowlist"]
+            return cls(
+                receipt_id=d["receipt_id"],
+                kind=d["kind"],
+                source=d["source"],
+                request=d["request"],
+                final_url=d["final_url"],
+                hops=tuple(Hop(h["url"], h["status"], h["connected_address"]) for h in d["hops"]),
+                http_status=d["http_status"],
+                byte_count=d["byte_count"],
+                truncated=d["truncated"],
+                allowlist=AllowlistDecision(al["decision"], al["host"], tuple(al["patterns"])),
+                outcome=d["outcome"],
+                outcome_code=d["outcome_code"],
+                content=d["content"],
+                detail=d.get("detail", {}),
+                links=d.get("links", {}),
+                fetched_at=d["fetched_at"],
+                tool=d["tool"],
+                signature=Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None,
+            )
+        except (KeyError, TypeError, AttributeError) as e:
+            raise InputError(f"malformed receipt: missing or bad field {e}") from None
+
+    def canonical_bytes(self, *, with_signature: bool = False) -> bytes:
+        return rfc8785.dumps(self.to_json(with_signature=with_signature))
+
+    # -- signing ---------------------------------------------------------------------------
+    def signed(self, key: SigningKey) -> Receipt:
+        sig = key.sign(self.canonical_bytes())
+        return replace(self, signature=Signature("ed25519", key.key_id, base64.b64encode(sig).decode()))
+
+    def verify_signature(self, keys: Mapping[str, VerifyKey]) -> tuple[bool, str]:
+        """(ok, why). Unknown key, bad encoding and a wrong signature are told apart."""
+        if self.signature is None:
+            return False, "unsigned"
+        if self.signature.alg != "ed25519":
+            return False, f"unsupported algorithm {self.signature.alg!r}"
+        key = keys.get(self.signature.key_id)
+        if key is None:
+            return False, f"signed by unknown key {self.signature.key_id}"
+        try:
+            raw = base64.b64decode(self.signature.value, validate=True)
+        except ValueError:
+            return False, "signature is not base64"
+        if not key.verify(raw, self.canonical_bytes()):
+            return False, "signature does not match the receipt"
+        return True, "ok"

@@ -1,0 +1,3 @@
+from g6.cli import main
+
+main()

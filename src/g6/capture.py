@@ -1,0 +1,103 @@
+"""Orchestration: adapter result -> blob store (already written while reading) -> signed receipt.
+
+The body is in the store before the receipt is appended, so no receipt ever points at a missing
+blob; a crash between the two leaves an unreferenced blob, which ``gc`` may remove later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.outcomes import Outcome
+from g6.adapters.urls import redact_url
+from g6.adapters.web import Document, fetch_page
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Hop, Receipt
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    outcome: Outcome
+    receipt_id: str
+    requested_url: str
+    final_url: str | None
+    status: int | None
+    byte_count: int
+    truncated: bool
+    content: Mapping[str, Any] | None
+    documents: tuple[Document, ...]
+    reason: str = ""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def code(self) -> str:
+        return self.outcome.code("fetch")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "code": self.code,
+            "trust": self.outcome.trust,
+            "reason": self.reason,
+            "receipt_id": self.receipt_id,
+            "requested_url": self.requested_url,
+            "final_url": self.final_url,
+            "status": self.status,
+            "byte_count": self.byte_count,
+            "truncated": self.truncated,
+            "content": dict(self.content) if self.content else None,
+            "documents": [d.to_json() for d in self.documents],
+            "detail": dict(self.detail),
+        }
+
+
+def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, request: Mapping[str, Any],
+                          outcome: Outcome | None = None, reason: str | None = None, op: str = "fetch",
+                          detail: Mapping[str, Any] | None = None,
+                          links: Mapping[str, Any] | None = None) -> Receipt:
+    """The unsigned receipt for one checked fetch. URLs are redacted (no userinfo, no key values)."""
+    out = outcome or resp.outcome
+    d = resp.receipt_detail()
+    if reason is not None:
+        d["reason"] = reason
+        if not reason:
+            d.pop("reason")
+    d.update(detail or {})
+    d.pop("_body", None)
+    return Receipt(
+        kind=kind,
+        source=source,
+        request=dict(request),
+        final_url=redact_url(resp.final_url) if resp.final_url else None,
+        hops=tuple(Hop(redact_url(h.url), h.status, h.connected_address) for h in resp.hops),
+        http_status=resp.status,
+        byte_count=resp.byte_count,
+        truncated=resp.truncated,
+        allowlist=resp.allowlist,
+        outcome=out.value,
+        outcome_code=out.code(op),
+        content=resp.body.to_json() if resp.body else None,
+        detail=d,
+        links=dict(links or {}),
+    )
+
+
+def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str = "text",
+          policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
+          kind: str = "fetch") -> FetchResult:
+    """Fetch a page through every check, keep its bytes, append a signed receipt."""
+    page = fetch_page(client, url, home.store, extract=extract, policy=policy)
+    resp = page.response
+    request = {"url": redact_url(url), "extract": extract}
+    receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
+                                    reason=page.reason or resp.reason, detail=page.detail, links=links)
+    signed = home.record(receipt)
+    return FetchResult(
+        outcome=page.outcome, receipt_id=signed.receipt_id, requested_url=redact_url(url),
+        final_url=signed.final_url, status=resp.status, byte_count=resp.byte_count, truncated=resp.truncated,
+        content=signed.content, documents=page.documents, reason=page.reason or resp.reason,
+        detail={k: v for k, v in signed.detail.items() if k != "reason"},
+    )

@@ -1,0 +1,103 @@
+"""Settings from the environment and ``$G6_HOME/.env``. Only the CLI calls this module.
+
+| variable | meaning | default |
+| --- | --- | --- |
+| ``G6_HOME`` | the evidence home | ``~/.g6`` |
+| ``G6_ALLOW_LOOPBACK`` | ``1`` lets fetches reach 127.0.0.0/8 and ::1 (local test servers, the demo) | off |
+| ``G6_ALLOWLIST`` | comma-separated host patterns every fetch must match | none |
+| ``G6_HOST_PAUSE`` | seconds between two requests to one host | ``1.0`` |
+| ``G6_MAX_BYTES`` | stop reading a body here (``truncated``) | none |
+| ``G6_HARD_CAP`` | a body past this is ``too_large`` | 67108864 |
+| ``G6_TIMEOUT`` | total seconds for one fetch | ``120`` |
+
+Values in the process environment win over ``$G6_HOME/.env``. API keys (``G6_*_API_KEY``) are
+read from the same places and handed only to their own source.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from g6.errors import ConfigError
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return out
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[7:].lstrip()
+        name, eq, value = line.partition("=")
+        if not eq or not name.strip():
+            raise ConfigError(f"{path}:{lineno}: expected NAME=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out[name.strip()] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    allow_loopback: bool = False
+    allowlist: tuple[str, ...] = ()
+    host_pause: float = 1.0
+    max_bytes: int | None = None
+    hard_cap: int = 64 * 1024 * 1024
+    total_timeout: float = 120.0
+    values: Mapping[str, str] = field(default_factory=dict, repr=False)  # never printed: may hold keys
+
+    def secret(self, name: str) -> str | None:
+        v = self.values.get(name)
+        return v or None
+
+
+def _bool(name: str, v: str) -> bool:
+    low = v.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be 1/0/true/false, got {v!r}")
+
+
+def _num(name: str, v: str | None, kind: type, default: object) -> object:
+    if v is None or v.strip() == "":
+        return default
+    try:
+        n = kind(v)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {v!r}") from None
+    if n < 0:
+        raise ConfigError(f"{name} must not be negative")
+    return n
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    env = dict(os.environ if environ is None else environ)
+    home = Path(env.get("G6_HOME") or Path.home() / ".g6").expanduser()
+    values = {**read_dotenv(home / ".env"), **{k: v for k, v in env.items() if k.startswith("G6_")}}
+    allowlist = tuple(p.strip() for p in values.get("G6_ALLOWLIST", "").split(",") if p.strip())
+    return Settings(
+        home=home,
+        allow_loopback=_bool("G6_ALLOW_LOOPBACK", values.get("G6_ALLOW_LOOPBACK", "")),
+        allowlist=allowlist,
+        host_pause=float(_num("G6_HOST_PAUSE", values.get("G6_HOST_PAUSE"), float, 1.0)),  # type: ignore[arg-type]
+        max_bytes=_num("G6_MAX_BYTES", values.get("G6_MAX_BYTES"), int, None),  # type: ignore[arg-type]
+        hard_cap=int(_num("G6_HARD_CAP", values.get("G6_HARD_CAP"), int, 64 * 1024 * 1024)),  # type: ignore[arg-type]
+        total_timeout=float(_num("G6_TIMEOUT", values.get("G6_TIMEOUT"), float, 120.0)),  # type: ignore[arg-type]
+        values=values,
+    )

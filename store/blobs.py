@@ -1,0 +1,345 @@
+"""The blob store: atomic, deduplicated, streaming writes keyed by blake3.
+
+Layout under the root (``$G6_HOME/knowledge/fetched``)::
+
+    blake3/ab/cd/<hex>        the raw bytes, never modified after the rename
+    meta/ab/<b3hex>.json      {"blake3", "sha256", "size"} of that blob
+    sha256/ab/<hex>           one line: the blake3 digest, so blobs open by sha256 too
+    tmp/                      partial writes; never read, swept by ``gc``
+
+Write order and durability (the fsync policy): bytes go to a temp file in ``tmp/`` while both
+digests are computed in the same pass; the temp file is fsynced, its meta and sha256 index are
+written (each temp + fsync + ``os.replace``), then the data file is renamed into place with
+``os.replace`` and the containing folder is fsynced. A blob is visible under its digest only
+after that last rename, so a crash at any point leaves either no blob or a whole one; a crash
+before the rename leaves only a temp file (and possibly a meta file for an absent blob, which is
+harmless and swept by ``gc``). ``fsync=False`` skips the fsyncs for throw-away stores (tests,
+benchmarks) and keeps the atomic renames.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import blake3
+
+from g6.errors import BadDigest, BlobNotFound
+from g6.store.digest import Digest
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class BlobRef:
+    """What the store knows of one blob."""
+
+    blake3: str
+    sha256: str
+    size: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"blake3": self.blake3, "sha256": self.sha256, "size": self.size}
+
+
+@dataclass(frozen=True, slots=True)
+class BlobCheck:
+    digest: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreVerifyReport:
+    checked: int
+    bad: tuple[BlobCheck, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.bad
+
+
+@dataclass(frozen=True, slots=True)
+class GcReport:
+    removed: tuple[str, ...]
+    kept: int
+    temp_files_removed: int
+    skipped_young: tuple[str, ...] = field(default=())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class BlobWriter:
+    """Incremental writer: ``write`` chunks as they arrive, then ``commit`` (or ``abort``).
+
+    Hashes while writing, so memory stays flat whatever the body size.
+    """
+
+    def __init__(self, store: BlobStore) -> None:
+        self._store = store
+        fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="put-")
+        self._path = Path(name)
+        self._file: BinaryIO | None = os.fdopen(fd, "wb")
+        self._b3 = blake3.blake3()
+        self._sha = hashlib.sha256()
+        self.size = 0
+
+    def write(self, chunk: bytes) -> None:
+        if self._file is None:
+            raise ValueError("writer already closed")
+        self._b3.update(chunk)
+        self._sha.update(chunk)
+        self._file.write(chunk)
+        self.size += len(chunk)
+
+    def commit(self) -> BlobRef:
+        if self._file is None:
+            raise ValueError("writer already closed")
+        f, self._file = self._file, None
+        try:
+            f.flush()
+            if self._store.fsync:
+                os.fsync(f.fileno())
+        finally:
+            f.close()
+        ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha.hexdigest()}", self.size)
+        self._store._install(self._path, ref)
+        return ref
+
+    def abort(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        with contextlib.suppress(FileNotFoundError):
+            self._path.unlink()
+
+    def __enter__(self) -> BlobWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self.abort()
+
+
+class BlobStore:
+    """A content-addressed store rooted at one folder. Nothing here reads global state."""
+
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.root = Path(root)
+        self.fsync = fsync
+        self.tmp_dir = self.root / "tmp"
+        for sub in ("blake3", "meta", "sha256", "tmp"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    # -- paths -------------------------------------------------------------------------------
+    def _data_path(self, b3hex: str) -> Path:
+        return self.root / "blake3" / b3hex[:2] / b3hex[2:4] / b3hex
+
+    def _meta_path(self, b3hex: str) -> Path:
+        return self.root / "meta" / b3hex[:2] / f"{b3hex}.json"
+
+    def _sha_path(self, shahex: str) -> Path:
+        return self.root / "sha256" / shahex[:2] / shahex
+
+    def _resolve(self, digest: str | Digest) -> str:
+        """Return the blake3 hex for any accepted digest, or raise BlobNotFound."""
+        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
+        if d.algo == "blake3":
+            return d.hex
+        try:
+            line = self._sha_path(d.hex).read_text().strip()
+        except FileNotFoundError:
+            raise BlobNotFound(f"no blob with {d}") from None
+        return Digest.parse(line).hex
+
+    # -- writing -----------------------------------------------------------------------------
+    def writer(self) -> BlobWriter:
+        return BlobWriter(self)
+
+    def put_stream(self, chunks: Iterable[bytes] | BinaryIO) -> BlobRef:
+        """Store a body given as an iterable of chunks or a binary file object."""
+        with self.writer() as w:
+            if hasattr(chunks, "read"):
+                reader: BinaryIO = chunks  # type: ignore[assignment]
+                while block := reader.read(CHUNK):
+                    w.write(block)
+            else:
+                for block in chunks:  # type: ignore[union-attr]
+                    w.write(block)
+            return w.commit()
+
+    def put(self, data: bytes) -> BlobRef:
+        return self.put_stream([data])
+
+    def _atomic_write_small(self, path: Path, data: bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=self.tmp_dir, prefix="meta-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                if self.fsync:
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.replace(name, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
+            raise
+
+    def _install(self, tmp: Path, ref: BlobRef) -> None:
+        b3hex = Digest.parse(ref.blake3).hex
+        data_path = self._data_path(b3hex)
+        if data_path.exists():
+            tmp.unlink()  # dedupe: the same bytes are already here
+            return
+        try:
+            meta = json.dumps(ref.to_json(), sort_keys=True).encode()
+            self._atomic_write_small(self._meta_path(b3hex), meta)
+            self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
+            data_path.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, data_path)
+            if self.fsync:
+                _fsync_dir(data_path.parent)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            raise
+
+    # -- reading -----------------------------------------------------------------------------
+    def has(self, digest: str | Digest) -> bool:
+        try:
+            return self._data_path(self._resolve(digest)).is_file()
+        except BlobNotFound:
+            return False
+
+    def path(self, digest: str | Digest) -> Path:
+        p = self._data_path(self._resolve(digest))
+        if not p.is_file():
+            raise BlobNotFound(f"no blob {digest}")
+        return p
+
+    def open(self, digest: str | Digest) -> BinaryIO:
+        return self.path(digest).open("rb")
+
+    def read(self, digest: str | Digest) -> bytes:
+        with self.open(digest) as f:
+            return f.read()
+
+    def info(self, digest: str | Digest) -> BlobRef:
+        b3hex = self._resolve(digest)
+        if not self._data_path(b3hex).is_file():
+            raise BlobNotFound(f"no blob {digest}")
+        try:
+            meta = json.loads(self._meta_path(b3hex).read_text())
+            return BlobRef(meta["blake3"], meta["sha256"], int(meta["size"]))
+        except (FileNotFoundError, ValueError, KeyError):
+            # Meta lost or damaged: the bytes are the truth, so derive it again.
+            return self._hash_file(self._data_path(b3hex))
+
+    def iter_digests(self) -> Iterator[str]:
+        base = self.root / "blake3"
+        for a in sorted(base.iterdir()):
+            if not a.is_dir():
+                continue
+            for b in sorted(a.iterdir()):
+                for f in sorted(b.iterdir()):
+                    yield f"blake3:{f.name}"
+
+    # -- checking ----------------------------------------------------------------------------
+    @staticmethod
+    def _hash_file(path: Path) -> BlobRef:
+        b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
+        with path.open("rb") as f:
+            while block := f.read(CHUNK):
+                b3.update(block)
+                sha.update(block)
+                size += len(block)
+        return BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
+
+    def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck:
+        """Re-hash one blob; compare with its name, its meta and ``expect`` (e.g. a receipt's)."""
+        name = str(digest)
+        try:
+            b3hex = self._resolve(digest)
+        except (BlobNotFound, BadDigest) as e:
+            return BlobCheck(name, False, str(e))
+        path = self._data_path(b3hex)
+        if not path.is_file():
+            return BlobCheck(name, False, "missing")
+        actual = self._hash_file(path)
+        if actual.blake3 != f"blake3:{b3hex}":
+            return BlobCheck(name, False, f"content hashes to {actual.blake3}")
+        try:
+            meta = json.loads(self._meta_path(b3hex).read_text())
+            if meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size:
+                return BlobCheck(name, False, "meta disagrees with content")
+        except (FileNotFoundError, ValueError):
+            pass
+        if expect is not None:
+            if expect.sha256 != actual.sha256:
+                return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}")
+            if expect.size != actual.size:
+                return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}")
+        return BlobCheck(name, True)
+
+    def verify(self) -> StoreVerifyReport:
+        bad, n = [], 0
+        for d in self.iter_digests():
+            n += 1
+            c = self.check(d)
+            if not c.ok:
+                bad.append(c)
+        return StoreVerifyReport(n, tuple(bad))
+
+    # -- removal -----------------------------------------------------------------------------
+    def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False) -> GcReport:
+        """Remove blobs no receipt references.
+
+        ``grace_seconds`` protects blobs written moments ago whose receipt is not appended yet
+        (the capture path writes the blob first, then the receipt).
+        """
+        keep = set()
+        for r in referenced:
+            with contextlib.suppress(BlobNotFound, BadDigest):
+                keep.add(self._resolve(r))
+        now = time.time()
+        removed, young, kept = [], [], 0
+        for d in list(self.iter_digests()):
+            hexd = d.split(":", 1)[1]
+            if hexd in keep:
+                kept += 1
+                continue
+            path = self._data_path(hexd)
+            if now - path.stat().st_mtime < grace_seconds:
+                young.append(d)
+                continue
+            removed.append(d)
+            if not dry_run:
+                ref = self.info(d)
+                path.unlink()
+                with contextlib.suppress(FileNotFoundError):
+                    self._meta_path(hexd).unlink()
+                with contextlib.suppress(FileNotFoundError, BadDigest):
+                    self._sha_path(Digest.parse(ref.sha256).hex).unlink()
+        temps = 0
+        for t in self.tmp_dir.iterdir():
+            if now - t.stat().st_mtime >= grace_seconds:
+                temps += 1
+                if not dry_run:
+                    with contextlib.suppress(FileNotFoundError):
+                        t.unlink()
+        return GcReport(tuple(removed), kept, temps, tuple(young))
