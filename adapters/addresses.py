@@ -1,9 +1,9 @@
 """Which IP addresses a fetch may connect to: a pure function, tested as one.
 
 Only globally routable unicast addresses pass. IPv6 forms that embed an IPv4 address
-(IPv4-mapped ``::ffff:a.b.c.d``, IPv4-compatible ``::a.b.c.d``, 6to4 ``2002::/16``, NAT64
-``64:ff9b::/96``, Teredo) are judged by the address they embed, and the deprecated or local-use
-ones are refused outright. Loopback passes only when the operator allows it, and then only plain
+(IPv4-mapped ``::ffff:a.b.c.d``, 6to4 ``2002::/16``, NAT64 ``64:ff9b::/96``) are judged by the
+address they embed; the deprecated or local-use ones (IPv4-compatible ``::a.b.c.d``, local NAT64
+``64:ff9b:1::/48``, Teredo tunnel clients) are refused outright. Loopback passes only when the operator allows it, and then only plain
 loopback (127.0.0.0/8, ::1), never an embedding of it.
 """
 
@@ -92,7 +92,7 @@ def classify(address: str | IPAddress) -> str:
             inner = classify(part)
             if inner != "public":
                 return f"teredo:{inner}"
-        return "public"
+        return "teredo"  # a tunnel client, not a server address: refused even with public parts
     return "public" if ip.is_global else "reserved"
 
 

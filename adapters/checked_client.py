@@ -241,7 +241,12 @@ class CheckedClient:
         r = self._run(f"{n.origin}/robots.txt", store, source=source, policy=robots_pol, robots=False,
                       pause=pol.host_pause, extra_headers={}, secret_host=None, accept_override="text/plain",
                       keep=False, deadline=deadline)
-        if r.outcome in (Outcome.UNREACHABLE, Outcome.REFUSED, Outcome.POLICY_DENIED) or r.status is None:
+        if r.outcome is Outcome.UNREACHABLE:
+            # RFC 9309 reads an unreachable robots.txt as "disallow all", so the page is not asked
+            # for; the honest outcome is that the server did not answer. Not cached: it may return.
+            rules = rules_from_answer(n.origin, None, b"", r.reason)
+            raise _Stop(Outcome.UNREACHABLE, r.reason, robots=rules.to_json())
+        if r.outcome in (Outcome.REFUSED, Outcome.POLICY_DENIED) or r.status is None:
             rules = rules_from_answer(n.origin, None, b"", r.reason or r.outcome.value)
         else:
             body = r.detail.pop("_body", b"")

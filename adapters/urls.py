@@ -71,10 +71,10 @@ def parse_ipv4_literal(host: str) -> str | None:
     parts = host.split(".")
     if parts and parts[-1] == "":
         parts = parts[:-1]
-    if not parts or len(parts) > 4:
-        return None
-    if not _IPV4_PART.match(parts[-1]):
+    if not parts or not _IPV4_PART.match(parts[-1]):
         return None  # the last label is not numeric: a domain name
+    if len(parts) > 4:
+        raise URLError("bad_host", f"host {host!r} ends in a number but is not an IPv4 address")
     nums = []
     for p in parts:
         n = _parse_ipv4_number(p)

@@ -25,7 +25,7 @@ from typing import Any
 
 import sqlite_utils
 
-from g6.errors import InputError, ReceiptNotFound
+from g6.errors import InputError, LedgerError, ReceiptNotFound
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.receipts import Receipt
 from g6.store import BlobRef, BlobStore
@@ -98,22 +98,37 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
         self.db = sqlite_utils.Database(self._conn)
+        self._broken: str | None = None
+        try:
+            self._setup()
+        except sqlite3.DatabaseError as e:
+            # A damaged file (truncated, overwritten) must still give a verdict, so opening does
+            # not fail: verify() reports it and every other operation raises LedgerError.
+            self._broken = str(e)
+
+    def _setup(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
-        if "receipts" not in self.db.table_names():
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                if "receipts" not in self.db.table_names():
-                    self.db["receipts"].create(
-                        {"seq": int, "receipt_id": str, "kind": str, "outcome": str, "fetched_at": str,
-                         "receipt": str, "prev_hash": str, "entry_hash": str},
-                        pk="seq", not_null={"receipt_id", "receipt", "prev_hash", "entry_hash"},
-                    )
-                    self.db["receipts"].create_index(["receipt_id"], unique=True)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        if "receipts" in self.db.table_names():
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            if "receipts" not in self.db.table_names():
+                self.db["receipts"].create(
+                    {"seq": int, "receipt_id": str, "kind": str, "outcome": str, "fetched_at": str,
+                     "receipt": str, "prev_hash": str, "entry_hash": str},
+                    pk="seq", not_null={"receipt_id", "receipt", "prev_hash", "entry_hash"},
+                )
+                self.db["receipts"].create_index(["receipt_id"], unique=True)
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def _usable(self) -> sqlite3.Connection:
+        if self._broken is not None:
+            raise LedgerError(f"ledger {self.path} is damaged: {self._broken}; run `g6 ledger verify`")
+        return self._conn
 
     def close(self) -> None:
         self._conn.close()
@@ -132,7 +147,7 @@ class Ledger:
     def append_many(self, receipts: Iterable[Receipt], key: SigningKey) -> list[Receipt]:
         """Sign and append several receipts in one transaction (all or none)."""
         signed = [r.signed(key) for r in receipts]
-        self._conn.execute("BEGIN IMMEDIATE")
+        self._usable().execute("BEGIN IMMEDIATE")
         try:
             head = self._conn.execute(
                 "SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1"
@@ -163,7 +178,7 @@ class Ledger:
         return LedgerEntry(seq, Receipt.from_json(json.loads(text)), prev, h)
 
     def get(self, receipt_id: str) -> Receipt:
-        row = self._conn.execute(
+        row = self._usable().execute(
             "SELECT seq, receipt, prev_hash, entry_hash FROM receipts WHERE receipt_id = ?", (receipt_id,)
         ).fetchone()
         if row is None:
@@ -181,14 +196,14 @@ class Ledger:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        for row in self._conn.execute(sql, args):
+        for row in self._usable().execute(sql, args):
             yield self._entry(row)
 
     def __len__(self) -> int:
-        return int(self._conn.execute("SELECT count(*) FROM receipts").fetchone()[0])
+        return int(self._usable().execute("SELECT count(*) FROM receipts").fetchone()[0])
 
     def head(self) -> tuple[int, str]:
-        row = self._conn.execute("SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1").fetchone()
+        row = self._usable().execute("SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, GENESIS)
 
     def referenced_digests(self) -> set[str]:
@@ -203,6 +218,9 @@ class Ledger:
         """Check every signature, every chain link and (with ``store``) every referenced blob."""
         checks: list[Check] = []
         rows = 0
+        if self._broken is not None:
+            return LedgerVerifyReport(0, (Check("database", False, None, None,
+                                                f"ledger database unreadable: {self._broken}"),))
         try:
             prev_seq, prev_hash = 0, GENESIS
             cur = self._conn.execute(

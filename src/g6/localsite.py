@@ -43,6 +43,7 @@ Route = Reply | Callable[["SeenRequest"], Reply]
 class LocalSite:
     routes: Mapping[str, Route] = field(default_factory=dict)
     host: str = "127.0.0.1"
+    port_wanted: int = 0
     requests: list[SeenRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -119,7 +120,7 @@ class LocalSite:
             daemon_threads = True
             address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
 
-        self._server = Server((self.host, 0), Handler)
+        self._server = Server((self.host, self.port_wanted), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self

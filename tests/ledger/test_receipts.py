@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from g6.errors import InputError
+from g6.ledger import AllowlistDecision, Hop, Receipt, SigningKey, VerifyKey
+
+KEY = SigningKey.generate()
+KEYS = {KEY.key_id: KEY.public}
+
+urls = st.from_regex(r"https?://[a-z]{1,10}\.(org|com)/[a-z0-9/]{0,20}", fullmatch=True)
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), st.text(max_size=30))
+small_dicts = st.dictionaries(st.text(min_size=1, max_size=10), json_scalars, max_size=4)
+
+receipts = st.builds(
+    Receipt,
+    kind=st.sampled_from(["fetch", "search", "es", "recheck"]),
+    source=st.sampled_from(["web", "arxiv", "openalex"]),
+    request=st.fixed_dictionaries({"url": urls}),
+    outcome=st.sampled_from(["ok", "empty", "blocked", "not_found"]),
+    outcome_code=st.from_regex(r"G6_(OK|E)_KNOWLEDGE_[A-Z]{3,8}", fullmatch=True),
+    final_url=st.one_of(st.none(), urls),
+    hops=st.lists(st.builds(Hop, url=urls, status=st.sampled_from([200, 301, 404, None]),
+                            connected_address=st.sampled_from(["203.0.113.9", "2001:4860::1", None])),
+                  max_size=3).map(tuple),
+    http_status=st.one_of(st.none(), st.integers(100, 599)),
+    byte_count=st.integers(0, 2**40),
+    truncated=st.booleans(),
+    allowlist=st.builds(AllowlistDecision, decision=st.sampled_from(["allowed", "denied", "not_configured"]),
+                        host=st.one_of(st.none(), st.text(max_size=20)),
+                        patterns=st.lists(st.text(max_size=10), max_size=3).map(tuple)),
+    detail=small_dicts,
+)
+
+
+def test_sign_and_verify() -> None:
+    r = Receipt(kind="fetch", source="web", request={"url": "https://example.org/"}, outcome="ok",
+                outcome_code="G6_OK_KNOWLEDGE_FETCH").signed(KEY)
+    assert r.verify_signature(KEYS) == (True, "ok")
+    assert r.signature is not None and r.signature.key_id == KEY.key_id
+
+
+def test_unknown_key_and_unsigned_are_told_apart() -> None:
+    r = Receipt(kind="fetch", source="web", request={}, outcome="ok", outcome_code="G6_OK_KNOWLEDGE_FETCH")
+    assert r.verify_signature(KEYS) == (False, "unsigned")
+    other = SigningKey.generate()
+    ok, why = r.signed(other).verify_signature(KEYS)
+    assert not ok and "unknown key" in why
+
+
+def test_retired_key_still_verifies_when_trusted() -> None:
+    old, new = SigningKey.generate(), SigningKey.generate()
+    r = Receipt(kind="fetch", source="web", request={}, outcome="ok", outcome_code="X").signed(old)
+    assert r.verify_signature({new.key_id: new.public, old.key_id: old.public})[0]
+
+
+def test_bad_kind_is_an_input_error() -> None:
+    with pytest.raises(InputError):
+        Receipt(kind="write", source="web", request={}, outcome="ok", outcome_code="X")
+
+
+def test_from_json_rejects_other_shapes() -> None:
+    with pytest.raises(InputError):
+        Receipt.from_json({"schema": "something.else"})
+    with pytest.raises(InputError):
+        Receipt.from_json({"schema": "runx.receipt.v1"})
+
+
+def test_public_key_text_round_trip() -> None:
+    assert VerifyKey.from_text(KEY.public.to_text()) == KEY.public
+
+
+@settings(max_examples=150, deadline=None)
+@given(receipts)
+def test_property_any_receipt_round_trips_and_verifies(r: Receipt) -> None:
+    signed = r.signed(KEY)
+    back = Receipt.from_json(json.loads(json.dumps(signed.to_json())))
+    assert back == signed
+    assert back.verify_signature(KEYS) == (True, "ok")
+
+
+FIELD_CHANGES = {
+    "kind": lambda r: "search" if r.kind != "search" else "fetch",
+    "source": lambda r: r.source + "x",
+    "request": lambda r: {**r.request, "url": r.request["url"] + "x"},
+    "outcome": lambda r: r.outcome + "x",
+    "outcome_code": lambda r: r.outcome_code + "X",
+    "final_url": lambda r: (r.final_url or "") + "x",
+    "hops": lambda r: (*r.hops, Hop("http://a.org/", 200, "203.0.113.1")),
+    "http_status": lambda r: (r.http_status or 100) + 1,
+    "byte_count": lambda r: r.byte_count + 1,
+    "truncated": lambda r: not r.truncated,
+    "allowlist": lambda r: AllowlistDecision("denied" if r.allowlist.decision != "denied" else "allowed",
+                                             r.allowlist.host, r.allowlist.patterns),
+    "content": lambda r: {"blake3": "blake3:" + "1" * 64, "sha256": "sha256:" + "2" * 64, "size": 1},
+    "detail": lambda r: {**r.detail, "extra": 1},
+    "links": lambda r: {"rechecks": "rcpt_x"},
+    "receipt_id": lambda r: r.receipt_id + "0",
+    "fetched_at": lambda r: r.fetched_at + "0",
+    "tool": lambda r: {**r.tool, "version": "9"},
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(receipts, st.sampled_from(sorted(FIELD_CHANGES)))
+def test_property_any_single_field_change_breaks_the_signature(r: Receipt, name: str) -> None:
+    signed = r.signed(KEY)
+    tampered = replace(signed, **{name: FIELD_CHANGES[name](signed)})
+    assert tampered.to_json() != signed.to_json()
+    ok, why = tampered.verify_signature(KEYS)
+    assert not ok and why == "signature does not match the receipt"
