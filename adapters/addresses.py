@@ -3,8 +3,8 @@
 Only globally routable unicast addresses pass. IPv6 forms that embed an IPv4 address
 (IPv4-mapped ``::ffff:a.b.c.d``, 6to4 ``2002::/16``, NAT64 ``64:ff9b::/96``) are judged by the
 address they embed; the deprecated or local-use ones (IPv4-compatible ``::a.b.c.d``, local NAT64
-``64:ff9b:1::/48``, Teredo tunnel clients) are refused outright. Loopback passes only when the operator allows it, and then only plain
-loopback (127.0.0.0/8, ::1), never an embedding of it.
+``64:ff9b:1::/48``, Teredo tunnel clients) are refused outright. Loopback passes only when the
+operator allows it, and then only plain loopback (127.0.0.0/8, ::1), never an embedding of it.
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ def test_row_resigned_with_another_key_is_detected(home: EvidenceHome) -> None:
     body = resigned.canonical_bytes(with_signature=True)
     conn = raw(home)
     prev = conn.execute("SELECT prev_hash FROM receipts WHERE seq = 2").fetchone()[0]
-    conn.execute("UPDATE receipts SET receipt=?, entry_hash=? WHERE seq = 2", (body.decode(), entry_hash(2, prev, body)))
+    conn.execute("UPDATE receipts SET receipt=?, entry_hash=? WHERE seq = 2",
+                 (body.decode(), entry_hash(2, prev, body)))
     report = home.verify()
     sig = report.failures("signature")
     assert len(sig) == 1 and "unknown key" in sig[0].detail
