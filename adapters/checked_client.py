@@ -278,7 +278,8 @@ class CheckedClient:
                     rules = self._robots_rules(n, store, source, pol, deadline)
                     robots_info.append(rules.to_json())
                     if not rules.allows(n.url, pol.user_agent):
-                        raise _Stop(Outcome.ROBOTS_DISALLOWED, f"robots_{rules.state}", robots=rules.to_json())
+                        why = "robots_txt_disallows" if rules.state == "parsed" else "robots_txt_unavailable"
+                        raise _Stop(Outcome.ROBOTS_DISALLOWED, why, robots=rules.to_json())
                 self._pacer.wait(source, n.host, pause)
                 if self._clock() > deadline:
                     raise _Stop(Outcome.UNREACHABLE, "total_timeout")

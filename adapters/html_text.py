@@ -69,16 +69,35 @@ def _hidden_reason(el: etree._Element) -> str | None:
 
 def parse_html(body: bytes, content_type: str | None = None) -> lxml_html.HtmlElement:
     charset = charset_of(content_type)
+    parser = lxml_html.HTMLParser()
+    if charset:
+        try:
+            parser = lxml_html.HTMLParser(encoding=charset)
+        except LookupError:
+            pass  # an unknown charset name: let lxml detect the encoding
     try:
-        parser = lxml_html.HTMLParser(encoding=charset) if charset else lxml_html.HTMLParser()
         root = lxml_html.document_fromstring(body, parser=parser)
-    except LookupError:  # an unknown charset name: let lxml detect it
+    except LookupError:
         root = lxml_html.document_fromstring(body)
-    except (etree.ParserError, ValueError) as e:
+    except etree.ParserError as e:
+        if "empty" in str(e).lower():
+            return lxml_html.document_fromstring(b"<html></html>")  # only comments or blanks
+        raise HTMLParseError(str(e)) from None
+    except ValueError as e:
         raise HTMLParseError(str(e)) from None
     if root is None:
         raise HTMLParseError("no document")
     return root
+
+
+def canonical_url(root: lxml_html.HtmlElement, base_url: str) -> str | None:
+    for link in root.iterfind(".//link[@href]"):
+        if "canonical" in (link.get("rel") or "").lower().split():
+            try:
+                return urljoin(base_url, link.get("href", "").strip())
+            except ValueError:
+                return None
+    return None
 
 
 def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool]:
@@ -154,6 +173,7 @@ def extract_html(body: bytes, url: str, content_type: str | None = None) -> Html
     root = parse_html(body, content_type)
     title_el = root.find(".//title")
     title = _tidy(title_el.text_content()) if title_el is not None else None
+    canonical = canonical_url(root, url)
     unread, had_scripts = strip_unseen(root)
     if title_el is not None and title_el.getparent() is not None:
         title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
@@ -172,10 +192,11 @@ def extract_html(body: bytes, url: str, content_type: str | None = None) -> Html
             md = meta.as_dict()
             metadata = {k: md.get(k) for k in ("title", "description", "url", "language", "author", "date",
                                                "sitename") if md.get(k)}
-            if "url" in metadata:
-                metadata["canonical"] = metadata.pop("url")
+            metadata.pop("url", None)
     except (RecursionError, ValueError, TypeError, AttributeError):
         pass  # trafilatura's own failure: the lxml visible text stands
+    if canonical:
+        metadata["canonical"] = canonical
     lang = root.get("lang")
     if lang and "language" not in metadata:
         metadata["language"] = lang

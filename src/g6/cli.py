@@ -7,6 +7,7 @@ Results go to stdout (``--json`` for machines), diagnostics to stderr. Exit code
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -166,7 +167,8 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
         click.echo(f"{result.outcome.value} {result.code} status={result.status} bytes={result.byte_count}"
                    f"{' truncated' if result.truncated else ''} receipt={result.receipt_id}")
         if result.reason:
-            click.echo(f"reason: {result.reason}")
+            message = result.detail.get("message")
+            click.echo(f"reason: {result.reason}" + (f": {message}" if message else ""))
         for doc in result.documents:
             click.echo(f"--- {doc.url} [{doc.content_type}] trust={doc.trust} title={doc.title!r}")
             if doc.instruction_flags:
@@ -340,6 +342,8 @@ def demo_cmd(c: _Ctx, as_json: bool) -> None:
 
 
 def main() -> None:
+    # trafilatura logs page-level chatter as warnings; our outcome already says what happened
+    logging.getLogger("trafilatura").setLevel(logging.ERROR)
     try:
         cli(standalone_mode=True)
     except InputError as e:

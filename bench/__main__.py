@@ -1,0 +1,30 @@
+"""python -m bench [--quick] [NAME ...]: run the benchmarks and print one line per figure."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+
+from bench import ingest, ledger_append
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench")
+    ap.add_argument("--quick", action="store_true", help="small sizes: checks the benchmarks run, not the speed")
+    ap.add_argument("names", nargs="*", default=["ingest", "ledger"])
+    args = ap.parse_args()
+    print(f"# machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()},"
+          f" {platform.system()} {platform.release()}")
+    runs = {"ingest": ingest.run, "ledger": ledger_append.run}
+    for name in args.names:
+        if name not in runs:
+            print(f"unknown benchmark {name!r}; known: {', '.join(runs)}", file=sys.stderr)
+            return 2
+        runs[name](quick=args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""The g6 command, run as a user runs it: a real process, real files, a real loopback site."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from g6.localsite import LocalSite, Reply
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from conftest import validate  # noqa: E402
+
+Site = Callable[..., LocalSite]
+PAGE = b"<html><head><title>CLI page</title></head><body><p>Text for the command line test.</p></body></html>"
+
+
+def g6(home: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    e.update({"G6_HOME": str(home), "G6_HOST_PAUSE": "0"})
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "g6", *args], capture_output=True, env=e, input=input,
+                          timeout=120)
+
+
+@pytest.fixture
+def local(site: Site) -> LocalSite:
+    return site({"/": Reply(body=PAGE), "/robots.txt": Reply(body=b"User-agent: *\nDisallow: /no/\n",
+                                                                content_type="text/plain"),
+                 "/forbidden": Reply(403, b"no"), "/no/x": Reply(body=PAGE)})
+
+
+LOOP = {"G6_ALLOW_LOOPBACK": "1"}
+
+
+def test_keys_init_show_and_mode(tmp_path: Path) -> None:
+    r = g6(tmp_path, "keys", "init")
+    assert r.returncode == 0
+    key_id = r.stdout.decode().split()[0]
+    assert key_id.startswith("ed25519:")
+    assert (tmp_path / "keys" / "signing.key").stat().st_mode & 0o777 == 0o600
+    again = g6(tmp_path, "keys", "init")
+    assert again.returncode == 1 and b"exists already" in again.stderr
+    shown = json.loads(g6(tmp_path, "keys", "show", "--json").stdout)
+    assert shown["signing"]["key_id"] == key_id
+
+
+def test_fetch_json_matches_schema_and_receipt_verifies(tmp_path: Path, local: LocalSite) -> None:
+    r = g6(tmp_path, "fetch", local.url("/"), "--json", env=LOOP)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    validate(out, "fetch-result.v1")
+    assert out["outcome"] == "ok" and out["documents"][0]["text"] == "Text for the command line test."
+    assert b"created signing key" in r.stderr  # diagnostics on stderr, results on stdout
+    shown = json.loads(g6(tmp_path, "receipt", "show", out["receipt_id"]).stdout)
+    validate(shown, "receipt.v1")
+    assert shown["content"] == out["content"]
+    cat = g6(tmp_path, "blob", "cat", out["content"]["sha256"])
+    assert cat.returncode == 0 and cat.stdout == PAGE
+    v = g6(tmp_path, "ledger", "verify", "--json")
+    assert v.returncode == 0
+    validate(json.loads(v.stdout), "ledger-verify.v1")
+
+
+def test_fetch_exit_codes(tmp_path: Path, local: LocalSite) -> None:
+    assert g6(tmp_path, "fetch", local.url("/forbidden"), env=LOOP).returncode == 1
+    robots = g6(tmp_path, "fetch", local.url("/no/x"), "--json", env=LOOP)
+    assert robots.returncode == 1 and json.loads(robots.stdout)["code"] == "G6_E_KNOWLEDGE_FETCH_ROBOTS_DISALLOWED"
+    before = len(local.requests)
+    refused = g6(tmp_path, "fetch", local.url("/"), "--json")  # no operator setting: loopback refused
+    assert refused.returncode == 1 and json.loads(refused.stdout)["outcome"] == "refused"
+    assert len(local.requests) == before
+    bad = g6(tmp_path, "fetch", "http://exa mple.org/", "--json", env=LOOP)
+    assert bad.returncode == 2 and json.loads(bad.stdout)["outcome"] == "rejected"
+    usage = g6(tmp_path, "fetch", local.url("/"), "--max-bytes", "-5")
+    assert usage.returncode == 2
+
+
+def test_fetch_allow_and_extract_links(tmp_path: Path, site: Site) -> None:
+    s = site({"/": Reply(body=b"<html><body><p>links page</p><a href='/a'>a</a></body></html>"),
+              "/robots.txt": Reply(404, b"")})
+    denied = g6(tmp_path, "fetch", s.url("/"), "--allow", "example.org", "--json", env=LOOP)
+    assert denied.returncode == 1 and json.loads(denied.stdout)["outcome"] == "policy_denied"
+    ok = g6(tmp_path, "fetch", s.url("/"), "--allow", "127.0.0.1", "--extract", "links", "--json", env=LOOP)
+    assert json.loads(ok.stdout)["documents"][0]["links"] == [s.url("/a")]
+    human = g6(tmp_path, "fetch", s.url("/"), env=LOOP)
+    assert human.returncode == 0 and b"G6_OK_KNOWLEDGE_FETCH" in human.stdout and b"receipt=rcpt_" in human.stdout
+
+
+def test_ledger_list_verify_failure_and_blob_commands(tmp_path: Path, local: LocalSite) -> None:
+    out = json.loads(g6(tmp_path, "fetch", local.url("/"), "--json", env=LOOP).stdout)
+    listed = json.loads(g6(tmp_path, "ledger", "list", "--json").stdout)
+    assert listed[0]["receipt_id"] == out["receipt_id"]
+    blob = g6(tmp_path, "blob", "verify", "--json")
+    assert blob.returncode == 0 and json.loads(blob.stdout) == {"ok": True, "checked": 1, "bad": []}
+    hexd = out["content"]["blake3"].split(":")[1]
+    path = tmp_path / "knowledge" / "fetched" / "blake3" / hexd[:2] / hexd[2:4] / hexd
+    path.write_bytes(path.read_bytes().replace(b"Text", b"Test"))
+    v = g6(tmp_path, "ledger", "verify", "--json")
+    assert v.returncode == 1
+    report = json.loads(v.stdout)
+    assert report["checks"]["blob"]["failed"] == 1 and report["checks"]["signature"]["ok"]
+    assert g6(tmp_path, "blob", "verify").returncode == 1
+    gc = json.loads(g6(tmp_path, "blob", "gc", "--dry-run", "--grace", "0", "--json").stdout)
+    assert gc["removed"] == [] and gc["kept"] == 1
+    assert g6(tmp_path, "blob", "cat", "blake3:nothex").returncode == 2
+    assert g6(tmp_path, "blob", "cat", "blake3:" + "0" * 64).returncode == 1
+    assert g6(tmp_path, "receipt", "show", "rcpt_nope").returncode == 1
+
+
+def test_demo_runs_and_verifies(tmp_path: Path) -> None:
+    r = g6(tmp_path / "demo-home", "--home", str(tmp_path / "demo-home"), "demo", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["ok"] and out["verify"]["ok"]
+    assert [x["outcome"] for x in out["results"]] == [x["expected"] for x in out["results"]]
+    assert (tmp_path / "demo-home" / "knowledge" / "ledger.sqlite").exists()
+
+
+def test_bad_config_is_a_usage_error(tmp_path: Path) -> None:
+    r = g6(tmp_path, "ledger", "list", env={"G6_ALLOW_LOOPBACK": "maybe"})
+    assert r.returncode == 2 and b"G6_ALLOW_LOOPBACK" in r.stderr
+
+
+def test_dotenv_is_read(tmp_path: Path) -> None:
+    from g6.config import load_settings
+
+    (tmp_path / ".env").write_text("# keys\nG6_OPENALEX_API_KEY='k-123'\nexport G6_HOST_PAUSE=2.5\n")
+    s = load_settings({"G6_HOME": str(tmp_path)})
+    assert s.host_pause == 2.5 and s.secret("G6_OPENALEX_API_KEY") == "k-123"
+    assert "k-123" not in repr(s)
+    s2 = load_settings({"G6_HOME": str(tmp_path), "G6_HOST_PAUSE": "0"})
+    assert s2.host_pause == 0
