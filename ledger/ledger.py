@@ -218,6 +218,7 @@ class Ledger:
         """Check every signature, every chain link and (with ``store``) every referenced blob."""
         checks: list[Check] = []
         rows = 0
+        blob_cache: dict[tuple[str, str, int], tuple[bool, str]] = {}  # a blob cited twice is hashed once
         if self._broken is not None:
             return LedgerVerifyReport(0, (Check("database", False, None, None,
                                                 f"ledger database unreadable: {self._broken}"),))
@@ -238,7 +239,7 @@ class Ledger:
                 ok, why = receipt.verify_signature(keys)
                 checks.append(Check("signature", ok, seq, rid, "" if ok else why))
                 if store is not None and receipt.content:
-                    checks.append(self._blob_check(store, seq, rid, receipt.content))
+                    checks.append(self._blob_check(store, seq, rid, receipt.content, blob_cache))
         except sqlite3.DatabaseError as e:
             checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
         return LedgerVerifyReport(rows, tuple(checks))
@@ -261,14 +262,20 @@ class Ledger:
         return Check("chain", not problems, seq, rid, "; ".join(problems))
 
     @staticmethod
-    def _blob_check(store: BlobStore, seq: int, rid: str, content: Mapping[str, Any]) -> Check:
+    def _blob_check(store: BlobStore, seq: int, rid: str, content: Mapping[str, Any],
+                    cache: dict[tuple[str, str, int], tuple[bool, str]]) -> Check:
         try:
             expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))
         except (KeyError, TypeError, ValueError):
             return Check("blob", False, seq, rid, "receipt's content block is malformed")
-        c = store.check(expect.blake3, expect)
-        if not c.ok:
-            return Check("blob", False, seq, rid, f"{expect.blake3}: {c.detail}")
-        if not store.has(expect.sha256):
-            return Check("blob", False, seq, rid, f"{expect.sha256}: not indexed")
-        return Check("blob", True, seq, rid)
+        key = (expect.blake3, expect.sha256, expect.size)
+        if key not in cache:
+            c = store.check(expect.blake3, expect)
+            if not c.ok:
+                cache[key] = (False, f"{expect.blake3}: {c.detail}")
+            elif not store.has(expect.sha256):
+                cache[key] = (False, f"{expect.sha256}: not indexed")
+            else:
+                cache[key] = (True, "")
+        ok, detail = cache[key]
+        return Check("blob", ok, seq, rid, detail)
