@@ -124,8 +124,31 @@ def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool]:
         unread["elements"] += 1
         unread["characters"] += chars
         unread[reason] = unread.get(reason, 0) + chars
-        el.drop_tree()
+        _drop(el)
     return unread, had_scripts
+
+
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _drop(el: etree._Element) -> None:
+    """Remove ``el`` but keep its tail text (lxml refuses to join text holding control characters)."""
+    try:
+        el.drop_tree()
+        return
+    except ValueError:
+        pass
+    parent, prev = el.getparent(), el.getprevious()
+    tail = _CTRL.sub(" ", el.tail or "")
+    el.tail = None
+    if parent is None:
+        return
+    parent.remove(el)
+    if tail:
+        if prev is not None:
+            prev.tail = _CTRL.sub(" ", prev.tail or "") + tail
+        else:
+            parent.text = _CTRL.sub(" ", parent.text or "") + tail
 
 
 def visible_text(root: lxml_html.HtmlElement) -> str:

@@ -101,3 +101,55 @@ def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str =
         content=signed.content, documents=page.documents, reason=page.reason or resp.reason,
         detail={k: v for k, v in signed.detail.items() if k != "reason"},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    source: str
+    request: Mapping[str, Any]
+    outcome: Outcome
+    reason: str
+    papers: tuple[Any, ...]
+    total: int | None
+    complete: bool
+    receipt_ids: tuple[str, ...]
+    pages: tuple[Mapping[str, Any], ...]
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def code(self) -> str:
+        return self.outcome.code("search")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value, "code": self.code, "trust": self.outcome.trust, "reason": self.reason,
+            "source": self.source, "request": dict(self.request), "total": self.total,
+            "complete": self.complete, "returned": len(self.papers),
+            "documents": [p.to_json() for p in self.papers], "receipt_ids": list(self.receipt_ids),
+            "pages": [dict(p) for p in self.pages], "detail": dict(self.detail),
+        }
+
+
+def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any) -> SearchResult:
+    """Run a paper search: every page kept in the store and receipted (one transaction for the run)."""
+    from g6.adapters.search import run_search
+
+    run = run_search(source, client, home.store, request)
+    req = request.to_json()
+    receipts = []
+    for i, page in enumerate(run.pages):
+        p = page.parsed
+        detail: dict[str, Any] = {"page": i + 1, "total": p.total, "returned": len(p.papers), **dict(p.detail)}
+        if i == len(run.pages) - 1:
+            detail["run"] = {"outcome": run.outcome.value, "total": run.total, "complete": run.complete,
+                             "returned": len(run.papers), "pages": len(run.pages)}
+        receipts.append(receipt_from_response(
+            page.response, kind="search", source=run.source, request=req, outcome=p.outcome,
+            reason=p.reason, op="search", detail=detail,
+            links={"previous_page": receipts[-1].receipt_id} if receipts else {}))
+    signed = home.ledger.append_many(receipts, home.signing_key())
+    pages = tuple({"receipt_id": r.receipt_id, "outcome": r.outcome, "status": r.http_status,
+                   "returned": r.detail.get("returned", 0), "url": redact_url(page.url)}
+                  for r, page in zip(signed, run.pages, strict=True))
+    return SearchResult(run.source, req, run.outcome, run.reason, run.papers, run.total, run.complete,
+                        tuple(r.receipt_id for r in signed), pages, dict(run.detail))

@@ -185,6 +185,99 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
 
 
+# -- search --------------------------------------------------------------------------------
+def _sources(c: _Ctx) -> Any:
+    from g6.adapters.sources import build_sources
+
+    try:
+        return build_sources(c.settings.values)
+    except G6Error as e:
+        _fail(str(e))
+
+
+@cli.command("sources")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def sources_cmd(c: _Ctx, as_json: bool) -> None:
+    """List the paper sources, what each needs, its pause and whether robots.txt applies. Fetches nothing."""
+    rows = []
+    for src in _sources(c):
+        rows.append({"name": src.name, "needs": src.needs, "pause_seconds": src.pause, "robots_txt": src.robots,
+                     "base_url": getattr(src, "base_url", None), "key_env": src.key_env,
+                     "key_set": bool(src.key_env and c.settings.secret(src.key_env))})
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        key = f"key {r['key_env']} ({'set' if r['key_set'] else 'not set'})" if r["key_env"] else "no key"
+        click.echo(f"{r['name']:<17} pause {r['pause_seconds']:g}s  robots.txt {'yes' if r['robots_txt'] else 'no'}"
+                   f"  {key}  {r['base_url'] or '(endpoint given per search)'}")
+        click.echo(f"{'':<17} needs: {r['needs']}")
+
+
+@cli.command("search")
+@click.argument("source")
+@click.argument("query", required=False)
+@click.option("--category", "categories", multiple=True, help="arXiv category (repeatable), checked locally.")
+@click.option("--max-results", type=click.IntRange(min=1), default=25, show_default=True)
+@click.option("--page-size", type=click.IntRange(min=1), default=None)
+@click.option("--max-pages", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--filter", "filters", multiple=True, metavar="KEY:VALUE", help="OpenAlex filter (repeatable).")
+@click.option("--field", "fields", multiple=True, help="Semantic Scholar field (repeatable).")
+@click.option("--mode", type=click.Choice(["relevance", "bulk"]), default="relevance", show_default=True)
+@click.option("--endpoint", help="OAI-PMH base URL.")
+@click.option("--set", "set_spec", help="OAI-PMH set.")
+@click.option("--since", help="OAI-PMH from (YYYY-MM-DD).")
+@click.option("--until", help="OAI-PMH until (YYYY-MM-DD).")
+@click.option("--metadata-prefix", default="oai_dc", show_default=True)
+@click.option("--verb", type=click.Choice(["ListRecords", "ListIdentifiers"]), default="ListRecords",
+              show_default=True)
+@click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable).")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, ...], max_results: int,
+               page_size: int | None, max_pages: int, filters: tuple[str, ...], fields: tuple[str, ...], mode: str,
+               endpoint: str | None, set_spec: str | None, since: str | None, until: str | None,
+               metadata_prefix: str, verb: str, allow: tuple[str, ...], as_json: bool) -> None:
+    """Search a paper source; every page is kept and receipted with the source's own count."""
+    from g6.adapters import CheckedClient
+    from g6.adapters.search import SearchRequest
+    from g6.capture import search
+
+    parsed_filters = {}
+    for f in filters:
+        k, sep, v = f.partition(":")
+        if not sep or not k or not v:
+            _fail(f"--filter wants KEY:VALUE, got {f!r}")
+        parsed_filters[k] = v
+    request = SearchRequest(query=query, max_results=max_results, page_size=page_size, max_pages=max_pages,
+                            categories=categories, filters=parsed_filters, fields=fields, mode=mode,
+                            endpoint=endpoint, set_spec=set_spec, since=since, until=until,
+                            metadata_prefix=metadata_prefix, verb=verb)
+    from dataclasses import replace as dc_replace
+
+    policy = dc_replace(_policy(c.settings, allow, None), max_bytes=None)
+    try:
+        src = _sources(c).get(source)
+        with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
+            result = search(ev, client, src, request)
+    except InputError as e:
+        _fail(str(e))
+    if as_json:
+        _emit_json(result.to_json())
+    else:
+        total = "unknown" if result.total is None else f"{result.total:,}"
+        click.echo(f"{result.outcome.value} {result.code} total={total} returned={len(result.papers)}"
+                   f" complete={'yes' if result.complete else 'no'} pages={len(result.pages)}")
+        if result.reason:
+            click.echo(f"reason: {result.reason}")
+        for i, p in enumerate(result.papers, 1):
+            who = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
+            click.echo(f"{i:>3}. {p.title}  [{who}]  {p.locator or ''}")
+        click.echo("receipts: " + " ".join(result.receipt_ids), err=True)
+    sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+
+
 # -- receipts and ledger -------------------------------------------------------------------
 @cli.group()
 def receipt() -> None:

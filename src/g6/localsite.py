@@ -121,7 +121,8 @@ class LocalSite:
             address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
 
         self._server = Server((self.host, self.port_wanted), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
         return self
 

@@ -136,3 +136,39 @@ def test_dotenv_is_read(tmp_path: Path) -> None:
     assert "k-123" not in repr(s)
     s2 = load_settings({"G6_HOME": str(tmp_path), "G6_HOST_PAUSE": "0"})
     assert s2.host_pause == 0
+
+
+def test_sources_lists_without_fetching(tmp_path: Path) -> None:
+    r = g6(tmp_path, "sources", "--json", env={"G6_OPENALEX_API_KEY": "k-SECRET"})
+    assert r.returncode == 0
+    rows = {x["name"]: x for x in json.loads(r.stdout)}
+    assert set(rows) == {"arxiv", "oai_pmh", "openalex", "semantic_scholar"}
+    assert rows["arxiv"]["pause_seconds"] == 3.0 and rows["openalex"]["key_set"] is True
+    assert b"k-SECRET" not in r.stdout and b"k-SECRET" not in r.stderr
+
+
+def test_search_cli_against_recorded_replies(tmp_path: Path, site: Site) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "fixtures"))
+    from serve_recorded import routes
+
+    s = site(routes())
+    env = {**LOOP, "G6_ARXIV_URL": s.url("/arxiv/api/query"), "G6_ARXIV_PAUSE": "0",
+           "G6_OPENALEX_URL": s.url("/openalex/works"), "G6_SEMANTIC_SCHOLAR_URL": s.url("/s2/graph/v1"),
+           "G6_SEMANTIC_SCHOLAR_PAUSE": "0", "G6_OAI_PMH_PAUSE": "0", "G6_OPENALEX_PAUSE": "0"}
+    arxiv = g6(tmp_path, "search", "arxiv", "citation grounding", "--category", "cs.CL", "--max-results", "5",
+               "--json", env=env)
+    assert arxiv.returncode == 0, arxiv.stderr
+    out = json.loads(arxiv.stdout)
+    validate(out, "search-result.v1")
+    assert out["total"] == 214881 and out["returned"] == 5 and out["complete"] is False
+    oa = json.loads(g6(tmp_path, "search", "openalex", "climate", "--max-results", "100", "--json", env=env).stdout)
+    assert oa["total"] == 49 and oa["complete"] is True
+    s2 = json.loads(g6(tmp_path, "search", "semantic_scholar", "ulam", "--max-results", "100", "--json",
+                       env=env).stdout)
+    assert s2["total"] == 89 and s2["complete"] is True
+    oai = g6(tmp_path, "search", "oai_pmh", "--endpoint", s.url("/oai"), "--json", env=env)
+    assert json.loads(oai.stdout)["complete"] is True
+    bad = g6(tmp_path, "search", "arxiv", "x", "--category", "cs.XX", env=env)
+    assert bad.returncode == 2 and b"unknown arXiv category" in bad.stderr
+    assert g6(tmp_path, "search", "nope", "x", env=env).returncode == 2
+    assert g6(tmp_path, "ledger", "verify").returncode == 0
