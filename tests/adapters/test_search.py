@@ -165,8 +165,8 @@ def test_oai_pmh_records_deleted_and_page_limit(home: EvidenceHome, client: Chec
     assert cut.total == 8
 
 
-@pytest.mark.parametrize("name", ["zenodo_noRecordsMatch_status422.xml", "zenodo_noRecordsMatch_unknown_set_status422.xml",
-                                  "noRecordsMatch.xml"])
+@pytest.mark.parametrize("name", ["zenodo_noRecordsMatch_status422.xml",
+                                  "zenodo_noRecordsMatch_unknown_set_status422.xml", "noRecordsMatch.xml"])
 def test_oai_pmh_no_records_match_is_empty_even_with_422(home: EvidenceHome, client: CheckedClient, site: Site,
                                                          name: str) -> None:
     s = site({"/oai": serve("oai-pmh", name, "text/xml")})
