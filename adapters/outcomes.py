@@ -29,6 +29,7 @@ class Outcome(StrEnum):
     UNREACHABLE = "unreachable"
     PARSE_FAILED = "parse_failed"
     REJECTED = "rejected"
+    PARTIAL = "partial"  # the source answered for only part of what was asked (shard failures, timed_out)
 
     @property
     def is_success(self) -> bool:

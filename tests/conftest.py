@@ -58,3 +58,30 @@ def site() -> Iterator[Callable[..., LocalSite]]:
     yield make
     for s in started:
         s.stop()
+
+
+@pytest.fixture(scope="session")
+def elastic_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A loaded ES-compatible server on loopback (noida-db): CI's, or one started here."""
+    import os
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import elastic_setup
+
+    url = os.environ.get("G6_TEST_ELASTIC_URL")
+    proc = None
+    if not url:
+        proc, url = elastic_setup.start_noida(tmp_path_factory.mktemp("noida"))
+    else:
+        elastic_setup.wait_ready(url)
+    try:
+        elastic_setup.load(url)
+        yield url
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except Exception:  # noqa: BLE001
+                proc.kill()

@@ -153,3 +153,30 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any)
                   for r, page in zip(signed, run.pages, strict=True))
     return SearchResult(run.source, req, run.outcome, run.reason, run.papers, run.total, run.complete,
                         tuple(r.receipt_id for r in signed), pages, dict(run.detail))
+
+
+def es_read(home: EvidenceHome, result: Any, request: Mapping[str, Any]) -> tuple[Any, tuple[str, ...]]:
+    """Receipt every reply an Elasticsearch read made (the mapping look-up too), in one transaction."""
+    receipts = []
+    for i, reply in enumerate(result.replies):
+        last = i == len(result.replies) - 1
+        outcome = result.outcome if last else reply.outcome
+        code = result.code if last else reply.outcome.code("es")
+        detail = {k: v for k, v in dict(reply.detail).items() if k != "query"}
+        if reply.reason or (last and result.reason):
+            detail["reason"] = result.reason if last else reply.reason
+        if last:
+            for k in ("total", "total_relation", "count"):
+                if getattr(result, k) is not None:
+                    detail[k] = getattr(result, k)
+            for k in ("partial_count", "partial_total", "hits_in_partial_reply", "shards", "timed_out"):
+                if k in result.detail:
+                    detail[k] = result.detail[k]
+        receipts.append(Receipt(
+            kind="es", source="elasticsearch", request={**dict(request), "op": reply.op},
+            final_url=reply.url if reply.status is not None else None, hops=reply.hops, http_status=reply.status,
+            byte_count=reply.body.size if reply.body else 0, outcome=outcome.value, outcome_code=code,
+            content=reply.body.to_json() if reply.body else None, detail=detail,
+            links={"previous": receipts[-1].receipt_id} if receipts else {}))
+    signed = home.ledger.append_many(receipts, home.signing_key()) if receipts else []
+    return result, tuple(r.receipt_id for r in signed)

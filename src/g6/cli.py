@@ -278,6 +278,116 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
     sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
 
 
+# -- elasticsearch -------------------------------------------------------------------------
+@cli.group("es")
+def es_group() -> None:
+    """Read a local Elasticsearch (G6_ELASTIC_URL, loopback only). Never writes."""
+
+
+def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
+    from g6.adapters.elasticsearch import ElasticInputError
+    from g6.elastic import ElasticIndex
+
+    fields = args[0] if op in ("search", "count") else ()
+    try:
+        with ElasticIndex(index, fields, home=c.settings.home,
+                          url=c.settings.values.get("G6_ELASTIC_URL") or None,
+                          api_key=c.settings.secret("G6_ELASTIC_API_KEY")) as idx:
+            if op == "mapping":
+                answer = idx.mapping()
+            elif op == "search":
+                answer = idx.search(args[1], args[2], args[3])
+            elif op == "count":
+                answer = idx.count(args[1], args[2])
+            else:
+                answer = idx.get(args[0])
+    except ElasticInputError as e:
+        if as_json:
+            _emit_json(e.to_json())
+        _fail(f"{e.code}: {e}" + (f" {json.dumps(e.detail)}" if e.detail and not as_json else ""))
+    r = answer.result
+    if as_json:
+        _emit_json(answer.to_json())
+    else:
+        click.echo(f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else ""))
+        if r.detail.get("message"):
+            click.echo(f"message: {r.detail['message']}")
+        if op == "mapping" and r.mapping is not None:
+            click.echo(f"index: {r.concrete_index or ', '.join(r.detail.get('concrete_indices', []))}")
+            flat = r.mapping if r.concrete_index else {}
+            for path, info in flat.items():
+                extra = f" fields={info['fields']}" if "fields" in info else ""
+                nested = f" (nested in {info['nested_in']})" if "nested_in" in info else ""
+                click.echo(f"  {path:<30} {info['type']}{extra}{nested}")
+        elif op == "search":
+            click.echo(f"total={r.total} relation={r.total_relation}")
+            for p in r.passages:
+                click.echo(f"{p.rank:>3}. score={p.score} {p.address}")
+                click.echo("     " + p.text.replace("\n", " | ")[:300])
+        elif op == "count":
+            click.echo(f"count={r.count}")
+        elif op == "get" and r.document is not None:
+            click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))
+        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
+    sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
+
+
+def _filters(items: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            _fail(f"--filter wants FIELD=VALUE, got {item!r}")
+        out[k] = v
+    return out
+
+
+@es_group.command("mapping")
+@click.argument("index")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
+    """The fields of INDEX and their types, keyed by the concrete index."""
+    _es_run(c, index, as_json, "mapping")
+
+
+@es_group.command("search")
+@click.argument("index")
+@click.argument("query", required=False)
+@click.option("--field", "fields", multiple=True, help="Field to match (repeatable; default: every text field).")
+@click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
+@click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
+              top_k: int, as_json: bool) -> None:
+    """Words over chosen fields plus exact filters; every field checked against the mapping first."""
+    _es_run(c, index, as_json, "search", fields, query, _filters(filters), top_k)
+
+
+@es_group.command("count")
+@click.argument("index")
+@click.argument("query", required=False)
+@click.option("--field", "fields", multiple=True)
+@click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
+             as_json: bool) -> None:
+    """How many documents match; a partial count is refused, never reported as the count."""
+    _es_run(c, index, as_json, "count", fields, query, _filters(filters))
+
+
+@es_group.command("get")
+@click.argument("index")
+@click.argument("doc_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
+    """One document's _source."""
+    _es_run(c, index, as_json, "get", doc_id)
+
+
 # -- receipts and ledger -------------------------------------------------------------------
 @cli.group()
 def receipt() -> None:

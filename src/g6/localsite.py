@@ -34,6 +34,7 @@ class SeenRequest:
     path: str
     headers: dict[str, str]
     server: str
+    body: bytes = b""
 
 
 Route = Reply | Callable[["SeenRequest"], Reply]
@@ -74,9 +75,14 @@ class LocalSite:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
                 pass
 
+            def do_POST(self) -> None:  # noqa: N802 - stdlib name
+                self.do_GET()
+
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
-                seen = SeenRequest("GET", self.path, {k.lower(): v for k, v in self.headers.items()},
-                                   site.host)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(min(length, 1 << 20)) if length else b""
+                seen = SeenRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
+                                   site.host, body)
                 site.requests.append(seen)
                 route = site.routes.get(self.path.split("?", 1)[0]) or site.routes.get(self.path)
                 if route is None:
