@@ -319,12 +319,12 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
                 extra = f" fields={info['fields']}" if "fields" in info else ""
                 nested = f" (nested in {info['nested_in']})" if "nested_in" in info else ""
                 click.echo(f"  {path:<30} {info['type']}{extra}{nested}")
-        elif op == "search":
+        elif op == "search" and r.total is not None:
             click.echo(f"total={r.total} relation={r.total_relation}")
             for p in r.passages:
                 click.echo(f"{p.rank:>3}. score={p.score} {p.address}")
                 click.echo("     " + p.text.replace("\n", " | ")[:300])
-        elif op == "count":
+        elif op == "count" and r.count is not None:
             click.echo(f"count={r.count}")
         elif op == "get" and r.document is not None:
             click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))

@@ -172,3 +172,21 @@ def test_search_cli_against_recorded_replies(tmp_path: Path, site: Site) -> None
     assert bad.returncode == 2 and b"unknown arXiv category" in bad.stderr
     assert g6(tmp_path, "search", "nope", "x", env=env).returncode == 2
     assert g6(tmp_path, "ledger", "verify").returncode == 0
+
+
+def test_es_commands(tmp_path: Path, elastic_url: str) -> None:
+    env = {"G6_ELASTIC_URL": elastic_url}
+    m = g6(tmp_path, "es", "mapping", "hb", "--json", env=env)
+    assert m.returncode == 0 and json.loads(m.stdout)["concrete_index"] == "handbook"
+    s = json.loads(g6(tmp_path, "es", "search", "hb", "retention", "--filter", "tag=hr", "--json", env=env).stdout)
+    assert s["total"] == 1 and s["passages"][0]["id"] == "3" and len(s["receipt_ids"]) == 2
+    refused = g6(tmp_path, "es", "search", "hb", "x", "--filter", "title=Onboarding", "--json", env=env)
+    assert refused.returncode == 2
+    assert json.loads(refused.stdout)["code"] == "G6_E_KNOWLEDGE_FILTER_ON_TEXT"
+    assert g6(tmp_path, "es", "search", "hand*", "x", env=env).returncode == 2
+    assert json.loads(g6(tmp_path, "es", "count", "hb", "retention", "--json", env=env).stdout)["count"] == 2
+    assert g6(tmp_path, "es", "get", "hb", "99", env=env).returncode == 1
+    down = g6(tmp_path, "es", "count", "hb", "x", env={"G6_ELASTIC_URL": "http://127.0.0.1:9"})
+    assert down.returncode == 1 and b"noida-db start" in down.stdout
+    assert g6(tmp_path, "es", "count", "hb", "x", env={"G6_ELASTIC_URL": "http://10.1.1.1:9200"}).returncode == 2
+    assert g6(tmp_path, "ledger", "verify").returncode == 0
