@@ -110,7 +110,7 @@ def _paper(e, source: str) -> Paper:  # type: ignore[no-untyped-def]
         title=text_of(e.find(f"{ATOM}title")),
         authors=tuple(n for a in e.findall(f"{ATOM}author") if (n := text_of(a.find(f"{ATOM}name")))),
         abstract=text_of(e.find(f"{ATOM}summary")),
-        locator=abs_url.replace("http://", "https://", 1) if abs_url else None,
+        locator=abs_url.replace("http://arxiv.org/", "https://arxiv.org/", 1) if abs_url else None,
         identifiers=ids,
         published=(e.findtext(f"{ATOM}published") or "").strip() or None,
     )

@@ -60,14 +60,29 @@ class SearchRequest:
     metadata_prefix: str = "oai_dc"
     verb: str = "ListRecords"
 
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SearchRequest:
+        """The request a receipt recorded (to re-run a search or re-read its pages)."""
+        return cls(query=d.get("query"), max_results=int(d.get("max_results", 25)),
+                   categories=tuple(d.get("categories", ())), filters=dict(d.get("filters", {})),
+                   fields=tuple(d.get("fields", ())), mode=d.get("mode", "relevance"), endpoint=d.get("endpoint"),
+                   set_spec=d.get("set_spec"), since=d.get("since"), until=d.get("until"),
+                   metadata_prefix=d.get("metadata_prefix", "oai_dc"), verb=d.get("verb", "ListRecords"))
+
     def to_json(self) -> dict[str, Any]:
         """What a receipt records of the request: the user's words and parameters, never keys."""
         d: dict[str, Any] = {"query": self.query, "max_results": self.max_results}
+        if self.mode != "relevance":
+            d["mode"] = self.mode
+        if self.verb != "ListRecords":
+            d["verb"] = self.verb
         for name in ("categories", "fields"):
             if getattr(self, name):
                 d[name] = list(getattr(self, name))
         if self.filters:
             d["filters"] = dict(self.filters)
+        if self.metadata_prefix != "oai_dc":
+            d["metadata_prefix"] = self.metadata_prefix
         for name in ("endpoint", "set_spec", "since", "until"):
             if getattr(self, name):
                 d[name] = getattr(self, name)

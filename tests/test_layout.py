@@ -46,5 +46,6 @@ def test_store_and_ledger_do_not_import_httpx() -> None:
 def test_schemas_ship_as_package_data() -> None:
     from g6.schemas import load
 
-    for name in ("receipt.v1", "fetch-result.v1", "ledger-verify.v1", "search-result.v1"):
+    for name in ("receipt.v1", "fetch-result.v1", "ledger-verify.v1", "search-result.v1", "manifest.v1",
+                 "recheck-report.v1"):
         assert load(name)["$schema"].startswith("https://json-schema.org/")

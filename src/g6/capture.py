@@ -91,7 +91,10 @@ def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str =
     """Fetch a page through every check, keep its bytes, append a signed receipt."""
     page = fetch_page(client, url, home.store, extract=extract, policy=policy)
     resp = page.response
-    request = {"url": redact_url(url), "extract": extract}
+    request: dict[str, Any] = {"url": redact_url(url), "extract": extract}
+    pol = policy or client.policy
+    if pol.max_bytes is not None:
+        request["max_bytes"] = pol.max_bytes
     receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
                                     reason=page.reason or resp.reason, detail=page.detail, links=links)
     signed = home.record(receipt)

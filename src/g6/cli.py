@@ -388,6 +388,181 @@ def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
     _es_run(c, index, as_json, "get", doc_id)
 
 
+# -- cite and re-check ----------------------------------------------------------------------
+@cli.command("chunk")
+@click.argument("receipt_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def chunk_cmd(c: _Ctx, receipt_id: str, as_json: bool) -> None:
+    """Cut a stored page's text into passages with stable ids and offsets."""
+    from g6.citing import chunk_receipt
+
+    with c.evidence() as ev:
+        try:
+            r, passages = chunk_receipt(ev, receipt_id)
+        except G6Error as e:
+            _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+    if as_json:
+        _emit_json({"receipt_id": r.receipt_id, "source_url": r.final_url, "content": dict(r.content or {}),
+                    "passages": [p.to_json() for p in passages]})
+        return
+    for p in passages:
+        text = " ".join(p.text.split())
+        click.echo(f"{p.passage_id} {p.start:>6}-{p.end:<6} {text[:100]}{'…' if len(text) > 100 else ''}")
+
+
+@cli.command("cite")
+@click.argument("receipt_id")
+@click.option("--passage", help="A passage id from `g6 chunk`.")
+@click.option("--quote", help="Exact words from the page (compared after normalising).")
+@click.option("--paper", type=click.IntRange(min=1), help="Paper number N of a search page receipt.")
+@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=Path("citations.json"),
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, paper: int | None,
+             manifest_path: Path, as_json: bool) -> None:
+    """Add a citation to a manifest (created if absent). A quote not in the document is refused."""
+    from g6.citing import cite_paper, cite_web
+    from g6.manifest import Manifest, load_manifest, save_manifest
+
+    if sum(x is not None for x in (passage, quote, paper)) != 1:
+        _fail("give exactly one of --passage, --quote or --paper")
+    with c.evidence() as ev:
+        try:
+            citation = cite_paper(ev, receipt_id, paper) if paper is not None else \
+                cite_web(ev, receipt_id, passage=passage, quote=quote)
+            m = load_manifest(manifest_path) if manifest_path.exists() else Manifest.new()
+        except G6Error as e:
+            _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+    if m.signature is not None:
+        click.echo("g6: the manifest was signed; adding a citation removes the signature", err=True)
+    save_manifest(m.with_citation(citation), manifest_path)
+    if as_json:
+        _emit_json(citation.to_json())
+    else:
+        click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url} \"{citation.quote}\"")
+    click.echo(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)", err=True)
+
+
+@cli.group("manifest")
+def manifest_group() -> None:
+    """Sign, verify and show citation manifests."""
+
+
+@manifest_group.command("sign")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@pass_ctx
+def manifest_sign(c: _Ctx, path: Path) -> None:
+    """Sign PATH with the evidence home's key (Ed25519 over RFC 8785 canonical JSON)."""
+    from g6.manifest import load_manifest, save_manifest
+
+    with c.evidence(need_key=True) as ev:
+        try:
+            m = load_manifest(path).signed(ev.signing_key())
+        except G6Error as e:
+            _fail(str(e))
+    save_manifest(m, path)
+    assert m.signature is not None
+    click.echo(f"signed {m.manifest_id} with {m.signature.key_id}")
+
+
+@manifest_group.command("verify")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
+    """Check the manifest's signature and that every cited receipt and blob is in this home."""
+    from g6.manifest import load_manifest
+
+    try:
+        m = load_manifest(path)
+    except G6Error as e:
+        _fail(str(e))
+    with c.evidence() as ev:
+        ok, why = m.verify_signature(ev.keys.trusted())
+        cites = []
+        for cit in m.citations:
+            problems = []
+            try:
+                r = ev.ledger.get(cit.receipt_id)
+                if dict(r.content or {}) != dict(cit.content):
+                    problems.append("content digests differ from the receipt's")
+                sig_ok, sig_why = r.verify_signature(ev.keys.trusted())
+                if not sig_ok:
+                    problems.append(f"receipt: {sig_why}")
+            except G6Error as e:
+                problems.append(str(e))
+            if not ev.store.has(str(cit.content.get("blake3", ""))):
+                problems.append("blob missing")
+            cites.append({"citation_id": cit.citation_id, "ok": not problems, "problems": problems})
+    all_ok = ok and all(x["ok"] for x in cites)
+    if as_json:
+        _emit_json({"ok": all_ok, "signature": {"ok": ok, "detail": why}, "citations": cites})
+    else:
+        click.echo(f"signature  {'ok' if ok else 'FAILED'}: {why}")
+        for x in cites:
+            click.echo(f"{x['citation_id']} {'ok' if x['ok'] else 'FAILED: ' + '; '.join(x['problems'])}")
+    sys.exit(EXIT_OK if all_ok else EXIT_FAILED)
+
+
+@cli.command("recheck")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
+@click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool) -> None:
+    """Fetch every cited source again; one verdict per citation.
+
+    Exit 0: all unchanged/current; 1: any changed/gone; 3: any could not be checked.
+    """
+    from g6.adapters import CheckedClient
+    from g6.manifest import load_manifest
+    from g6.recheck import recheck
+
+    try:
+        m = load_manifest(path)
+    except G6Error as e:
+        _fail(str(e))
+    policy = _policy(c.settings, (), None)
+    state: dict[str, Any] = {"bar": None}
+
+    def progress(done: int, total: int) -> None:
+        if state["bar"] is None:
+            state["bar"] = click.progressbar(length=total, label="re-checking", file=sys.stderr)
+            state["bar"].__enter__()
+            state["last"] = 0
+        state["bar"].update(done - state["last"])
+        state["last"] = done
+
+    with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
+        report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=progress,
+                         sources=_sources(c))
+    if state["bar"] is not None:
+        state["bar"].__exit__(None, None, None)
+    click.echo(f"run: {report.run_id} (resume with --run {report.run_id})", err=True)
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        by_id = {x.citation_id: x for x in m.citations}
+        for v in report.verdicts:
+            extra = ""
+            if v.verdict == "current":
+                extra = " (moved)" if v.moved else " (same place)"
+            elif v.verdict == "changed":
+                extra = f" similarity={v.similarity}: \"{' '.join((v.new_text or '').split())[:80]}\""
+            elif not v.checked:
+                extra = f" ({v.detail.get('reason', '')})"
+            if "total_now" in v.detail:
+                extra += f" total {v.detail.get('total_then')} -> {v.detail.get('total_now')}"
+            click.echo(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}")
+            click.echo(f"{'':<19}\"{by_id[v.citation_id].quote[:90]}\"")
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
+        click.echo(f"{len(report.verdicts)} citations: {counts}")
+    sys.exit(report.exit_code)
+
+
 # -- receipts and ledger -------------------------------------------------------------------
 @cli.group()
 def receipt() -> None:

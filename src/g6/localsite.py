@@ -52,6 +52,7 @@ class LocalSite:
             raise ValueError("LocalSite only binds loopback addresses")
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._open: set[socket.socket] = set()
 
     @property
     def port(self) -> int:
@@ -71,6 +72,14 @@ class LocalSite:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                site._open.add(self.connection)
+
+            def finish(self) -> None:
+                site._open.discard(self.connection)
+                super().finish()
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
                 pass
@@ -133,10 +142,16 @@ class LocalSite:
         return self
 
     def stop(self) -> None:
+        """Stop listening and cut kept-alive connections, so a stopped site really stops answering."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        for conn in list(self._open):
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> LocalSite:
         return self.start()

@@ -190,3 +190,36 @@ def test_es_commands(tmp_path: Path, elastic_url: str) -> None:
     assert down.returncode == 1 and b"noida-db start" in down.stdout
     assert g6(tmp_path, "es", "count", "hb", "x", env={"G6_ELASTIC_URL": "http://10.1.1.1:9200"}).returncode == 2
     assert g6(tmp_path, "ledger", "verify").returncode == 0
+
+
+def test_chunk_cite_recheck_cli(tmp_path: Path, site: Site) -> None:
+    p1 = "Every read leaves a receipt that anyone can verify offline."
+    p2 = "Citations are re-checked months later against the live page."
+    s = site({"/doc": Reply(body=f"<html><body><p>{p1}</p><p>{p2}</p></body></html>".encode()),
+              "/robots.txt": Reply(404, b"")})
+    rid = json.loads(g6(tmp_path, "fetch", s.url("/doc"), "--json", env=LOOP).stdout)["receipt_id"]
+    chunks = json.loads(g6(tmp_path, "chunk", rid, "--json").stdout)["passages"]
+    assert [c["text"] for c in chunks] == [p1, p2]
+    man = tmp_path / "report.json"
+    c1 = g6(tmp_path, "cite", rid, "--passage", chunks[0]["passage_id"], "--manifest", str(man), "--json")
+    assert c1.returncode == 0, c1.stderr
+    c2 = g6(tmp_path, "cite", rid, "--quote", "re-checked months later", "--manifest", str(man))
+    assert c2.returncode == 0
+    missing = g6(tmp_path, "cite", rid, "--quote", "never written", "--manifest", str(man))
+    assert missing.returncode == 2 and b"not in the document" in missing.stderr
+    validate(json.loads(man.read_text()), "manifest.v1")
+    assert g6(tmp_path, "manifest", "verify", str(man)).returncode == 1  # unsigned
+    assert g6(tmp_path, "manifest", "sign", str(man)).returncode == 0
+    assert g6(tmp_path, "manifest", "verify", str(man)).returncode == 0
+    ok = g6(tmp_path, "recheck", str(man), "--json", env=LOOP)
+    assert ok.returncode == 0, ok.stderr
+    report = json.loads(ok.stdout)
+    validate(report, "recheck-report.v1")
+    assert report["counts"] == {"unchanged": 2}
+    s.routes = {**s.routes, "/doc": Reply(body=f"<html><body><p>{p2}</p></body></html>".encode())}
+    gone = g6(tmp_path, "recheck", str(man), env=LOOP)
+    assert gone.returncode == 1 and b"gone" in gone.stdout and b"current" in gone.stdout
+    s.routes = {**s.routes, "/doc": Reply(503, b"down")}
+    down = g6(tmp_path, "recheck", str(man), env=LOOP)
+    assert down.returncode == 3 and b"server_error" in down.stdout
+    assert g6(tmp_path, "ledger", "verify").returncode == 0

@@ -1,0 +1,98 @@
+"""Chunk a stored document and add citations to a manifest (``g6 chunk``, ``g6 cite``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from g6.adapters.outcomes import Outcome
+from g6.adapters.search import SearchRequest
+from g6.adapters.sources import SOURCES
+from g6.adapters.web import read_document
+from g6.errors import InputError
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Receipt
+from g6.manifest import Citation
+from g6.passages import Passage, chunk, find, normalise, passage_id, text_hash
+
+QUOTE_LEN = 200
+
+
+def document_text(home: EvidenceHome, receipt: Receipt) -> str:
+    """The extracted text of the body a fetch (or re-check) receipt points at."""
+    if receipt.kind not in ("fetch", "recheck") or not receipt.content:
+        raise InputError(f"receipt {receipt.receipt_id} holds no fetched page (kind {receipt.kind}, "
+                         f"outcome {receipt.outcome})")
+    body = home.store.read(str(receipt.content["blake3"]))
+    url = receipt.final_url or str(receipt.request.get("url", ""))
+    outcome, reason, docs, detail = read_document(body, url, receipt.detail.get("content_type"),
+                                                  str(receipt.content["blake3"]))
+    if outcome is not Outcome.OK or not docs or docs[0].text is None:
+        raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({outcome.value} {reason or ''}"
+                         f"{detail.get('kept_as', '')})".strip())
+    return docs[0].text
+
+
+def chunk_receipt(home: EvidenceHome, receipt_id: str) -> tuple[Receipt, list[Passage]]:
+    r = home.ledger.get(receipt_id)
+    return r, chunk(document_text(home, r))
+
+
+def _short(text: str) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= QUOTE_LEN else t[: QUOTE_LEN - 1] + "…"
+
+
+def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
+             quote: str | None = None) -> Citation:
+    if (passage is None) == (quote is None):
+        raise InputError("cite exactly one of --passage ID or --quote TEXT")
+    r = home.ledger.get(receipt_id)
+    text = document_text(home, r)
+    passages = chunk(text)
+    if passage is not None:
+        hit = next((p for p in passages if p.passage_id == passage), None)
+        if hit is None:
+            raise InputError(f"no passage {passage!r} in receipt {receipt_id}; `g6 chunk {receipt_id}` lists them")
+        cited, start, end, pid = hit.text, hit.start, hit.end, hit.passage_id
+    else:
+        assert quote is not None
+        if not normalise(quote):
+            raise InputError("the quote is empty")
+        span = find(quote, text)
+        if span is None:
+            raise InputError(f"the quote is not in the document of receipt {receipt_id} (compared after "
+                             "normalising whitespace, case and quote marks)")
+        start, end = span
+        cited = text[start:end]
+        pid = next((p.passage_id for p in passages if p.start <= start and end <= p.end), None)
+    assert r.content is not None
+    url = r.final_url or str(r.request.get("url"))
+    return Citation(
+        citation_id="c_" + text_hash(f"{receipt_id}\n{start}\n{end}\n{cited}").split(":")[1][:16],
+        kind="web", receipt_id=receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
+        content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
+        quote=_short(cited))
+
+
+def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
+    """Cite paper ``number`` (1-based) of a search page: its title, locator and the source's total."""
+    r = home.ledger.get(receipt_id)
+    if r.kind != "search" or not r.content:
+        raise InputError(f"receipt {receipt_id} is not a search page with a body")
+    src = SOURCES.get(r.source)
+    request = SearchRequest.from_json(r.request)
+    parsed = src.parse(request, int(r.http_status or 0), r.detail.get("content_type"),
+                       home.store.read(str(r.content["blake3"])))
+    if not 1 <= number <= len(parsed.papers):
+        raise InputError(f"receipt {receipt_id} lists {len(parsed.papers)} papers; --paper takes 1 to "
+                         f"{len(parsed.papers)}")
+    paper = parsed.papers[number - 1]
+    if not paper.locator or not paper.title:
+        raise InputError(f"paper {number} has no locator or title to re-check")
+    search: dict[str, Any] = {"source": r.source, "request": dict(r.request), "total": parsed.total,
+                              "paper": paper.to_json(), "number": number}
+    return Citation(
+        citation_id="c_" + text_hash(f"{receipt_id}\npaper\n{number}\n{paper.locator}").split(":")[1][:16],
+        kind="search", receipt_id=receipt_id, source_url=paper.locator, requested_url=paper.locator,
+        content=dict(r.content), passage_id=passage_id(paper.title), text_hash=text_hash(paper.title),
+        text=paper.title, start=None, end=None, quote=_short(paper.title), search=search)

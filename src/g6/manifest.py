@@ -1,0 +1,136 @@
+"""The citation manifest: which passages a report cites, where they came from, and their hashes.
+
+A JSON file (``schemas/manifest.v1.schema.json``). It can be signed like a receipt: Ed25519 over
+RFC 8785 canonical JSON of the manifest without ``signature``; any change drops the signature
+(``g6 cite`` removes it when it adds a citation), so sign after the last citation.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import rfc8785
+
+from g6.errors import InputError
+from g6.ledger.keys import SigningKey, VerifyKey
+from g6.ledger.receipts import Signature, new_receipt_id, utc_now
+
+SCHEMA = "g6.manifest.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    citation_id: str
+    kind: str  # "web" | "search"
+    receipt_id: str
+    source_url: str
+    requested_url: str
+    content: Mapping[str, Any]  # {"blake3", "sha256", "size"} of the cited body
+    passage_id: str | None
+    text_hash: str  # of the normalised cited text
+    text: str  # the cited text (the quote, or the whole passage)
+    start: int | None
+    end: int | None
+    quote: str  # short, for people
+    search: Mapping[str, Any] | None = None  # search citations: source, request, total, paper
+    added_at: str = field(default_factory=utc_now)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"citation_id": self.citation_id, "kind": self.kind, "receipt_id": self.receipt_id,
+                             "source_url": self.source_url, "requested_url": self.requested_url,
+                             "content": dict(self.content), "passage_id": self.passage_id,
+                             "text_hash": self.text_hash, "text": self.text, "start": self.start, "end": self.end,
+                             "quote": self.quote, "added_at": self.added_at}
+        if self.search is not None:
+            d["search"] = dict(self.search)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Citation:
+        return cls(d["citation_id"], d["kind"], d["receipt_id"], d["source_url"], d["requested_url"], d["content"],
+                   d.get("passage_id"), d["text_hash"], d["text"], d.get("start"), d.get("end"), d["quote"],
+                   d.get("search"), d["added_at"])
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    manifest_id: str
+    created_at: str
+    citations: tuple[Citation, ...] = ()
+    signature: Signature | None = None
+
+    @classmethod
+    def new(cls) -> Manifest:
+        return cls("mfst_" + new_receipt_id().removeprefix("rcpt_"), utc_now())
+
+    def to_json(self, *, with_signature: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {"schema": SCHEMA, "manifest_id": self.manifest_id, "created_at": self.created_at,
+                             "citations": [c.to_json() for c in self.citations]}
+        if with_signature and self.signature is not None:
+            d["signature"] = self.signature.to_json()
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Manifest:
+        try:
+            if d.get("schema") != SCHEMA:
+                raise InputError(f"not a {SCHEMA} manifest (schema={d.get('schema')!r})")
+            sig = d.get("signature")
+            return cls(d["manifest_id"], d["created_at"], tuple(Citation.from_json(c) for c in d["citations"]),
+                       Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None)
+        except (KeyError, TypeError, AttributeError) as e:
+            raise InputError(f"malformed manifest: missing or bad field {e}") from None
+
+    def with_citation(self, c: Citation) -> Manifest:
+        if any(x.citation_id == c.citation_id for x in self.citations):
+            return self
+        return replace(self, citations=(*self.citations, c), signature=None)
+
+    def signed(self, key: SigningKey) -> Manifest:
+        sig = key.sign(rfc8785.dumps(self.to_json(with_signature=False)))
+        return replace(self, signature=Signature("ed25519", key.key_id, base64.b64encode(sig).decode()))
+
+    def verify_signature(self, keys: Mapping[str, VerifyKey]) -> tuple[bool, str]:
+        if self.signature is None:
+            return False, "unsigned"
+        key = keys.get(self.signature.key_id)
+        if key is None:
+            return False, f"signed by unknown key {self.signature.key_id}"
+        try:
+            raw = base64.b64decode(self.signature.value, validate=True)
+        except ValueError:
+            return False, "signature is not base64"
+        ok = key.verify(raw, rfc8785.dumps(self.to_json(with_signature=False)))
+        return (True, "ok") if ok else (False, "signature does not match the manifest")
+
+
+def load_manifest(path: str | os.PathLike[str]) -> Manifest:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise InputError(f"no manifest at {path}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"{path} is not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path} is not a manifest object")
+    return Manifest.from_json(data)
+
+
+def save_manifest(m: Manifest, path: str | os.PathLike[str]) -> None:
+    """Write atomically: a crash leaves the old manifest or the new one, never half of one."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.")
+    with os.fdopen(fd, "w") as f:
+        json.dump(m.to_json(), f, indent=2, ensure_ascii=False)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, p)

@@ -1,0 +1,259 @@
+"""Re-check a manifest: fetch each cited source again and say, per citation, whether it still holds.
+
+Verdicts: ``unchanged`` (same content digest), ``current`` (bytes changed, the cited normalised
+text is still there — ``moved`` says whether its offset changed), ``changed`` (a passage close to
+it is there with different text: the new text and a similarity figure), ``gone`` (the page
+answered and the passage is not there), or the fetch's typed failure (``blocked``, ``not_found``,
+``rate_limited``, ``unreachable``…), which is never reported as ``gone``.
+
+Concurrency: one worker per host at a time (so the per-host pause and robots rules hold), hosts in
+parallel on a thread pool; receipts are appended from the calling thread. Each verdict is
+appended to a run file as it is decided, so a re-run with the same run id skips what was done.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from g6.adapters.checked_client import CheckedClient, FetchPolicy
+from g6.adapters.outcomes import Outcome
+from g6.adapters.search import SearchRequest
+from g6.adapters.urls import redact_url
+from g6.adapters.web import PageRead, fetch_page
+from g6.capture import receipt_from_response
+from g6.home import EvidenceHome
+from g6.ledger.receipts import new_receipt_id
+from g6.manifest import Citation, Manifest
+from g6.passages import closest, find
+
+CHECKED = ("unchanged", "current", "changed", "gone")
+CHANGED_THRESHOLD = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    citation_id: str
+    verdict: str
+    source_url: str
+    receipt_id: str | None = None
+    moved: bool | None = None
+    similarity: float | None = None
+    new_text: str | None = None
+    new_start: int | None = None
+    new_end: int | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def checked(self) -> bool:
+        return self.verdict in CHECKED
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"citation_id": self.citation_id, "verdict": self.verdict,
+                             "source_url": self.source_url, "receipt_id": self.receipt_id}
+        for k in ("moved", "similarity", "new_text", "new_start", "new_end"):
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
+        d["detail"] = dict(self.detail)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Verdict:
+        return cls(d["citation_id"], d["verdict"], d["source_url"], d.get("receipt_id"), d.get("moved"),
+                   d.get("similarity"), d.get("new_text"), d.get("new_start"), d.get("new_end"), d.get("detail", {}))
+
+
+@dataclass(frozen=True, slots=True)
+class RecheckReport:
+    run_id: str
+    manifest_id: str
+    verdicts: tuple[Verdict, ...]
+    resumed: int = 0
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for v in self.verdicts:
+            out[v.verdict] += 1
+        return dict(out)
+
+    @property
+    def exit_code(self) -> int:
+        """0: all unchanged/current; 1: any changed/gone; 3: otherwise, some could not be checked."""
+        if any(v.verdict in ("changed", "gone") for v in self.verdicts):
+            return 1
+        if any(not v.checked for v in self.verdicts):
+            return 3
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "manifest_id": self.manifest_id, "counts": self.counts(),
+                "resumed": self.resumed, "exit_code": self.exit_code,
+                "verdicts": [v.to_json() for v in self.verdicts]}
+
+
+def judge(c: Citation, page: PageRead) -> Verdict:
+    """The verdict for one citation given a fresh read of its source."""
+    url = c.requested_url
+    if not page.outcome.is_success:
+        return Verdict(c.citation_id, page.outcome.value, url,
+                       detail={"reason": page.reason, "trust": page.outcome.trust})
+    body = page.response.body
+    if body is not None and body.blake3 == c.content.get("blake3") and c.kind == "web":
+        return Verdict(c.citation_id, "unchanged", url)
+    if page.outcome is Outcome.EMPTY or not page.documents or page.documents[0].text is None:
+        if page.outcome is Outcome.EMPTY:
+            return Verdict(c.citation_id, "gone", url, detail={"reason": page.reason or "no_text"})
+        return Verdict(c.citation_id, "parse_failed", url, detail={"reason": "no_text_in_new_body",
+                                                                   **dict(page.detail)})
+    text = page.documents[0].text
+    span = find(c.text, text)
+    if span is not None:
+        moved = c.start is not None and span[0] != c.start
+        return Verdict(c.citation_id, "current", url, moved=moved, new_start=span[0], new_end=span[1])
+    near = closest(c.text, text)
+    if near is not None and near.similarity >= CHANGED_THRESHOLD:
+        return Verdict(c.citation_id, "changed", url, similarity=near.similarity, new_text=near.text,
+                       new_start=near.start, new_end=near.end)
+    return Verdict(c.citation_id, "gone", url, detail={"closest_similarity": near.similarity if near else 0.0})
+
+
+def _policy_for(c: Citation, home: EvidenceHome, base: FetchPolicy) -> FetchPolicy:
+    """The original read's allowlist and byte cap, so the re-check reads under the same rules."""
+    try:
+        r = home.ledger.get(c.receipt_id)
+    except Exception:  # noqa: BLE001 - a citation whose receipt is gone keeps the base policy
+        return base
+    pol = base
+    if r.allowlist.decision == "allowed" and r.allowlist.patterns:
+        pol = replace(pol, allowlist=tuple(r.allowlist.patterns))
+    mb = r.request.get("max_bytes")
+    if isinstance(mb, int):
+        pol = replace(pol, max_bytes=mb)
+    return pol
+
+
+class RunState:
+    """The verdicts of one run, one JSON line each, appended as they are decided."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def load(self) -> dict[str, Verdict]:
+        done: dict[str, Verdict] = {}
+        try:
+            lines = self.path.read_text().splitlines()
+        except FileNotFoundError:
+            return done
+        for line in lines:
+            try:
+                v = Verdict.from_json(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a crash: that citation is checked again
+            done[v.citation_id] = v
+        return done
+
+    def add(self, v: Verdict) -> None:
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a+b") as f:
+                f.seek(0, os.SEEK_END)
+                if f.tell() > 0:
+                    f.seek(-1, os.SEEK_END)
+                    if f.read(1) != b"\n":
+                        f.write(b"\n")  # close a line a crash tore, so this verdict starts on its own
+                f.write(json.dumps(v.to_json(), ensure_ascii=False).encode() + b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+
+
+def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, run_id: str | None = None,
+            state_dir: Path | None = None, workers: int = 8,
+            progress: Callable[[int, int], None] | None = None,
+            sources: Any = None) -> RecheckReport:
+    run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
+    state = RunState((state_dir or home.root / "knowledge" / "rechecks") / f"{manifest.manifest_id}.{run_id}.jsonl")
+    done = state.load()
+    resumed = sum(1 for c in manifest.citations if c.citation_id in done)
+    pending = [c for c in manifest.citations if c.citation_id not in done]
+    total = len(manifest.citations)
+    if progress:
+        progress(resumed, total)
+
+    # One fetch per (url, policy); one worker per host at a time.
+    groups: dict[tuple[str, FetchPolicy], list[Citation]] = defaultdict(list)
+    for c in pending:
+        groups[(c.requested_url, _policy_for(c, home, client.policy))].append(c)
+    by_host: dict[str, list[tuple[str, FetchPolicy]]] = defaultdict(list)
+    for key in groups:
+        by_host[(urlsplit(key[0]).hostname or "").lower()].append(key)
+
+    results: queue.Queue[tuple[tuple[str, FetchPolicy], PageRead | BaseException]] = queue.Queue()
+
+    def work(keys: list[tuple[str, FetchPolicy]]) -> None:
+        for key in keys:
+            try:
+                results.put((key, fetch_page(client, key[0], home.store, policy=key[1])))
+            except BaseException as e:  # noqa: BLE001 - handed to the main thread, which re-raises
+                results.put((key, e))
+
+    finished = resumed
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for keys in by_host.values():
+            pool.submit(work, keys)
+        for _ in range(len(groups)):
+            key, page = results.get()
+            if isinstance(page, BaseException):
+                raise page
+            cites = groups[key]
+            verdicts = [judge(c, page) for c in cites]
+            receipt = receipt_from_response(
+                page.response, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
+                                                                      "manifest_id": manifest.manifest_id},
+                outcome=page.outcome, reason=page.reason or page.response.reason,
+                detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
+                links={"rechecks": sorted({c.receipt_id for c in cites}),
+                       "citations": [c.citation_id for c in cites]})
+            signed = home.record(receipt)
+            for c, v in zip(cites, verdicts, strict=True):
+                v = replace(v, receipt_id=signed.receipt_id)
+                if c.kind == "search" and c.search is not None:
+                    v = _with_total(home, client, c, v, sources)
+                state.add(v)
+                done[c.citation_id] = v
+                finished += 1
+                if progress:
+                    progress(finished, total)
+    ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
+    return RecheckReport(run_id, manifest.manifest_id, ordered, resumed)
+
+
+def _with_total(home: EvidenceHome, client: CheckedClient, c: Citation, v: Verdict, sources: Any) -> Verdict:
+    """A search citation also re-runs its search (one page) to compare the source's total."""
+    from g6.capture import search
+
+    assert c.search is not None
+    reg = sources
+    if reg is None:
+        from g6.adapters.sources import SOURCES as reg  # noqa: N811
+    try:
+        src = reg.get(c.search["source"])
+        req = replace(SearchRequest.from_json(c.search["request"]), max_results=1, max_pages=1)
+        result = search(home, client, src, req)
+    except Exception as e:  # noqa: BLE001 - the page verdict stands; the total could not be had
+        return replace(v, detail={**dict(v.detail), "total_then": c.search.get("total"), "total_now": None,
+                                  "total_error": str(e)[:200]})
+    return replace(v, detail={**dict(v.detail), "total_then": c.search.get("total"), "total_now": result.total,
+                              "total_outcome": result.outcome.value, "total_receipt_ids": list(result.receipt_ids)})
+
+
+__all__ = ["CHECKED", "RecheckReport", "RunState", "Verdict", "judge", "recheck"]
