@@ -27,7 +27,9 @@ import sqlite_utils
 
 from g6.errors import InputError, LedgerError, ReceiptNotFound
 from g6.ledger.keys import SigningKey, VerifyKey
-from g6.ledger.receipts import Receipt
+from g6.ledger.merkle import MerkleTree, leaf_hash
+from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note, sign_checkpoint
+from g6.ledger.receipts import Receipt, utc_now
 from g6.store import BlobRef, BlobStore
 
 GENESIS = "sha256:" + "0" * 64
@@ -81,9 +83,9 @@ class LedgerVerifyReport:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "rows": self.rows, "checks": {}}
-        for name in ("database", "signature", "chain", "blob"):
+        for name in ("database", "signature", "chain", "blob", "checkpoint"):
             cs = self.of(name)
-            if name == "database" and not cs:
+            if name in ("database", "checkpoint") and not cs:
                 continue
             bad = [c.to_json() for c in cs if not c.ok]
             out["checks"][name] = {"ok": not bad, "checked": len(cs), "failed": len(bad), "failures": bad}
@@ -109,17 +111,25 @@ class Ledger:
     def _setup(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
-        if "receipts" in self.db.table_names():
+        if {"receipts", "checkpoints", "meta"} <= set(self.db.table_names()):
             return
         self._conn.execute("BEGIN IMMEDIATE")
         try:
-            if "receipts" not in self.db.table_names():
+            names = set(self.db.table_names())
+            if "receipts" not in names:
                 self.db["receipts"].create(
                     {"seq": int, "receipt_id": str, "kind": str, "outcome": str, "fetched_at": str,
                      "receipt": str, "prev_hash": str, "entry_hash": str},
                     pk="seq", not_null={"receipt_id", "receipt", "prev_hash", "entry_hash"},
                 )
                 self.db["receipts"].create_index(["receipt_id"], unique=True)
+            if "checkpoints" not in names:
+                self.db["checkpoints"].create({"id": int, "size": int, "root": str, "note": str, "created_at": str},
+                                              pk="id", not_null={"size", "root", "note"})
+            if "meta" not in names:
+                self.db["meta"].create({"key": str, "value": str}, pk="key")
+                # the log's identity: the checkpoint origin is g6-evidence/<log id>
+                self._conn.execute("INSERT INTO meta (key, value) VALUES ('log_id', ?)", (os.urandom(8).hex(),))
             self._conn.execute("COMMIT")
         except BaseException:
             self._conn.execute("ROLLBACK")
@@ -206,6 +216,57 @@ class Ledger:
         row = self._usable().execute("SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, GENESIS)
 
+    # -- transparency --------------------------------------------------------------------
+    @property
+    def origin(self) -> str:
+        row = self._usable().execute("SELECT value FROM meta WHERE key = 'log_id'").fetchone()
+        return f"g6-evidence/{row[0]}"
+
+    def leaf_hashes(self, size: int | None = None) -> list[bytes]:
+        """RFC 9162 leaf hashes of the receipts (canonical JSON, signature included), in ledger order."""
+        sql = "SELECT receipt FROM receipts ORDER BY seq" + (" LIMIT ?" if size is not None else "")
+        rows = self._usable().execute(sql, (size,) if size is not None else ())
+        return [leaf_hash(r[0].encode()) for r in rows]
+
+    def tree(self) -> MerkleTree:
+        return MerkleTree(self.leaf_hashes())
+
+    def index_of(self, receipt_id: str) -> int:
+        row = self._usable().execute("SELECT seq FROM receipts WHERE receipt_id = ?", (receipt_id,)).fetchone()
+        if row is None:
+            raise ReceiptNotFound(f"no receipt {receipt_id!r} in {self.path}")
+        return int(row[0]) - 1
+
+    def checkpoint(self, key: SigningKey) -> tuple[Checkpoint, str]:
+        """Sign and keep a checkpoint of the whole ledger as it is now."""
+        conn = self._usable()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            leaves = self.leaf_hashes()
+            cp = Checkpoint(self.origin, len(leaves), MerkleTree(leaves).root())
+            note = sign_checkpoint(cp, key)
+            conn.execute("INSERT INTO checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
+                         (cp.size, cp.root.hex(), note, utc_now()))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return cp, note
+
+    def checkpoints(self) -> list[tuple[Checkpoint, str]]:
+        rows = self._usable().execute("SELECT note FROM checkpoints ORDER BY id").fetchall()
+        return [(Checkpoint.parse(parse_note(r[0])[0]), r[0]) for r in rows]
+
+    def latest_checkpoint(self) -> tuple[Checkpoint, str] | None:
+        cps = self.checkpoints()
+        return cps[-1] if cps else None
+
+    def checkpoint_at(self, size: int) -> tuple[Checkpoint, str]:
+        for cp, note in reversed(self.checkpoints()):
+            if cp.size == size:
+                return cp, note
+        raise ReceiptNotFound(f"no checkpoint of size {size} was issued; `g6 ledger checkpoints` lists them")
+
     def referenced_digests(self) -> set[str]:
         out: set[str] = set()
         for e in self.entries():
@@ -240,9 +301,42 @@ class Ledger:
                 checks.append(Check("signature", ok, seq, rid, "" if ok else why))
                 if store is not None and receipt.content:
                     checks.append(self._blob_check(store, seq, rid, receipt.content, blob_cache))
+            checks.extend(self._checkpoint_checks(keys))
         except sqlite3.DatabaseError as e:
             checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
         return LedgerVerifyReport(rows, tuple(checks))
+
+    def _checkpoint_checks(self, keys: Mapping[str, VerifyKey]) -> list[Check]:
+        """Every checkpoint issued must be signed and match the tree's root at its size now:
+        this is what catches rows removed from the end, or an old row rewritten."""
+        rows = self._conn.execute("SELECT id, size, note FROM checkpoints ORDER BY id").fetchall()
+        if not rows:
+            return []
+        tree = self.tree()
+        origin = self.origin
+        out = []
+        for cid, size, note in rows:
+            label = f"checkpoint {cid} (size {size})"
+            try:
+                text, sigs = parse_note(note)
+                cp = Checkpoint.parse(text)
+                signer = next((k for k in keys.values() if _signed_by(note, cp.origin, k)), None)
+                if signer is None:
+                    out.append(Check("checkpoint", False, None, None, f"{label}: not signed by a trusted key"))
+                    continue
+                if cp.origin != origin:
+                    out.append(Check("checkpoint", False, None, None, f"{label}: origin {cp.origin} is not {origin}"))
+                elif cp.size > len(tree):
+                    out.append(Check("checkpoint", False, None, None,
+                                     f"{label}: the ledger now holds only {len(tree)} receipts (rows removed?)"))
+                elif tree.root(cp.size) != cp.root:
+                    out.append(Check("checkpoint", False, None, None,
+                                     f"{label}: the first {cp.size} receipts no longer hash to its root"))
+                else:
+                    out.append(Check("checkpoint", True, None, None, label))
+            except NoteError as e:
+                out.append(Check("checkpoint", False, None, None, f"{label}: {e}"))
+        return out
 
     @staticmethod
     def _chain_check(seq: int, rid: str, text: str, stored_prev: str, stored_hash: str,
@@ -279,3 +373,11 @@ class Ledger:
                 cache[key] = (True, "")
         ok, detail = cache[key]
         return Check("blob", ok, seq, rid, detail)
+
+
+def _signed_by(note: str, origin: str, key: VerifyKey) -> bool:
+    try:
+        open_checkpoint(note, key, origin)
+        return True
+    except NoteError:
+        return False

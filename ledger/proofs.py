@@ -1,0 +1,226 @@
+"""Proof files a grader verifies offline with only the public key.
+
+Inclusion — the C2SP tlog-proof format (https://c2sp.org/tlog-proof), the ``extra`` line binding
+the receipt id::
+
+    c2sp.org/tlog-proof@v1
+    extra <base64 of the receipt id>
+    index <leaf index>
+    <base64 hash>            (the RFC 9162 inclusion path, one per line)
+
+    <signed checkpoint note>
+
+Consistency — the same shape (g6's own header, as C2SP defines no consistency file)::
+
+    g6-evidence/tlog-consistency@v1
+    old <size>
+    new <size>
+    <base64 hash>            (the RFC 9162 consistency path)
+
+    <signed old checkpoint>
+    ---
+    <signed new checkpoint>
+
+Verification returns a verdict per check, never a bare bool.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from g6.errors import InputError
+from g6.ledger.keys import VerifyKey
+from g6.ledger.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
+from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note
+from g6.ledger.receipts import Receipt
+
+INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
+CONSISTENCY_HEADER = "g6-evidence/tlog-consistency@v1"
+
+
+class ProofFormatError(InputError):
+    code = "G6_E_PROOF_FORMAT"
+
+
+@dataclass(frozen=True, slots=True)
+class ProofCheck:
+    check: str
+    ok: bool
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class ProofReport:
+    kind: str  # "inclusion" | "consistency"
+    checks: tuple[ProofCheck, ...]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.ok for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "ok": self.ok, "checks": [c.to_json() for c in self.checks]}
+
+
+@dataclass(frozen=True, slots=True)
+class InclusionProof:
+    index: int
+    hashes: tuple[bytes, ...]
+    checkpoint_note: str
+    extra: bytes | None = None
+
+    def text(self) -> str:
+        lines = [INCLUSION_HEADER]
+        if self.extra is not None:
+            lines.append(f"extra {base64.b64encode(self.extra).decode()}")
+        lines.append(f"index {self.index}")
+        lines += [base64.b64encode(h).decode() for h in self.hashes]
+        return "\n".join(lines) + "\n\n" + self.checkpoint_note
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyProof:
+    old: int
+    new: int
+    hashes: tuple[bytes, ...]
+    old_note: str
+    new_note: str
+
+    def text(self) -> str:
+        lines = [CONSISTENCY_HEADER, f"old {self.old}", f"new {self.new}"]
+        lines += [base64.b64encode(h).decode() for h in self.hashes]
+        return "\n".join(lines) + "\n\n" + self.old_note + "---\n" + self.new_note
+
+
+def _b64(s: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(s, validate=True)
+    except binascii.Error:
+        raise ProofFormatError(f"{what} is not base64: {s[:40]!r}") from None
+
+
+def _num(line: str, word: str) -> int:
+    head, _, value = line.partition(" ")
+    if head != word or not value.isdigit() or len(value) > 19 or (value != "0" and value.startswith("0")):
+        raise ProofFormatError(f"expected '{word} <number>', got {line[:40]!r}")
+    return int(value)
+
+
+def parse_inclusion(text: str) -> InclusionProof:
+    head, sep, note = text.partition("\n\n")
+    if not sep:
+        raise ProofFormatError("a proof is a header block, a blank line, then a checkpoint")
+    lines = head.split("\n")
+    if lines[0] != INCLUSION_HEADER:
+        raise ProofFormatError(f"not a {INCLUSION_HEADER} proof")
+    rest = lines[1:]
+    extra = None
+    if rest and rest[0].startswith("extra "):
+        extra = _b64(rest.pop(0)[6:], "extra data")
+    if not rest:
+        raise ProofFormatError("missing index line")
+    index = _num(rest.pop(0), "index")
+    hashes = tuple(_b64(h, "proof hash") for h in rest)
+    if any(len(h) != 32 for h in hashes):
+        raise ProofFormatError("every proof hash is 32 bytes")
+    return InclusionProof(index, hashes, note, extra)
+
+
+def parse_consistency(text: str) -> ConsistencyProof:
+    head, sep, notes = text.partition("\n\n")
+    if not sep:
+        raise ProofFormatError("a proof is a header block, a blank line, then two checkpoints")
+    lines = head.split("\n")
+    if lines[0] != CONSISTENCY_HEADER or len(lines) < 3:
+        raise ProofFormatError(f"not a {CONSISTENCY_HEADER} proof")
+    old, new = _num(lines[1], "old"), _num(lines[2], "new")
+    hashes = tuple(_b64(h, "proof hash") for h in lines[3:])
+    if any(len(h) != 32 for h in hashes):
+        raise ProofFormatError("every proof hash is 32 bytes")
+    old_note, sep2, new_note = notes.partition("\n---\n")
+    if not sep2:
+        raise ProofFormatError("the two checkpoints are separated by a line '---'")
+    return ConsistencyProof(old, new, hashes, old_note + "\n", new_note)
+
+
+def _receipt_bytes(receipt: Receipt | Mapping[str, Any] | bytes | str) -> tuple[bytes, Receipt]:
+    if isinstance(receipt, Receipt):
+        r = receipt
+    else:
+        data = json.loads(receipt) if isinstance(receipt, bytes | str) else receipt
+        if not isinstance(data, Mapping):
+            raise ProofFormatError("the receipt is not a JSON object")
+        r = Receipt.from_json(data)
+    return r.canonical_bytes(with_signature=True), r
+
+
+def verify_inclusion_proof(proof_text: str, receipt: Receipt | Mapping[str, Any] | bytes | str,
+                           key: VerifyKey, origin: str | None = None) -> ProofReport:
+    """Check a receipt's inclusion proof with only the public key: no ledger, no network."""
+    checks: list[ProofCheck] = []
+    try:
+        proof = parse_inclusion(proof_text)
+        checks.append(ProofCheck("format", True))
+    except ProofFormatError as e:
+        return ProofReport("inclusion", (ProofCheck("format", False, str(e)),))
+    try:
+        canonical, r = _receipt_bytes(receipt)
+        ok, why = r.verify_signature({key.key_id: key})
+        checks.append(ProofCheck("receipt_signature", ok, "" if ok else why))
+    except (ValueError, InputError) as e:
+        return ProofReport("inclusion", (*checks, ProofCheck("receipt", False, f"unreadable receipt: {e}")))
+    if proof.extra is not None:
+        bound = proof.extra.decode(errors="replace")
+        checks.append(ProofCheck("receipt_binding", bound == r.receipt_id,
+                                 "" if bound == r.receipt_id else f"the proof is for {bound}, not {r.receipt_id}"))
+    try:
+        cp = open_checkpoint(proof.checkpoint_note, key, origin)
+        checks.append(ProofCheck("checkpoint_signature", True, f"{cp.origin} size {cp.size}"))
+    except NoteError as e:
+        checks.append(ProofCheck("checkpoint_signature", False, str(e)))
+        return ProofReport("inclusion", tuple(checks))
+    try:
+        verify_inclusion(proof.index, cp.size, leaf_hash(canonical), proof.hashes, cp.root)
+        checks.append(ProofCheck("inclusion", True, f"leaf {proof.index} of {cp.size}"))
+    except ProofError as e:
+        checks.append(ProofCheck("inclusion", False, str(e)))
+    return ProofReport("inclusion", tuple(checks))
+
+
+def verify_consistency_proof(proof_text: str, key: VerifyKey, origin: str | None = None) -> ProofReport:
+    """Check that the newer checkpoint's tree extends the older one's, with only the public key."""
+    try:
+        proof = parse_consistency(proof_text)
+    except ProofFormatError as e:
+        return ProofReport("consistency", (ProofCheck("format", False, str(e)),))
+    checks = [ProofCheck("format", True)]
+    cps: list[Checkpoint] = []
+    for label, note in (("old_checkpoint_signature", proof.old_note), ("new_checkpoint_signature", proof.new_note)):
+        try:
+            cps.append(open_checkpoint(note, key, origin))
+            checks.append(ProofCheck(label, True))
+        except NoteError as e:
+            checks.append(ProofCheck(label, False, str(e)))
+    if len(cps) < 2:
+        return ProofReport("consistency", tuple(checks))
+    old, new = cps
+    same = old.origin == new.origin and (old.size, new.size) == (proof.old, proof.new)
+    checks.append(ProofCheck("sizes_and_origin", same, "" if same else "the checkpoints do not match the header"))
+    try:
+        verify_consistency(old.size, new.size, proof.hashes, old.root, new.root)
+        checks.append(ProofCheck("consistency", True, f"size {old.size} -> {new.size}"))
+    except ProofError as e:
+        checks.append(ProofCheck("consistency", False, str(e)))
+    return ProofReport("consistency", tuple(checks))
+
+
+def parse_note_text(note: str) -> Checkpoint:
+    return Checkpoint.parse(parse_note(note)[0])

@@ -1,0 +1,45 @@
+"""Checkpoints and proofs over an evidence home's ledger (``g6 ledger checkpoint|prove|consistency``)."""
+
+from __future__ import annotations
+
+from g6.home import EvidenceHome
+from g6.ledger.note import Checkpoint, verifier_key
+from g6.ledger.proofs import ConsistencyProof, InclusionProof
+
+
+def checkpoint(home: EvidenceHome) -> tuple[Checkpoint, str]:
+    return home.ledger.checkpoint(home.signing_key())
+
+
+def covering_checkpoint(home: EvidenceHome, index: int) -> tuple[Checkpoint, str, bool]:
+    """The latest checkpoint if it covers leaf ``index``; else a new one (the flag says so)."""
+    latest = home.ledger.latest_checkpoint()
+    if latest is not None and latest[0].size > index:
+        return latest[0], latest[1], False
+    cp, note = checkpoint(home)
+    return cp, note, True
+
+
+def prove(home: EvidenceHome, receipt_id: str) -> tuple[InclusionProof, bool]:
+    index = home.ledger.index_of(receipt_id)
+    cp, note, made = covering_checkpoint(home, index)
+    tree = home.ledger.tree()
+    if tree.root(cp.size) != cp.root:
+        raise ValueError("the ledger no longer matches its latest checkpoint; run `g6 ledger verify`")
+    proof = tree.inclusion_proof(index, cp.size)
+    return InclusionProof(index, tuple(proof), note, receipt_id.encode()), made
+
+
+def consistency(home: EvidenceHome, old: int, new: int) -> ConsistencyProof:
+    old_cp, old_note = home.ledger.checkpoint_at(old)
+    new_cp, new_note = home.ledger.checkpoint_at(new)
+    if old > new:
+        raise ValueError("OLD must not be larger than NEW")
+    tree = home.ledger.tree()
+    hashes = tree.consistency_proof(old, new) if old > 0 else []
+    return ConsistencyProof(old, new, tuple(hashes), old_note, new_note)
+
+
+def note_verifier_key(home: EvidenceHome) -> str:
+    """The C2SP verifier key for this ledger's checkpoints: <origin>+<key id>+<key>."""
+    return verifier_key(home.ledger.origin, home.signing_key().public)
