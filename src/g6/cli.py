@@ -106,11 +106,17 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
     except G6Error as e:
         _fail(str(e), EXIT_FAILED)
     trusted = kd.trusted()
+    from g6.ledger.note import verifier_key
+
+    with c.evidence() as ev:
+        vkey = verifier_key(ev.ledger.origin, current)
     if as_json:
-        _emit_json({"signing": {"key_id": current.key_id, "public_key": current.to_text()},
+        _emit_json({"signing": {"key_id": current.key_id, "public_key": current.to_text(),
+                                "checkpoint_verifier_key": vkey},
                     "trusted": [{"key_id": k, "public_key": v.to_text()} for k, v in trusted.items()]})
         return
     click.echo(f"{current.key_id} {current.to_text()}")
+    click.echo(f"checkpoint verifier key: {vkey}")
     for kid, k in trusted.items():
         if kid != current.key_id:
             click.echo(f"{kid} {k.to_text()} (trusted, retired)")
@@ -628,6 +634,221 @@ def ledger_verify(c: _Ctx, as_json: bool) -> None:
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
+@ledger.command("checkpoint")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def ledger_checkpoint(c: _Ctx, as_json: bool) -> None:
+    """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
+    from g6.transparency import checkpoint, note_verifier_key
+
+    with c.evidence(need_key=True) as ev:
+        cp, note = checkpoint(ev)
+        vkey = note_verifier_key(ev)
+    if as_json:
+        _emit_json({"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
+                    "verifier_key": vkey})
+    else:
+        click.echo(note, nl=False)
+        click.echo(f"verifier key: {vkey}", err=True)
+
+
+@ledger.command("checkpoints")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def ledger_checkpoints(c: _Ctx, as_json: bool) -> None:
+    """List every checkpoint issued."""
+    with c.evidence() as ev:
+        cps = ev.ledger.checkpoints()
+    if as_json:
+        _emit_json([{"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note} for cp, note in cps])
+        return
+    for cp, _ in cps:
+        click.echo(f"{cp.size:>8} {cp.root.hex()} {cp.origin}")
+
+
+@ledger.command("prove")
+@click.argument("receipt_id")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the proof here (else stdout).")
+@pass_ctx
+def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None) -> None:
+    """Print an inclusion proof (C2SP tlog-proof) of RECEIPT_ID against the latest checkpoint."""
+    from g6.transparency import prove
+
+    with c.evidence(need_key=True) as ev:
+        try:
+            proof, made = prove(ev, receipt_id)
+        except G6Error as e:
+            _fail(str(e), EXIT_FAILED)
+        except ValueError as e:
+            _fail(str(e), EXIT_FAILED)
+    if made:
+        click.echo("g6: no checkpoint covered that receipt; signed a new one", err=True)
+    if output:
+        output.write_text(proof.text())
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(proof.text(), nl=False)
+
+
+@ledger.command("consistency")
+@click.argument("old", type=click.IntRange(min=1))
+@click.argument("new", type=click.IntRange(min=1))
+@click.option("-o", "--output", type=click.Path(path_type=Path))
+@pass_ctx
+def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None:
+    """Prove the checkpoint of size NEW extends the checkpoint of size OLD."""
+    from g6.transparency import consistency
+
+    with c.evidence() as ev:
+        try:
+            proof = consistency(ev, old, new)
+        except G6Error as e:
+            _fail(str(e), EXIT_USAGE)
+        except ValueError as e:
+            _fail(str(e), EXIT_USAGE)
+    if output:
+        output.write_text(proof.text())
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(proof.text(), nl=False)
+
+
+def _read_key(text: str) -> tuple[Any, str | None]:
+    """A public key given as 'ed25519:<b64>', a C2SP verifier key, or a file holding either."""
+    from g6.ledger import VerifyKey
+    from g6.ledger.note import parse_verifier_key
+
+    p = Path(text)
+    if len(text) < 4096 and p.is_file():
+        text = p.read_text().strip()
+    if text.startswith("ed25519:"):
+        return VerifyKey.from_text(text), None
+    name, key = parse_verifier_key(text)
+    return key, name
+
+
+@cli.command("verify-proof")
+@click.argument("proof_file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--receipt", "receipt_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The receipt JSON (for an inclusion proof).")
+@click.option("--key", "key_text", required=True,
+              help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one.")
+@click.option("--origin", help="The log origin the checkpoint must name (implied by a verifier key).")
+@click.option("--json", "as_json", is_flag=True)
+def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str, origin: str | None,
+                     as_json: bool) -> None:
+    """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof."""
+    from g6.ledger.note import NoteError
+    from g6.ledger.proofs import CONSISTENCY_HEADER, verify_consistency_proof, verify_inclusion_proof
+
+    try:
+        key, key_origin = _read_key(key_text)
+    except (G6Error, NoteError) as e:
+        _fail(f"bad --key: {e}")
+    origin = origin or key_origin
+    text = proof_file.read_text(errors="replace")
+    if text.startswith(CONSISTENCY_HEADER):
+        report = verify_consistency_proof(text, key, origin)
+    else:
+        if receipt_file is None:
+            _fail("an inclusion proof needs --receipt RECEIPT.json")
+        report = verify_inclusion_proof(text, receipt_file.read_bytes(), key, origin)
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        for ch in report.checks:
+            click.echo(f"{ch.check:<26} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}")
+        click.echo(f"{report.kind} proof {'holds' if report.ok else 'FAILED'}")
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+@cli.command("bundle", context_settings={"ignore_unknown_options": False})
+@click.argument("args", nargs=-1, required=True, metavar="MANIFEST | verify BUNDLE")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="The zip to write (creating a bundle).")
+@click.option("--key", "keys", multiple=True, help="Pin the publisher's public key (verify; repeatable).")
+@click.option("--trust-bundle-keys", is_flag=True, help="Verify with the keys shipped inside the bundle.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...],
+               trust_bundle_keys: bool, as_json: bool) -> None:
+    """`g6 bundle MANIFEST -o report-evidence.zip` packs a manifest with its receipts, blobs, inclusion
+    proofs, checkpoint and public keys; `g6 bundle verify report-evidence.zip --key KEY` checks it all
+    offline, one verdict per citation. Exit 0 only when everything holds."""
+    if args[0] == "verify":
+        if len(args) != 2:
+            _fail("usage: g6 bundle verify BUNDLE.zip [--key KEY]")
+        from g6.bundle import verify_bundle
+
+        try:
+            pinned = tuple(_read_key(k)[0] for k in keys)
+        except G6Error as e:
+            _fail(f"bad --key: {e}")
+        except ValueError as e:
+            _fail(f"bad --key: {e}")
+        report = verify_bundle(args[1], pinned, trust_bundle_keys)
+        if as_json:
+            _emit_json(report.to_json())
+        else:
+            for ch in report.bundle_checks:
+                click.echo(f"{ch.check:<22} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}")
+            for v in report.citations:
+                failed = [f"{x.check}: {x.detail}" for x in v.checks if not x.ok]
+                click.echo(f"{v.citation_id} {'holds' if v.ok else 'FAILED'}"
+                           f"{' (' + '; '.join(failed) + ')' if failed else ''}  \"{v.quote[:70]}\"")
+            click.echo(f"bundle {'holds' if report.ok else 'FAILED'}: {len(report.citations)} citations")
+        sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    if len(args) != 1 or output is None:
+        _fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
+    from g6.bundle import build_bundle
+
+    with c.evidence(need_key=True) as ev:
+        try:
+            index = build_bundle(ev, args[0], output)
+        except G6Error as e:
+            _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+        except (OSError, ValueError) as e:
+            _fail(str(e))
+    if as_json:
+        _emit_json(index)
+    else:
+        click.echo(f"wrote {output}: {len(index['files'])} files for manifest {index['manifest_id']}")
+
+
+@cli.group("export")
+def export_group() -> None:
+    """Export evidence in standard formats."""
+
+
+@export_group.command("warc")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="out.warc.gz or out.warc")
+@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Only the receipts a manifest cites, and their re-checks.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
+    """Write a WARC/1.1 file: request, response, revisit and metadata (receipt) records."""
+    from g6.manifest import load_manifest
+    from g6.warc_export import export_warc
+
+    with c.evidence() as ev:
+        entries = [e.receipt for e in ev.ledger.entries()]
+        if manifest_path is not None:
+            try:
+                m = load_manifest(manifest_path)
+            except G6Error as e:
+                _fail(str(e))
+            cited = {x.receipt_id for x in m.citations}
+            entries = [r for r in entries if r.receipt_id in cited or
+                       set(r.links.get("rechecks", []) if isinstance(r.links.get("rechecks"), list) else [])
+                       & cited]
+        summary = export_warc(ev, output, entries)
+    if as_json:
+        _emit_json(summary.to_json())
+    else:
+        click.echo(f"wrote {summary.path}: {summary.responses} responses, {summary.revisits} revisits, "
+                   f"{summary.requests} requests, {summary.metadata} metadata records from {summary.receipts} receipts")
+
+
 # -- blobs ---------------------------------------------------------------------------------
 @cli.group()
 def blob() -> None:
@@ -705,7 +926,8 @@ def demo_cmd(c: _Ctx, as_json: bool) -> None:
     if as_json:
         _emit_json({"home": str(run.home), "site": run.site, "ok": run.ok,
                     "results": [{"path": p, "expected": want, **r.to_json()} for p, want, r in run.results],
-                    "verify": run.verify.to_json()})
+                    "verify": run.verify.to_json(), "bundle_path": str(run.bundle_path),
+                    "bundle": run.bundle.to_json()})
     else:
         click.echo(f"evidence home: {run.home}", err=True)
         click.echo(f"fixture site:  {run.site} (loopback, allowed for the demo only)", err=True)
@@ -715,7 +937,13 @@ def demo_cmd(c: _Ctx, as_json: bool) -> None:
         v = run.verify.to_json()
         checks = ", ".join(f"{k} {'ok' if x['ok'] else 'FAILED'} ({x['checked']})" for k, x in v["checks"].items())
         click.echo(f"ledger verify: {'ok' if run.verify.ok else 'FAILED'}: {checks}")
-        click.echo(f"try: g6 --home {run.home} ledger list", err=True)
+        b = run.bundle
+        click.echo(f"bundle verify: {'ok' if b.ok else 'FAILED'}: {run.bundle_path.name}, "
+                   f"{len(b.citations)} citation(s), checks "
+                   + ", ".join(f"{x.check} {'ok' if x.ok else 'FAILED'}" for x in b.bundle_checks))
+        click.echo(f"try: g6 --home {run.home} ledger list; g6 --home {run.home} bundle verify "
+                   f"{run.bundle_path} --key $(g6 --home {run.home} keys show --json | jq -r .signing.public_key)",
+                   err=True)
     sys.exit(EXIT_OK if run.ok else EXIT_FAILED)
 
 

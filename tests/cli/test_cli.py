@@ -223,3 +223,33 @@ def test_chunk_cite_recheck_cli(tmp_path: Path, site: Site) -> None:
     down = g6(tmp_path, "recheck", str(man), env=LOOP)
     assert down.returncode == 3 and b"server_error" in down.stdout
     assert g6(tmp_path, "ledger", "verify").returncode == 0
+
+
+def test_transparency_cli(tmp_path: Path, local: LocalSite) -> None:
+    for _ in range(3):
+        g6(tmp_path, "fetch", local.url("/"), env=LOOP)
+    cp1 = json.loads(g6(tmp_path, "ledger", "checkpoint", "--json").stdout)
+    assert cp1["size"] == 3 and cp1["note"].startswith(cp1["origin"] + "\n3\n")
+    rid = json.loads(g6(tmp_path, "fetch", local.url("/"), "--json", env=LOOP).stdout)["receipt_id"]
+    proof = tmp_path / "r.tlog-proof"
+    made = g6(tmp_path, "ledger", "prove", rid, "-o", str(proof))
+    assert made.returncode == 0 and b"signed a new one" in made.stderr
+    receipt = tmp_path / "r.json"
+    receipt.write_bytes(g6(tmp_path, "receipt", "show", rid).stdout)
+    vkey = cp1["verifier_key"]
+    ok = g6(tmp_path, "verify-proof", str(proof), "--receipt", str(receipt), "--key", vkey, "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["ok"]
+    pub = json.loads(g6(tmp_path, "keys", "show", "--json").stdout)["signing"]["public_key"]
+    assert g6(tmp_path, "verify-proof", str(proof), "--receipt", str(receipt), "--key", pub).returncode == 0
+    receipt.write_text(receipt.read_text().replace('"byte_count": ', '"byte_count": 1'))
+    bad = g6(tmp_path, "verify-proof", str(proof), "--receipt", str(receipt), "--key", vkey)
+    assert bad.returncode == 1 and b"FAILED" in bad.stdout
+    cons = tmp_path / "c.proof"
+    assert g6(tmp_path, "ledger", "consistency", "3", "4", "-o", str(cons)).returncode == 0
+    assert g6(tmp_path, "verify-proof", str(cons), "--key", vkey).returncode == 0
+    assert g6(tmp_path, "ledger", "consistency", "2", "4").returncode == 2
+    listed = json.loads(g6(tmp_path, "ledger", "checkpoints", "--json").stdout)
+    assert [c["size"] for c in listed] == [3, 4]
+    warc = tmp_path / "out.warc.gz"
+    w = g6(tmp_path, "export", "warc", "-o", str(warc), "--json")
+    assert w.returncode == 0 and json.loads(w.stdout)["responses"] == 4
