@@ -911,6 +911,22 @@ def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
                    f"{len(report.skipped_young)} younger than {grace:g}s")
 
 
+# -- mcp -----------------------------------------------------------------------------------
+@cli.command("mcp")
+@pass_ctx
+def mcp_cmd(c: _Ctx) -> None:
+    """Serve the g6 ops as MCP tools over stdio. Sensitive ops run only if G6_MCP_SENSITIVE lists them."""
+    try:
+        from g6.mcp_server import allowed_ops, serve
+    except ImportError as e:  # pragma: no cover - the optional extra is missing
+        _fail(f"the MCP server needs the mcp extra: pip install 'g6-evidence[mcp]' ({e})")
+    try:
+        allowed_ops(c.settings.values.get("G6_MCP_SENSITIVE"))
+    except G6Error as e:
+        _fail(str(e))
+    serve(c.settings)
+
+
 # -- demo ----------------------------------------------------------------------------------
 @cli.command("demo")
 @click.option("--json", "as_json", is_flag=True)
