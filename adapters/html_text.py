@@ -22,8 +22,6 @@ from lxml import html as lxml_html
 _DROP_TAGS = ("script", "style", "template")
 _STYLE_HIDDEN = re.compile(r"(?:^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)",
                            re.IGNORECASE)
-_WS = re.compile(r"[ \t\r\f\v]+")
-_BLANKS = re.compile(r"\n\s*\n+")
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", re.IGNORECASE)
 
 
@@ -50,8 +48,19 @@ def charset_of(content_type: str | None) -> str | None:
 
 
 def _tidy(text: str) -> str:
-    lines = [_WS.sub(" ", line).strip() for line in text.splitlines()]
-    return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+    """Collapse whitespace inside lines, keep at most one blank line between paragraphs."""
+    out: list[str] = []
+    blank = False
+    for line in text.splitlines():
+        t = " ".join(line.split())
+        if not t:
+            blank = True
+            continue
+        if blank and out:
+            out.append("")
+        out.append(t)
+        blank = False
+    return "\n".join(out)
 
 
 def _hidden_reason(el: etree._Element) -> str | None:
@@ -192,35 +201,53 @@ def extract_links(root: lxml_html.HtmlElement, base_url: str) -> tuple[str, ...]
     return tuple(seen)
 
 
-def extract_html(body: bytes, url: str, content_type: str | None = None) -> HtmlText:
+def _meta_content(root: lxml_html.HtmlElement, *names: str) -> str | None:
+    for meta in root.iterfind(".//meta"):
+        key = (meta.get("name") or meta.get("property") or "").strip().lower()
+        if key in names:
+            value = _tidy(meta.get("content") or "")
+            if value:
+                return value
+    return None
+
+
+def extract_html(body: bytes, url: str, content_type: str | None = None, *, full_metadata: bool = False) -> HtmlText:
+    """The reader's text of an HTML page. ``full_metadata`` adds trafilatura's author, date and site
+    name (its date search costs more than the text extraction itself, so it runs only when asked)."""
     root = parse_html(body, content_type)
     title_el = root.find(".//title")
     title = _tidy(title_el.text_content()) if title_el is not None else None
+    metadata: dict[str, Any] = {}
     canonical = canonical_url(root, url)
+    description = _meta_content(root, "description", "og:description")
     unread, had_scripts = strip_unseen(root)
     if title_el is not None and title_el.getparent() is not None:
         title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
     for ns in root.iter("noscript"):
         ns.tag = "div"  # a reader without scripts sees it; trafilatura would drop the tag
+    links = extract_links(root, url)
     fallback = visible_text(root)
     text, source = fallback, "visible_text"
-    metadata: dict[str, Any] = {}
     try:
-        main = trafilatura.extract(copy.deepcopy(root), url=url, favor_recall=True, include_comments=False,
-                                   include_tables=True, deduplicate=False)
+        if full_metadata:
+            meta = trafilatura.extract_metadata(copy.deepcopy(root), default_url=url)
+            if meta is not None:
+                md = meta.as_dict()
+                metadata = {k: md.get(k) for k in ("title", "author", "date", "sitename") if md.get(k)}
+        # the tree is not used after this, so trafilatura may prune it in place (no copy)
+        main = trafilatura.extract(root, url=url, favor_recall=True, include_comments=False, include_tables=True,
+                                   deduplicate=False)
         if main and main.strip():
             text, source = _tidy(main), "trafilatura"
-        meta = trafilatura.extract_metadata(copy.deepcopy(root), default_url=url)
-        if meta is not None:
-            md = meta.as_dict()
-            metadata = {k: md.get(k) for k in ("title", "description", "url", "language", "author", "date",
-                                               "sitename") if md.get(k)}
-            metadata.pop("url", None)
     except (RecursionError, ValueError, TypeError, AttributeError):
         pass  # trafilatura's own failure: the lxml visible text stands
+    if title:
+        metadata.setdefault("title", title)
+    if description:
+        metadata["description"] = description
     if canonical:
         metadata["canonical"] = canonical
     lang = root.get("lang")
-    if lang and "language" not in metadata:
+    if lang:
         metadata["language"] = lang
-    return HtmlText(title or None, text, source, unread, extract_links(root, url), metadata, had_scripts)
+    return HtmlText(title or None, text, source, unread, links, metadata, had_scripts)

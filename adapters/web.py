@@ -78,7 +78,7 @@ def read_document(body: bytes, url: str, content_type: str | None, blake3: str,
     mtype = media_type(content_type, body)
     if mtype in ("text/html", "application/xhtml+xml"):
         try:
-            page = extract_html(body, url, content_type)
+            page = extract_html(body, url, content_type, full_metadata=extract == "metadata")
         except HTMLParseError as e:
             return Outcome.PARSE_FAILED, "html_unreadable", (), {"message": str(e)[:200]}
         if not page.text.strip():

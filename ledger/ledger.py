@@ -29,7 +29,7 @@ from g6.errors import InputError, LedgerError, ReceiptNotFound
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.merkle import MerkleTree, leaf_hash
 from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note, sign_checkpoint
-from g6.ledger.receipts import Receipt, utc_now
+from g6.ledger.receipts import Receipt, unsigned_bytes_of_stored, utc_now
 from g6.store import BlobRef, BlobStore
 
 GENESIS = "sha256:" + "0" * 64
@@ -293,11 +293,12 @@ class Ledger:
                 checks.append(self._chain_check(seq, rid, text, stored_prev, stored_hash, prev_seq, prev_hash))
                 prev_seq, prev_hash = seq, stored_hash
                 try:
-                    receipt = Receipt.from_json(json.loads(text))
+                    data = json.loads(text)
+                    receipt = Receipt.from_json(data)
                 except (ValueError, InputError) as e:
                     checks.append(Check("signature", False, seq, rid, f"receipt unreadable: {e}"))
                     continue
-                ok, why = receipt.verify_signature(keys)
+                ok, why = receipt.verify_signature(keys, message=unsigned_bytes_of_stored(text, data))
                 checks.append(Check("signature", ok, seq, rid, "" if ok else why))
                 if store is not None and receipt.content:
                     checks.append(self._blob_check(store, seq, rid, receipt.content, blob_cache))

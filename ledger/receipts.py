@@ -12,6 +12,7 @@ The JSON shape is published in ``schemas/receipt.v1.schema.json``.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -165,7 +166,7 @@ class Receipt:
         sig = key.sign(self.canonical_bytes())
         return replace(self, signature=Signature("ed25519", key.key_id, base64.b64encode(sig).decode()))
 
-    def verify_signature(self, keys: Mapping[str, VerifyKey]) -> tuple[bool, str]:
+    def verify_signature(self, keys: Mapping[str, VerifyKey], *, message: bytes | None = None) -> tuple[bool, str]:
         """(ok, why). Unknown key, bad encoding and a wrong signature are told apart."""
         if self.signature is None:
             return False, "unsigned"
@@ -178,6 +179,33 @@ class Receipt:
             raw = base64.b64decode(self.signature.value, validate=True)
         except ValueError:
             return False, "signature is not base64"
-        if not key.verify(raw, self.canonical_bytes()):
+        if not key.verify(raw, message if message is not None else self.canonical_bytes()):
             return False, "signature does not match the receipt"
         return True, "ok"
+
+
+def unsigned_bytes_of_stored(text: str, data: Mapping[str, Any]) -> bytes | None:
+    """The signed message of a receipt stored as canonical JSON, without re-canonicalising it.
+
+    In RFC 8785 form the top-level members are sorted, so ``"signature"`` directly follows
+    ``"schema"``; cutting that one member out of canonical text leaves the canonical text of the
+    rest. The cut is accepted only if the remainder parses to exactly the receipt minus its
+    signature, so a stored text that is not canonical (or was edited) falls back to the slow path
+    (and then fails its signature check) rather than being misread.
+    """
+    sig = data.get("signature")
+    if not isinstance(sig, dict):
+        return None
+    member = "," + rfc8785.dumps({"signature": sig}).decode()[1:-1]
+    anchor = f'"schema":"{SCHEMA}"'
+    i = text.rfind(anchor + member)
+    if i < 0:
+        return None
+    start = i + len(anchor)
+    derived = text[:start] + text[start + len(member):]
+    try:
+        rest = json.loads(derived)
+    except ValueError:
+        return None
+    expected = {k: v for k, v in data.items() if k != "signature"}
+    return derived.encode() if rest == expected else None

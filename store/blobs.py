@@ -23,12 +23,14 @@ import contextlib
 import hashlib
 import json
 import os
+import queue
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import blake3
 
@@ -83,11 +85,37 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class _Sha256Thread:
+    """sha256 on a second thread, so it runs beside blake3 and the file write (hashlib drops the
+    GIL for large updates). A bounded queue keeps memory flat: a slow hash slows the writer."""
+
+    def __init__(self, h: Any) -> None:
+        self._h = h
+        self._q: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while (chunk := self._q.get()) is not None:
+            self._h.update(chunk)
+
+    def update(self, chunk: bytes) -> None:
+        self._q.put(chunk)
+
+    def finish(self) -> Any:
+        self._q.put(None)
+        self._t.join()
+        return self._h
+
+
 class BlobWriter:
     """Incremental writer: ``write`` chunks as they arrive, then ``commit`` (or ``abort``).
 
-    Hashes while writing, so memory stays flat whatever the body size.
+    Hashes while writing, so memory stays flat whatever the body size. Past ``PIPELINE_AFTER``
+    bytes, sha256 moves to a second thread.
     """
+
+    PIPELINE_AFTER = 4 << 20
 
     def __init__(self, store: BlobStore) -> None:
         self._store = store
@@ -96,15 +124,29 @@ class BlobWriter:
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
         self._b3 = blake3.blake3()
         self._sha = hashlib.sha256()
+        self._sha_thread: _Sha256Thread | None = None
         self.size = 0
 
     def write(self, chunk: bytes) -> None:
         if self._file is None:
             raise ValueError("writer already closed")
+        chunk = bytes(chunk)  # the hash thread must see bytes no caller can change later
+        if self._sha_thread is not None:
+            self._sha_thread.update(chunk)
+        elif self.size + len(chunk) > self.PIPELINE_AFTER:
+            self._sha_thread = _Sha256Thread(self._sha)
+            self._sha_thread.update(chunk)
+        else:
+            self._sha.update(chunk)
         self._b3.update(chunk)
-        self._sha.update(chunk)
         self._file.write(chunk)
         self.size += len(chunk)
+
+    def _sha_hex(self) -> str:
+        if self._sha_thread is not None:
+            self._sha = self._sha_thread.finish()
+            self._sha_thread = None
+        return str(self._sha.hexdigest())
 
     def commit(self) -> BlobRef:
         if self._file is None:
@@ -116,11 +158,14 @@ class BlobWriter:
                 os.fsync(f.fileno())
         finally:
             f.close()
-        ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha.hexdigest()}", self.size)
+        ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
         self._store._install(self._path, ref)
         return ref
 
     def abort(self) -> None:
+        if self._sha_thread is not None:
+            self._sha_thread.finish()
+            self._sha_thread = None
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -212,3 +212,27 @@ def test_key_dir_permissions_and_rotation(tmp_path: Path) -> None:
     second = kd.init(force=True)
     assert set(kd.trusted()) == {first.key_id, second.key_id}
     assert kd.load_signing().key_id == second.key_id
+
+
+def test_fast_signature_path_agrees_with_the_slow_one(home: EvidenceHome) -> None:
+    from g6.ledger.receipts import unsigned_bytes_of_stored
+
+    rs = fill(home, 3)
+    conn = raw(home)
+    text = conn.execute("SELECT receipt FROM receipts WHERE seq = 2").fetchone()[0]
+    data = json.loads(text)
+    assert unsigned_bytes_of_stored(text, data) == rs[1].canonical_bytes()
+    # the same receipt stored non-canonically (keys reordered): no fast path, and the chain flags it
+    reordered = json.dumps(dict(reversed(list(data.items()))))
+    assert unsigned_bytes_of_stored(reordered, json.loads(reordered)) is None
+    conn.execute("UPDATE receipts SET receipt = ? WHERE seq = 2", (reordered,))
+    report = home.verify()
+    assert not report.failures("signature") and [f.seq for f in report.failures("chain")] == [2]
+    # a signature member planted inside another object is not taken for the real one
+    planted = dict(data, detail={"schema": "runx.receipt.v1", "signature": data["signature"]})
+    import rfc8785
+
+    ptext = rfc8785.dumps(planted).decode()
+    derived = unsigned_bytes_of_stored(ptext, planted)
+    assert derived is not None and b'"detail":{"schema"' in derived
+    assert not Receipt.from_json(planted).verify_signature(home.keys.trusted(), message=derived)[0]
