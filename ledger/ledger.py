@@ -156,7 +156,8 @@ class Ledger:
 
     def append_many(self, receipts: Iterable[Receipt], key: SigningKey) -> list[Receipt]:
         """Sign and append several receipts in one transaction (all or none)."""
-        signed = [r.signed(key) for r in receipts]
+        pairs = [r.sign_canonical(key) for r in receipts]
+        signed = [p[0] for p in pairs]
         self._usable().execute("BEGIN IMMEDIATE")
         try:
             head = self._conn.execute(
@@ -164,9 +165,8 @@ class Ledger:
             ).fetchone()
             seq, prev = (head[0], head[1]) if head else (0, GENESIS)
             rows = []
-            for r in signed:
+            for r, body in pairs:
                 seq += 1
-                body = r.canonical_bytes(with_signature=True)
                 h = entry_hash(seq, prev, body)
                 rows.append((seq, r.receipt_id, r.kind, r.outcome, r.fetched_at, body.decode(), prev, h))
                 prev = h

@@ -163,8 +163,28 @@ class Receipt:
 
     # -- signing ---------------------------------------------------------------------------
     def signed(self, key: SigningKey) -> Receipt:
-        sig = key.sign(self.canonical_bytes())
-        return replace(self, signature=Signature("ed25519", key.key_id, base64.b64encode(sig).decode()))
+        return self.sign_canonical(key)[0]
+
+    def sign_canonical(self, key: SigningKey) -> tuple[Receipt, bytes]:
+        """Sign, and return the signed receipt with its canonical JSON (signature included).
+
+        The canonical form is computed once: in RFC 8785 order ``"signature"`` directly follows
+        ``"schema"``, so the signature member is spliced in rather than canonicalising again.
+        """
+        unsigned = self.canonical_bytes()
+        sig = Signature("ed25519", key.key_id, base64.b64encode(key.sign(unsigned)).decode())
+        anchor = f'"schema":"{SCHEMA}"'.encode()
+        # Only "source", "tool" and "truncated" follow the top-level "schema", and their values
+        # cannot hold that text unescaped, so the last occurrence is the top-level one. The splice
+        # is still checked, and canonicalising again is the fallback.
+        i = unsigned.rfind(anchor)
+        member = b"," + rfc8785.dumps({"signature": sig.to_json()})[1:-1]
+        signed = replace(self, signature=sig)
+        if i >= 0:
+            body = unsigned[: i + len(anchor)] + member + unsigned[i + len(anchor):]
+            if json.loads(body) == signed.to_json():
+                return signed, body
+        return signed, signed.canonical_bytes(with_signature=True)
 
     def verify_signature(self, keys: Mapping[str, VerifyKey], *, message: bytes | None = None) -> tuple[bool, str]:
         """(ok, why). Unknown key, bad encoding and a wrong signature are told apart."""
