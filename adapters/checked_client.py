@@ -45,6 +45,9 @@ from g6.store import BlobRef, BlobStore
 Resolver = Callable[[str, int], Sequence[str]]
 USER_AGENT = f"{TOOL_NAME}/{__version__} (+evidence fetcher; honours robots.txt)"
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# identity, gzip, deflate (+ br, zstd when their libraries are installed)
+_DECODABLE = frozenset(getattr(getattr(httpx, "_decoders", None), "SUPPORTED_DECODERS",
+                               ("identity", "gzip", "deflate")))
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -329,6 +332,8 @@ class CheckedClient:
         cap_decides = pol.max_bytes is None or pol.max_bytes > pol.hard_cap
         limit = pol.hard_cap if cap_decides else int(pol.max_bytes)  # type: ignore[arg-type]
         declared = resp.headers.get("content-length")
+        encodings = [e.strip().lower() for e in resp.headers.get("content-encoding", "").split(",") if e.strip()]
+        unsupported = [e for e in encodings if e not in _DECODABLE]
         base = dict(requested_url=requested, final_url=n.url, hops=tuple(hops), status=status,
                     allowlist=decision, content_type=ctype, retry_after=retry_after)
         extra: dict[str, Any] = {"robots": robots_info[-1]} if robots_info else {}
@@ -371,6 +376,12 @@ class CheckedClient:
             raise
         if not keep:
             extra["_body"] = b"".join(chunks)
+        if unsupported:
+            # httpx passes an encoding it cannot decode through as-is: keep those bytes as evidence,
+            # but they are not the page, so the read is not "ok" (and a brotli bomb never inflates)
+            extra["content_encoding"] = ",".join(encodings)
+            return FetchResponse(outcome=Outcome.PARSE_FAILED, reason="unsupported_content_encoding", body=ref,
+                                 byte_count=size, truncated=truncated, detail=extra, **base)
         if truncated and cap_decides:
             outcome, reason = Outcome.TOO_LARGE, "body_over_cap"
             extra["hard_cap"] = pol.hard_cap

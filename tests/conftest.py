@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -85,3 +86,15 @@ def elastic_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 proc.wait(10)
             except Exception:  # noqa: BLE001
                 proc.kill()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Tallies kept by the reliability suite: how many cases it tried and how many held."""
+    import sys as _sys
+
+    for mod in list(_sys.modules.values()):
+        tally = getattr(mod, "TALLY", None)
+        if isinstance(tally, dict) and getattr(mod, "__name__", "").startswith(("test_", "tests")):
+            for name, results in tally.items():
+                if results:
+                    terminalreporter.write_line(f"{name}: {len(results)} tried, {sum(results)} held")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.arxiv import ArxivSource
@@ -184,3 +186,33 @@ def test_search_citation_refetches_the_locator_and_compares_the_total(home: Evid
     assert v.verdict == "current" and v.detail["total_then"] == 1 and v.detail["total_now"] == 1
     with pytest.raises(InputError):
         cite_paper(home, result.receipt_ids[0], 2)
+
+
+def _slow_normalise(text: str) -> tuple[str, list[int]]:
+    import unicodedata
+
+    from g6.passages import _MAP
+
+    out: list[str] = []
+    where: list[int] = []
+    pending = False
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).casefold().translate(_MAP):
+            if c.isspace():
+                pending = bool(out)
+                continue
+            if pending:
+                out.append(" ")
+                where.append(i)
+                pending = False
+            out.append(c)
+            where.append(i)
+    return "".join(out), where
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aB c\t\n.\x0b\x1c\u00a0É“”—…\u200bﬁ")), max_size=40))
+def test_property_fast_normalisation_matches_the_definition(text: str) -> None:
+    from g6.passages import normalise_with_map
+
+    assert normalise_with_map(text) == _slow_normalise(text)

@@ -15,6 +15,7 @@ offsets into the extracted text.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -32,8 +33,26 @@ def normalise(text: str) -> str:
     return normalise_with_map(text)[0]
 
 
+_TOKEN = re.compile(r"\S+")
+
+
+@functools.lru_cache(maxsize=16)
 def normalise_with_map(text: str) -> tuple[str, list[int]]:
-    """The normalised text and, for each of its characters, the index of the raw character it came from."""
+    """The normalised text and, for each of its characters, the index of the raw character it came from.
+
+    Cached: a re-check looks for several citations in the same page text.
+    """
+    if text.isascii():
+        # ASCII: NFKC and the quote map change nothing, case folding is lower(); only whitespace moves
+        parts: list[str] = []
+        where_ascii: list[int] = []
+        for m in _TOKEN.finditer(text):
+            if parts:
+                parts.append(" ")
+                where_ascii.append(m.start())
+            parts.append(m.group().lower())
+            where_ascii.extend(range(m.start(), m.end()))
+        return "".join(parts), where_ascii
     out: list[str] = []
     where: list[int] = []
     pending_space = False
