@@ -28,7 +28,7 @@ import sqlite_utils
 from g6.errors import InputError, LedgerError, ReceiptNotFound
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.merkle import MerkleTree, leaf_hash
-from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note, sign_checkpoint
+from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
 from g6.ledger.receipts import Receipt, unsigned_bytes_of_stored, utc_now
 from g6.store import BlobRef, BlobStore
 
@@ -321,7 +321,7 @@ class Ledger:
             try:
                 text, sigs = parse_note(note)
                 cp = Checkpoint.parse(text)
-                signer = next((k for k in keys.values() if _signed_by(note, cp.origin, k)), None)
+                signer = next((k for k in keys.values() if signed_by(note, k, cp.origin)), None)
                 if signer is None:
                     out.append(Check("checkpoint", False, None, None, f"{label}: not signed by a trusted key"))
                     continue
@@ -374,11 +374,3 @@ class Ledger:
                 cache[key] = (True, "")
         ok, detail = cache[key]
         return Check("blob", ok, seq, rid, detail)
-
-
-def _signed_by(note: str, origin: str, key: VerifyKey) -> bool:
-    try:
-        open_checkpoint(note, key, origin)
-        return True
-    except NoteError:
-        return False

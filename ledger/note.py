@@ -165,3 +165,12 @@ def open_checkpoint(note: str, key: VerifyKey, origin: str | None = None) -> Che
         raise NoteError(f"checkpoint origin {cp.origin!r} is not the expected {origin!r}")
     open_note(note, cp.origin, key)
     return cp
+
+
+def signed_by(note: str, key: VerifyKey, origin: str | None = None) -> bool:
+    """Whether ``note`` is a checkpoint (of ``origin``, when given) validly signed with ``key``."""
+    try:
+        open_checkpoint(note, key, origin)
+        return True
+    except NoteError:
+        return False

@@ -188,20 +188,27 @@ class Receipt:
 
     def verify_signature(self, keys: Mapping[str, VerifyKey], *, message: bytes | None = None) -> tuple[bool, str]:
         """(ok, why). Unknown key, bad encoding and a wrong signature are told apart."""
-        if self.signature is None:
-            return False, "unsigned"
-        if self.signature.alg != "ed25519":
-            return False, f"unsupported algorithm {self.signature.alg!r}"
-        key = keys.get(self.signature.key_id)
-        if key is None:
-            return False, f"signed by unknown key {self.signature.key_id}"
-        try:
-            raw = base64.b64decode(self.signature.value, validate=True)
-        except ValueError:
-            return False, "signature is not base64"
-        if not key.verify(raw, message if message is not None else self.canonical_bytes()):
-            return False, "signature does not match the receipt"
-        return True, "ok"
+        return check_signature(self.signature, keys, message if message is not None else self.canonical_bytes(),
+                               "receipt")
+
+
+def check_signature(sig: Signature | None, keys: Mapping[str, VerifyKey], message: bytes,
+                    what: str) -> tuple[bool, str]:
+    """Verify an Ed25519 signature block over ``message``; say why not in words a person can act on."""
+    if sig is None:
+        return False, "unsigned"
+    if sig.alg != "ed25519":
+        return False, f"unsupported algorithm {sig.alg!r}"
+    key = keys.get(sig.key_id)
+    if key is None:
+        return False, f"signed by unknown key {sig.key_id}"
+    try:
+        raw = base64.b64decode(sig.value, validate=True)
+    except ValueError:
+        return False, "signature is not base64"
+    if not key.verify(raw, message):
+        return False, f"signature does not match the {what}"
+    return True, "ok"
 
 
 def unsigned_bytes_of_stored(text: str, data: Mapping[str, Any]) -> bytes | None:

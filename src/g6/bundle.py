@@ -35,7 +35,8 @@ from g6.adapters.web import read_document
 from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.ledger.keys import VerifyKey
-from g6.ledger.note import NoteError, open_checkpoint, verifier_key
+from g6.ledger.note import NoteError, open_checkpoint, signed_by, verifier_key
+from g6.ledger.proofs import ProofCheck as BundleCheck
 from g6.ledger.proofs import verify_inclusion_proof
 from g6.ledger.receipts import Receipt, utc_now
 from g6.manifest import Citation, Manifest
@@ -48,16 +49,6 @@ MAX_MEMBER = 1 << 30  # a member larger than this is refused, never inflated
 
 class BundleError(InputError):
     code = "G6_E_BUNDLE"
-
-
-@dataclass(frozen=True, slots=True)
-class BundleCheck:
-    check: str
-    ok: bool
-    detail: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "detail": self.detail}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +155,6 @@ def verify_bundle(path: str | os.PathLike[str], keys: tuple[VerifyKey, ...] = ()
             return BundleReport(None, (BundleCheck("bundle", False, str(e)),))
 
 
-def _opens(note: str, key: VerifyKey, origin: str) -> bool:
-    try:
-        open_checkpoint(note, key, origin)
-        return True
-    except NoteError:
-        return False
-
-
 def _verify(z: zipfile.ZipFile, keys: tuple[VerifyKey, ...], trust_bundle_keys: bool) -> BundleReport:
     checks: list[BundleCheck] = []
     index = json.loads(_read(z, "bundle.json"))
@@ -202,7 +185,7 @@ def _verify(z: zipfile.ZipFile, keys: tuple[VerifyKey, ...], trust_bundle_keys: 
     trusted = {k.key_id: k for k in pinned}
     origin = str(index.get("origin") or "")
     note = _read(z, "checkpoint.note").decode()
-    key = next((k for k in pinned if _opens(note, k, origin)), None)
+    key = next((k for k in pinned if signed_by(note, k, origin)), None)
     if key is None:
         checks.append(BundleCheck("checkpoint_signature", False, "the checkpoint is not signed by a pinned key"))
         key = pinned[0]

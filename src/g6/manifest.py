@@ -20,7 +20,7 @@ import rfc8785
 
 from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
-from g6.ledger.receipts import Signature, new_receipt_id, utc_now
+from g6.ledger.receipts import Signature, check_signature, new_receipt_id, utc_now
 
 SCHEMA = "g6.manifest.v1"
 
@@ -98,17 +98,7 @@ class Manifest:
         return replace(self, signature=Signature("ed25519", key.key_id, base64.b64encode(sig).decode()))
 
     def verify_signature(self, keys: Mapping[str, VerifyKey]) -> tuple[bool, str]:
-        if self.signature is None:
-            return False, "unsigned"
-        key = keys.get(self.signature.key_id)
-        if key is None:
-            return False, f"signed by unknown key {self.signature.key_id}"
-        try:
-            raw = base64.b64decode(self.signature.value, validate=True)
-        except ValueError:
-            return False, "signature is not base64"
-        ok = key.verify(raw, rfc8785.dumps(self.to_json(with_signature=False)))
-        return (True, "ok") if ok else (False, "signature does not match the manifest")
+        return check_signature(self.signature, keys, rfc8785.dumps(self.to_json(with_signature=False)), "manifest")
 
 
 def load_manifest(path: str | os.PathLike[str]) -> Manifest:
