@@ -110,7 +110,12 @@ def fetch_page(client: CheckedClient, url: str, store: BlobStore, *, extract: st
                policy: FetchPolicy | None = None) -> PageRead:
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
-    resp = client.fetch(url, store, source="web", policy=policy)
+    return read_page(client.fetch(url, store, source="web", policy=policy), store, url, extract)
+
+
+def read_page(resp: FetchResponse, store: BlobStore, url: str, extract: str = "text") -> PageRead:
+    """Documents from a finished fetch (split from ``fetch_page`` so a caller can skip reading
+    a body it already knows, e.g. a re-check whose bytes did not change)."""
     if resp.outcome is not Outcome.OK or resp.body is None:
         return PageRead(resp, resp.outcome, resp.reason, ())
     if resp.body.size > MAX_EXTRACT_BYTES:

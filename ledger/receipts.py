@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -178,7 +179,7 @@ class Receipt:
         # cannot hold that text unescaped, so the last occurrence is the top-level one. The splice
         # is still checked, and canonicalising again is the fallback.
         i = unsigned.rfind(anchor)
-        member = b"," + rfc8785.dumps({"signature": sig.to_json()})[1:-1]
+        member = b"," + _signature_member(sig.to_json())
         signed = replace(self, signature=sig)
         if i >= 0:
             body = unsigned[: i + len(anchor)] + member + unsigned[i + len(anchor):]
@@ -211,6 +212,17 @@ def check_signature(sig: Signature | None, keys: Mapping[str, VerifyKey], messag
     return True, "ok"
 
 
+_PLAIN = re.compile(r"^[A-Za-z0-9+/=:._-]*$")
+
+
+def _signature_member(sig: Mapping[str, Any]) -> bytes:
+    """``"signature":{…}`` in RFC 8785 form. Its values are ids and base64, which need no escaping,
+    so it is written directly; anything else goes through rfc8785."""
+    if set(sig) == {"alg", "key_id", "value"} and all(isinstance(v, str) and _PLAIN.match(v) for v in sig.values()):
+        return f'"signature":{{"alg":"{sig["alg"]}","key_id":"{sig["key_id"]}","value":"{sig["value"]}"}}'.encode()
+    return rfc8785.dumps({"signature": dict(sig)})[1:-1]
+
+
 def unsigned_bytes_of_stored(text: str, data: Mapping[str, Any]) -> bytes | None:
     """The signed message of a receipt stored as canonical JSON, without re-canonicalising it.
 
@@ -223,7 +235,7 @@ def unsigned_bytes_of_stored(text: str, data: Mapping[str, Any]) -> bytes | None
     sig = data.get("signature")
     if not isinstance(sig, dict):
         return None
-    member = "," + rfc8785.dumps({"signature": sig}).decode()[1:-1]
+    member = "," + _signature_member(sig).decode()
     anchor = f'"schema":"{SCHEMA}"'
     i = text.rfind(anchor + member)
     if i < 0:

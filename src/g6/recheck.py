@@ -25,19 +25,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from g6.adapters.checked_client import CheckedClient, FetchPolicy
+from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.urls import redact_url
-from g6.adapters.web import PageRead, fetch_page
+from g6.adapters.web import PageRead, read_page
 from g6.capture import receipt_from_response
 from g6.home import EvidenceHome
-from g6.ledger.receipts import new_receipt_id
+from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.manifest import Citation, Manifest
 from g6.passages import closest, find
 
 CHECKED = ("unchanged", "current", "changed", "gone")
 CHANGED_THRESHOLD = 0.6
+BATCH = 64  # re-check receipts appended per transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +101,19 @@ class RecheckReport:
                 "verdicts": [v.to_json() for v in self.verdicts]}
 
 
+def unchanged(c: Citation, resp: FetchResponse) -> bool:
+    return (c.kind == "web" and resp.outcome is Outcome.OK and resp.body is not None
+            and resp.body.blake3 == c.content.get("blake3"))
+
+
 def judge(c: Citation, page: PageRead) -> Verdict:
     """The verdict for one citation given a fresh read of its source."""
     url = c.requested_url
+    if unchanged(c, page.response):
+        return Verdict(c.citation_id, "unchanged", url)
     if not page.outcome.is_success:
         return Verdict(c.citation_id, page.outcome.value, url,
                        detail={"reason": page.reason, "trust": page.outcome.trust})
-    body = page.response.body
-    if body is not None and body.blake3 == c.content.get("blake3") and c.kind == "web":
-        return Verdict(c.citation_id, "unchanged", url)
     if page.outcome is Outcome.EMPTY or not page.documents or page.documents[0].text is None:
         if page.outcome is Outcome.EMPTY:
             return Verdict(c.citation_id, "gone", url, detail={"reason": page.reason or "no_text"})
@@ -163,6 +168,9 @@ class RunState:
         return done
 
     def add(self, v: Verdict) -> None:
+        self.add_many([v])
+
+    def add_many(self, verdicts: list[Verdict]) -> None:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a+b") as f:
@@ -171,7 +179,7 @@ class RunState:
                     f.seek(-1, os.SEEK_END)
                     if f.read(1) != b"\n":
                         f.write(b"\n")  # close a line a crash tore, so this verdict starts on its own
-                f.write(json.dumps(v.to_json(), ensure_ascii=False).encode() + b"\n")
+                f.write(b"".join(json.dumps(v.to_json(), ensure_ascii=False).encode() + b"\n" for v in verdicts))
                 f.flush()
                 os.fsync(f.fileno())
 
@@ -197,42 +205,62 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
     for key in groups:
         by_host[(urlsplit(key[0]).hostname or "").lower()].append(key)
 
-    results: queue.Queue[tuple[tuple[str, FetchPolicy], PageRead | BaseException]] = queue.Queue()
+    results: queue.Queue[tuple[tuple[str, FetchPolicy], FetchResponse | BaseException]] = queue.Queue()
 
     def work(keys: list[tuple[str, FetchPolicy]]) -> None:
         for key in keys:
             try:
-                results.put((key, fetch_page(client, key[0], home.store, policy=key[1])))
+                results.put((key, client.fetch(key[0], home.store, source="web", policy=key[1])))
             except BaseException as e:  # noqa: BLE001 - handed to the main thread, which re-raises
                 results.put((key, e))
 
     finished = resumed
+    batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
+
+    def flush() -> None:
+        """Receipts first (one transaction), then the run file: a verdict on file always has its receipt."""
+        nonlocal finished
+        if not batch:
+            return
+        signed = home.ledger.append_many([r for r, _ in batch], home.signing_key())
+        decided = []
+        for s_receipt, (_, items) in zip(signed, batch, strict=True):
+            for c, v in items:
+                v = replace(v, receipt_id=s_receipt.receipt_id)
+                if c.kind == "search" and c.search is not None:
+                    v = _with_total(home, client, c, v, sources)
+                decided.append(v)
+                done[c.citation_id] = v
+        state.add_many(decided)
+        finished += len(decided)
+        batch.clear()
+        if progress:
+            progress(finished, total)
+
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for keys in by_host.values():
             pool.submit(work, keys)
         for _ in range(len(groups)):
-            key, page = results.get()
-            if isinstance(page, BaseException):
-                raise page
+            key, resp = results.get()
+            if isinstance(resp, BaseException):
+                raise resp
             cites = groups[key]
+            if all(unchanged(c, resp) for c in cites):
+                page = PageRead(resp, resp.outcome, resp.reason, ())  # same bytes: nothing to read again
+            else:
+                page = read_page(resp, home.store, key[0])
             verdicts = [judge(c, page) for c in cites]
             receipt = receipt_from_response(
-                page.response, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
-                                                                      "manifest_id": manifest.manifest_id},
-                outcome=page.outcome, reason=page.reason or page.response.reason,
+                resp, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
+                                                             "manifest_id": manifest.manifest_id},
+                outcome=page.outcome, reason=page.reason or resp.reason,
                 detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
                 links={"rechecks": sorted({c.receipt_id for c in cites}),
                        "citations": [c.citation_id for c in cites]})
-            signed = home.record(receipt)
-            for c, v in zip(cites, verdicts, strict=True):
-                v = replace(v, receipt_id=signed.receipt_id)
-                if c.kind == "search" and c.search is not None:
-                    v = _with_total(home, client, c, v, sources)
-                state.add(v)
-                done[c.citation_id] = v
-                finished += 1
-                if progress:
-                    progress(finished, total)
+            batch.append((receipt, list(zip(cites, verdicts, strict=True))))
+            if len(batch) >= BATCH or results.empty():
+                flush()
+    flush()
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
     return RecheckReport(run_id, manifest.manifest_id, ordered, resumed)
 

@@ -114,3 +114,14 @@ def test_property_any_single_field_change_breaks_the_signature(r: Receipt, name:
     assert tampered.to_json() != signed.to_json()
     ok, why = tampered.verify_signature(KEYS)
     assert not ok and why == "signature does not match the receipt"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.fixed_dictionaries({"alg": st.text(max_size=10), "key_id": st.text(max_size=40),
+                              "value": st.text(max_size=90)}))
+def test_property_signature_member_is_rfc8785(sig: dict) -> None:
+    import rfc8785
+
+    from g6.ledger.receipts import _signature_member
+
+    assert _signature_member(sig) == rfc8785.dumps({"signature": sig})[1:-1]
