@@ -569,6 +569,29 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
     sys.exit(report.exit_code)
 
 
+@cli.command("convert")
+@click.argument("digest")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
+    """Turn a kept PDF (by its digest) into text; the text is kept and receipted too."""
+    from g6.convert import convert
+
+    with c.evidence(need_key=True) as ev:
+        try:
+            result = convert(ev, digest)
+        except StoreError as e:
+            _fail(str(e), EXIT_USAGE if "digest" in type(e).__name__.lower() else EXIT_FAILED)
+    if as_json:
+        _emit_json(result.to_json())
+    else:
+        click.echo(f"{result.outcome.value} {result.outcome.code('convert')} pages={result.pages} "
+                   f"receipt={result.receipt_id}" + (f" reason={result.reason}" if result.reason else ""))
+        if result.text:
+            click.echo(result.text)
+    sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+
+
 # -- receipts and ledger -------------------------------------------------------------------
 @cli.group()
 def receipt() -> None:

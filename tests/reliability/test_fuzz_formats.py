@@ -91,3 +91,15 @@ def test_bundles_of_any_content(tmp_path: Path, members: dict[str, bytes]) -> No
     p.write_bytes(buf.getvalue())
     report = verify_bundle(p, (KEY,))
     assert report.ok is False  # nothing random is a valid bundle
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.booleans())
+def test_pdf_text_of_any_bytes(raw: bytes, pdf_header: bool) -> None:
+    from g6.convert import pdf_text
+
+    try:
+        text, pages = pdf_text((b"%PDF-1.4\n" if pdf_header else b"") + raw)
+        assert isinstance(text, str) and pages >= 0
+    except ValueError as e:
+        assert str(e).split(":")[0] in ("not_a_pdf", "encrypted_pdf", "unreadable_pdf")
