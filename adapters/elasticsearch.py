@@ -384,15 +384,20 @@ class ElasticReader:
                 merged.setdefault(path, info)
         listing = {p: f.to_json() for p, f in sorted(merged.items())}
         text_fields = sorted({p for m in mappings for p in m.text_fields()})
-        for f in fields:
-            info = merged.get(f)
+        def leaf(name: str, use: str) -> FieldInfo:
+            """The mapped leaf field ``name``, or the refusal that says what would work."""
+            info = merged.get(name)
             if info is None or info.type in ("object", "nested"):
                 raise ElasticInputError("G6_E_KNOWLEDGE_FIELD_NOT_IN_MAPPING",
-                                        f"index {index!r} holds no searchable field {f!r}", fields=listing)
+                                        f"index {index!r} holds no field {name!r} to {use}", fields=listing)
             if info.nested:
                 raise ElasticInputError("G6_E_KNOWLEDGE_NESTED_FIELD",
-                                        f"{f!r} is inside the nested object {info.nested!r}; g6 does not build "
+                                        f"{name!r} is inside the nested object {info.nested!r}; g6 does not build "
                                         "nested queries", nested_in=info.nested)
+            return info
+
+        for f in fields:
+            info = leaf(f, "search")
             if info.type not in QUERYABLE_TYPES:
                 raise ElasticInputError("G6_E_KNOWLEDGE_FIELD_NOT_IN_MAPPING",
                                         f"{f!r} is a {info.type} field; words are matched against text or keyword "
@@ -405,13 +410,7 @@ class ElasticReader:
             must.append({"multi_match": {"query": query, "fields": list(fields or text_fields)}})
         filter_clauses: list[dict[str, Any]] = []
         for name, value in filters.items():
-            info = merged.get(name)
-            if info is None or info.type in ("object", "nested"):
-                raise ElasticInputError("G6_E_KNOWLEDGE_FIELD_NOT_IN_MAPPING",
-                                        f"index {index!r} holds no field {name!r} to filter on", fields=listing)
-            if info.nested:
-                raise ElasticInputError("G6_E_KNOWLEDGE_NESTED_FIELD",
-                                        f"{name!r} is inside the nested object {info.nested!r}", nested_in=info.nested)
+            info = leaf(name, "filter on")
             if info.type in TEXT_TYPES:
                 kw = [f"{name}.{s}" for s, t in info.subfields.items() if t == "keyword"]
                 hint = f"; filter on {kw[0]!r} instead" if kw else "; it has no keyword sub-field"

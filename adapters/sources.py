@@ -15,20 +15,12 @@ from g6.adapters.oaipmh import OaiPmhSource
 from g6.adapters.openalex import OpenAlexSource
 from g6.adapters.search import SourceRegistry
 from g6.adapters.semantic_scholar import SemanticScholarSource
-from g6.errors import ConfigError
+from g6.config import non_negative_number
 
 
 def _pause(values: Mapping[str, str], name: str, default: float) -> float:
-    raw = values.get(f"G6_{name.upper()}_PAUSE")
-    if raw is None or raw == "":
-        return default
-    try:
-        v = float(raw)
-    except ValueError:
-        raise ConfigError(f"G6_{name.upper()}_PAUSE must be a number, got {raw!r}") from None
-    if v < 0:
-        raise ConfigError(f"G6_{name.upper()}_PAUSE must not be negative")
-    return v
+    setting = f"G6_{name.upper()}_PAUSE"
+    return float(non_negative_number(setting, values.get(setting), float, default))  # type: ignore[arg-type]
 
 
 def build_sources(values: Mapping[str, str] | None = None) -> SourceRegistry:

@@ -74,7 +74,8 @@ def _bool(name: str, v: str) -> bool:
     raise ConfigError(f"{name} must be 1/0/true/false, got {v!r}")
 
 
-def _num(name: str, v: str | None, kind: type, default: object) -> object:
+def non_negative_number(name: str, v: str | None, kind: type, default: object) -> object:
+    """The setting ``name`` as ``kind`` (int or float), ``default`` when unset; ConfigError otherwise."""
     if v is None or v.strip() == "":
         return default
     try:
@@ -95,9 +96,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         home=home,
         allow_loopback=_bool("G6_ALLOW_LOOPBACK", values.get("G6_ALLOW_LOOPBACK", "")),
         allowlist=allowlist,
-        host_pause=float(_num("G6_HOST_PAUSE", values.get("G6_HOST_PAUSE"), float, 1.0)),  # type: ignore[arg-type]
-        max_bytes=_num("G6_MAX_BYTES", values.get("G6_MAX_BYTES"), int, None),  # type: ignore[arg-type]
-        hard_cap=int(_num("G6_HARD_CAP", values.get("G6_HARD_CAP"), int, 64 * 1024 * 1024)),  # type: ignore[arg-type]
-        total_timeout=float(_num("G6_TIMEOUT", values.get("G6_TIMEOUT"), float, 120.0)),  # type: ignore[arg-type]
+        host_pause=float(non_negative_number("G6_HOST_PAUSE", values.get("G6_HOST_PAUSE"), float, 1.0)),  # type: ignore[arg-type]
+        max_bytes=non_negative_number("G6_MAX_BYTES", values.get("G6_MAX_BYTES"), int, None),  # type: ignore[arg-type]
+        hard_cap=int(non_negative_number("G6_HARD_CAP", values.get("G6_HARD_CAP"), int, 64 * 1024 * 1024)),  # type: ignore[arg-type]
+        total_timeout=float(non_negative_number("G6_TIMEOUT", values.get("G6_TIMEOUT"), float, 120.0)),  # type: ignore[arg-type]
         values=values,
     )
