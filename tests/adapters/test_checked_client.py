@@ -355,9 +355,12 @@ def test_host_pacer_spaces_requests_per_source_and_host() -> None:
 
 
 def test_pause_is_applied_between_real_requests(home: EvidenceHome, site: Site) -> None:
+    slept: list[float] = []
+    pacer = HostPacer(clock=lambda: 1000.0, sleep=slept.append)  # a clock that stands still: exact waits
     s = site({"/": Reply(body=HTML)})
-    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.3, respect_robots=False)) as c:
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.3, respect_robots=False), pacer=pacer) as c:
         fetch(home, c, s.url("/"))
-        t0 = time.monotonic()
         fetch(home, c, s.url("/"))
-        assert time.monotonic() - t0 >= 0.29  # the pacer slept; not a speed assertion
+        fetch(home, c, s.url("/"))
+    assert slept == [pytest.approx(0.3), pytest.approx(0.6)]  # each request waits its turn per host
+    assert len(s.requests) == 3
