@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -125,27 +126,50 @@ class _Stop(Exception):
 
 
 class CheckedClient:
-    """A fetcher that only reaches checked public addresses. Takes its transport and resolver."""
+    """A fetcher that only reaches checked public addresses. Takes its transport and resolver.
+
+    The request URL carries the checked IP, so httpx pools connections by IP. For HTTPS that would
+    let a connection verified for one host name serve another name on the same address, so every
+    HTTPS host name gets a transport (a connection pool) of its own from ``transport_factory``.
+    ``transport``, when given, serves every request instead (for tests with ``MockTransport``).
+    """
 
     def __init__(
         self,
         policy: FetchPolicy | None = None,
         *,
         transport: httpx.BaseTransport | None = None,
+        transport_factory: Callable[[], httpx.BaseTransport] | None = None,
         resolver: Resolver = system_resolver,
         pacer: HostPacer | None = None,
         robots: RobotsCache | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.policy = policy or FetchPolicy()
-        self._transport = transport or httpx.HTTPTransport(trust_env=False, retries=0)
+        self._factory = transport_factory or (lambda: httpx.HTTPTransport(trust_env=False, retries=0))
+        self._fixed = transport
+        self._plain = transport or self._factory()
+        self._tls: dict[tuple[str, int], httpx.BaseTransport] = {}
+        self._tls_lock = threading.Lock()
         self._resolver = resolver
         self._pacer = pacer or HostPacer()
         self._robots = robots or RobotsCache()
         self._clock = clock
 
+    def _transport_for(self, n: NormalizedURL) -> httpx.BaseTransport:
+        if self._fixed is not None or n.scheme != "https":
+            return self._plain
+        key = (n.host, n.port)
+        with self._tls_lock:
+            t = self._tls.get(key)
+            if t is None:
+                t = self._tls[key] = self._factory()
+            return t
+
     def close(self) -> None:
-        self._transport.close()
+        self._plain.close()
+        for t in self._tls.values():
+            t.close()
 
     def __enter__(self) -> CheckedClient:
         return self
@@ -223,7 +247,7 @@ class CheckedClient:
         headers = {"Host": n.host_header, "User-Agent": pol.user_agent, "Accept": accept,
                    "Accept-Encoding": "gzip, deflate", **extra_headers}
         request = httpx.Request("GET", target, headers=headers, extensions=extensions)
-        return self._transport.handle_request(request)
+        return self._transport_for(n).handle_request(request)
 
     @staticmethod
     def _connected(resp: httpx.Response, fallback: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -46,6 +47,7 @@ class LocalSite:
     host: str = "127.0.0.1"
     port_wanted: int = 0
     requests: list[SeenRequest] = field(default_factory=list)
+    ssl_context: ssl.SSLContext | None = None  # serve HTTPS (tests of SNI and certificate checks)
 
     def __post_init__(self) -> None:
         if not ipaddress.ip_address(self.host).is_loopback:
@@ -62,7 +64,7 @@ class LocalSite:
     @property
     def base_url(self) -> str:
         h = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{h}:{self.port}"
+        return f"{'https' if self.ssl_context else 'http'}://{h}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.base_url + path
@@ -139,6 +141,8 @@ class LocalSite:
             address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
 
         self._server = Server((self.host, self.port_wanted), Handler)
+        if self.ssl_context is not None:
+            self._server.socket = self.ssl_context.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
         self._thread.start()
