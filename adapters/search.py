@@ -149,8 +149,8 @@ def status_failure(status: int, reason: str = "") -> ParsedPage:
 
 
 def run_search(source: Source, client: CheckedClient, store: BlobStore, request: SearchRequest) -> SearchRun:
-    if request.max_results < 1:
-        raise SearchInputError("max_results must be at least 1")
+    if request.max_results < 1 or request.max_pages < 1:
+        raise SearchInputError("max_results and max_pages must be at least 1")
     pages: list[PageRead] = []
     papers: list[Paper] = []
     url: str | None = source.first_url(request)
