@@ -96,8 +96,13 @@ class _Sha256Thread:
         self._t.start()
 
     def _run(self) -> None:
+        self._error: BaseException | None = None
         while (chunk := self._q.get()) is not None:
-            self._h.update(chunk)
+            if self._error is None:  # after a failure keep draining, so the writer never blocks
+                try:
+                    self._h.update(chunk)
+                except BaseException as e:  # noqa: BLE001 - re-raised in finish()
+                    self._error = e
 
     def update(self, chunk: bytes) -> None:
         self._q.put(chunk)
@@ -105,6 +110,8 @@ class _Sha256Thread:
     def finish(self) -> Any:
         self._q.put(None)
         self._t.join()
+        if self._error is not None:
+            raise self._error
         return self._h
 
 
