@@ -91,12 +91,12 @@ class _Sha256Thread:
 
     def __init__(self, h: Any) -> None:
         self._h = h
+        self._error: BaseException | None = None
         self._q: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
 
     def _run(self) -> None:
-        self._error: BaseException | None = None
         while (chunk := self._q.get()) is not None:
             if self._error is None:  # after a failure keep draining, so the writer never blocks
                 try:
