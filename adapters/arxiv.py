@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure
+from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
 from g6.adapters.xmlsafe import XMLParseError, parse_xml, text_of
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -66,10 +66,9 @@ def parse_feed(status: int, content_type: str | None, body: bytes, source: str =
     try:
         root = parse_xml(body)
     except XMLParseError as e:
-        return status_failure(status) if status >= 300 else ParsedPage(Outcome.PARSE_FAILED, "not_xml",
-                                                                       detail={"message": str(e)})
+        return unreadable(status, "not_xml", str(e))
     if root.tag != f"{ATOM}feed":
-        return status_failure(status) if status >= 300 else ParsedPage(Outcome.PARSE_FAILED, "not_an_atom_feed")
+        return unreadable(status, "not_an_atom_feed")
     entries = root.findall(f"{ATOM}entry")
     for e in entries:
         if _ERROR_ID.match((e.findtext(f"{ATOM}id") or "").strip()):  # not the title: a paper may be called "Error"

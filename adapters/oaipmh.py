@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure
+from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
 from g6.adapters.xmlsafe import XMLParseError, parse_xml, text_of
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
@@ -26,11 +26,9 @@ def parse_oai(status: int, content_type: str | None, body: bytes, source: str = 
     try:
         root = parse_xml(body)
     except XMLParseError as e:
-        if status >= 300:
-            return status_failure(status)
-        return ParsedPage(Outcome.PARSE_FAILED, "not_xml", detail={"message": str(e)})
+        return unreadable(status, "not_xml", str(e))
     if root.tag != f"{OAI}OAI-PMH":
-        return status_failure(status) if status >= 300 else ParsedPage(Outcome.PARSE_FAILED, "not_oai_pmh")
+        return unreadable(status, "not_oai_pmh")
     errors = root.findall(f"{OAI}error")
     if errors:
         codes = [e.get("code") or "" for e in errors]

@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 
 from g6.adapters.jsonsafe import JSONParseError, as_int, as_str, parse_json_object
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure
+from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
 
 DEFAULT_URL = "https://api.openalex.org/works"
 _FILTER_KEY = re.compile(r"^[a-z_.]+$")
@@ -58,8 +58,7 @@ def parse_works(status: int, content_type: str | None, body: bytes, source: str 
     try:
         data = parse_json_object(body)
     except JSONParseError as e:
-        return status_failure(status) if status >= 300 else ParsedPage(Outcome.PARSE_FAILED, "not_json",
-                                                                       detail={"message": str(e)})
+        return unreadable(status, "not_json", str(e))
     if "error" in data and status >= 400 or (status < 300 and "error" in data and "results" not in data):
         msg = " ".join(str(data.get(k) or "") for k in ("error", "message")).strip()[:500]
         if status in (400, 422) or status < 300:

@@ -148,6 +148,14 @@ def status_failure(status: int, reason: str = "") -> ParsedPage:
     return ParsedPage(outcome_for_status(status), reason or f"http_{status}")
 
 
+def unreadable(status: int, reason: str, message: str | None = None) -> ParsedPage:
+    """A body that is not the source's format: on an HTTP failure the status says what happened
+    (an error page in another format); on a 2xx the reply itself is ``parse_failed``."""
+    if status >= 300:
+        return status_failure(status)
+    return ParsedPage(Outcome.PARSE_FAILED, reason, detail={"message": message} if message else {})
+
+
 def run_search(source: Source, client: CheckedClient, store: BlobStore, request: SearchRequest) -> SearchRun:
     if request.max_results < 1 or request.max_pages < 1:
         raise SearchInputError("max_results and max_pages must be at least 1")

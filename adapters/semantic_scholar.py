@@ -15,7 +15,7 @@ from urllib.parse import urlencode, urlsplit
 
 from g6.adapters.jsonsafe import JSONParseError, as_int, as_str, parse_json_object
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure
+from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
 
 DEFAULT_URL = "https://api.semanticscholar.org/graph/v1"
 RELEVANCE_LIMIT = 1000
@@ -42,8 +42,7 @@ def parse_search(status: int, content_type: str | None, body: bytes, source: str
     try:
         data = parse_json_object(body)
     except JSONParseError as e:
-        return status_failure(status) if status >= 300 else ParsedPage(Outcome.PARSE_FAILED, "not_json",
-                                                                       detail={"message": str(e)})
+        return unreadable(status, "not_json", str(e))
     if status >= 300:
         msg = str(data.get("error") or data.get("message") or "")[:500]
         if status == 400 and "error" in data:
