@@ -102,8 +102,9 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str],
         if receipt.content:
             hexd = str(receipt.content["blake3"]).split(":", 1)[1]
             files[f"blobs/{hexd}"] = home.store.read(str(receipt.content["blake3"]))
+    tree = home.ledger.tree()  # hashed once for every proof
     for rid in receipt_ids:
-        proof, _ = prove(home, rid)
+        proof, _ = prove(home, rid, tree)
         if proof.checkpoint_note != note:
             raise BundleError("the ledger checkpoint changed while bundling; run again")
         files[f"proofs/{rid}.tlog-proof"] = proof.text().encode()
