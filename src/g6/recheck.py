@@ -199,8 +199,11 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
 
     # One fetch per (url, policy); one worker per host at a time.
     groups: dict[tuple[str, FetchPolicy], list[Citation]] = defaultdict(list)
+    policies: dict[str, FetchPolicy] = {}  # many citations share one original receipt: read it once
     for c in pending:
-        groups[(c.requested_url, _policy_for(c, home, client.policy))].append(c)
+        if c.receipt_id not in policies:
+            policies[c.receipt_id] = _policy_for(c, home, client.policy)
+        groups[(c.requested_url, policies[c.receipt_id])].append(c)
     by_host: dict[str, list[tuple[str, FetchPolicy]]] = defaultdict(list)
     for key in groups:
         by_host[(urlsplit(key[0]).hostname or "").lower()].append(key)
