@@ -276,7 +276,6 @@ class ElasticReader:
                  transport: httpx.BaseTransport | None = None, timeout: float = 10.0) -> None:
         self.url = check_loopback_url(url)
         self.store = store
-        self._api_key = api_key
         headers = {"Accept": "application/json", "User-Agent": "g6-evidence (read-only)"}
         if api_key:
             headers["Authorization"] = f"ApiKey {api_key}"

@@ -160,10 +160,7 @@ class Ledger:
         signed = [p[0] for p in pairs]
         self._usable().execute("BEGIN IMMEDIATE")
         try:
-            head = self._conn.execute(
-                "SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-            seq, prev = (head[0], head[1]) if head else (0, GENESIS)
+            seq, prev = self.head()  # read inside the write lock, so no other writer can move it
             rows = []
             for r, body in pairs:
                 seq += 1
