@@ -212,13 +212,13 @@ def check_signature(sig: Signature | None, keys: Mapping[str, VerifyKey], messag
     return True, "ok"
 
 
-_PLAIN = re.compile(r"^[A-Za-z0-9+/=:._-]*$")
+_PLAIN = re.compile(r"[A-Za-z0-9+/=:._-]*")
 
 
 def _signature_member(sig: Mapping[str, Any]) -> bytes:
     """``"signature":{…}`` in RFC 8785 form. Its values are ids and base64, which need no escaping,
     so it is written directly; anything else goes through rfc8785."""
-    if set(sig) == {"alg", "key_id", "value"} and all(isinstance(v, str) and _PLAIN.match(v) for v in sig.values()):
+    if set(sig) == {"alg", "key_id", "value"} and all(isinstance(v, str) and _PLAIN.fullmatch(v) for v in sig.values()):
         return f'"signature":{{"alg":"{sig["alg"]}","key_id":"{sig["key_id"]}","value":"{sig["value"]}"}}'.encode()
     return rfc8785.dumps({"signature": dict(sig)})[1:-1]
 
