@@ -12,16 +12,21 @@ header from the caller: only ``User-Agent``, ``Accept`` and ``Accept-Encoding``.
 
 Bodies stream into a blob store writer while they are read: ``max_bytes`` cuts the read
 (``truncated``), ``hard_cap`` turns a larger body into ``too_large``; sizes count decoded bytes,
-so a compression bomb stops at the cap.
+and decoding itself is bounded (``g6.adapters.decoding``), so a compression bomb stops at the cap
+without ever being inflated in memory. ``total_timeout`` is one deadline for DNS, connect, TLS,
+headers and body (``g6.adapters.deadline``). Every URL the client cannot parse, the caller's or a
+server's ``Location``, ends as a typed outcome; every URL and message in the response passes the
+one redaction path (``g6.adapters.redact``) before it leaves the client.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,8 +34,18 @@ import httpx
 
 from g6 import TOOL_NAME, __version__
 from g6.adapters.addresses import check_address
+from g6.adapters.deadline import (
+    Deadline,
+    ResolveTimeout,
+    current_deadline,
+    deadline_transport,
+    resolve_within,
+    running_until,
+)
+from g6.adapters.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
 from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.adapters.pacing import HostPacer
+from g6.adapters.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
 from g6.adapters.urls import (
     NormalizedURL,
@@ -46,9 +61,9 @@ from g6.store import BlobRef, BlobStore
 Resolver = Callable[[str, int], Sequence[str]]
 USER_AGENT = f"{TOOL_NAME}/{__version__} (+evidence fetcher; honours robots.txt)"
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-# identity, gzip, deflate (+ br, zstd when their libraries are installed)
-_DECODABLE = frozenset(getattr(getattr(httpx, "_decoders", None), "SUPPORTED_DECODERS",
-                               ("identity", "gzip", "deflate")))
+# RFC 8785 (the receipts' canonical JSON) holds integers up to 2^53 exactly: a byte cap past that
+# could not be written into a receipt
+MAX_RECEIPT_INT = 2**53
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -81,10 +96,18 @@ class FetchPolicy:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowlist", tuple(normalise_pattern(p) for p in self.allowlist))
-        if self.max_bytes is not None and self.max_bytes < 0:
-            raise ValueError("max_bytes must be >= 0")
-        if self.hard_cap <= 0:
-            raise ValueError("hard_cap must be > 0")
+        if self.max_bytes is not None and not 0 <= self.max_bytes <= MAX_RECEIPT_INT:
+            raise ValueError(f"max_bytes must be between 0 and 2^53 ({MAX_RECEIPT_INT}), got {self.max_bytes}")
+        if not 0 < self.hard_cap <= MAX_RECEIPT_INT:
+            raise ValueError(f"hard_cap must be between 1 and 2^53 ({MAX_RECEIPT_INT}), got {self.hard_cap}")
+        for name in ("connect_timeout", "read_timeout", "total_timeout"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number of seconds > 0, got {v}")
+        if not (math.isfinite(self.host_pause) and self.host_pause >= 0):
+            raise ValueError(f"host_pause must be a finite number of seconds >= 0, got {self.host_pause}")
+        if self.max_redirects < 0:
+            raise ValueError(f"max_redirects must be >= 0, got {self.max_redirects}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +167,12 @@ class CheckedClient:
         pacer: HostPacer | None = None,
         robots: RobotsCache | None = None,
         clock: Callable[[], float] = time.monotonic,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.policy = policy or FetchPolicy()
-        self._factory = transport_factory or (lambda: httpx.HTTPTransport(trust_env=False, retries=0))
+        self._factory = transport_factory or deadline_transport
+        # configured secret values (API keys): never in a response this client returns
+        self.secrets = tuple(s for s in secrets if s)
         self._fixed = transport
         self._plain = transport or self._factory()
         self._tls: dict[tuple[str, int], httpx.BaseTransport] = {}
@@ -189,21 +215,49 @@ class CheckedClient:
         pol = policy or self.policy
         if accept:
             pol = replace(pol, accept=accept)
-        return self._run(url, store, source=source, policy=pol,
-                         robots=pol.respect_robots if robots is None else robots,
-                         pause=pol.host_pause if pause is None else pause,
-                         extra_headers=headers or {}, secret_host=secret_headers_for)
+        deadline = Deadline(self._clock() + pol.total_timeout, self._clock)
+        with running_until(deadline):
+            resp = self._run(url, store, source=source, policy=pol,
+                             robots=pol.respect_robots if robots is None else robots,
+                             pause=pol.host_pause if pause is None else pause,
+                             extra_headers=headers or {}, secret_host=secret_headers_for, deadline=deadline.at)
+        return self._redacted(resp, url, headers or {})
+
+    def _redacted(self, resp: FetchResponse, url: str, headers: dict[str, str]) -> FetchResponse:
+        """The response with every URL and message through the one redaction path: the configured
+        secrets, the header values sent, and the secrets carried by the URLs of this call."""
+        secrets = set(self.secrets) | {v for v in headers.values() if isinstance(v, str)} | secrets_in_url(url)
+        for h in resp.hops:
+            secrets |= secrets_in_url(h.url)
+        for u in (resp.final_url, resp.detail.get("url"), resp.detail.get("location")):
+            if isinstance(u, str):
+                secrets |= secrets_in_url(u)
+
+        def text(v: str | None) -> str | None:
+            return None if v is None else redact_text(v, secrets)
+
+        return replace(
+            resp, requested_url=redact_text(resp.requested_url, secrets), final_url=text(resp.final_url),
+            hops=tuple(Hop(redact_text(h.url, secrets), h.status, h.connected_address) for h in resp.hops),
+            content_type=text(resp.content_type), retry_after=text(resp.retry_after),
+            reason=redact_text(resp.reason, secrets), detail=redact_json(resp.detail, secrets))
 
     # -- steps -----------------------------------------------------------------------------
     @staticmethod
     def _normalise(url: str, *, first: bool) -> NormalizedURL:
+        """The caller's URL (``first``) or a server's redirect target, or a typed stop: ``rejected``
+        for the caller's own unparseable input, ``http_error``/``bad_location`` for a server's."""
         try:
             return normalise_url(url)
         except URLError as e:
             if e.reason == "scheme":
                 raise _Stop(Outcome.REFUSED, "scheme" if first else "redirect_scheme", message=str(e)) from None
-            raise _Stop(Outcome.REJECTED if first else Outcome.HTTP_ERROR,
-                        e.reason if first else "bad_redirect_location", message=str(e)) from None
+            if first:
+                raise _Stop(Outcome.REJECTED, e.reason, message=str(e)) from None
+            raise _Stop(Outcome.HTTP_ERROR, "bad_location", url_error=e.reason, message=str(e)) from None
+        except (ValueError, UnicodeError, TypeError) as e:  # a parser below us gave up in its own words
+            raise _Stop(Outcome.REJECTED if first else Outcome.HTTP_ERROR, "bad_url" if first else "bad_location",
+                        message=f"unparseable URL: {str(e)[:200]}") from None
 
     @staticmethod
     def _check_allowlist(n: NormalizedURL, pol: FetchPolicy, hop: int) -> AllowlistDecision:
@@ -219,7 +273,9 @@ class CheckedClient:
             addresses = [n.ip]
         else:
             try:
-                addresses = list(self._resolver(n.host, n.port))
+                addresses = resolve_within(self._resolver, n.host, n.port, current_deadline())
+            except ResolveTimeout:
+                raise _Stop(Outcome.UNREACHABLE, "total_timeout", stage="dns") from None
             except (OSError, UnicodeError) as e:
                 raise _Stop(Outcome.UNREACHABLE, "dns", message=f"cannot resolve {n.host}: {e}") from None
             if not addresses:
@@ -235,8 +291,12 @@ class CheckedClient:
         return [v.address for v in verdicts]
 
     def _send(self, n: NormalizedURL, address: str, pol: FetchPolicy, accept: str,
-              extra_headers: dict[str, str], deadline: float) -> httpx.Response:
-        target = httpx.URL(n.url).copy_with(host=address)
+              extra_headers: dict[str, str], deadline: float, first: bool) -> httpx.Response:
+        try:
+            target = httpx.URL(n.url).copy_with(host=address)
+        except (httpx.InvalidURL, ValueError, UnicodeError) as e:
+            raise _Stop(Outcome.REJECTED if first else Outcome.HTTP_ERROR, "bad_url" if first else "bad_location",
+                        message=f"unparseable URL: {str(e)[:200]}") from None
         remaining = max(0.001, deadline - self._clock())
         extensions: dict[str, Any] = {
             "timeout": {"connect": min(pol.connect_timeout, remaining), "read": min(pol.read_timeout, remaining),
@@ -311,7 +371,7 @@ class CheckedClient:
                 if self._clock() > deadline:
                     raise _Stop(Outcome.UNREACHABLE, "total_timeout")
                 headers = extra_headers if (secret_host is None or secret_host == n.host) else {}
-                resp = self._send(n, addresses[0], pol, accept, headers, deadline)
+                resp = self._send(n, addresses[0], pol, accept, headers, deadline, first=not hops)
                 try:
                     connected = self._connected(resp, addresses[0])
                     hops.append(Hop(n.url, resp.status_code, connected))
@@ -320,7 +380,11 @@ class CheckedClient:
                         seen.add(n.url)
                         if len(hops) > pol.max_redirects:
                             raise _Stop(Outcome.HTTP_ERROR, "too_many_redirects", max_redirects=pol.max_redirects)
-                        nxt = resolve_location(n.url, location)
+                        try:
+                            nxt = resolve_location(n.url, location)
+                        except (ValueError, UnicodeError) as e:
+                            raise _Stop(Outcome.HTTP_ERROR, "bad_location", location=location[:2000],
+                                        message=f"unparseable Location: {str(e)[:200]}") from None
                         n = self._normalise(nxt, first=False)
                         if n.url in seen:
                             raise _Stop(Outcome.HTTP_ERROR, "redirect_loop", url=n.url)
@@ -341,6 +405,9 @@ class CheckedClient:
                                  reason=stop.reason, detail=detail)
         except httpx.HTTPError as e:
             outcome, reason = _classify_transport_error(e)
+            d = current_deadline()
+            if isinstance(e, httpx.TimeoutException) and d is not None and d.cut:
+                outcome, reason = Outcome.UNREACHABLE, "total_timeout"
             return FetchResponse(url, outcome, final_url=current if hops else None, hops=tuple(hops),
                                  status=hops[-1].status if hops else None, allowlist=decision, reason=reason,
                                  detail={"message": _safe_message(e)})
@@ -356,22 +423,37 @@ class CheckedClient:
         cap_decides = pol.max_bytes is None or pol.max_bytes > pol.hard_cap
         limit = pol.hard_cap if cap_decides else int(pol.max_bytes)  # type: ignore[arg-type]
         declared = resp.headers.get("content-length")
-        encodings = [e.strip().lower() for e in resp.headers.get("content-encoding", "").split(",") if e.strip()]
-        unsupported = [e for e in encodings if e not in _DECODABLE]
+        encodings = codings(resp.headers.get("content-encoding"))
+        # one coding the client can inflate is decoded (bounded); anything else, stacked codings
+        # included, is kept raw as evidence and is not the page
+        undecodable = "stacked_content_encoding" if len(encodings) > 1 else (
+            "unsupported_content_encoding" if encodings and encodings[0] not in DECODABLE else "")
+        inflater = BoundedInflater(encodings[0]) if encodings and not undecodable else None
         base = dict(requested_url=requested, final_url=n.url, hops=tuple(hops), status=status,
                     allowlist=decision, content_type=ctype, retry_after=retry_after)
         extra: dict[str, Any] = {"robots": robots_info[-1]} if robots_info else {}
-        if cap_decides and declared and declared.isdigit() and int(declared) > pol.hard_cap:
+        if cap_decides and declared and declared.isascii() and declared.isdigit() and len(declared) < 20 \
+                and int(declared) > pol.hard_cap:
             return FetchResponse(outcome=Outcome.TOO_LARGE, reason="declared_length_over_cap",
                                  detail={"declared_length": int(declared), "hard_cap": pol.hard_cap, **extra},
                                  **base)
         writer = store.writer() if (store is not None and keep) else None
         chunks: list[bytes] = []
         size, truncated = 0, False
-        try:
-            for chunk in resp.iter_bytes():
+
+        def pieces() -> Iterator[bytes]:
+            for raw in resp.iter_raw():
                 if self._clock() > deadline:
                     raise _Stop(Outcome.UNREACHABLE, "total_timeout", bytes_read=size)
+                if inflater is None:
+                    yield raw
+                else:
+                    yield from inflater.feed(raw)
+            if inflater is not None:
+                yield from inflater.finish()
+
+        try:
+            for chunk in pieces():
                 room = limit - size
                 if len(chunk) > room:
                     chunk, truncated = chunk[:room], True
@@ -389,7 +471,7 @@ class CheckedClient:
                 writer.abort()
             return FetchResponse(outcome=stop.outcome, reason=stop.reason, byte_count=size,
                                  detail={**stop.detail, **extra}, **base)
-        except httpx.DecodingError as e:
+        except ContentDecodingError as e:
             if writer is not None:
                 writer.abort()
             return FetchResponse(outcome=Outcome.PARSE_FAILED, reason="content_decoding", byte_count=size,
@@ -400,11 +482,11 @@ class CheckedClient:
             raise
         if not keep:
             extra["_body"] = b"".join(chunks)
-        if unsupported:
-            # httpx passes an encoding it cannot decode through as-is: keep those bytes as evidence,
-            # but they are not the page, so the read is not "ok" (and a brotli bomb never inflates)
-            extra["content_encoding"] = ",".join(encodings)
-            return FetchResponse(outcome=Outcome.PARSE_FAILED, reason="unsupported_content_encoding", body=ref,
+        if undecodable:
+            # kept as evidence (the raw bytes, bounded by the same cap), but they are not the page,
+            # so the read is not "ok"; a bomb in a coding never inflated cannot go off
+            extra["content_encoding"] = ",".join(encodings)[:200]
+            return FetchResponse(outcome=Outcome.PARSE_FAILED, reason=undecodable, body=ref,
                                  byte_count=size, truncated=truncated, detail=extra, **base)
         if truncated and cap_decides:
             outcome, reason = Outcome.TOO_LARGE, "body_over_cap"

@@ -17,6 +17,9 @@ from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 import idna
 
+# the redaction path lives in g6.adapters.redact; these names stay importable from here
+from g6.adapters.redact import SECRET_PARAMS, redact_url  # noqa: F401
+
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST_OK = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$")
 _IPV4_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
@@ -150,8 +153,10 @@ def normalise_url(url: str) -> NormalizedURL:
     else:
         raw_host, _, port_text = hostport.partition(":")
     if port_text:
-        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-            raise URLError("bad_port", f"bad port {port_text!r}")
+        # ASCII digits only: str.isdigit() accepts "①" and int() then fails; and at most 5 digits,
+        # so a port thousands of digits long never reaches int()
+        if not (port_text.isascii() and port_text.isdigit() and len(port_text) <= 5) or not 0 < int(port_text) < 65536:
+            raise URLError("bad_port", f"bad port {port_text[:20]!r}")
         port = int(port_text)
     else:
         port = DEFAULT_PORTS[scheme]
@@ -185,20 +190,3 @@ def normalise_pattern(pattern: str) -> str:
     host, _ = _normalise_host(body)
     return ("*." + host) if star else host
 
-
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
-SECRET_PARAMS = frozenset({"api_key", "apikey", "api-key", "access_token", "x-api-key", "key", "password"})
-
-
-def redact_url(url: str) -> str:
-    """The URL fit for a receipt or a log: no userinfo, secret query values replaced by ``REDACTED``."""
-    url = _USERINFO.sub(r"\1", url)
-    base, sep, query = url.partition("?")
-    if not sep:
-        return url
-    query, hsep, frag = query.partition("#")
-    parts = []
-    for item in query.split("&"):
-        name, eq, _value = item.partition("=")
-        parts.append(f"{name}=REDACTED" if eq and name.lower() in SECRET_PARAMS else item)
-    return base + "?" + "&".join(parts) + (hsep + frag if hsep else "")
