@@ -8,13 +8,14 @@ allowlist, size and pause checks as a web fetch. Only a source's own explicit em
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from g6.adapters.checked_client import CheckedClient, FetchResponse
 from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.errors import InputError
+from g6.ledger.receipts import utc_now
 from g6.store import BlobStore
 
 
@@ -105,6 +106,7 @@ class PageRead:
     response: FetchResponse
     parsed: ParsedPage
     url: str
+    read_at: str = field(default_factory=utc_now)  # when this page's read ended, for its receipt
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,11 @@ def unreadable(status: int, reason: str, message: str | None = None) -> ParsedPa
     return ParsedPage(Outcome.PARSE_FAILED, reason, detail={"message": message} if message else {})
 
 
-def run_search(source: Source, client: CheckedClient, store: BlobStore, request: SearchRequest) -> SearchRun:
+def run_search(source: Source, client: CheckedClient, store: BlobStore, request: SearchRequest,
+               on_page: Callable[[PageRead], None] | None = None) -> SearchRun:
+    """Read page after page. ``on_page`` sees each page as soon as it is read (the caller receipts
+    it then, so an interrupted run keeps what it read); a page whose parse was interrupted (Ctrl-C)
+    is handed over as ``parse_failed``/``interrupted`` before the interruption goes on."""
     if request.max_results < 1 or request.max_pages < 1:
         raise SearchInputError("max_results and max_pages must be at least 1")
     pages: list[PageRead] = []
@@ -169,8 +175,16 @@ def run_search(source: Source, client: CheckedClient, store: BlobStore, request:
         resp = client.fetch(url, store, source=source.name, robots=source.robots, pause=source.pause,
                             accept="application/json, application/atom+xml, application/xml;q=0.9, */*;q=0.5",
                             headers=headers, secret_headers_for=secret_host)
-        parsed = _parse(source, request, resp, store)
-        pages.append(PageRead(resp, parsed, url))
+        read_at = utc_now()
+        try:
+            parsed = _parse(source, request, resp, store)
+        except BaseException:
+            if on_page is not None:
+                on_page(PageRead(resp, ParsedPage(Outcome.PARSE_FAILED, "interrupted"), url, read_at))
+            raise
+        pages.append(PageRead(resp, parsed, url, read_at))
+        if on_page is not None:
+            on_page(pages[-1])
         if not parsed.outcome.is_success:
             break
         if parsed.total is not None:
@@ -180,6 +194,7 @@ def run_search(source: Source, client: CheckedClient, store: BlobStore, request:
         if len(papers) >= request.max_results:
             break
         url = source.next_url(request, parsed, len(papers))
+    dropped = max(0, len(papers) - request.max_results)  # read but cut by --max-results
     papers = papers[: request.max_results]
     last = pages[-1].parsed
     failed = next((p for p in pages if not p.parsed.outcome.is_success), None)
@@ -189,8 +204,14 @@ def run_search(source: Source, client: CheckedClient, store: BlobStore, request:
         outcome, reason = Outcome.EMPTY, last.reason or "source_reports_no_match"
     else:
         outcome, reason = Outcome.OK, ""
-    complete = failed is None and not partial and source.complete(request, total, len(papers), last)
+    # complete: every match the source holds came back. Never when results were read and dropped,
+    # and never when the source's own count says otherwise, whatever the source's paging says.
+    complete = (failed is None and not partial and not dropped
+                and (total is None or len(papers) == total)
+                and source.complete(request, total, len(papers), last))
     detail: dict[str, Any] = {"pages": len(pages)}
+    if dropped:
+        detail["dropped_by_max_results"] = dropped
     if partial:
         detail["partial"] = True
     if url is not None and len(pages) >= request.max_pages and failed is None and len(papers) < request.max_results:
@@ -209,6 +230,8 @@ def _parse(source: Source, request: SearchRequest, resp: FetchResponse, store: B
         parsed = source.parse(request, resp.status, resp.content_type, body)
     except RecursionError:
         return ParsedPage(Outcome.PARSE_FAILED, "reply_too_deep")
+    except Exception as e:  # noqa: BLE001 - a parser bug must not cost the receipts of the run
+        return ParsedPage(Outcome.PARSE_FAILED, "parser_error", detail={"error": type(e).__name__})
     if resp.retry_after is not None:
         parsed = replace(parsed, detail={**parsed.detail, "retry_after": resp.retry_after})
     return parsed

@@ -190,3 +190,25 @@ def normalise_pattern(pattern: str) -> str:
     host, _ = _normalise_host(body)
     return ("*." + host) if star else host
 
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(.*)$", re.S)
+_HOSTISH = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[^\s/?#:@]+)(:\d*)?([/?#].*)?$", re.S)
+
+
+def not_a_url(text: str) -> str | None:
+    """Why ``text`` is not an absolute URL at all (then it is an input error, not a fetch), with a
+    hint; None when it has the shape of one (its scheme and host are judged by the fetch itself).
+
+    ``127.0.0.1:8421/article`` and ``localhost:8421`` are a host and port without a scheme
+    (``urlsplit`` would read ``localhost`` as a scheme); ``not a url`` is prose."""
+    t = text.strip() if isinstance(text, str) else ""
+    if not t:
+        return "an empty text is not a URL"
+    m = _SCHEME.match(t)
+    hostport = m is not None and (m.group(2)[:1].isdigit() or m.group(2) == "")
+    if m is not None and not hostport and not any(c.isspace() for c in m.group(1)):
+        return None
+    if not any(c.isspace() for c in t) and _HOSTISH.match(t) and ("." in t.split("/")[0] or hostport):
+        return f"{t[:80]!r} has no scheme; did you mean http://{t[:80]} ?"
+    return f"{t[:80]!r} is not a URL; give an absolute URL such as https://example.org/page"

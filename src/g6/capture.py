@@ -7,12 +7,12 @@ blob; a crash between the two leaves an unreferenced blob, which ``gc`` may remo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.outcomes import Outcome
-from g6.adapters.urls import redact_url
+from g6.adapters.redact import redact_json, redact_text, redact_url
 from g6.adapters.web import Document, fetch_page
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Hop, Receipt
@@ -90,18 +90,20 @@ def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str =
           kind: str = "fetch") -> FetchResult:
     """Fetch a page through every check, keep its bytes, append a signed receipt."""
     page = fetch_page(client, url, home.store, extract=extract, policy=policy)
-    resp = page.response
-    request: dict[str, Any] = {"url": redact_url(url), "extract": extract}
+    resp = page.response  # already through the redaction path (the client's)
+    secrets = client.secrets
+    request: dict[str, Any] = {"url": redact_text(url, secrets), "extract": extract}
     pol = policy or client.policy
     if pol.max_bytes is not None:
         request["max_bytes"] = pol.max_bytes
     receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
-                                    reason=page.reason or resp.reason, detail=page.detail, links=links)
+                                    reason=redact_text(page.reason or resp.reason, secrets),
+                                    detail=redact_json(page.detail, secrets), links=links)
     signed = home.record(receipt)
     return FetchResult(
-        outcome=page.outcome, receipt_id=signed.receipt_id, requested_url=redact_url(url),
+        outcome=page.outcome, receipt_id=signed.receipt_id, requested_url=request["url"],
         final_url=signed.final_url, status=resp.status, byte_count=resp.byte_count, truncated=resp.truncated,
-        content=signed.content, documents=page.documents, reason=page.reason or resp.reason,
+        content=signed.content, documents=page.documents, reason=signed.detail.get("reason", ""),
         detail={k: v for k, v in signed.detail.items() if k != "reason"},
     )
 
@@ -134,28 +136,53 @@ class SearchResult:
 
 
 def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any) -> SearchResult:
-    """Run a paper search: every page kept in the store and receipted (one transaction for the run)."""
+    """Run a paper search: every page kept in the store and receipted as soon as it is read.
+
+    Each page's receipt carries the time that page was read. The last page's receipt also carries
+    the run's summary, so it waits until the run ends; a run cut short (Ctrl-C, a crash) appends it
+    with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost."""
     from g6.adapters.search import run_search
 
-    run = run_search(source, client, home.store, request)
     req = request.to_json()
-    receipts = []
-    for i, page in enumerate(run.pages):
+    secrets = tuple(client.secrets) + tuple(s for s in (getattr(source, "api_key", None),) if s)
+    signed: list[Receipt] = []
+    read: list[Any] = []
+    pending: list[Receipt] = []  # the newest page's receipt, not yet appended
+
+    def page_receipt(page: Any) -> Receipt:
         p = page.parsed
-        detail: dict[str, Any] = {"page": i + 1, "total": p.total, "returned": len(p.papers), **dict(p.detail)}
-        if i == len(run.pages) - 1:
-            detail["run"] = {"outcome": run.outcome.value, "total": run.total, "complete": run.complete,
-                             "returned": len(run.papers), "pages": len(run.pages)}
-        receipts.append(receipt_from_response(
-            page.response, kind="search", source=run.source, request=req, outcome=p.outcome,
-            reason=p.reason, op="search", detail=detail,
-            links={"previous_page": receipts[-1].receipt_id} if receipts else {}))
-    signed = home.ledger.append_many(receipts, home.signing_key())
+        detail: dict[str, Any] = {"page": len(read), "total": p.total, "returned": len(p.papers), **dict(p.detail)}
+        prev = pending[-1].receipt_id if pending else (signed[-1].receipt_id if signed else None)
+        r = receipt_from_response(page.response, kind="search", source=source.name, request=req,
+                                  outcome=p.outcome, reason=p.reason, op="search",
+                                  detail=redact_json(detail, secrets), links={"previous_page": prev} if prev else {})
+        return replace(r, fetched_at=page.read_at)
+
+    def on_page(page: Any) -> None:
+        read.append(page)
+        receipt = page_receipt(page)
+        if pending:
+            signed.append(home.record(pending.pop()))
+        pending.append(receipt)
+
+    def flush(run_detail: dict[str, Any]) -> None:
+        if pending:
+            last = pending.pop()
+            signed.append(home.record(replace(last, detail={**dict(last.detail), "run": run_detail})))
+
+    try:
+        run = run_search(source, client, home.store, request, on_page=on_page)
+    except BaseException as e:
+        flush({"outcome": "interrupted", "error": type(e).__name__, "pages": len(read)})
+        raise
+    flush({"outcome": run.outcome.value, "total": run.total, "complete": run.complete,
+           "returned": len(run.papers), "pages": len(run.pages)})
     pages = tuple({"receipt_id": r.receipt_id, "outcome": r.outcome, "status": r.http_status,
-                   "returned": r.detail.get("returned", 0), "url": redact_url(page.url)}
+                   "returned": r.detail.get("returned", 0), "url": redact_text(page.url, secrets)}
                   for r, page in zip(signed, run.pages, strict=True))
-    return SearchResult(run.source, req, run.outcome, run.reason, run.papers, run.total, run.complete,
-                        tuple(r.receipt_id for r in signed), pages, dict(run.detail))
+    return SearchResult(run.source, req, run.outcome, redact_text(run.reason, secrets), run.papers, run.total,
+                        run.complete, tuple(r.receipt_id for r in signed), pages,
+                        redact_json(dict(run.detail), secrets))
 
 
 def es_read(home: EvidenceHome, result: Any, request: Mapping[str, Any]) -> tuple[Any, tuple[str, ...]]:

@@ -153,7 +153,8 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @cli.command("fetch")
 @click.argument("url")
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable): host or *.domain.")
-@click.option("--max-bytes", type=click.IntRange(min=0), default=None, help="Stop reading here (truncated).")
+@click.option("--max-bytes", type=click.IntRange(min=0, max=2**53), default=None,
+              help="Stop reading here (truncated); at most 2^53, what a receipt can hold.")
 @click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
@@ -162,10 +163,15 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     """Fetch URL through the checked client, keep the bytes, append a signed receipt."""
     from g6.adapters import CheckedClient
     from g6.adapters.outcomes import Outcome
+    from g6.adapters.redact import redact_text
+    from g6.adapters.urls import not_a_url
     from g6.capture import fetch
 
-    policy = _policy(c.settings, allow, max_bytes)
-    with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
+    policy = _policy(c.settings, allow, max_bytes)  # impossible settings end here, before anything is sent
+    why = not_a_url(url)
+    if why is not None:
+        _fail(redact_text(why, c.settings.secret_values()))
+    with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
         result = fetch(ev, client, url, extract=extract)
     if as_json:
         _emit_json(result.to_json())
@@ -265,7 +271,7 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
     policy = dc_replace(_policy(c.settings, allow, None), max_bytes=None)
     try:
         src = _sources(c).get(source)
-        with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
+        with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
             result = search(ev, client, src, request)
     except InputError as e:
         _fail(str(e))

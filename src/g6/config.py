@@ -12,11 +12,18 @@
 
 Values in the process environment win over ``$G6_HOME/.env``. API keys (``G6_*_API_KEY``) are
 read from the same places and handed only to their own source.
+
+Settings are checked when loaded, so nothing is sent under an impossible one: a timeout must be a
+finite number of seconds above zero; byte limits must fit a receipt (RFC 8785 integers stop at
+2^53); a secret (``G6_*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) with surrounding
+whitespace, a non-ASCII or a control character is refused, naming the variable, never quoting it.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +32,23 @@ from g6.errors import ConfigError
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
+MAX_RECEIPT_INT = 2**53  # the largest integer RFC 8785 (the receipts' canonical JSON) holds exactly
+_SECRET_NAME = re.compile(r"^G6_[A-Z0-9_]*(API_KEY|TOKEN|SECRET|PASSWORD)$")
+
+
+def is_secret_setting(name: str) -> bool:
+    return bool(_SECRET_NAME.match(name))
+
+
+def _check_secret(name: str, value: str) -> None:
+    """A key that cannot be what its owner meant (pasted with a newline, a smart quote…) is refused
+    here, before it is sent anywhere; the message names the variable and never quotes the value."""
+    if value != value.strip():
+        raise ConfigError(f"{name} has whitespace around its value (the value is not shown)")
+    if not value.isascii():
+        raise ConfigError(f"{name} holds a non-ASCII character (the value is not shown)")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise ConfigError(f"{name} holds a control character (the value is not shown)")
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -60,9 +84,26 @@ class Settings:
     total_timeout: float = 120.0
     values: Mapping[str, str] = field(default_factory=dict, repr=False)  # never printed: may hold keys
 
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.total_timeout) and self.total_timeout > 0):
+            raise ConfigError("G6_TIMEOUT must be a finite number of seconds above 0")
+        if not math.isfinite(self.host_pause):
+            raise ConfigError("G6_HOST_PAUSE must be a finite number of seconds")
+        if self.max_bytes is not None and self.max_bytes > MAX_RECEIPT_INT:
+            raise ConfigError(f"G6_MAX_BYTES must be at most 2^53 ({MAX_RECEIPT_INT}), what a receipt can hold")
+        if not 0 < self.hard_cap <= MAX_RECEIPT_INT:
+            raise ConfigError(f"G6_HARD_CAP must be between 1 and 2^53 ({MAX_RECEIPT_INT})")
+        for name, value in self.values.items():
+            if value and is_secret_setting(name):
+                _check_secret(name, value)
+
     def secret(self, name: str) -> str | None:
         v = self.values.get(name)
         return v or None
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Every configured secret value: what the redaction path must never let through."""
+        return tuple(v for k, v in self.values.items() if v and is_secret_setting(k))
 
 
 def _bool(name: str, v: str) -> bool:
@@ -81,7 +122,9 @@ def non_negative_number(name: str, v: str | None, kind: type, default: object) -
     try:
         n = kind(v)
     except ValueError:
-        raise ConfigError(f"{name} must be a number, got {v!r}") from None
+        raise ConfigError(f"{name} must be a number, got {v[:40]!r}") from None
+    if not math.isfinite(n):
+        raise ConfigError(f"{name} must be a finite number")
     if n < 0:
         raise ConfigError(f"{name} must not be negative")
     return n
