@@ -89,3 +89,86 @@ def test_scoped_and_garbage() -> None:
     assert not check_address("fe80::1%eth0").allowed
     v = check_address("not-an-ip")
     assert not v.allowed and v.category == "not_an_ip_address"
+
+
+# One case per row of the IANA special-purpose registries (adapters/registry/*.csv): the block as the
+# registry writes it -> (an address in it, its category). A non-public row wins over a reachable row
+# inside it, so the anycast rows inside 192.0.0.0/24 and 2001::/23 are refused too.
+ROW_CASES = {
+    4: {
+        "0.0.0.0/8": ("0.200.0.1", "unspecified"), "0.0.0.0/32": ("0.0.0.0", "unspecified"),
+        "10.0.0.0/8": ("10.255.0.1", "private"), "100.64.0.0/10": ("100.100.1.1", "cgnat"),
+        "127.0.0.0/8": ("127.3.2.1", "loopback"), "169.254.0.0/16": ("169.254.0.1", "link_local"),
+        "172.16.0.0/12": ("172.20.1.1", "private"), "192.0.0.0/24": ("192.0.0.200", "reserved"),
+        "192.0.0.0/29": ("192.0.0.1", "reserved"), "192.0.0.8/32": ("192.0.0.8", "reserved"),
+        "192.0.0.9/32": ("192.0.0.9", "reserved"), "192.0.0.10/32": ("192.0.0.10", "reserved"),
+        "192.0.0.170/32": ("192.0.0.170", "reserved"), "192.0.0.171/32": ("192.0.0.171", "reserved"),
+        "192.0.2.0/24": ("192.0.2.77", "documentation"), "192.31.196.0/24": ("192.31.196.1", "public"),
+        "192.52.193.0/24": ("192.52.193.1", "public"), "192.88.99.0/24": ("192.88.99.1", "reserved"),
+        "192.88.99.2/32": ("192.88.99.2", "reserved"), "192.168.0.0/16": ("192.168.77.1", "private"),
+        "192.175.48.0/24": ("192.175.48.1", "public"), "198.18.0.0/15": ("198.19.255.1", "benchmarking"),
+        "198.51.100.0/24": ("198.51.100.1", "documentation"), "203.0.113.0/24": ("203.0.113.250", "documentation"),
+        "240.0.0.0/4": ("250.1.2.3", "reserved"), "255.255.255.255/32": ("255.255.255.255", "broadcast"),
+    },
+    6: {
+        "::1/128": ("::1", "loopback"), "::/128": ("::", "unspecified"),
+        "::ffff:0:0/96": ("::ffff:192.168.0.1", "ipv4_mapped:private"),
+        "64:ff9b::/96": ("64:ff9b::c000:201", "nat64:documentation"), "64:ff9b:1::/48": ("64:ff9b:1::5", "nat64_local"),
+        "100::/64": ("100::9", "discard"), "100:0:0:1::/64": ("100:0:0:1::1", "dummy"),
+        "2001::/23": ("2001:100::1", "reserved"), "2001::/32": ("2001:0:4136:e378:8000:63bf:3fff:fdd2",
+                                                                "teredo:documentation"),
+        "2001:1::1/128": ("2001:1::1", "reserved"), "2001:1::2/128": ("2001:1::2", "reserved"),
+        "2001:1::3/128": ("2001:1::3", "reserved"), "2001:2::/48": ("2001:2::1", "benchmarking"),
+        "2001:3::/32": ("2001:3::1", "reserved"), "2001:4:112::/48": ("2001:4:112::1", "reserved"),
+        "2001:10::/28": ("2001:10::1", "reserved"), "2001:20::/28": ("2001:20::1", "reserved"),
+        "2001:30::/28": ("2001:30::1", "reserved"), "2001:db8::/32": ("2001:db8:ffff::1", "documentation"),
+        "2002::/16": ("2002:c0a8:101::1", "6to4:private"), "2620:4f:8000::/48": ("2620:4f:8000::1", "public"),
+        "3fff::/20": ("3fff:fff::1", "documentation"), "5f00::/16": ("5f00:1:2::3", "srv6_sid"),
+        "fc00::/7": ("fdff::1", "unique_local"), "fe80::/10": ("febf::1", "link_local"),
+    },
+}
+
+
+def _registry_blocks(version: int) -> set[str]:
+    """The blocks as written in the data file itself (read with csv here, not through the classifier)."""
+    import csv
+    import io
+    from importlib.resources import files
+
+    from g6.adapters.addresses import REGISTRY_FILES
+
+    text = (files("g6.adapters") / "registry" / REGISTRY_FILES[version]).read_text(encoding="utf-8")
+    rows = csv.DictReader(io.StringIO(text))
+    return {b.split("[")[0].strip() for rec in rows for b in rec["Address Block"].split(",")}
+
+
+@pytest.mark.parametrize("version", [4, 6])
+def test_every_registry_row_has_a_case(version: int) -> None:
+    blocks = _registry_blocks(version)
+    assert len(blocks) >= 24
+    assert blocks == set(ROW_CASES[version]), (blocks ^ set(ROW_CASES[version]))
+    import ipaddress
+
+    for block, (address, category) in ROW_CASES[version].items():
+        assert ipaddress.ip_address(address) in ipaddress.ip_network(block), (block, address)
+        assert classify(address) == category, (block, address, classify(address))
+
+
+def test_registry_rows_not_reachable_are_never_public() -> None:
+    from g6.adapters.addresses import registry
+
+    for version in (4, 6):
+        for row in registry(version):
+            if not row.reachable and row.block.num_addresses > 1:
+                for ip in (row.block.network_address + 1, row.block.broadcast_address - 1):
+                    assert not check_address(ip).allowed, (row.raw_block, ip)
+
+
+@pytest.mark.parametrize(("address", "category"), [
+    ("3fff::1", "documentation"), ("3fff:0fff:ffff::1", "documentation"), ("5f00::1", "srv6_sid"),
+    ("100:0:0:1::1", "dummy"), ("4000::1", "not_global_unicast"), ("2620:4f:8000::53", "public"),
+    ("3fff:1000::1", "public"),  # just past 3fff::/20
+])
+def test_recent_registry_rows_and_space_outside_global_unicast(address: str, category: str) -> None:
+    # Python 3.11's ipaddress calls 3fff::/20 and 5f00::/16 global: the registry data decides here
+    assert classify(address) == category
