@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import sys
 import time
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,9 @@ from g6.adapters.pacing import HostPacer
 from g6.capture import fetch
 from g6.home import EvidenceHome
 from g6.localsite import LocalSite, Reply
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "reliability"))
+from hostile_servers import resetting_listener  # noqa: E402
 
 Site = Callable[..., LocalSite]
 HTML = b"<html><head><title>t</title></head><body><p>Hello, reader. This is the page text.</p></body></html>"
@@ -117,20 +122,23 @@ def test_mixed_dns_answer_is_refused(home: EvidenceHome, site: Site) -> None:
 @pytest.mark.parametrize(
     ("location", "reason"),
     [("http://10.1.2.3/", "address_not_public"), ("http://169.254.169.254/latest/meta-data/", "address_not_public"),
-     ("http://[::ffff:127.0.0.1]/", "address_not_public"), ("http://0x7f000001:1/", None),
+     ("http://[::ffff:127.0.0.1]/", "address_not_public"), ("http://0x7f000001:RESET/", None),
      ("file:///etc/passwd", "redirect_scheme"), ("gopher://127.0.0.1:70/", "redirect_scheme"),
      ("data:text/html,hi", "redirect_scheme")],
 )
 def test_redirects_to_refused_targets(home: EvidenceHome, client: CheckedClient, site: Site,
                                       location: str, reason: str | None) -> None:
-    s = site({"/": Reply(302, headers=(("Location", location),)), "/robots.txt": ROBOTS_OK})
-    r = fetch(home, client, s.url("/"))
+    with resetting_listener() as port:  # no fixed port is assumed closed: this one resets every connection
+        location = location.replace("RESET", str(port))
+        s = site({"/": Reply(302, headers=(("Location", location),)), "/robots.txt": ROBOTS_OK})
+        r = fetch(home, client, s.url("/"))
     if reason is None:
-        # 127.0.0.1 in hex is loopback, allowed here; nothing listens on port 1, so its robots.txt
-        # is unreachable (RFC 9309: disallow all) and the page is never asked for
+        # 127.0.0.1 in hex is loopback, allowed here; the listener resets, so its robots.txt is
+        # unreachable (RFC 9309: disallow all) and the page is never asked for
         assert r.outcome is Outcome.UNREACHABLE
-        assert r.detail["robots"] == {"origin": "http://127.0.0.1:1", "state": "disallow_all", "status": None,
-                                      "detail": "connect"}
+        robots = dict(r.detail["robots"])
+        assert robots.pop("detail") in ("connect", "network")
+        assert robots == {"origin": f"http://127.0.0.1:{port}", "state": "disallow_all", "status": None}
     else:
         assert r.outcome is Outcome.REFUSED and r.reason == reason
     assert [q.path for q in s.requests] == ["/robots.txt", "/"]

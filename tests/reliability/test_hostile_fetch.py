@@ -4,11 +4,11 @@ The suite reports how many cases it tried and how many held (see the terminal su
 
 from __future__ import annotations
 
-import gzip
 import itertools
-import zlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +18,9 @@ from g6.adapters.urls import normalise_url
 from g6.capture import fetch
 from g6.home import EvidenceHome
 from g6.localsite import LocalSite, Reply
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hostile_servers import bombs  # noqa: E402
 
 Site = Callable[..., LocalSite]
 TALLY: dict[str, list[bool]] = {"hostile fetches": []}
@@ -39,7 +42,13 @@ def redirect(to: str) -> Reply:
     return Reply(302, headers=(("Location", to),))
 
 
-BOMB = 256 * 1024 * 1024
+
+def bomb(name: str) -> Reply:
+    """A bomb body built once per process (bombs()), never compressed when the request arrives."""
+    enc, body = bombs()[name]
+    return Reply(body=body, headers=(("Content-Encoding", enc),))
+
+
 CASES = [
     Case("loopback without the operator setting", lambda s: s.url("/"), (Outcome.REFUSED,), allow_loopback=False,
          sent=()),
@@ -67,11 +76,12 @@ CASES = [
     Case("redirect loop", lambda s: s.url("/l1"), (Outcome.HTTP_ERROR,),
          routes={"/l1": lambda s: redirect("/l2"), "/l2": lambda s: redirect("/l1")}, sent=("/l1", "/l2")),
     Case("gzip bomb", lambda s: s.url("/gz"), (Outcome.TOO_LARGE,),
-         routes={"/gz": lambda s: Reply(body=gzip.compress(b"\0" * BOMB, 9), headers=(("Content-Encoding", "gzip"),))},
+         routes={"/gz": lambda s: bomb("gzip")},
          policy={"hard_cap": 1 << 20}),
     Case("deflate bomb", lambda s: s.url("/df"), (Outcome.TOO_LARGE,),
-         routes={"/df": lambda s: Reply(body=zlib.compress(b"\0" * BOMB, 9),
-                                        headers=(("Content-Encoding", "deflate"),))}, policy={"hard_cap": 1 << 20}),
+         routes={"/df": lambda s: bomb("deflate")}, policy={"hard_cap": 1 << 20}),
+    Case("stacked gzip, gzip bomb (1.8 KiB -> 1 GiB)", lambda s: s.url("/gzgz"), (Outcome.PARSE_FAILED,),
+         routes={"/gzgz": lambda s: bomb("gzip,gzip")}),
     Case("brotli-encoded body (never inflated)", lambda s: s.url("/br"), (Outcome.PARSE_FAILED,),
          routes={"/br": lambda s: Reply(body=b"\x1b\xff\xff\x0f" * 100, headers=(("Content-Encoding", "br"),))}),
     Case("endless body", lambda s: s.url("/endless"), (Outcome.TOO_LARGE,),
@@ -98,6 +108,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hostile_fetch(home: EvidenceHome, site: Site, case: Case) -> None:
+    bombs()  # built before the site starts, so no request handler waits on it
     held = False
     try:
         holder: dict[str, LocalSite] = {}
