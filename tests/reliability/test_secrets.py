@@ -87,3 +87,114 @@ def test_no_secret_leaks_anywhere(tmp_path: Path, site: Site) -> None:
     leaks = [(secret, i) for i, blob in enumerate(corpus) for secret in SECRETS if secret.encode() in blob]
     assert leaks == [], leaks
     assert len(corpus) > 40
+
+
+# -- a property: whatever the secret and whichever way the read ends, it is never written ------
+import string  # noqa: E402
+import tempfile  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from g6.adapters import CheckedClient, FetchPolicy  # noqa: E402
+from g6.capture import fetch  # noqa: E402
+from g6.home import EvidenceHome  # noqa: E402
+from g6.warc_export import export_warc  # noqa: E402
+
+PATHS = ["ok", "redirect_loop", "off_allowlist", "http_404", "http_503", "malformed_header", "bad_location",
+         "location_echo"]
+CARRIERS = ["userinfo_password", "userinfo_user", "api_key", "token", "access_token", "secret", "key",
+            "configured_in_path"]
+
+
+def _scenario_routes(state: dict[str, Any]) -> dict[str, Any]:
+    def page(req: Any) -> Reply:
+        path, target = state["path"], req.path  # the request target, secret query values included
+        port = state["port"]
+        if path == "ok":
+            return Reply(body=b"<html><body><p>An ordinary page with nothing secret in it.</p></body></html>")
+        if path == "redirect_loop":
+            return Reply(302, headers=(("Location", target),))
+        if path == "off_allowlist":
+            return Reply(302, headers=(("Location", f"http://elsewhere.test:{port}{target}"),))
+        if path in ("http_404", "http_503"):
+            return Reply(int(path[-3:]), b"<p>no</p>")
+        if path == "malformed_header":  # h11 quotes a bad header line in its error message
+            return Reply(raw=b"HTTP/1.1 200 OK\r\nX-Echo " + target.encode() + b"\r\n\r\n")
+        if path == "bad_location":
+            return Reply(302, headers=(("Location", f"http://[::1{target}"),))
+        if path == "location_echo":  # an unparseable port after a URL carrying the secret
+            loc = f"http://127.0.0.1:①{target}".encode()
+            return Reply(raw=b"HTTP/1.1 302 Found\r\nLocation: " + loc + b"\r\nContent-Length: 0\r\n\r\n")
+        raise AssertionError(path)
+
+    return {"*": page, "/robots.txt": Reply(404, b"")}
+
+
+@pytest.fixture(scope="module")
+def secret_site() -> Any:
+    state: dict[str, Any] = {}
+    s = LocalSite(_scenario_routes(state)).start()
+    state["port"] = s.port
+    yield s, state
+    s.stop()
+
+
+def _url(base: str, carrier: str, secret: str) -> str:
+    if carrier == "userinfo_password":
+        return base.replace("http://", f"http://alice:{secret}@") + "/p"
+    if carrier == "userinfo_user":
+        return base.replace("http://", f"http://{secret}@") + "/p"
+    if carrier == "configured_in_path":
+        return f"{base}/keys/{secret}/page"
+    return f"{base}/p?q=1&{carrier}={secret}&page=2"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# a fixed head keeps a drawn secret from being a run of zeros that a genesis hash holds by chance
+@given(secret=st.text(string.ascii_letters + string.digits + "-_.~", min_size=10, max_size=40).map(lambda t: "Qz" + t),
+       path=st.sampled_from(PATHS), carrier=st.sampled_from(CARRIERS))
+def test_no_secret_is_ever_sealed(secret_site: Any, secret: str, path: str, carrier: str) -> None:
+    s, state = secret_site
+    state["path"] = path
+    configured = ("G6SECRET" + secret,) if carrier != "configured_in_path" else (secret,)
+    url = _url(s.base_url, carrier, secret)
+    policy = FetchPolicy(allow_loopback=True, host_pause=0, max_redirects=3,
+                         allowlist=("127.0.0.1",) if path == "off_allowlist" else ())
+    resolver = lambda host, port: ["127.0.0.1"]  # noqa: E731 - elsewhere.test is loopback too, but off the list
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        with EvidenceHome(root / "home", fsync=False) as home, \
+                CheckedClient(policy, secrets=configured, resolver=resolver) as client:
+            home.keys.init()
+            result = fetch(home, client, url)
+            export_warc(home, root / "out.warc.gz", [e.receipt for e in home.ledger.entries()])
+            corpus = [json.dumps(result.to_json(), ensure_ascii=False).encode(), json.dumps(result.to_json()).encode()]
+        corpus.append(gzip.decompress((root / "out.warc.gz").read_bytes()))
+        corpus.extend(p.read_bytes() for p in (root / "home").rglob("*") if p.is_file())
+    assert s.requests, "the scenario sent nothing: it could not test anything"
+    leaked = [i for i, blob in enumerate(corpus) if secret.encode() in blob]
+    assert leaked == [], (path, carrier, result.outcome, result.reason, result.detail)
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    (" Qz-key-with-space", b"whitespace"), ("Qz-key-trailing\t", b"whitespace"), ("Qz-k\u00e9y-secret", b"non-ASCII"),
+    ("Qz-key\x01secret", b"control"), ("Qz-key\x7fsecret", b"control")])
+@pytest.mark.parametrize("where", ["environment", "dotenv"])
+def test_bad_secret_setting_is_a_config_error_naming_the_variable_never_the_value(
+        tmp_path: Path, value: str, why: bytes, where: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    env["G6_HOME"] = str(home)
+    if where == "environment":
+        env["G6_SEMANTIC_SCHOLAR_API_KEY"] = value
+    else:
+        (home / ".env").write_text(f'G6_SEMANTIC_SCHOLAR_API_KEY="{value}"\n', encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "g6", "sources"], env=env, capture_output=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(b"g6: G6_SEMANTIC_SCHOLAR_API_KEY") and why in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and b"Traceback" not in r.stderr
+    assert b"Qz-" not in r.stderr + r.stdout  # no part of the value is quoted
