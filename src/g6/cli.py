@@ -274,7 +274,9 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
         with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
             result = search(ev, client, src, request)
     except InputError as e:
-        _fail(str(e))
+        from g6.adapters.redact import redact_text
+
+        _fail(redact_text(str(e), c.settings.secret_values()))
     if as_json:
         _emit_json(result.to_json())
     else:
