@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import socket
 import struct
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import zlib
 from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
+from typing import Any
 
 BOMB_INFLATED = 1 << 30  # 1 GiB of zeros
 
@@ -142,3 +148,47 @@ def bombs() -> dict[str, tuple[str, bytes]]:
     }
     bombs.build_seconds = time.monotonic() - started  # type: ignore[attr-defined]
     return out
+
+
+RSS_PROBE = textwrap.dedent("""
+    import json, resource, sys, tempfile
+    from g6.adapters import CheckedClient, FetchPolicy
+    from g6.capture import fetch
+    from g6.home import EvidenceHome
+    from g6.localsite import LocalSite, Reply
+
+    names = sys.argv[2:]
+    with open(sys.argv[1], "rb") as f:
+        bodies = json.load(f)
+    routes = {"/warm": Reply(body=b"<p>warm up</p>")}
+    for name in names:
+        enc, path = bodies[name]
+        routes["/" + name] = Reply(body=open(path, "rb").read(), content_type="text/plain",
+                                   headers=(("Content-Encoding", enc),))
+    site = LocalSite(routes).start()
+    with tempfile.TemporaryDirectory() as d, EvidenceHome(d, fsync=False) as home:
+        home.keys.init()
+        # the client's default cap (64 MiB) and default transport: what `g6 fetch` runs with
+        with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0, respect_robots=False)) as c:
+            fetch(home, c, site.url("/warm"))
+            base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            outcomes = {n: fetch(home, c, site.url("/" + n)).reason for n in names}
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    site.stop()
+    print(json.dumps({"baseline_kib": base, "peak_kib": peak, "outcomes": outcomes}))
+""")
+
+
+def peak_rss_over_baseline(tmp: Path, names: list[str]) -> dict[str, Any]:
+    """Fetch the named bombs in a fresh process; its peak RSS above its own baseline (ru_maxrss)."""
+    table = {}
+    for name in names:
+        enc, body = bombs()[name]
+        path = tmp / f"{name}.bin"
+        path.write_bytes(body)
+        table[name] = (enc, str(path))
+    (tmp / "bombs.json").write_text(json.dumps(table))
+    out = subprocess.run([sys.executable, "-c", RSS_PROBE, str(tmp / "bombs.json"), *names],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
