@@ -28,9 +28,11 @@ SECRET_PARAMS = frozenset({
     "auth", "auth_token", "authorization", "secret", "client_secret", "password", "passwd", "pwd", "session",
     "sessionid", "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
 })
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s@]*)@")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
-_PARAM = re.compile(r"(?P<name>[A-Za-z0-9_.-]+)=(?P<value>[^&#;\s'\"<>]*)")
+# Every pattern starts only at a word boundary (the lookbehind) and bounds its leading run, so a
+# hostile 20,000-character URL costs linear time, not a scan from every position (quadratic).
+_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,31}://)([^/?#\s@]*)@")
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s'\"<>`]+")
+_PARAM = re.compile(r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,64})=(?P<value>[^&#;\s'\"<>]*)")
 
 
 def _is_secret_name(name: str) -> bool:

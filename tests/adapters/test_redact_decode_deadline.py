@@ -93,3 +93,17 @@ def test_default_transport_holds_sockets_to_the_deadline() -> None:
         assert isinstance(t, httpx.HTTPTransport)
     finally:
         t.close()
+
+
+def test_redaction_is_linear_on_hostile_lengths() -> None:
+    """A 200,000-character URL or word: a pattern scanning from every position would take hours
+    (quadratic); the guard only fires when that is what happens."""
+    import threading
+
+    texts = ["http://h.test/" + "x" * 200_000, "x" * 200_000, "a=" * 100_000, "http://" + "u" * 200_000]
+    done: list[str] = []
+    worker = threading.Thread(target=lambda: done.extend(redact_text(t, ["secret-value"]) for t in texts),
+                              daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive() and len(done) == len(texts)
