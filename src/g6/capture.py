@@ -143,8 +143,8 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any)
     with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost."""
     from g6.adapters.search import run_search
 
-    req = request.to_json()
     secrets = tuple(client.secrets) + tuple(s for s in (getattr(source, "api_key", None),) if s)
+    req = redact_json(request.to_json(), secrets)  # an endpoint may carry a token of its own
     signed: list[Receipt] = []
     read: list[Any] = []
     pending: list[Receipt] = []  # the newest page's receipt, not yet appended

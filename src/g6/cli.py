@@ -212,10 +212,14 @@ def _sources(c: _Ctx) -> Any:
 @pass_ctx
 def sources_cmd(c: _Ctx, as_json: bool) -> None:
     """List the paper sources, what each needs, its pause and whether robots.txt applies. Fetches nothing."""
+    from g6.adapters.redact import redact_text
+
     rows = []
     for src in _sources(c):
+        base = getattr(src, "base_url", None)
         rows.append({"name": src.name, "needs": src.needs, "pause_seconds": src.pause, "robots_txt": src.robots,
-                     "base_url": getattr(src, "base_url", None), "key_env": src.key_env,
+                     "base_url": redact_text(base, c.settings.secret_values()) if base else None,
+                     "key_env": src.key_env,
                      "key_set": bool(src.key_env and c.settings.secret(src.key_env))})
     if as_json:
         _emit_json(rows)

@@ -198,3 +198,21 @@ def test_bad_secret_setting_is_a_config_error_naming_the_variable_never_the_valu
     assert r.stderr.startswith(b"g6: G6_SEMANTIC_SCHOLAR_API_KEY") and why in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and b"Traceback" not in r.stderr
     assert b"Qz-" not in r.stderr + r.stdout  # no part of the value is quoted
+
+
+def test_a_token_in_an_oai_endpoint_or_a_source_url_is_never_written(tmp_path: Path, site: Site) -> None:
+    oai = (FIX / "oai-pmh" / "ListRecords4.xml").read_bytes()
+    s = site({"/oai": Reply(body=oai, content_type="text/xml")})
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    env.update({"G6_HOME": str(home), "G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0", "G6_OAI_PMH_PAUSE": "0",
+                "G6_OPENALEX_URL": s.url("/works?api_key=QzSourceUrlKey-777")})
+    runs = [subprocess.run([sys.executable, "-m", "g6", *args], env=env, capture_output=True, timeout=120)
+            for args in (("search", "oai_pmh", "--endpoint", s.url("/oai?token=QzEndpointToken-555"), "--json"),
+                         ("search", "oai_pmh", "--endpoint", s.url("/oai?token=QzEndpointToken-555")),
+                         ("sources", "--json"), ("sources",))]
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert any("QzEndpointToken-555" in q.path for q in s.requests)  # it was sent to its own server
+    written = b"".join(r.stdout + r.stderr for r in runs)
+    written += b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    assert b"QzEndpointToken-555" not in written and b"QzSourceUrlKey-777" not in written
