@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
+from g6.adapters.urls import not_a_url
 from g6.adapters.xmlsafe import XMLParseError, parse_xml, text_of
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
@@ -105,6 +106,9 @@ class OaiPmhSource:
     def _check(request: SearchRequest) -> None:
         if not request.endpoint:
             raise SearchInputError("an OAI-PMH search needs --endpoint (the repository's base URL)")
+        why = not_a_url(request.endpoint)
+        if why is not None:
+            raise SearchInputError(f"--endpoint: {why}")
         if request.verb not in VERBS:
             raise SearchInputError(f"verb must be one of {VERBS}")
         for name in ("since", "until"):

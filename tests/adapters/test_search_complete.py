@@ -257,3 +257,13 @@ def test_page_receipts_are_appended_as_pages_are_read(home: EvidenceHome, site: 
         search(home, c, Watching(s.base_url, stop_at=99, error=RuntimeError()), SearchRequest(query="x",
                                                                                               max_results=4))
     assert seen == [0, 0, 1, 2]  # the newest page waits for the run's summary; the ones before are in
+
+
+@pytest.mark.parametrize("endpoint", ["not a url", "127.0.0.1:8421/oai", "example.org/oai"])
+def test_an_oai_endpoint_that_is_not_a_url_is_an_input_error(home: EvidenceHome, endpoint: str) -> None:
+    from g6.adapters.search import SearchInputError
+
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as c, \
+            pytest.raises(SearchInputError, match="--endpoint: .*(not a URL|no scheme)"):
+        search(home, c, OaiPmhSource(pause=0), SearchRequest(endpoint=endpoint))
+    assert len(home.ledger) == 0  # nothing sent, nothing receipted
