@@ -160,8 +160,16 @@ RSS_PROBE = textwrap.dedent("""
     names = sys.argv[2:]
     with open(sys.argv[1], "rb") as f:
         bodies = json.load(f)
-    routes = {"/warm": Reply(body=b"<p>warm up</p>")}
+    para = b"<p>" + b"word " * 40 + b"</p>"
+    def page(size):  # streamed, so the server's copy does not count
+        return lambda: iter([b"<html><body>", *[para * 100] * (size // (len(para) * 100)), b"</body></html>"])
+    routes = {"/warm": Reply(body=b"<p>warm up</p>"),
+              "/endless": Reply(chunks=lambda: iter(lambda: b"x" * 65536, None), content_type="text/plain"),
+              "/html-under-extract-limit": Reply(chunks=page(2_000_000)),
+              "/html-over-extract-limit": Reply(chunks=page(19_000_000))}
     for name in names:
+        if "/" + name in routes:
+            continue
         enc, path = bodies[name]
         routes["/" + name] = Reply(body=open(path, "rb").read(), content_type="text/plain",
                                    headers=(("Content-Encoding", enc),))
@@ -172,7 +180,8 @@ RSS_PROBE = textwrap.dedent("""
         with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0, respect_robots=False)) as c:
             fetch(home, c, site.url("/warm"))
             base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            outcomes = {n: fetch(home, c, site.url("/" + n)).reason for n in names}
+            results = {n: fetch(home, c, site.url("/" + n)) for n in names}
+            outcomes = {n: r.reason or r.outcome.value for n, r in results.items()}
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     site.stop()
     print(json.dumps({"baseline_kib": base, "peak_kib": peak, "outcomes": outcomes}))
@@ -183,6 +192,8 @@ def peak_rss_over_baseline(tmp: Path, names: list[str]) -> dict[str, Any]:
     """Fetch the named bombs in a fresh process; its peak RSS above its own baseline (ru_maxrss)."""
     table = {}
     for name in names:
+        if name not in bombs():
+            continue  # a plain route the probe serves itself
         enc, body = bombs()[name]
         path = tmp / f"{name}.bin"
         path.write_bytes(body)

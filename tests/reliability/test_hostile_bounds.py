@@ -146,11 +146,13 @@ def test_single_coding_bomb_stops_at_the_cap(home: EvidenceHome, bomb_site: Loca
 
 
 def test_peak_rss_stays_under_128_mib_above_baseline_on_every_bomb(tmp_path: Path) -> None:
-    names = ["gzip,gzip", "gzip,deflate,gzip", "gzip", "deflate"]
+    names = ["gzip,gzip", "gzip,deflate,gzip", "gzip", "deflate", "endless", "html-under-extract-limit",
+             "html-over-extract-limit"]
     report = peak_rss_over_baseline(tmp_path, names)
     assert report["outcomes"] == {"gzip,gzip": "stacked_content_encoding",
                                   "gzip,deflate,gzip": "stacked_content_encoding",
-                                  "gzip": "body_over_cap", "deflate": "body_over_cap"}
+                                  "gzip": "body_over_cap", "deflate": "body_over_cap", "endless": "body_over_cap",
+                                  "html-under-extract-limit": "ok", "html-over-extract-limit": "ok"}
     grew_mib = (report["peak_kib"] - report["baseline_kib"]) / 1024
     assert grew_mib < 128, f"peak RSS grew {grew_mib:.1f} MiB over the baseline"
 
