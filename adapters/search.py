@@ -18,6 +18,11 @@ from g6.errors import InputError
 from g6.ledger.receipts import utc_now
 from g6.store import BlobStore
 
+# One page of a source's reply is parsed whole (JSON or XML): about 8x its size in memory (an 8 MB
+# OpenAlex page: +62 MiB). Past this a page is ``too_large``, keeping a search's peak RSS under the
+# same 128 MiB bound as a fetch. Real pages are far smaller (2,000 arXiv entries are ~4 MB).
+SEARCH_REPLY_CAP = 8 * 1024 * 1024
+
 
 class SearchInputError(InputError):
     """A search that cannot be sent as asked (unknown category, bad date…). Nothing was sent."""
@@ -171,8 +176,9 @@ def run_search(source: Source, client: CheckedClient, store: BlobStore, request:
     headers, secret_host = source.headers()
     total: int | None = None
     partial = False
+    policy = replace(client.policy, hard_cap=min(client.policy.hard_cap, SEARCH_REPLY_CAP), max_bytes=None)
     while url is not None and len(pages) < request.max_pages:
-        resp = client.fetch(url, store, source=source.name, robots=source.robots, pause=source.pause,
+        resp = client.fetch(url, store, source=source.name, robots=source.robots, pause=source.pause, policy=policy,
                             accept="application/json, application/atom+xml, application/xml;q=0.9, */*;q=0.5",
                             headers=headers, secret_headers_for=secret_host)
         read_at = utc_now()

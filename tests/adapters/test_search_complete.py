@@ -267,3 +267,14 @@ def test_an_oai_endpoint_that_is_not_a_url_is_an_input_error(home: EvidenceHome,
             pytest.raises(SearchInputError, match="--endpoint: .*(not a URL|no scheme)"):
         search(home, c, OaiPmhSource(pause=0), SearchRequest(endpoint=endpoint))
     assert len(home.ledger) == 0  # nothing sent, nothing receipted
+
+
+def test_a_search_reply_past_the_page_cap_is_too_large(home: EvidenceHome, site: Site) -> None:
+    from g6.adapters.search import SEARCH_REPLY_CAP
+
+    huge = b'{"meta": {"count": 1}, "results": [' + b'{"id": "x"},' * (SEARCH_REPLY_CAP // 12 + 10) + b'{}]}'
+    s = site({"/works": Reply(body=huge, content_type="application/json")})
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0, respect_robots=False)) as c:
+        r = search(home, c, OpenAlexSource(base_url=s.url("/works"), pause=0), SearchRequest(query="x"))
+    assert r.outcome is Outcome.TOO_LARGE and not r.complete and r.papers == ()
+    assert home.ledger.get(r.receipt_ids[0]).outcome == "too_large"
