@@ -25,7 +25,7 @@ MARK = "REDACTED"
 MIN_SECRET = 4
 SECRET_PARAMS = frozenset({
     "api_key", "apikey", "api-key", "x-api-key", "key", "access_token", "refresh_token", "id_token", "token",
-    "auth", "auth_token", "authorization", "secret", "client_secret", "password", "passwd", "pwd", "session",
+    "auth", "auth_token", "authorization", "secret", "client_secret", "password", "passwd", "pwd",
     "sessionid", "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
 })
 # Every pattern starts only at a word boundary (the lookbehind) and bounds its leading run, so a
