@@ -91,7 +91,7 @@ def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str =
     """Fetch a page through every check, keep its bytes, append a signed receipt."""
     page = fetch_page(client, url, home.store, extract=extract, policy=policy)
     resp = page.response  # already through the redaction path (the client's)
-    secrets = client.secrets
+    secrets = tuple(getattr(client, "secrets", ()))
     request: dict[str, Any] = {"url": redact_text(url, secrets), "extract": extract}
     pol = policy or client.policy
     if pol.max_bytes is not None:
@@ -143,7 +143,7 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any)
     with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost."""
     from g6.adapters.search import run_search
 
-    secrets = tuple(client.secrets) + tuple(s for s in (getattr(source, "api_key", None),) if s)
+    secrets = tuple(getattr(client, "secrets", ())) + tuple(s for s in (getattr(source, "api_key", None),) if s)
     req = redact_json(request.to_json(), secrets)  # an endpoint may carry a token of its own
     signed: list[Receipt] = []
     read: list[Any] = []
