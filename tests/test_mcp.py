@@ -85,7 +85,7 @@ def test_every_tool_against_loopback_servers(tmp_path: Path, site: Site, elastic
     assert {f["kind"] for f in fetched["documents"][0]["instruction_flags"]} == {"ignore_instructions"}
     assert searched["total"] == 214881 and searched["returned"] == 3 and searched["receipt_ids"]
     assert mapping["concrete_index"] == "handbook"
-    assert es_hit["passages"][0]["id"] == "3" and es_hit["code"] == "G6_OK_KNOWLEDGE_ES"
+    assert es_hit["passages"][0]["id"] == "3" and es_hit["code"] == "G6_E_KNOWLEDGE_ELASTIC_SEARCHED"
     assert count["count"] == 2 and doc["document"]["title"] == "Citation checks"
     assert refused["code"] == "G6_E_KNOWLEDGE_FILTER_ON_TEXT"
     assert bad_url["outcome"] == "refused" and bad_url["reason"] == "scheme"

@@ -167,8 +167,9 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     policy = _policy(c.settings, allow, max_bytes)
     with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
         result = fetch(ev, client, url, extract=extract)
+        reply = _knowledge_reply(ev, result) if as_json else None
     if as_json:
-        _emit_json(result.to_json())
+        _emit_json(reply)
     else:
         click.echo(f"{result.outcome.value} {result.code} status={result.status} bytes={result.byte_count}"
                    f"{' truncated' if result.truncated else ''} receipt={result.receipt_id}")
@@ -189,6 +190,18 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     if result.outcome is Outcome.REJECTED:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+
+
+def _knowledge_reply(ev: Any, result: Any) -> dict[str, Any]:
+    """The knowledge fetcher's reply (status word, http_status, documents' sources) for --json."""
+    from g6.capture import SearchResult
+    from g6.knowledge.knowledge_fetcher import page_result, search_result
+
+    return (search_result if isinstance(result, SearchResult) else page_result)(ev, result).to_json()
+
+
+def _refusal_json(e: G6Error) -> dict[str, Any]:
+    return {"outcome": "rejected", "code": e.code, "status": "blocked-escalated", "message": str(e)}
 
 
 # -- search --------------------------------------------------------------------------------
@@ -267,10 +280,13 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
         src = _sources(c).get(source)
         with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
             result = search(ev, client, src, request)
+            reply = _knowledge_reply(ev, result) if as_json else None
     except InputError as e:
-        _fail(str(e))
+        if as_json:
+            _emit_json(_refusal_json(e))
+        _fail(f"{e.code}: {e}")
     if as_json:
-        _emit_json(result.to_json())
+        _emit_json(reply)
     else:
         total = "unknown" if result.total is None else f"{result.total:,}"
         click.echo(f"{result.outcome.value} {result.code} total={total} returned={len(result.papers)}"
