@@ -156,14 +156,18 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @click.option("--max-bytes", type=click.IntRange(min=0), default=None, help="Stop reading here (truncated).")
 @click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--as", "shape", type=click.Choice(["g6", "runx"]), default="g6", show_default=True,
+              help="runx: answer with runx web-fetch's fetch_result (JSON).")
 @pass_ctx
 def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, extract: str,
-              as_json: bool) -> None:
+              as_json: bool, shape: str) -> None:
     """Fetch URL through the checked client, keep the bytes, append a signed receipt."""
     from g6.adapters import CheckedClient
     from g6.adapters.outcomes import Outcome
     from g6.capture import fetch
 
+    if shape == "runx":
+        _runx_fetch(c, url, allow, max_bytes, extract)
     policy = _policy(c.settings, allow, max_bytes)
     with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
         result = fetch(ev, client, url, extract=extract)
@@ -190,6 +194,22 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     if result.outcome is Outcome.REJECTED:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+
+
+def _runx_fetch(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, extract: str) -> NoReturn:
+    """``g6 fetch URL --as runx``: the same fetch, answered as runx's fetch_result."""
+    from g6.adapters import CheckedClient
+    from g6.knowledge.web_fetch import runx_args, web_fetch
+
+    args = runx_args(url, allow, extract, max_bytes)
+    with c.evidence(need_key=True) as ev, CheckedClient(_policy(c.settings, (), None)) as client:
+        try:
+            reply = web_fetch(ev, client, args)
+        except InputError as e:
+            _emit_json(_refusal_json(e))
+            _fail(f"{e.code}: {e}")
+    _emit_json(reply)
+    sys.exit(EXIT_OK if reply["decision"] in ("ready", "needs_agent") else EXIT_FAILED)
 
 
 def _knowledge_reply(ev: Any, result: Any) -> dict[str, Any]:
@@ -329,7 +349,9 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
         _fail(f"{e.code}: {e}" + (f" {json.dumps(e.detail)}" if e.detail and not as_json else ""))
     r = answer.result
     if as_json:
-        _emit_json(answer.to_json())
+        from g6.knowledge.ctx_elastic import reply_for
+
+        _emit_json(reply_for(answer))
     else:
         click.echo(f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else ""))
         if r.detail.get("message"):

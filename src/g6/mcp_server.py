@@ -98,7 +98,10 @@ def untrusted(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def with_status(d: dict[str, Any]) -> dict[str, Any]:
-    """Every reply carries the status word (from its code, else from its ``ok``)."""
+    """Every reply carries the status word (from its code, else from its ``ok``); runx's
+    ``fetch_result`` keeps ``status`` as the HTTP status, as its document has it."""
+    if "decision" in d and "provenance" in d:
+        return d
     if "status" not in d or not isinstance(d["status"], str):
         if "status" in d:
             d["http_status"] = d.pop("status")

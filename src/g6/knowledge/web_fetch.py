@@ -62,6 +62,16 @@ def check_inputs(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...], str, in
     return url.strip(), tuple(allow), extract, max_bytes
 
 
+def runx_args(url: str, allow: Sequence[str], extract: str, max_bytes: int | None) -> dict[str, Any]:
+    """The web-fetch inputs of ``g6 fetch URL --as runx`` (``--allow`` is the allowlist)."""
+    args: dict[str, Any] = {"url": url, "extract": extract}
+    if allow:
+        args["allowlist"] = list(allow)
+    if max_bytes is not None:
+        args["max_bytes"] = max_bytes
+    return args
+
+
 def policy_for(base: FetchPolicy, allowlist: tuple[str, ...], max_bytes: int | None) -> FetchPolicy:
     """``["*"]`` is any public host: no allowlist beyond the operator's own; else the caller's."""
     from dataclasses import replace
