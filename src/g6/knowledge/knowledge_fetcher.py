@@ -149,6 +149,20 @@ def obeys_robots(adapter: Any) -> bool:
     return bool(getattr(adapter, "obey_robots", getattr(adapter, "robots", False)))
 
 
+class AdapterView:
+    """A paper source as ``clients(adapter)`` sees it: its own attributes plus ``obey_robots``."""
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+
+    @property
+    def obey_robots(self) -> bool:
+        return obeys_robots(self._source)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._source, name)
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """One document that came back. Its text is untrusted data, never instructions."""
@@ -300,7 +314,7 @@ def run(home: EvidenceHome, request: FetchRequest, client_for: ClientFor, *, reg
     if request.mailto and hasattr(source, "mailto"):
         source = dataclasses.replace(source, mailto=request.mailto)  # type: ignore[type-var]
     try:
-        client = client_for(adapter)
+        client = client_for(adapter if hasattr(adapter, "obey_robots") else AdapterView(adapter))
         found = run_search(home, client, source, request.search_request())
     except G6Error:
         raise
