@@ -102,13 +102,13 @@ def es_status(op: str, outcome: Outcome) -> str:
 
 _ES_NAMES = {Outcome.BLOCKED: "DENIED"}
 _ES_OUTCOMES = (
-    ("search", Outcome.OK, "", "a search answered in full"),
-    ("count", Outcome.OK, "", "a count answered in full"),
-    ("mapping", Outcome.OK, "", "the index's mapping was read"),
-    ("get", Outcome.OK, "", "one document was read"),
-    ("search", Outcome.EMPTY, "", "the server answered with no match"),
-    ("search", Outcome.PARTIAL, "", "some shards failed or the search timed out on the server"),
-    ("count", Outcome.PARTIAL, "", "a count whose shards did not all answer (refused)"),
+    ("search", Outcome.OK, "", "`search` answered in full"),
+    ("count", Outcome.OK, "", "`count` answered in full"),
+    ("mapping", Outcome.OK, "", "`mapping`: the index's fields and types were read"),
+    ("get", Outcome.OK, "", "`get_doc`: one document's `_source` was read"),
+    ("search", Outcome.EMPTY, "", "`search`: the server answered with no match"),
+    ("search", Outcome.PARTIAL, "", "`search`: some shards failed or the search timed out on the server"),
+    ("count", Outcome.PARTIAL, "", "`count`: shards did not all answer (their sum is in the receipt, never the count)"),
     ("search", Outcome.UNREACHABLE, "connect", "nothing answering at G6_ELASTIC_URL"),
     ("search", Outcome.UNREACHABLE, "timeout", "the server did not answer in time"),
     ("search", Outcome.REFUSED, "redirect_not_followed", "the server answered with a redirect (never followed)"),
@@ -159,7 +159,7 @@ def vocabulary() -> dict[str, tuple[str, str]]:
     for o in _CONVERT_OUTCOMES:
         out[o.code("convert")] = (o.status, f"knowledge converter `convert`: {o.value}")
     for op, o, reason, what in _ES_OUTCOMES:
-        out[es_code(op, o, reason)] = (es_status(op, o), f"Elasticsearch `{op}`: {what}")
+        out[es_code(op, o, reason)] = (es_status(op, o), f"Elasticsearch reader: {what}")
     for code, what in REFUSALS.items():
         out[code] = (BLOCKED, what)
     for code, what in DONE.items():

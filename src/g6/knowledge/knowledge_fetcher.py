@@ -212,6 +212,16 @@ class FetchResult:
 
 
 # -- building the document's shape from the library's results ----------------------------------
+_ORDER = ("outcome", "code", "status", "trust", "reason", "source", "request", "receipt_id", "receipt_ids",
+          "requested_url", "final_url", "http_status", "byte_count", "truncated", "content", "kept", "total",
+          "complete", "returned")
+
+
+def _ordered(d: Mapping[str, Any]) -> dict[str, Any]:
+    """The reply with the document's fields first, in one order for pages and searches."""
+    return {**{k: d[k] for k in _ORDER if k in d}, **{k: v for k, v in d.items() if k not in _ORDER}}
+
+
 def _fetched_at(home: EvidenceHome, receipt_id: str) -> str:
     return home.ledger.get(receipt_id).fetched_at
 
@@ -232,7 +242,8 @@ def page_result(home: EvidenceHome, r: PageResult) -> FetchResult:
     reply["http_status"] = reply.pop("status")
     reply.update(source="http", status=r.outcome.status, documents=[d.to_json() for d in docs], kept=kept,
                  total=None, complete=None, receipt_ids=[r.receipt_id])
-    return FetchResult("http", r.outcome, r.reason, docs, kept, None, None, r.status, (r.receipt_id,), reply)
+    return FetchResult("http", r.outcome, r.reason, docs, kept, None, None, r.status, (r.receipt_id,),
+                       _ordered(reply))
 
 
 def search_result(home: EvidenceHome, r: SearchResult) -> FetchResult:
@@ -259,7 +270,7 @@ def search_result(home: EvidenceHome, r: SearchResult) -> FetchResult:
     last_status = pages[-1][0].http_status if pages else None
     reply.update(status=r.outcome.status, documents=[d.to_json() for d in docs], kept=None, http_status=last_status)
     return FetchResult(r.source, r.outcome, r.reason, docs, None, r.total, r.complete, last_status,
-                       tuple(r.receipt_ids), reply)
+                       tuple(r.receipt_ids), _ordered(reply))
 
 
 def sources_reply(values: Mapping[str, str] | None = None, registry: Sources | None = None) -> dict[str, Any]:
