@@ -141,6 +141,11 @@ REFUSALS: dict[str, str] = {
     "G6_E_STORE_BAD_DIGEST": "a digest string that is not algo:hex",
     "G6_E_LEDGER_KEY": "no signing key, or an unreadable or unknown key",
     "G6_E_LEDGER_RECEIPT_NOT_FOUND": "a receipt id the ledger does not hold",
+    "G6_E_LEDGER": "another ledger error (a broken chain or database)",
+    "G6_E_STORE": "another blob store error",
+    "G6_E_PROOF_FORMAT": "a proof that is not a transparency-log proof",
+    "G6_E_BUNDLE": "a bundle that cannot be written or read",
+    "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
 }
 # Results of the composed ops that are not an Outcome.
 DONE: dict[str, str] = {
