@@ -165,8 +165,10 @@ def test_fetch_refusals_over_mcp(tmp_path: Path) -> None:
         ("knowledge_fetcher", "fetch", {"source": "arxiv", "query": "x", "categories": ["cs.XX"]}),
         ("knowledge_fetcher", "fetch", {"source": "http"}),
         ("knowledge_fetcher", "fetch", {"source": "http", "url": "http://x", "cookies": "a=b"}),
+        ("knowledge_fetcher", "fetch", {"source": "arxiv", "query": 3}),
+        ("knowledge_fetcher", "fetch", {"source": "arxiv", "query": "x", "categories": "cs.CL"}),
     ])
-    assert [r["code"] for r in replies] == ["G6_E_KNOWLEDGE_UNKNOWN_SOURCE"] + ["G6_E_KNOWLEDGE_FETCH_INPUT"] * 3
+    assert [r["code"] for r in replies] == ["G6_E_KNOWLEDGE_UNKNOWN_SOURCE"] + ["G6_E_KNOWLEDGE_FETCH_INPUT"] * 5
     assert {r["status"] for r in replies} == {"blocked-escalated"}
 
 

@@ -36,6 +36,10 @@ HTML_CONVERTER = "g6.knowledge html_to_text"
 _HTML = ("text/html", "application/xhtml+xml")
 
 
+_LISTS = ("categories", "fields", "allowlist")
+_INTS = ("max_results", "max_bytes")
+
+
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
     """One fetch. ``url`` for ``http`` (the page) and ``oai_pmh`` (the repository's base URL);
@@ -67,7 +71,22 @@ class FetchRequest:
                                   f"known: {', '.join(sorted(names))}")
         if "source" not in args:
             raise FetchInputError("fetch needs a source: http, arxiv, oai_pmh, openalex or semantic_scholar")
-        return cls(**dict(args))
+        for name, value in args.items():
+            if value is None:
+                continue
+            if name in _LISTS:
+                if isinstance(value, str) or not isinstance(value, list | tuple) \
+                        or not all(isinstance(v, str) for v in value):
+                    raise FetchInputError(f"{name} is a list of strings")
+            elif name == "filters":
+                if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                    raise FetchInputError("filters maps names to strings")
+            elif name in _INTS:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise FetchInputError(f"{name} is a whole number")
+            elif not isinstance(value, str):
+                raise FetchInputError(f"{name} is a string")
+        return cls(**{k: v for k, v in args.items() if v is not None})
 
     def search_request(self) -> SearchRequest:
         return SearchRequest(query=self.query, max_results=self.max_results, categories=tuple(self.categories),
