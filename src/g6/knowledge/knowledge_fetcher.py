@@ -259,6 +259,9 @@ def page_result(home: EvidenceHome, r: PageResult) -> FetchResult:
     kept = sha if r.outcome is Outcome.OK and not docs and sha else None
     reply = r.to_json()
     reply["http_status"] = reply.pop("status")
+    robots = reply.get("detail", {}).get("robots")
+    if isinstance(robots, dict) and "status" in robots:  # robots.txt's HTTP status: http_status here too
+        reply["detail"]["robots"] = {("http_status" if k == "status" else k): v for k, v in robots.items()}
     reply.update(source="http", status=r.outcome.status, documents=[d.to_json() for d in docs], kept=kept,
                  total=None, complete=None, receipt_ids=[r.receipt_id])
     return FetchResult("http", r.outcome, r.reason, docs, kept, None, None, r.status, (r.receipt_id,),
