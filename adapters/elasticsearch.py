@@ -8,7 +8,8 @@ It never sends ``ignore_unavailable``, ``allow_no_indices`` or ``expand_wildcard
 turn a missing index into an empty 200), and never follows a redirect.
 
 Partial answers (``_shards.failed > 0`` or ``timed_out: true``) are ``partial``, never a plain
-result: what they held stays in the stored reply, not in the answer.
+result: a partial search's hits and count come back marked as not the whole index; a partial
+count is refused (what the shards counted stays in the stored reply, never as the count).
 """
 
 from __future__ import annotations
@@ -454,13 +455,16 @@ class ElasticReader:
         if not isinstance(hits, dict) or not isinstance(hits.get("hits"), list):
             return EsResult("search", index, Outcome.PARSE_FAILED, "no_hits_in_reply", replies)
         total, relation = _total(hits.get("total"))
-        if partial:
-            return EsResult("search", index, Outcome.PARTIAL, partial, replies,
-                            detail={"shards": data.get("_shards"), "timed_out": data.get("timed_out"),
-                                    "hits_in_partial_reply": len(hits["hits"]), "partial_total": total})
         text_fields = tuple(fields) or tuple(self._all_text_fields(index))
         passages = tuple(self._passage(i + 1, h, text_fields) for i, h in enumerate(hits["hits"])
                          if isinstance(h, dict))
+        if partial:
+            # the reader's document: the hits and the count come back, marked as not the whole index
+            return EsResult("search", index, Outcome.PARTIAL, partial, replies, passages=passages, total=total,
+                            total_relation=relation,
+                            detail={"shards": data.get("_shards"), "timed_out": data.get("timed_out"),
+                                    "hits_in_partial_reply": len(hits["hits"]), "partial_total": total,
+                                    "query": q})
         if total is None:
             return EsResult("search", index, Outcome.PARSE_FAILED, "no_total_in_reply", replies)
         if passages and not any(p.text.strip() for p in passages):
