@@ -132,7 +132,8 @@ def test_g6_fetch_as_runx(tmp_path: Path, site: Any) -> None:
 
 @pytest.mark.parametrize("args", [{}, {"url": ""}, {"url": "http://x", "extract": "html"},
                                   {"url": "http://x", "max_bytes": -1}, {"url": "http://x", "allowlist": "x"},
-                                  {"url": "http://x", "headers": {"Authorization": "t"}}])
+                                  {"url": "http://x", "headers": {"Authorization": "t"}},
+                                  {"url": "http://x", "allowlist": ["exa mple.org"]}])
 def test_preflight_refuses_bad_inputs(args: dict[str, Any]) -> None:
     from g6.knowledge.web_fetch import WebFetchInputError, check_inputs
 

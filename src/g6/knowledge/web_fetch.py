@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy
 from g6.adapters.outcomes import Outcome
+from g6.adapters.urls import URLError, normalise_pattern
 from g6.adapters.web import EXTRACT_MODES
 from g6.capture import FetchResult as PageResult
 from g6.errors import InputError
@@ -53,6 +54,12 @@ def check_inputs(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...], str, in
     if isinstance(allow, str) or not isinstance(allow, Sequence) or not all(isinstance(a, str) for a in allow) \
             or not allow:
         raise WebFetchInputError("allowlist must be a non-empty list of hosts or host patterns")
+    for pattern in allow:
+        if pattern != ANY_HOST:
+            try:
+                normalise_pattern(pattern)
+            except URLError as e:
+                raise WebFetchInputError(f"allowlist: {e}") from None
     extract = args.get("extract") or "text"
     if extract not in EXTRACT_MODES:
         raise WebFetchInputError(f"extract must be one of {', '.join(EXTRACT_MODES)}, got {extract!r}")
