@@ -108,16 +108,22 @@ def test_fetch_code(code: str, ev: EvidenceHome, site: Any, monkeypatch: pytest.
         assert found.documents == []  # a failure or an empty answer never carries documents
 
 
-def test_fetch_input_refusals(ev: EvidenceHome) -> None:
-    for request in (FetchRequest(source="http"), FetchRequest(source="arxiv", query="x", categories=["cs.XX"]),
-                    FetchRequest(source="arxiv"), FetchRequest(source="oai_pmh", set_spec="cs")):
-        with pytest.raises(G6Error) as e:
-            fetch(request, home=ev)
-        assert e.value.code == "G6_E_KNOWLEDGE_FETCH_INPUT"
+@pytest.mark.parametrize("request_", [FetchRequest(source="http"),
+                                      FetchRequest(source="arxiv", query="x", categories=["cs.XX"]),
+                                      FetchRequest(source="arxiv"), FetchRequest(source="oai_pmh", set_spec="cs")],
+                         ids=["no url", "bad arXiv category", "no query", "no OAI-PMH url"])
+def test_fetch_input_refusal(request_: FetchRequest, ev: EvidenceHome) -> None:
+    with pytest.raises(G6Error) as e:
+        fetch(request_, home=ev)
+    assert e.value.code == "G6_E_KNOWLEDGE_FETCH_INPUT" and status_of(e.value.code) == "blocked-escalated"
+    assert list(ev.ledger.entries()) == []  # refused before anything was sent
+
+
+def test_unknown_source_refusal(ev: EvidenceHome) -> None:
     with pytest.raises(G6Error) as e:
         fetch(FetchRequest(source="gopher", url="gopher://x"), home=ev)
     assert e.value.code == "G6_E_KNOWLEDGE_UNKNOWN_SOURCE" and "arxiv, http, oai_pmh" in str(e.value)
-    assert list(ev.ledger.entries()) == []  # refused before anything was sent
+    assert list(ev.ledger.entries()) == []
 
 
 class Broken:
