@@ -151,8 +151,8 @@ def test_every_example_over_mcp(tmp_path: Path, site: Any, handbook_url: str) ->
         assert hit["passage"]["source"]["sha256"].startswith("sha256:")
     assert count["code"] == "G6_E_KNOWLEDGE_ELASTIC_COUNTED" and count["count"] == 2
     assert doc["code"] == "G6_E_KNOWLEDGE_ELASTIC_DOC_READ" and doc["document"]["title"] == "Parental leave"
-    assert doc["detail"]["address"] == search["hits"][0]["passage"]["source"]["address"]
-    assert doc["detail"]["source_sha256"] == search["hits"][0]["passage"]["source"]["sha256"]
+    assert doc["source"] == search["hits"][0]["passage"]["source"]  # the same address and hash as the hit
+    assert doc["detail"]["trust"] == "untrusted" and doc["untrusted_content"] is True
     # the page: the text a reader sees, converted from HTML, with its source
     assert page_["code"] == "G6_E_KNOWLEDGE_FETCHED" and page_["http_status"] == 200 and page_["total"] is None
     (d,) = page_["documents"]

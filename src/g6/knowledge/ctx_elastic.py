@@ -120,6 +120,8 @@ def reply_for(answer: EsAnswer) -> dict[str, Any]:
     d = answer.to_json()
     d["status"] = r.status
     d["http_status"] = r.replies[-1].status if r.replies else None
+    if r.op == "get" and r.document is not None:  # as untrusted text with its address on the server
+        d["source"] = {"address": r.detail.get("address"), "sha256": r.detail.get("source_sha256")}
     if r.op == "search":
         hits = [Hit(p.rank, p.score, p) for p in r.passages]
         d["hits"] = [h.to_json() for h in hits]
