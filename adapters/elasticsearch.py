@@ -8,7 +8,8 @@ It never sends ``ignore_unavailable``, ``allow_no_indices`` or ``expand_wildcard
 turn a missing index into an empty 200), and never follows a redirect.
 
 Partial answers (``_shards.failed > 0`` or ``timed_out: true``) are ``partial``, never a plain
-result: what they held stays in the stored reply, not in the answer.
+result: a partial search's hits and count come back marked as not the whole index; a partial
+count is refused (what the shards counted stays in the stored reply, never as the count).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import httpx
 import rfc8785
 
 from g6.adapters.jsonsafe import JSONParseError, as_int, parse_json_object
-from g6.adapters.outcomes import Outcome
+from g6.adapters.outcomes import Outcome, es_code, es_status
 from g6.adapters.untrusted import flag_instructions
 from g6.errors import InputError
 from g6.ledger.receipts import Hop
@@ -52,8 +53,14 @@ class ElasticInputError(InputError):
         self.code = code
         self.detail = detail
 
+    @property
+    def reason(self) -> str:
+        """The documents' name for the message: what was refused and what would work."""
+        return str(self)
+
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": "rejected", "code": self.code, "message": str(self), "detail": self.detail}
+        return {"outcome": "rejected", "code": self.code, "status": "blocked-escalated", "message": str(self),
+                "detail": self.detail}
 
 
 def check_index_name(index: str) -> str:
@@ -224,13 +231,15 @@ class EsResult:
 
     @property
     def code(self) -> str:
-        if self.outcome is Outcome.PARTIAL and self.op == "count":
-            return "G6_E_KNOWLEDGE_COUNT_PARTIAL"
-        return self.outcome.code("es")
+        return es_code(self.op, self.outcome, self.reason)
+
+    @property
+    def status(self) -> str:
+        return es_status(self.op, self.outcome)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"op": self.op, "index": self.index, "outcome": self.outcome.value, "code": self.code,
-                             "trust": self.outcome.trust, "reason": self.reason}
+                             "status": self.status, "trust": self.outcome.trust, "reason": self.reason}
         if self.op == "mapping":
             d["concrete_index"] = self.concrete_index
             d["mapping"] = self.mapping
@@ -383,12 +392,16 @@ class ElasticReader:
                 merged.setdefault(path, info)
         listing = {p: f.to_json() for p, f in sorted(merged.items())}
         text_fields = sorted({p for m in mappings for p in m.text_fields()})
+        usable = ", ".join(f"{p} ({f.type})" for p, f in sorted(merged.items())
+                           if f.type not in ("object", "nested") and not f.nested)
         def leaf(name: str, use: str) -> FieldInfo:
             """The mapped leaf field ``name``, or the refusal that says what would work."""
             info = merged.get(name)
             if info is None or info.type in ("object", "nested"):
                 raise ElasticInputError("G6_E_KNOWLEDGE_FIELD_NOT_IN_MAPPING",
-                                        f"index {index!r} holds no field {name!r} to {use}", fields=listing)
+                                        f"index {index!r} holds no field {name!r} to {use}; "
+                                        f"it holds: {usable or 'no fields'}",
+                                        fields=listing)
             if info.nested:
                 raise ElasticInputError("G6_E_KNOWLEDGE_NESTED_FIELD",
                                         f"{name!r} is inside the nested object {info.nested!r}; g6 does not build "
@@ -400,7 +413,7 @@ class ElasticReader:
             if info.type not in QUERYABLE_TYPES:
                 raise ElasticInputError("G6_E_KNOWLEDGE_FIELD_NOT_IN_MAPPING",
                                         f"{f!r} is a {info.type} field; words are matched against text or keyword "
-                                        "fields", fields=listing)
+                                        f"fields; it holds: {usable}", fields=listing)
         if query and query.strip() and not fields and not text_fields:
             raise ElasticInputError("G6_E_KNOWLEDGE_NO_TEXT_FIELDS", f"index {index!r} has no text fields to search",
                                     fields=listing)
@@ -420,7 +433,7 @@ class ElasticReader:
                     isinstance(value, list) and not all(isinstance(v, str | int | float | bool) for v in value)):
                 raise ElasticInputError("G6_E_KNOWLEDGE_ELASTIC_INPUT", f"filter {name!r} needs a scalar or a list")
             filter_clauses.append({"terms": {name: value}} if isinstance(value, list) else {"term": {name: value}})
-        if not must and not filter_clauses:
+        if not must and not filter_clauses and op != "count":  # a count with neither counts every document
             raise ElasticInputError("G6_E_KNOWLEDGE_ELASTIC_INPUT", "give words to search for, or a filter")
         query_json = {"bool": {"must": must or [{"match_all": {}}], "filter": filter_clauses}}
         return query_json, None, replies
@@ -442,15 +455,23 @@ class ElasticReader:
         if not isinstance(hits, dict) or not isinstance(hits.get("hits"), list):
             return EsResult("search", index, Outcome.PARSE_FAILED, "no_hits_in_reply", replies)
         total, relation = _total(hits.get("total"))
-        if partial:
-            return EsResult("search", index, Outcome.PARTIAL, partial, replies,
-                            detail={"shards": data.get("_shards"), "timed_out": data.get("timed_out"),
-                                    "hits_in_partial_reply": len(hits["hits"]), "partial_total": total})
         text_fields = tuple(fields) or tuple(self._all_text_fields(index))
         passages = tuple(self._passage(i + 1, h, text_fields) for i, h in enumerate(hits["hits"])
                          if isinstance(h, dict))
+        if partial:
+            # the reader's document: the hits and the count come back, marked as not the whole index
+            return EsResult("search", index, Outcome.PARTIAL, partial, replies, passages=passages, total=total,
+                            total_relation=relation,
+                            detail={"shards": data.get("_shards"), "timed_out": data.get("timed_out"),
+                                    "hits_in_partial_reply": len(hits["hits"]), "partial_total": total,
+                                    "query": q})
         if total is None:
             return EsResult("search", index, Outcome.PARSE_FAILED, "no_total_in_reply", replies)
+        if passages and not any(p.text.strip() for p in passages):
+            # hits that carry none of the searched fields' text cannot be cited (a _source filter,
+            # or a reply that is not the search it claims to be): never hand them back as passages
+            return EsResult("search", index, Outcome.PARSE_FAILED, "hits_without_field_text", replies,
+                            detail={"fields": list(text_fields), "hits_in_reply": len(passages)})
         outcome = Outcome.EMPTY if total == 0 and not passages else Outcome.OK
         return EsResult("search", index, outcome, "source_reports_no_match" if outcome is Outcome.EMPTY else "",
                         replies, passages=passages, total=total, total_relation=relation,

@@ -1,7 +1,14 @@
-"""Typed outcomes with stable codes. A failure is never read as "nothing there".
+"""Typed outcomes, their stable codes and the documents' ``status`` word: one vocabulary.
 
-Each outcome has a stable code per operation (``G6_E_KNOWLEDGE_FETCH_BLOCKED``,
-``G6_E_KNOWLEDGE_SEARCH_RATE_LIMITED``…) and a trust label saying what the result is evidence of:
+Every code is ``G6_E_<AREA>_<WHAT>``; the knowledge fetcher's and the Elasticsearch reader's own
+documents name most of them (``G6_E_KNOWLEDGE_FETCHED``, ``G6_E_KNOWLEDGE_FETCH_BLOCKED``,
+``G6_E_KNOWLEDGE_ELASTIC_SEARCHED``, ``G6_E_OUTSIDE_PROGRAM_MISSING`` …) and those are used exactly:
+in ``--json``, MCP replies, receipts' ``outcome_code`` and exceptions' ``.code``. Every reply also
+carries ``status``: ``qualified-draft`` for a result one may read (ok, empty, no match, partial)
+and ``blocked-escalated`` for every failure and refusal. ``VOCABULARY`` lists every code with its
+status; the README's table is checked against it.
+
+Each outcome also has a trust label saying what the result is evidence of:
 
 * ``content`` — the source answered; the body is evidence of what it said (its text is still
   untrusted data, never instructions);
@@ -12,6 +19,9 @@ Each outcome has a stable code per operation (``G6_E_KNOWLEDGE_FETCH_BLOCKED``,
 from __future__ import annotations
 
 from enum import StrEnum
+
+QUALIFIED = "qualified-draft"
+BLOCKED = "blocked-escalated"
 
 
 class Outcome(StrEnum):
@@ -36,6 +46,11 @@ class Outcome(StrEnum):
         return self in (Outcome.OK, Outcome.EMPTY)
 
     @property
+    def status(self) -> str:
+        """The documents' word for what a caller may do with the result."""
+        return QUALIFIED if self in (Outcome.OK, Outcome.EMPTY, Outcome.PARTIAL) else BLOCKED
+
+    @property
     def trust(self) -> str:
         if self is Outcome.OK:
             return "content"
@@ -44,12 +59,122 @@ class Outcome(StrEnum):
         return "no_evidence"
 
     def code(self, op: str = "fetch") -> str:
-        op = op.upper()
+        """The code of this outcome for ``op``: ``fetch`` (a page or a paper search) or ``convert``."""
+        area = _AREAS[op]
         if self is Outcome.OK:
-            return f"G6_OK_KNOWLEDGE_{op}"
-        if self is Outcome.EMPTY:
-            return f"G6_OK_KNOWLEDGE_{op}_EMPTY"
-        return f"G6_E_KNOWLEDGE_{op}_{self.name}"
+            return f"G6_E_KNOWLEDGE_{_DONE[area]}"
+        return f"G6_E_KNOWLEDGE_{area}_{self.name}"
+
+
+# A paper search is the knowledge fetcher's ``fetch`` with a paper ``source``, so it shares its codes.
+_AREAS = {"fetch": "FETCH", "search": "FETCH", "convert": "CONVERT"}
+_DONE = {"FETCH": "FETCHED", "CONVERT": "CONVERTED"}
+# The outcomes each area can end in (policy_denied: our allowlist; the document's list otherwise).
+_FETCH_OUTCOMES = tuple(o for o in Outcome if o is not Outcome.PARTIAL)
+_CONVERT_OUTCOMES = (Outcome.OK, Outcome.EMPTY, Outcome.PARSE_FAILED)
+
+
+# -- the Elasticsearch reader's codes --------------------------------------------------------
+ES_OK = {"search": "G6_E_KNOWLEDGE_ELASTIC_SEARCHED", "count": "G6_E_KNOWLEDGE_ELASTIC_COUNTED",
+         "mapping": "G6_E_KNOWLEDGE_ELASTIC_MAPPING_READ", "get": "G6_E_KNOWLEDGE_ELASTIC_DOC_READ"}
+OUTSIDE_PROGRAM_MISSING = "G6_E_OUTSIDE_PROGRAM_MISSING"
+
+
+def es_code(op: str, outcome: Outcome, reason: str = "") -> str:
+    """The code of an Elasticsearch read: ``op`` is search, count, mapping or get."""
+    if outcome is Outcome.OK:
+        return ES_OK[op]
+    if outcome is Outcome.EMPTY:
+        return "G6_E_KNOWLEDGE_ELASTIC_NO_MATCH"
+    if outcome is Outcome.PARTIAL:
+        return "G6_E_KNOWLEDGE_ELASTIC_COUNT_PARTIAL" if op == "count" else "G6_E_KNOWLEDGE_ELASTIC_PARTIAL"
+    if outcome is Outcome.UNREACHABLE:
+        return "G6_E_KNOWLEDGE_ELASTIC_TIMEOUT" if reason == "timeout" else OUTSIDE_PROGRAM_MISSING
+    if outcome is Outcome.REFUSED and reason == "redirect_not_followed":
+        return "G6_E_KNOWLEDGE_ELASTIC_REDIRECTED"
+    return f"G6_E_KNOWLEDGE_ELASTIC_{_ES_NAMES.get(outcome, outcome.name)}"
+
+
+def es_status(op: str, outcome: Outcome) -> str:
+    # a count whose shards did not all answer is refused (its number is not "the count")
+    return BLOCKED if outcome is Outcome.PARTIAL and op == "count" else outcome.status
+
+
+_ES_NAMES = {Outcome.BLOCKED: "DENIED"}
+_ES_OUTCOMES = (
+    ("search", Outcome.OK, "", "`search` answered in full"),
+    ("count", Outcome.OK, "", "`count` answered in full"),
+    ("mapping", Outcome.OK, "", "`mapping`: the index's fields and types were read"),
+    ("get", Outcome.OK, "", "`get_doc`: one document's `_source` was read"),
+    ("search", Outcome.EMPTY, "", "`search`: the server answered with no match"),
+    ("search", Outcome.PARTIAL, "", "`search`: some shards failed or the search timed out on the server"),
+    ("count", Outcome.PARTIAL, "", "`count`: shards did not all answer (their sum is in the receipt, never the count)"),
+    ("search", Outcome.UNREACHABLE, "connect", "nothing answering at G6_ELASTIC_URL"),
+    ("search", Outcome.UNREACHABLE, "timeout", "the server did not answer in time"),
+    ("search", Outcome.REFUSED, "redirect_not_followed", "the server answered with a redirect (never followed)"),
+    ("search", Outcome.BLOCKED, "", "401 or 403"),
+    ("search", Outcome.NOT_FOUND, "", "no such index or document"),
+    ("search", Outcome.REJECTED, "", "the server refused the request (400)"),
+    ("search", Outcome.SERVER_ERROR, "", "5xx"),
+    ("search", Outcome.PARSE_FAILED, "", "a reply that is not Elasticsearch's, or hits with none of the fields' text"),
+    ("search", Outcome.RATE_LIMITED, "", "429"),
+    ("search", Outcome.TOO_LARGE, "", "a reply over 64 MiB"),
+    ("search", Outcome.HTTP_ERROR, "", "another error status or a broken reply"),
+)
+
+# Refusals before anything is sent (exceptions carry these as ``.code``).
+REFUSALS: dict[str, str] = {
+    "G6_E_KNOWLEDGE_UNKNOWN_SOURCE": "a source that is not registered",
+    "G6_E_KNOWLEDGE_FETCH_INPUT": "no url or query, a malformed arXiv category, another bad fetch argument",
+    "G6_E_KNOWLEDGE_FETCH_ADAPTER": "a registered source adapter that raised",
+    "G6_E_KNOWLEDGE_ELASTIC_INPUT": "an index name that is a pattern, a list, a path or a hidden index; a bad argument",
+    "G6_E_KNOWLEDGE_FIELD_NOT_IN_MAPPING": "a field the index does not hold (the reason lists what it holds)",
+    "G6_E_KNOWLEDGE_FILTER_ON_TEXT": "an exact filter on analysed text",
+    "G6_E_KNOWLEDGE_NESTED_FIELD": "a field inside a nested object",
+    "G6_E_KNOWLEDGE_NO_TEXT_FIELDS": "words to search in an index with no text fields",
+    "G6_E_MCP_OP_NOT_ALLOWED": "a sensitive MCP op the server's operator did not list in G6_MCP_SENSITIVE",
+    "G6_E_MCP_UNKNOWN_OP": "a g6_invoke skill or op that does not exist",
+    "G6_E_WEB_FETCH_INPUT": "a web_fetch call without a url (nothing starts, nothing is sealed)",
+    "G6_E_INPUT": "another bad input (a URL, a flag, a file)",
+    "G6_E_CONFIG": "a bad setting in the environment or $G6_HOME/.env",
+    "G6_E_STORE_BLOB_NOT_FOUND": "a digest the store does not hold",
+    "G6_E_STORE_BAD_DIGEST": "a digest string that is not algo:hex",
+    "G6_E_LEDGER_KEY": "no signing key, or an unreadable or unknown key",
+    "G6_E_LEDGER_RECEIPT_NOT_FOUND": "a receipt id the ledger does not hold",
+    "G6_E_LEDGER": "another ledger error (a broken chain or database)",
+    "G6_E_STORE": "another blob store error",
+    "G6_E_PROOF_FORMAT": "a proof that is not a transparency-log proof",
+    "G6_E_BUNDLE": "a bundle that cannot be written or read",
+    "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
+}
+# Results of the composed ops that are not an Outcome.
+DONE: dict[str, str] = {
+    "G6_E_KNOWLEDGE_SOURCES_LISTED": "the registered sources (nothing fetched)",
+    "G6_E_KNOWLEDGE_CHUNKED": "a stored document cut into passages",
+    "G6_E_KNOWLEDGE_MANIFEST_RECORDED": "a citation added to a manifest",
+    "G6_E_KNOWLEDGE_MANIFEST_RECHECKED": "every citation of a manifest re-checked (verdicts per citation)",
+}
+
+
+def vocabulary() -> dict[str, tuple[str, str]]:
+    """Every code g6 answers with: code -> (status, what it means). The README table lists the same."""
+    out: dict[str, tuple[str, str]] = {}
+    for o in _FETCH_OUTCOMES:
+        out[o.code("fetch")] = (o.status, f"knowledge fetcher `fetch`: {o.value}")
+    for o in _CONVERT_OUTCOMES:
+        out[o.code("convert")] = (o.status, f"knowledge converter `convert`: {o.value}")
+    for op, o, reason, what in _ES_OUTCOMES:
+        out[es_code(op, o, reason)] = (es_status(op, o), f"Elasticsearch reader: {what}")
+    for code, what in REFUSALS.items():
+        out[code] = (BLOCKED, what)
+    for code, what in DONE.items():
+        out[code] = (QUALIFIED, what)
+    return out
+
+
+def status_of(code: str) -> str:
+    """The status a code carries (an unknown code is a failure, never a result)."""
+    return vocabulary().get(code, (BLOCKED, ""))[0]
 
 
 def outcome_for_status(status: int) -> Outcome:

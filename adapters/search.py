@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from g6.adapters.checked_client import CheckedClient, FetchResponse
 from g6.adapters.outcomes import Outcome, outcome_for_status
-from g6.errors import InputError
+from g6.errors import FetchInputError, UnknownSourceError
 from g6.ledger.receipts import utc_now
 from g6.store import BlobStore
 
@@ -24,10 +24,8 @@ from g6.store import BlobStore
 SEARCH_REPLY_CAP = 8 * 1024 * 1024
 
 
-class SearchInputError(InputError):
+class SearchInputError(FetchInputError):
     """A search that cannot be sent as asked (unknown category, bad date…). Nothing was sent."""
-
-    code = "G6_E_KNOWLEDGE_SEARCH_INPUT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +257,7 @@ class SourceRegistry:
         try:
             return self._sources[name]
         except KeyError:
-            raise SearchInputError(f"unknown source {name!r}; known: {', '.join(sorted(self._sources))}") from None
+            raise UnknownSourceError(f"unknown source {name!r}; known: {', '.join(sorted(self._sources))}") from None
 
     def __iter__(self) -> Iterator[Source]:
         return iter(self._sources.values())

@@ -15,7 +15,7 @@ from g6.ledger import Ledger, Receipt, SigningKey
 
 def _receipts(n: int) -> list[Receipt]:
     return [Receipt(kind="fetch", source="web", request={"url": f"https://example.org/{i}"}, outcome="ok",
-                    outcome_code="G6_OK_KNOWLEDGE_FETCH", byte_count=i,
+                    outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=i,
                     content={"blake3": "blake3:" + "a" * 64, "sha256": "sha256:" + "b" * 64, "size": i})
             for i in range(n)]
 

@@ -29,7 +29,7 @@ def run(quick: bool = False) -> None:
             ref = home.store.put(b)
             receipts.append(Receipt(kind="fetch", source="web", request={"url": f"https://example.org/{i}"},
                                     final_url=f"https://example.org/{i}", http_status=200, byte_count=len(b),
-                                    outcome="ok", outcome_code="G6_OK_KNOWLEDGE_FETCH", content=ref.to_json(),
+                                    outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED", content=ref.to_json(),
                                     detail={"content_type": "text/html"}))
         receipts = home.ledger.append_many(receipts, home.signing_key())
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.outcomes import Outcome
+from g6.adapters.outcomes import Outcome, es_code
 from g6.adapters.redact import redact_json, redact_text, redact_url
 from g6.adapters.web import Document, fetch_page
 from g6.home import EvidenceHome
@@ -191,7 +191,7 @@ def es_read(home: EvidenceHome, result: Any, request: Mapping[str, Any]) -> tupl
     for i, reply in enumerate(result.replies):
         last = i == len(result.replies) - 1
         outcome = result.outcome if last else reply.outcome
-        code = result.code if last else reply.outcome.code("es")
+        code = result.code if last else es_code(reply.op, reply.outcome, reply.reason)
         detail = {k: v for k, v in dict(reply.detail).items() if k != "query"}
         if reply.reason or (last and result.reason):
             detail["reason"] = result.reason if last else reply.reason

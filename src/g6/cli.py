@@ -157,9 +157,11 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
               help="Stop reading here (truncated); at most 2^53, what a receipt can hold.")
 @click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--as", "shape", type=click.Choice(["g6", "runx"]), default="g6", show_default=True,
+              help="runx: answer with runx web-fetch's fetch_result (JSON).")
 @pass_ctx
 def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, extract: str,
-              as_json: bool) -> None:
+              as_json: bool, shape: str) -> None:
     """Fetch URL through the checked client, keep the bytes, append a signed receipt."""
     from g6.adapters import CheckedClient
     from g6.adapters.outcomes import Outcome
@@ -171,10 +173,13 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     why = not_a_url(url)
     if why is not None:
         _fail(redact_text(why, c.settings.secret_values()))
+    if shape == "runx":
+        _runx_fetch(c, url, allow, max_bytes, extract)
     with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
         result = fetch(ev, client, url, extract=extract)
+        reply = _knowledge_reply(ev, result) if as_json else None
     if as_json:
-        _emit_json(result.to_json())
+        _emit_json(reply)
     else:
         click.echo(f"{result.outcome.value} {result.code} status={result.status} bytes={result.byte_count}"
                    f"{' truncated' if result.truncated else ''} receipt={result.receipt_id}")
@@ -195,6 +200,40 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     if result.outcome is Outcome.REJECTED:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+
+
+def _runx_fetch(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, extract: str) -> NoReturn:
+    """``g6 fetch URL --as runx``: the same fetch, answered as runx's fetch_result."""
+    from g6.adapters import CheckedClient
+    from g6.adapters.redact import redact_text
+    from g6.knowledge.web_fetch import runx_args, web_fetch
+
+    args = runx_args(url, allow, extract, max_bytes)
+    secrets = c.settings.secret_values()
+    policy = _policy(c.settings, (), None)
+    with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=secrets) as client:
+        try:
+            reply = web_fetch(ev, client, args)
+        except InputError as e:
+            _emit_json(_refusal_json(e, secrets))
+            _fail(redact_text(f"{e.code}: {e}", secrets))
+    _emit_json(reply)
+    sys.exit(EXIT_OK if reply["decision"] in ("ready", "needs_agent") else EXIT_FAILED)
+
+
+def _knowledge_reply(ev: Any, result: Any) -> dict[str, Any]:
+    """The knowledge fetcher's reply (status word, http_status, documents' sources) for --json."""
+    from g6.capture import SearchResult
+    from g6.knowledge.knowledge_fetcher import page_result, search_result
+
+    return (search_result if isinstance(result, SearchResult) else page_result)(ev, result).to_json()
+
+
+def _refusal_json(e: G6Error, secrets: Any = ()) -> dict[str, Any]:
+    from g6.adapters.redact import redact_text
+
+    return {"outcome": "rejected", "code": e.code, "status": "blocked-escalated",
+            "message": redact_text(str(e), secrets)}
 
 
 # -- search --------------------------------------------------------------------------------
@@ -277,12 +316,15 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
         src = _sources(c).get(source)
         with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
             result = search(ev, client, src, request)
+            reply = _knowledge_reply(ev, result) if as_json else None
     except InputError as e:
         from g6.adapters.redact import redact_text
 
-        _fail(redact_text(str(e), c.settings.secret_values()))
+        if as_json:
+            _emit_json(_refusal_json(e, c.settings.secret_values()))
+        _fail(redact_text(f"{e.code}: {e}", c.settings.secret_values()))
     if as_json:
-        _emit_json(result.to_json())
+        _emit_json(reply)
     else:
         total = "unknown" if result.total is None else f"{result.total:,}"
         click.echo(f"{result.outcome.value} {result.code} total={total} returned={len(result.papers)}"
@@ -325,7 +367,9 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
         _fail(f"{e.code}: {e}" + (f" {json.dumps(e.detail)}" if e.detail and not as_json else ""))
     r = answer.result
     if as_json:
-        _emit_json(answer.to_json())
+        from g6.knowledge.ctx_elastic import reply_for
+
+        _emit_json(reply_for(answer))
     else:
         click.echo(f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else ""))
         if r.detail.get("message"):

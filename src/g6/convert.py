@@ -34,7 +34,8 @@ class ConvertResult:
     text: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome.value, "code": self.outcome.code("convert"), "reason": self.reason,
+        return {"outcome": self.outcome.value, "code": self.outcome.code("convert"), "status": self.outcome.status,
+                "reason": self.reason,
                 "receipt_id": self.receipt_id, "from": self.source, "content": self.content, "pages": self.pages,
                 "trust": "untrusted", "text": self.text,
                 "instruction_flags": [f.to_json() for f in flag_instructions(self.text or "")]}

@@ -32,6 +32,7 @@ class ElasticReadError(G6Error):
     def __init__(self, answer: EsAnswer) -> None:
         super().__init__(f"{answer.result.code}: {answer.result.reason} {answer.result.detail.get('message', '')}")
         self.code = answer.result.code
+        self.reason = f"{answer.result.reason} {answer.result.detail.get('message', '')}".strip()
         self.answer = answer
 
 
@@ -47,7 +48,7 @@ class EsAnswer:
 class ElasticIndex:
     def __init__(self, index: str, fields: tuple[str, ...] = (), *, home: EvidenceHome | str | os.PathLike[str] |
                  None = None, url: str | None = None, api_key: str | None = None,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, caller: Any = None) -> None:
         settings = None
         if home is None or url is None:
             from g6.config import load_settings
@@ -64,6 +65,11 @@ class ElasticIndex:
         key = api_key or (settings.secret("G6_ELASTIC_API_KEY") if settings else None)
         self.index = index
         self.fields = tuple(fields)
+        if caller is not None and transport is None:
+            # a stand-in for g6.core.outside.call_service: the reader's requests go through it
+            from g6.core.outside import CallerTransport
+
+            transport = CallerTransport(caller)
         self.reader = ElasticReader(self.home.store, url, api_key=key, transport=transport)
 
     def _record(self, result: EsResult, request: Mapping[str, Any]) -> EsAnswer:

@@ -8,7 +8,10 @@
     │   ├── SigningKeyError      (no signing key, an unreadable or unknown key)
     │   └── ReceiptNotFound
     ├── ConfigError              (a bad setting in the environment or ``$G6_HOME/.env``)
-    └── InputError               (bad input from a caller: a URL, a flag, a file)
+    ├── InputError               (bad input from a caller: a URL, a flag, a file)
+    │   └── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
+    │       └── UnknownSourceError
+    └── FetchAdapterError        (a registered source adapter that raised)
 
 Fetch failures are *not* exceptions: a fetch always returns a typed outcome (see
 ``g6.adapters.outcomes``), because a failure is evidence too and gets a receipt.
@@ -51,3 +54,17 @@ class ConfigError(G6Error):
 
 class InputError(G6Error):
     code = "G6_E_INPUT"
+
+
+class FetchInputError(InputError):
+    code = "G6_E_KNOWLEDGE_FETCH_INPUT"
+
+
+class UnknownSourceError(FetchInputError):
+    code = "G6_E_KNOWLEDGE_UNKNOWN_SOURCE"
+
+
+class FetchAdapterError(G6Error):
+    """A source adapter (built in or registered) raised: refused around it, never a traceback."""
+
+    code = "G6_E_KNOWLEDGE_FETCH_ADAPTER"

@@ -38,7 +38,7 @@ def fixed_resolver(mapping: dict[str, list[str]]) -> Callable[[str, int], list[s
 def test_ok_page_is_stored_and_receipted(home: EvidenceHome, client: CheckedClient, site: Site) -> None:
     s = site({"/": Reply(body=HTML), "/robots.txt": ROBOTS_OK})
     r = fetch(home, client, s.url("/"))
-    assert r.outcome is Outcome.OK and r.code == "G6_OK_KNOWLEDGE_FETCH"
+    assert r.outcome is Outcome.OK and r.code == "G6_E_KNOWLEDGE_FETCHED"
     assert r.documents[0].text == "Hello, reader. This is the page text."
     assert home.store.read(r.content["blake3"]) == HTML
     receipt = home.ledger.get(r.receipt_id)
@@ -299,7 +299,7 @@ def test_empty_outcomes_say_which(home: EvidenceHome, client: CheckedClient, sit
     assert scripts.outcome is Outcome.EMPTY and scripts.reason == "no_text_without_scripts"
     blank = fetch(home, client, s.url("/blank"))
     assert blank.outcome is Outcome.EMPTY and blank.reason == "no_text"
-    assert blank.code == "G6_OK_KNOWLEDGE_FETCH_EMPTY" and blank.outcome.trust == "explicit_empty"
+    assert blank.code == "G6_E_KNOWLEDGE_FETCH_EMPTY" and blank.outcome.trust == "explicit_empty"
 
 
 def test_no_cookies_no_credentials_only_stated_headers(home: EvidenceHome, client: CheckedClient,

@@ -67,7 +67,7 @@ def test_search_builds_the_query_and_returns_untrusted_passages(hb: ElasticIndex
                                                                     "fields": ["title", "body"]}}], "filter": []}}
     assert {p.doc_id for p in r.passages} == {"1", "3"}
     receipts = [hb.home.ledger.get(i) for i in a.receipt_ids]
-    assert receipts[-1].detail["total"] == 2 and receipts[-1].outcome_code == "G6_OK_KNOWLEDGE_ES"
+    assert receipts[-1].detail["total"] == 2 and receipts[-1].outcome_code == "G6_E_KNOWLEDGE_ELASTIC_SEARCHED"
 
 
 def test_search_every_text_field_by_default_with_filters(hb: ElasticIndex) -> None:
@@ -128,7 +128,7 @@ def test_count_and_get(hb: ElasticIndex) -> None:
     assert g.detail["concrete_index"] == "handbook" and g.detail["source_sha256"].startswith("sha256:")
     missing = hb.get("999")
     assert missing.result.outcome is Outcome.NOT_FOUND and missing.result.reason == "document_not_found"
-    assert hb.home.ledger.get(missing.receipt_ids[-1]).outcome_code == "G6_E_KNOWLEDGE_ES_NOT_FOUND"
+    assert hb.home.ledger.get(missing.receipt_ids[-1]).outcome_code == "G6_E_KNOWLEDGE_ELASTIC_NOT_FOUND"
 
 
 def test_missing_index_is_not_found_not_empty(home: EvidenceHome, elastic_url: str) -> None:
@@ -138,7 +138,7 @@ def test_missing_index_is_not_found_not_empty(home: EvidenceHome, elastic_url: s
         assert idx.get("1").result.outcome is Outcome.NOT_FOUND
         with pytest.raises(ElasticReadError) as e:
             idx.find("x")
-        assert e.value.code == "G6_E_KNOWLEDGE_ES_NOT_FOUND"
+        assert e.value.code == "G6_E_KNOWLEDGE_ELASTIC_NOT_FOUND"
 
 
 def test_alias_over_two_indices(home: EvidenceHome, elastic_url: str) -> None:
@@ -210,8 +210,9 @@ def test_recorded_one_hit_and_request_shape(home: EvidenceHome, site: Site) -> N
 def test_partial_search_is_never_a_plain_result(home: EvidenceHome, site: Site, name: str, reason: str) -> None:
     s = es_site(site, Reply(body=rec(name, "elasticsearch-derived"), content_type=JSON))
     r = reader(home, s).search("my-index-000001", "get")
-    assert r.outcome is Outcome.PARTIAL and r.reason == reason and r.passages == ()
-    assert r.code == "G6_E_KNOWLEDGE_ES_PARTIAL" and r.detail["hits_in_partial_reply"] == 1
+    # the document's PARTIAL: the hits and the count come back, marked as not the whole of the index
+    assert r.outcome is Outcome.PARTIAL and r.reason == reason and len(r.passages) == 1
+    assert r.code == "G6_E_KNOWLEDGE_ELASTIC_PARTIAL" and r.detail["hits_in_partial_reply"] == 1
 
 
 def test_count_partial(home: EvidenceHome, site: Site) -> None:
@@ -220,10 +221,10 @@ def test_count_partial(home: EvidenceHome, site: Site) -> None:
     from g6.capture import es_read
 
     r, ids = es_read(home, reader(home, s).count("my-index-000001", "get"), {"index": "my-index-000001"})
-    assert r.outcome is Outcome.PARTIAL and r.count is None and r.code == "G6_E_KNOWLEDGE_COUNT_PARTIAL"
+    assert r.outcome is Outcome.PARTIAL and r.count is None and r.code == "G6_E_KNOWLEDGE_ELASTIC_COUNT_PARTIAL"
     last = home.ledger.get(ids[-1])
     assert last.detail["partial_count"] == 7 and "count" not in last.detail
-    assert last.outcome_code == "G6_E_KNOWLEDGE_COUNT_PARTIAL"
+    assert last.outcome_code == "G6_E_KNOWLEDGE_ELASTIC_COUNT_PARTIAL"
 
 
 def test_relation_gte_is_kept(home: EvidenceHome, site: Site) -> None:

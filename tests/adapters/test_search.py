@@ -68,7 +68,7 @@ def test_arxiv_pages_and_keeps_the_total(home: EvidenceHome, client: CheckedClie
     assert [q(x)["start"] for x in s.requests] == ["0", "10"]
     assert q(s.requests[0])["search_query"] == "all:testing"
     first, last = (home.ledger.get(i) for i in r.receipt_ids)
-    assert first.kind == "search" and first.detail["total"] == 214881 and first.outcome_code == "G6_OK_KNOWLEDGE_SEARCH"
+    assert first.kind == "search" and first.detail["total"] == 214881 and first.outcome_code == "G6_E_KNOWLEDGE_FETCHED"
     assert last.links == {"previous_page": first.receipt_id}
     assert last.detail["run"] == {"outcome": "ok", "total": 214881, "complete": False, "returned": 20, "pages": 2}
     assert home.store.read(first.content["blake3"]) == body("arxiv", "search_q_testing_start0_max10_status200.xml")
@@ -80,7 +80,7 @@ def test_arxiv_explicit_empty_and_single(home: EvidenceHome, client: CheckedClie
               "/one/api/query": serve("arxiv", "id_list_1605.08386_status200.xml", XML)})
     empty = search(home, client, arxiv(s), SearchRequest("nothing"))
     assert empty.outcome is Outcome.EMPTY and empty.total == 0 and empty.complete
-    assert empty.code == "G6_OK_KNOWLEDGE_SEARCH_EMPTY"
+    assert empty.code == "G6_E_KNOWLEDGE_FETCH_EMPTY"
     one = search(home, client, ArxivSource(base_url=s.url("/one/api/query"), pause=0), SearchRequest("x"))
     assert one.outcome is Outcome.OK and one.total == 1 and one.complete
 

@@ -89,7 +89,7 @@ def test_fetch_allow_and_extract_links(tmp_path: Path, site: Site) -> None:
     ok = g6(tmp_path, "fetch", s.url("/"), "--allow", "127.0.0.1", "--extract", "links", "--json", env=LOOP)
     assert json.loads(ok.stdout)["documents"][0]["links"] == [s.url("/a")]
     human = g6(tmp_path, "fetch", s.url("/"), env=LOOP)
-    assert human.returncode == 0 and b"G6_OK_KNOWLEDGE_FETCH" in human.stdout and b"receipt=rcpt_" in human.stdout
+    assert human.returncode == 0 and b"G6_E_KNOWLEDGE_FETCHED" in human.stdout and b"receipt=rcpt_" in human.stdout
 
 
 def test_ledger_list_verify_failure_and_blob_commands(tmp_path: Path, local: LocalSite) -> None:

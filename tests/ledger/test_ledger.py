@@ -15,7 +15,7 @@ from g6.ledger.ledger import GENESIS, entry_hash
 
 def make_receipt(i: int, content: dict | None = None) -> Receipt:
     return Receipt(kind="fetch", source="web", request={"url": f"https://example.org/{i}"}, outcome="ok",
-                   outcome_code="G6_OK_KNOWLEDGE_FETCH", content=content, byte_count=i)
+                   outcome_code="G6_E_KNOWLEDGE_FETCHED", content=content, byte_count=i)
 
 
 def fill(home: EvidenceHome, n: int = 5) -> list[Receipt]:

@@ -40,13 +40,13 @@ receipts = st.builds(
 
 def test_sign_and_verify() -> None:
     r = Receipt(kind="fetch", source="web", request={"url": "https://example.org/"}, outcome="ok",
-                outcome_code="G6_OK_KNOWLEDGE_FETCH").signed(KEY)
+                outcome_code="G6_E_KNOWLEDGE_FETCHED").signed(KEY)
     assert r.verify_signature(KEYS) == (True, "ok")
     assert r.signature is not None and r.signature.key_id == KEY.key_id
 
 
 def test_unknown_key_and_unsigned_are_told_apart() -> None:
-    r = Receipt(kind="fetch", source="web", request={}, outcome="ok", outcome_code="G6_OK_KNOWLEDGE_FETCH")
+    r = Receipt(kind="fetch", source="web", request={}, outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED")
     assert r.verify_signature(KEYS) == (False, "unsigned")
     other = SigningKey.generate()
     ok, why = r.signed(other).verify_signature(KEYS)

@@ -23,7 +23,7 @@ from g6.transparency import checkpoint, consistency, note_verifier_key, prove
 
 def add(home: EvidenceHome, n: int) -> list[Receipt]:
     return [home.record(Receipt(kind="fetch", source="web", request={"url": f"https://e.org/{i}"}, outcome="ok",
-                                outcome_code="G6_OK_KNOWLEDGE_FETCH", byte_count=i)) for i in range(n)]
+                                outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=i)) for i in range(n)]
 
 
 def failed(report) -> set[str]:

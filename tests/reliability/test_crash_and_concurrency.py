@@ -40,7 +40,7 @@ i = 0
 while True:
     ref = home.store.put(os.urandom(2048) + str(i).encode())
     home.record(Receipt(kind="fetch", source="web", request={"url": f"https://e.org/{i}"}, outcome="ok",
-                        outcome_code="G6_OK_KNOWLEDGE_FETCH", content=ref.to_json(), byte_count=ref.size))
+                        outcome_code="G6_E_KNOWLEDGE_FETCHED", content=ref.to_json(), byte_count=ref.size))
     i += 1
 """
 
