@@ -51,3 +51,28 @@ class ConfigError(G6Error):
 
 class InputError(G6Error):
     code = "G6_E_INPUT"
+
+
+# -- appended for issue 13: typed disk-full and corrupt-blob errors ---------------------------
+class StoreDiskFull(StoreError):
+    """The disk (or a file-size limit) ran out while writing a blob; nothing half-written is visible."""
+
+    code = "G6_E_STORE_DISK_FULL"
+
+
+class BlobCorrupt(StoreError):
+    """A blob's bytes do not hash to the digest it is kept (or was asked for) under."""
+
+    code = "G6_E_STORE_BLOB_CORRUPT"
+
+
+class LedgerDiskFull(LedgerError):
+    """The disk (or a file-size limit) ran out while writing the ledger; the transaction was rolled back."""
+
+    code = "G6_E_LEDGER_DISK_FULL"
+
+
+class HomeError(InputError):
+    """An evidence home that is not a usable folder (a file, unreadable, an empty path)."""
+
+    code = "G6_E_HOME"
