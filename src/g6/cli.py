@@ -55,12 +55,14 @@ class _Ctx:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            import os
+
+            if self._home_override is None and os.environ.get("G6_HOME"):
+                _check_home(Path(os.environ["G6_HOME"]).expanduser(), "G6_HOME")  # before its .env is read
             try:
                 s = load_settings(home=self._home_override)
             except G6Error as e:
                 _fail(str(e))
-            if self._home_override is None:
-                _check_home(s.home, "G6_HOME")
             self._settings = s
         return self._settings
 
