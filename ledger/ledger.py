@@ -129,16 +129,19 @@ class Ledger:
                 self._setup()
         except sqlite3.DatabaseError as e:
             if not readonly:
-                self._write_failed(e, "creating")
+                self._write_failed(e, "opening")
             # A damaged file (truncated, overwritten) must still give a verdict, so opening does
             # not fail: verify() reports it and every other operation raises LedgerError.
-            self._broken = self._broken or f"ledger database unreadable: {e}"
+            full = " (reading this WAL ledger needs its -shm index grown: disk full?)" if readonly and \
+                _ledger_disk_full(e) else ""
+            self._broken = self._broken or f"ledger database unreadable: {e}{full}"
 
     def _open_readonly(self, busy_timeout: float) -> sqlite3.Connection:
         """A connection that cannot write. ``mode=ro`` still creates the WAL side files of a WAL
         database (and must grow ``-shm``, which fails on a full disk), so when no ``-wal`` file is
-        there (no writer has the ledger open, nothing uncommitted to the main file) the file is
-        opened ``immutable``: SQLite then reads it as plain bytes and creates nothing."""
+        there, or an empty one (nothing committed beyond the main file), the file is opened
+        ``immutable``: SQLite then reads it as plain bytes and creates nothing. Known limit: a writer
+        that starts and checkpoints while such a read runs can make it report a spurious failure."""
         # an in-memory connection stands in when there is no file to read, so verify() can still answer
         empty = sqlite3.connect(":memory:", isolation_level=None)
         try:
@@ -156,8 +159,11 @@ class Ledger:
             self._broken = f"the ledger at {self.path} is an empty file (0 bytes): no tables, no log id"
             return empty
         empty.close()
-        wal = Path(f"{self.path}-wal")
-        uri = self.path.resolve().as_uri() + ("?mode=ro" if wal.exists() else "?immutable=1")
+        try:
+            pending = Path(f"{self.path}-wal").stat().st_size > 0
+        except FileNotFoundError:
+            pending = False
+        uri = self.path.resolve().as_uri() + ("?mode=ro" if pending else "?immutable=1")
         return sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None)
 
     def _check_layout(self) -> None:

@@ -611,6 +611,7 @@ def test_a_full_disk_during_a_ledger_write_from_the_cli_is_one_typed_line(tmp_pa
     assert r.returncode == 1
     line = one_line_error(r)
     assert "disk full" in line and "G6_E_LEDGER_DISK_FULL" in line
+    assert g6(home, "ledger", "verify", fsize=0).returncode == 0  # still readable, beside the writer's leftovers
     assert g6(home, "ledger", "verify").returncode == 0
     assert g6(home, "ledger", "checkpoint").returncode == 0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -706,7 +707,12 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
         for name, v in data["checks"].items():
             click.echo(f"{name:<10} {'ok' if v['ok'] else 'FAILED'} checked={v['checked']} failed={v['failed']}")
             for f in v["failures"][:20]:
-                click.echo(f"  seq={f['seq']} {f['receipt_id']}: {f['detail']}")
+                where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
+                click.echo(f"  {where}{f['detail']}")
+            if name == "kept_checkpoint":  # say what each kept checkpoint proved, not only what failed
+                for ch in report.of(name):
+                    if ch.ok:
+                        click.echo(f"  {ch.detail}")
         click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} receipts")
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
@@ -1073,3 +1079,5 @@ def main() -> None:
         _fail(str(e), EXIT_USAGE)
     except G6Error as e:
         _fail(str(e), EXIT_FAILED)
+    except sqlite3.DatabaseError as e:  # a ledger damaged past what the read paths check: one line, not a traceback
+        _fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED)
