@@ -404,9 +404,10 @@ class Ledger:
                                               *check_kept_checkpoints(self, kept, keys)))
             prev_seq, prev_hash = 0, GENESIS
             cur = self._conn.execute(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM receipts ORDER BY seq")
-            for seq, rid, kind, outcome, fetched_at, text, stored_prev, stored_hash in cur:
+            for seq, rid_col, kind, outcome, fetched_at, text, stored_prev, stored_hash in cur:
                 rows += 1
-                columns = {"receipt_id": rid, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
+                columns = {"receipt_id": rid_col, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
+                rid = rid_col if isinstance(rid_col, str) else repr(rid_col)  # verdicts name the row as stored
                 data: Any = None
                 if isinstance(text, str):
                     with contextlib.suppress(ValueError):

@@ -23,12 +23,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pypdf
 import pytest
 
 from g6.home import EvidenceHome
 from g6.ledger import KeyDir, Receipt, SigningKey
 from g6.localsite import LocalSite, Reply
+from g6.schemas import load
 
 Site = Callable[..., LocalSite]
 
@@ -101,7 +103,9 @@ def sql(root: Path, *statements: str) -> None:
 def verify_json(root: Path, *args: str, **kw: object) -> tuple[int, dict]:
     r = g6(root, "ledger", "verify", "--json", *args, **kw)  # type: ignore[arg-type]
     assert "Traceback" not in r.stderr.decode(), r.stderr.decode()
-    return r.returncode, json.loads(r.stdout)
+    report = json.loads(r.stdout)
+    jsonschema.Draft202012Validator(load("ledger-verify.v1")).validate(report)  # every verdict keeps the shape
+    return r.returncode, report
 
 
 def failure_details(report: dict, check: str) -> list[str]:
