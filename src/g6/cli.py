@@ -139,15 +139,20 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
     trusted = kd.trusted()
     from g6.ledger.note import verifier_key
 
+    vkey = None
     with c.evidence() as ev:
-        vkey = verifier_key(ev.ledger.origin, current)  # a missing ledger / log id: LedgerError, exit 1
+        if ev.ledger.path.exists():
+            vkey = verifier_key(ev.ledger.origin, current)  # a damaged ledger / no log id: LedgerError, exit 1
+        else:  # keys made before any ledger: the log id (part of the verifier key) does not exist yet
+            click.echo("g6: no ledger yet, so no checkpoint verifier key (it names the log)", err=True)
     if as_json:
         _emit_json({"signing": {"key_id": current.key_id, "public_key": current.to_text(),
                                 "checkpoint_verifier_key": vkey},
                     "trusted": [{"key_id": k, "public_key": v.to_text()} for k, v in trusted.items()]})
         return
     click.echo(f"{current.key_id} {current.to_text()}")
-    click.echo(f"checkpoint verifier key: {vkey}")
+    if vkey is not None:
+        click.echo(f"checkpoint verifier key: {vkey}")
     for kid, k in trusted.items():
         if kid != current.key_id:
             click.echo(f"{kid} {k.to_text()} (trusted, retired)")
