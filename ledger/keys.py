@@ -132,10 +132,22 @@ class KeyDir:
                     os.link(tmp, self.signing_path)  # whole file or nothing, and never over another key
                 except FileExistsError:
                     raise SigningKeyError(f"a signing key exists already at {self.signing_path}") from None
+                except OSError:  # a filesystem without hard links: exclusive create, still never over a key
+                    self._create_exclusive(key.to_pem())
         finally:
             tmp.unlink(missing_ok=True)
         self.trust(key.public)
         return key
+
+    def _create_exclusive(self, pem: bytes) -> None:
+        try:
+            fd = os.open(self.signing_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise SigningKeyError(f"a signing key exists already at {self.signing_path}") from None
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+            f.flush()
+            os.fsync(f.fileno())
 
     def ensure(self) -> tuple[SigningKey, bool]:
         """The signing key, created if there is none; (key, whether this call created it). Safe

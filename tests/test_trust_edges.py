@@ -203,6 +203,17 @@ def test_only_writing_commands_create_a_home_and_they_say_so(tmp_path: Path) -> 
     assert again.returncode == 0 and "created" not in again.stderr.decode()
 
 
+def test_keys_show_on_a_home_with_keys_but_no_ledger_creates_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    key = KeyDir(home / "keys").init()
+    before = snapshot(home)
+    r = g6(home, "keys", "show", "--json")
+    assert r.returncode == 0 and "no ledger yet" in r.stderr.decode()
+    shown = json.loads(r.stdout)["signing"]
+    assert shown["key_id"] == key.key_id and shown["checkpoint_verifier_key"] is None
+    assert snapshot(home) == before
+
+
 def test_a_home_that_is_a_file_or_empty_is_an_input_error(tmp_path: Path) -> None:
     f = tmp_path / "a-file"
     f.write_text("not a folder")
@@ -666,3 +677,18 @@ def test_missing_columns_are_a_database_verdict(tmp_path: Path) -> None:
     assert code == 1 and "lacks the column(s) outcome" in failure_details(report, "database")[0]
     r = g6(home, "ledger", "list")
     assert r.returncode == 1 and "outcome" in one_line_error(r)
+
+
+def test_first_key_on_a_filesystem_without_hard_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_link(*_: object, **__: object) -> None:
+        raise PermissionError(1, "Operation not permitted")  # what link(2) says on e.g. some FUSE mounts
+
+    monkeypatch.setattr(os, "link", no_link)
+    kd = KeyDir(tmp_path / "keys")
+    key, created = kd.ensure()
+    assert created and kd.load_signing().key_id == key.key_id and set(kd.trusted()) == {key.key_id}
+    from g6.errors import SigningKeyError
+
+    with pytest.raises(SigningKeyError, match="exists already"):
+        kd.init()
+    assert sorted(p.name for p in kd.path.iterdir()) == ["signing.key", "trusted"]  # no temp file left
