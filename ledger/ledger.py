@@ -363,8 +363,17 @@ class Ledger:
         return cp, note
 
     def checkpoints(self) -> list[tuple[Checkpoint, str]]:
-        rows = self._usable().execute("SELECT note FROM checkpoints ORDER BY id").fetchall()
-        return [(Checkpoint.parse(parse_note(r[0])[0]), r[0]) for r in rows]
+        rows = self._usable().execute("SELECT id, note FROM checkpoints ORDER BY id").fetchall()
+        out = []
+        for cid, note in rows:
+            try:
+                if not isinstance(note, str):
+                    raise NoteError(f"stored as {type(note).__name__}")
+                out.append((Checkpoint.parse(parse_note(note)[0]), note))
+            except NoteError as e:
+                raise LedgerError(f"ledger {self.path}: checkpoint {cid} is malformed ({e}); run `g6 ledger verify`")\
+                    from None
+        return out
 
     def latest_checkpoint(self) -> tuple[Checkpoint, str] | None:
         cps = self.checkpoints()

@@ -484,6 +484,11 @@ class BlobStore:
             if sha_of[target.hex] != name:
                 bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is "
                                                   f"{sha_of[target.hex]}"))
+        meta_base = self.root / "meta"
+        for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
+            for m in sorted(a.iterdir()) if a.is_dir() else ():
+                if not self._data_path(m.name.removesuffix(".json")).is_file():
+                    dangling.append(f"blake3:{m.name.removesuffix('.json')} (meta)")
         return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
 
     # -- removal -----------------------------------------------------------------------------

@@ -458,7 +458,7 @@ def test_gc_sweeps_index_entries_of_puts_that_never_finished(tmp_path: Path) -> 
     stale = _unfinished_put(store, b"never renamed", age=7200)
     fresh = _unfinished_put(store, b"still being written", age=0)
     v = json.loads(g6(home, "blob", "verify", "--json").stdout)
-    assert v["ok"] and len(v["dangling"]) == 2  # reported, not a failure: no evidence lost
+    assert v["ok"] and len(v["dangling"]) == 4  # 2 index + 2 meta entries: reported, not failures
     gc = json.loads(g6(home, "blob", "gc", "--grace", "3600", "--json").stdout)
     assert gc["index_entries_removed"] == 2 and gc["removed"] == []
     assert not any(p.exists() for p in stale) and all(p.exists() for p in fresh)
@@ -667,6 +667,18 @@ def test_a_malformed_row_is_a_verdict_on_that_row(tmp_path: Path, mutation: str)
     for args in (("ledger", "list"), ("receipt", "show", rs[1].receipt_id), ("blob", "gc", "--dry-run")):
         r = g6(home, *args)
         assert r.returncode in (0, 1) and "Traceback" not in r.stderr.decode(), (args, r.stderr)
+
+
+def test_a_malformed_stored_checkpoint_is_one_line_everywhere(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    build(home, 2)
+    assert g6(home, "ledger", "checkpoint").returncode == 0
+    sql(home, "UPDATE checkpoints SET note = CAST(note AS BLOB)")
+    code, report = verify_json(home)
+    assert code == 1 and "stored as bytes" in failure_details(report, "checkpoint")[0]
+    for args in (("ledger", "checkpoints"), ("ledger", "consistency", "2", "2")):
+        r = g6(home, *args)
+        assert r.returncode in (1, 2) and "checkpoint 1 is malformed" in one_line_error(r)
 
 
 def test_missing_columns_are_a_database_verdict(tmp_path: Path) -> None:
