@@ -8,8 +8,10 @@ the row before it; 64 zeros for the first) and its own ``entry_hash``::
 so an edited, deleted, inserted or reordered row breaks the chain at that row. Appends run inside
 ``BEGIN IMMEDIATE``: SQLite's write lock serialises writers across processes, and each reads the
 head and inserts under that lock, so two processes appending at once cannot fork the chain.
-Removing rows from the *end* leaves a valid shorter chain; that needs a checkpoint held elsewhere
-(see the Merkle checkpoints in the transparency issue) and is not claimed here.
+Removing rows from the *end* leaves a valid shorter chain; the checkpoints the ledger issued catch
+that unless they were deleted too, and only a checkpoint kept outside the home catches everything
+(``verify(kept=…)``, see ``g6.ledger.kept``). The columns beside the receipt (``receipt_id``,
+``kind``, ``outcome``, ``fetched_at``) are lookup copies: verify checks each against the receipt.
 """
 
 from __future__ import annotations
