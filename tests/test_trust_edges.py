@@ -243,6 +243,23 @@ def test_an_unreadable_home_is_an_input_error(tmp_path: Path) -> None:
         home.chmod(0o700)
 
 
+def test_a_home_that_cannot_be_written_is_one_line_for_writing_commands(tmp_path: Path) -> None:
+    home = tmp_path / "readonly"
+    home.mkdir()
+    prefix: tuple[str, ...] = ()
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder unwritable")
+        prefix = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search")
+    home.chmod(0o555)
+    try:
+        r = g6(tmp_path, "--home", str(home), "ledger", "checkpoint", prefix=prefix)
+        assert r.returncode == 2 and "cannot write the evidence home" in one_line_error(r)
+        assert list(home.iterdir()) == []
+    finally:
+        home.chmod(0o700)
+
+
 def test_home_flag_reads_that_homes_dotenv(tmp_path: Path) -> None:
     d = tmp_path / "d"
     d.mkdir()

@@ -76,13 +76,22 @@ class _Ctx:
         if not (write or need_key):
             return EvidenceHome(home, readonly=True)
         existed = (home / "knowledge").is_dir()
-        ev = EvidenceHome(home)
-        if not existed:
-            click.echo(f"g6: created evidence home {home}", err=True)
-        if need_key:
-            key, created = ev.keys.ensure()
-            if created:
-                click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)
+        try:
+            ev = EvidenceHome(home)
+            if not existed:
+                click.echo(f"g6: created evidence home {home}", err=True)
+            if need_key:
+                key, created = ev.keys.ensure()
+                if created:
+                    click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)
+        except OSError as e:  # a read-only mount, a folder we may not write, a full disk
+            from g6.errors import StoreDiskFull
+            from g6.store.diskfull import is_disk_full
+
+            if is_disk_full(e):
+                _fail(f"disk full (or file-size limit reached) while setting up {home} [{StoreDiskFull.code}: {e}]",
+                      EXIT_FAILED)
+            _fail(f"cannot write the evidence home {home}: {e}")
         return ev
 
 
