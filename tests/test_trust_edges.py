@@ -721,3 +721,54 @@ def test_first_key_on_a_filesystem_without_hard_links(tmp_path: Path, monkeypatc
     with pytest.raises(SigningKeyError, match="exists already"):
         kd.init()
     assert sorted(p.name for p in kd.path.iterdir()) == ["signing.key", "trusted"]  # no temp file left
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Any:
+    """A real 2 MiB tmpfs, where a full disk is ENOSPC (needs root with CAP_SYS_ADMIN; skipped otherwise)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("needs root and mount(8) for a small tmpfs")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def _fill(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 65536)
+    except OSError as e:
+        assert e.errno == 28  # ENOSPC
+    finally:
+        os.close(fd)
+
+
+def test_enospc_on_a_real_full_filesystem(small_fs: Path) -> None:
+    from g6.errors import LedgerDiskFull, StoreDiskFull
+
+    home = small_fs / "h"
+    with EvidenceHome(home) as ev:
+        ev.keys.ensure()
+        ev.record(receipt(0))
+        _fill(small_fs / "filler")
+        with pytest.raises(StoreDiskFull, match=r"disk full.*No space left on device"):
+            ev.store.put(os.urandom(300_000))
+        with pytest.raises(LedgerDiskFull, match=r"disk full.*(database or disk is full|disk I/O error)"):
+            ev.ledger.append_many([receipt(i) for i in range(1, 300)], ev.signing_key())
+        assert len(ev.ledger) == 1 and not ev.ledger._conn.in_transaction
+        assert list((home / "knowledge" / "fetched" / "tmp").iterdir()) == []
+    code, report = verify_json(home)  # reads on the full disk
+    assert code == 0 and report["rows"] == 1
+    r = g6(home, "ledger", "checkpoint")
+    assert r.returncode == 1 and "G6_E_LEDGER_DISK_FULL" in one_line_error(r)
+    (small_fs / "filler").unlink()
+    assert g6(home, "ledger", "checkpoint").returncode == 0  # space freed: the next command works
+    code, report = verify_json(home)
+    assert code == 0 and report["checks"]["checkpoint"]["checked"] == 1
