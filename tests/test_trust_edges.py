@@ -291,8 +291,11 @@ def test_checkpoint_out_then_verify_against_it(tmp_path: Path) -> None:
     assert kc == {"ok": True, "checked": 1, "failed": 0, "failures": []}
     bad = tmp_path / "garbage.note"
     bad.write_text("not a note\n")
-    code, report = verify_json(home, "--checkpoint", str(kept), "--checkpoint", str(bad))
-    assert code == 1 and len(failure_details(report, "kept_checkpoint")) == 1
+    binary = tmp_path / "binary.note"
+    binary.write_bytes(os.urandom(64) + b"\xff" * (2 << 20))  # not UTF-8, and past the note size limit
+    code, report = verify_json(home, "--checkpoint", str(kept), "--checkpoint", str(bad), "--checkpoint", str(binary))
+    assert code == 1 and len(failure_details(report, "kept_checkpoint")) == 2
+    assert report["checks"]["kept_checkpoint"]["checked"] == 3
     assert g6(home, "ledger", "verify", "--checkpoint", str(tmp_path / "absent.note")).returncode == 2
 
 
