@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -33,8 +34,6 @@ def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def _check_home(path: Path, label: str) -> None:
     """A home must be a readable folder, or not exist yet under a folder (writing commands create it)."""
-    import os
-
     probe = path
     while not probe.exists():
         if probe.parent == probe:
@@ -56,8 +55,6 @@ class _Ctx:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            import os
-
             if self._home_override is None and os.environ.get("G6_HOME"):
                 _check_home(Path(os.environ["G6_HOME"]).expanduser(), "G6_HOME")  # before its .env is read
             try:
