@@ -118,6 +118,8 @@ class Ledger:
         self.path = Path(path)
         self.readonly = readonly
         self._broken: str | None = None
+        self._busy_timeout = busy_timeout
+        self._snapshot: tuple[tuple[int, int] | None, ...] | None = None  # files as an immutable read found them
         if readonly:
             self._conn = self._open_readonly(busy_timeout)
         else:
@@ -142,8 +144,9 @@ class Ledger:
         """A connection that cannot write. ``mode=ro`` still creates the WAL side files of a WAL
         database (and must grow ``-shm``, which fails on a full disk), so when no ``-wal`` file is
         there, or an empty one (nothing committed beyond the main file), the file is opened
-        ``immutable``: SQLite then reads it as plain bytes and creates nothing. Known limit: a writer
-        that starts and checkpoints while such a read runs can make it report a spurious failure."""
+        ``immutable``: SQLite then reads it as plain bytes and creates nothing. Such a read takes no
+        lock, so the files' sizes and times are noted and ``reopen_if_changed`` reads again when a
+        writer came by meanwhile."""
         # an in-memory connection stands in when there is no file to read, so verify() can still answer
         empty = sqlite3.connect(":memory:", isolation_level=None)
         try:
@@ -165,8 +168,34 @@ class Ledger:
             pending = Path(f"{self.path}-wal").stat().st_size > 0
         except FileNotFoundError:
             pending = False
+        self._snapshot = None if pending else self._file_state()
         uri = self.path.resolve().as_uri() + ("?mode=ro" if pending else "?immutable=1")
         return sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None)
+
+    def _file_state(self) -> tuple[tuple[int, int] | None, ...]:
+        out: list[tuple[int, int] | None] = []
+        for p in (self.path, Path(f"{self.path}-wal")):
+            try:
+                st = p.stat()
+                out.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def reopen_if_changed(self) -> bool:
+        """After reading as an immutable file: if a writer has touched the ledger or its WAL since
+        it was opened, open it again (so the next read is of a consistent, current state)."""
+        if self._snapshot is None or self._file_state() == self._snapshot:
+            return False
+        self._conn.close()
+        self._broken = None
+        self._conn = self._open_readonly(self._busy_timeout)
+        self.db = sqlite_utils.Database(self._conn)
+        try:
+            self._check_layout()
+        except sqlite3.DatabaseError as e:
+            self._broken = self._broken or f"ledger database unreadable: {e}"
+        return True
 
     def _check_layout(self) -> None:
         """Read-only: say what is missing instead of creating it."""

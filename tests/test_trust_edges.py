@@ -187,6 +187,23 @@ def test_reading_a_healthy_home_changes_nothing(tmp_path: Path) -> None:
     assert snapshot(home) == before
 
 
+def test_a_read_only_verify_rereads_when_a_writer_came_by(tmp_path: Path) -> None:
+    """A read-only verify reads a ledger with no pending WAL as an immutable file, without locks; if
+    a writer appends and checkpoints meanwhile, the verdict must be of the new state, not a torn one."""
+    home = tmp_path / "h"
+    build(home, 2, blobs=False)
+    with EvidenceHome(home, readonly=True) as reader:
+        assert reader.verify().rows == 2
+        with EvidenceHome(home, fsync=False) as writer:
+            for i in range(5):
+                writer.record(receipt(10 + i))
+            conn = sqlite3.connect(ledger_path(home))
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the new rows move into the main file
+            conn.close()
+            report = reader.verify()
+            assert report.ok and report.rows == 7
+
+
 def test_only_writing_commands_create_a_home_and_they_say_so(tmp_path: Path) -> None:
     a = tmp_path / "a"
     r = g6(a, "keys", "init")

@@ -47,4 +47,8 @@ class EvidenceHome:
                kept: Sequence[tuple[str, str]] = ()) -> LedgerVerifyReport:
         """Verify the ledger and its blobs. ``keys`` pins the public keys (``keys/trusted/`` is then
         not consulted); ``kept`` are (label, note) checkpoints kept outside the home."""
-        return self.ledger.verify(self.keys.trusted() if keys is None else keys, self.store, kept)
+        keys = self.keys.trusted() if keys is None else keys
+        report = self.ledger.verify(keys, self.store, kept)
+        if self.ledger.reopen_if_changed():  # a writer came by during a lock-free read: read again
+            report = self.ledger.verify(keys, self.store, kept)
+        return report
