@@ -231,6 +231,14 @@ def test_keys_show_on_a_home_with_keys_but_no_ledger_creates_nothing(tmp_path: P
     assert snapshot(home) == before
 
 
+def test_es_creates_a_home_and_says_so(tmp_path: Path, site: Site) -> None:
+    local = site({})  # every path a 404: enough for a receipted es read
+    home = tmp_path / "es-home"
+    r = g6(home, "es", "mapping", "papers", env={"G6_ELASTIC_URL": local.url("/").rstrip("/")})
+    assert "Traceback" not in r.stderr.decode()
+    assert f"created evidence home {home}" in r.stderr.decode() and ledger_path(home).is_file()
+
+
 def test_a_home_that_is_a_file_or_empty_is_an_input_error(tmp_path: Path) -> None:
     f = tmp_path / "a-file"
     f.write_text("not a folder")

@@ -339,9 +339,9 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
 
     fields = args[0] if op in ("search", "count") else ()
     try:
-        with ElasticIndex(index, fields, home=c.settings.home,
-                          url=c.settings.values.get("G6_ELASTIC_URL") or None,
-                          api_key=c.settings.secret("G6_ELASTIC_API_KEY")) as idx:
+        with c.evidence(need_key=True) as ev, \
+                ElasticIndex(index, fields, home=ev, url=c.settings.values.get("G6_ELASTIC_URL") or None,
+                             api_key=c.settings.secret("G6_ELASTIC_API_KEY")) as idx:
             if op == "mapping":
                 answer = idx.mapping()
             elif op == "search":
