@@ -107,19 +107,64 @@ class KeyDir:
         return self.signing_path.is_file()
 
     def init(self, *, force: bool = False) -> SigningKey:
-        """Create a signing key (0600). With ``force``, the old key is retired, not forgotten."""
+        """Create a signing key (0600). With ``force``, the old key is retired, not forgotten.
+
+        Without ``force`` the key is published with ``link(2)``, which fails if the file exists:
+        of several processes creating the first key at once exactly one wins, the others get
+        SigningKeyError (``ensure`` then loads the winner's key)."""
         if self.exists() and not force:
             raise SigningKeyError(f"a signing key exists already at {self.signing_path}")
         self.path.mkdir(parents=True, exist_ok=True)
         os.chmod(self.path, 0o700)
         key = SigningKey.generate()
-        tmp = self.signing_path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(key.to_pem())
-        os.replace(tmp, self.signing_path)
+        # a private temp name per process: two creators never write into each other's file
+        tmp = self.path / f".signing.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(key.to_pem())
+                f.flush()
+                os.fsync(f.fileno())
+            if force:
+                os.replace(tmp, self.signing_path)
+            else:
+                try:
+                    os.link(tmp, self.signing_path)  # whole file or nothing, and never over another key
+                except FileExistsError:
+                    raise SigningKeyError(f"a signing key exists already at {self.signing_path}") from None
+                except OSError:  # a filesystem without hard links: exclusive create, still never over a key
+                    self._create_exclusive(key.to_pem())
+        finally:
+            tmp.unlink(missing_ok=True)
         self.trust(key.public)
         return key
+
+    def _create_exclusive(self, pem: bytes) -> None:
+        try:
+            fd = os.open(self.signing_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise SigningKeyError(f"a signing key exists already at {self.signing_path}") from None
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def ensure(self) -> tuple[SigningKey, bool]:
+        """The signing key, created if there is none; (key, whether this call created it). Safe
+        when several processes start on a fresh home at once: all end up with the one key."""
+        try:
+            return self.load_signing(), False
+        except SigningKeyError:
+            if self.exists():
+                raise  # a key is there but unreadable: never replaced silently
+        try:
+            return self.init(), True
+        except SigningKeyError:
+            if not self.exists():
+                raise
+        key = self.load_signing()  # another process won the race
+        self.trust(key.public)  # idempotent; covers a winner stopped before it trusted its key
+        return key, False
 
     def load_signing(self) -> SigningKey:
         try:
@@ -131,7 +176,13 @@ class KeyDir:
     def trust(self, key: VerifyKey) -> Path:
         self.trusted_dir.mkdir(parents=True, exist_ok=True)
         p = self.trusted_dir / (key.key_id.replace(":", "_") + ".pub")
-        p.write_text(key.to_text() + "\n")
+        # temp + rename: a reader running at the same moment never sees a half-written key file
+        tmp = self.trusted_dir / f".{p.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            tmp.write_text(key.to_text() + "\n")
+            os.replace(tmp, p)
+        finally:
+            tmp.unlink(missing_ok=True)
         return p
 
     def trusted(self) -> dict[str, VerifyKey]:

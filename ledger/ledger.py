@@ -8,32 +8,46 @@ the row before it; 64 zeros for the first) and its own ``entry_hash``::
 so an edited, deleted, inserted or reordered row breaks the chain at that row. Appends run inside
 ``BEGIN IMMEDIATE``: SQLite's write lock serialises writers across processes, and each reads the
 head and inserts under that lock, so two processes appending at once cannot fork the chain.
-Removing rows from the *end* leaves a valid shorter chain; that needs a checkpoint held elsewhere
-(see the Merkle checkpoints in the transparency issue) and is not claimed here.
+Removing rows from the *end* leaves a valid shorter chain; the checkpoints the ledger issued catch
+that unless they were deleted too, and only a checkpoint kept outside the home catches everything
+(``verify(kept=…)``, see ``g6.ledger.kept``). The columns beside the receipt (``receipt_id``,
+``kind``, ``outcome``, ``fetched_at``) are lookup copies: verify checks each against the receipt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from g6.errors import InputError, LedgerError, ReceiptNotFound
+from g6.errors import InputError, LedgerDiskFull, LedgerError, ReceiptNotFound
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.merkle import MerkleTree, leaf_hash
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
 from g6.ledger.receipts import Receipt, Signature, check_signature, unsigned_bytes_of_stored, utc_now
 from g6.store import BlobRef, BlobStore
+from g6.store.diskfull import is_disk_full
 
 GENESIS = "sha256:" + "0" * 64
 _DOMAIN = b"g6.ledger.v1\n"
+TABLES = ("receipts", "checkpoints", "meta")
+RECEIPT_COLUMNS = ("seq", "receipt_id", "kind", "outcome", "fetched_at", "receipt", "prev_hash", "entry_hash")
+# SQLite's words for "no space" (SQLITE_FULL) and for a write the OS refused (EFBIG past a file-size
+# limit surfaces as SQLITE_IOERR_WRITE, ENOSPC while growing the WAL index as SQLITE_IOERR_SHMSIZE).
+_SQLITE_FULL = frozenset({"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_SHMSIZE",
+                          "SQLITE_IOERR_FSYNC"})
+
+
+def _ledger_disk_full(e: BaseException) -> bool:
+    return getattr(e, "sqlite_errorname", None) in _SQLITE_FULL or is_disk_full(e)
 
 
 def entry_hash(seq: int, prev_hash: str, canonical_receipt: bytes) -> str:
@@ -55,7 +69,7 @@ class LedgerEntry:
 class Check:
     """One verdict: which check, on which row, whether it held, and why not."""
 
-    check: str  # "signature" | "chain" | "blob" | "database"
+    check: str  # "signature" | "chain" | "blob" | "database" | "checkpoint" | "kept_checkpoint"
     ok: bool
     seq: int | None = None
     receipt_id: str | None = None
@@ -83,9 +97,9 @@ class LedgerVerifyReport:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "rows": self.rows, "checks": {}}
-        for name in ("database", "signature", "chain", "blob", "checkpoint"):
+        for name in ("database", "signature", "chain", "blob", "checkpoint", "kept_checkpoint"):
             cs = self.of(name)
-            if name in ("database", "checkpoint") and not cs:
+            if name in ("database", "checkpoint", "kept_checkpoint") and not cs:
                 continue
             bad = [c.to_json() for c in cs if not c.ok]
             out["checks"][name] = {"ok": not bad, "checked": len(cs), "failed": len(bad), "failures": bad}
@@ -93,20 +107,116 @@ class LedgerVerifyReport:
 
 
 class Ledger:
-    """One ledger file. Takes a path; opens nothing global."""
+    """One ledger file. Takes a path; opens nothing global.
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0) -> None:
+    ``readonly=True`` opens for reading only: nothing is created (no folder, no file, no table, no log
+    id) and the file is left byte-for-byte as found; a missing or empty file, a missing table or a
+    missing log id makes ``verify`` fail with a database verdict saying so.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
-        self.db = sqlite_utils.Database(self._conn)
+        self.readonly = readonly
         self._broken: str | None = None
+        self._busy_timeout = busy_timeout
+        self._snapshot: tuple[tuple[int, int] | None, ...] | None = None  # files as an immutable read found them
+        if readonly:
+            self._conn = self._open_readonly(busy_timeout)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+        self.db = sqlite_utils.Database(self._conn)
         try:
-            self._setup()
+            if readonly:
+                self._check_layout()
+            else:
+                self._setup()
         except sqlite3.DatabaseError as e:
+            if not readonly:
+                self._write_failed(e, "opening")
             # A damaged file (truncated, overwritten) must still give a verdict, so opening does
             # not fail: verify() reports it and every other operation raises LedgerError.
-            self._broken = str(e)
+            full = " (reading this WAL ledger needs its -shm index grown: disk full?)" if readonly and \
+                _ledger_disk_full(e) else ""
+            self._broken = self._broken or f"ledger database unreadable: {e}{full}"
+
+    def _open_readonly(self, busy_timeout: float) -> sqlite3.Connection:
+        """A connection that cannot write. ``mode=ro`` still creates the WAL side files of a WAL
+        database (and must grow ``-shm``, which fails on a full disk), so when no ``-wal`` file is
+        there, or an empty one (nothing committed beyond the main file), the file is opened
+        ``immutable``: SQLite then reads it as plain bytes and creates nothing. Such a read takes no
+        lock, so the files' sizes and times are noted and ``reopen_if_changed`` reads again when a
+        writer came by meanwhile."""
+        # an in-memory connection stands in when there is no file to read, so verify() can still answer
+        empty = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            self._broken = f"no ledger at {self.path} (nothing was recorded in this home, or the ledger was removed)"
+            return empty
+        except OSError as e:
+            self._broken = f"cannot read the ledger at {self.path}: {e}"
+            return empty
+        if not self.path.is_file():
+            self._broken = f"the ledger at {self.path} is not a file"
+            return empty
+        if size == 0:
+            self._broken = f"the ledger at {self.path} is an empty file (0 bytes): no tables, no log id"
+            return empty
+        empty.close()
+        try:
+            pending = Path(f"{self.path}-wal").stat().st_size > 0
+        except FileNotFoundError:
+            pending = False
+        self._snapshot = None if pending else self._file_state()
+        uri = self.path.resolve().as_uri() + ("?mode=ro" if pending else "?immutable=1")
+        return sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None)
+
+    def _file_state(self) -> tuple[tuple[int, int] | None, ...]:
+        out: list[tuple[int, int] | None] = []
+        for p in (self.path, Path(f"{self.path}-wal")):
+            try:
+                st = p.stat()
+                out.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def reopen_if_changed(self) -> bool:
+        """After reading as an immutable file: if a writer has touched the ledger or its WAL since
+        it was opened, open it again (so the next read is of a consistent, current state)."""
+        if self._snapshot is None or self._file_state() == self._snapshot:
+            return False
+        self._conn.close()
+        self._broken = None
+        self._conn = self._open_readonly(self._busy_timeout)
+        self.db = sqlite_utils.Database(self._conn)
+        try:
+            self._check_layout()
+        except sqlite3.DatabaseError as e:
+            self._broken = self._broken or f"ledger database unreadable: {e}"
+        return True
+
+    def _check_layout(self) -> None:
+        """Read-only: say what is missing instead of creating it."""
+        if self._broken is not None:
+            return
+        names = set(self.db.table_names())
+        missing = [t for t in TABLES if t not in names]
+        if missing:
+            self._broken = f"the ledger at {self.path} lacks the table(s) {', '.join(missing)}"
+            return
+        self._broken = self._layout_problem()
+
+    def _layout_problem(self) -> str | None:
+        cols = {r[1] for r in self._conn.execute("PRAGMA table_info(receipts)")}
+        lacking = [c for c in RECEIPT_COLUMNS if c not in cols]
+        if lacking:
+            return f"the receipts table lacks the column(s) {', '.join(lacking)}"
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'log_id'").fetchone()
+        if row is None or not isinstance(row[0], str) or not row[0]:
+            return "the meta table holds no log id (the log's identity, part of every checkpoint's origin)"
+        return None
 
     def _setup(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -132,13 +242,31 @@ class Ledger:
                 self._conn.execute("INSERT INTO meta (key, value) VALUES ('log_id', ?)", (os.urandom(8).hex(),))
             self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            self._rollback()
             raise
 
     def _usable(self) -> sqlite3.Connection:
         if self._broken is not None:
-            raise LedgerError(f"ledger {self.path} is damaged: {self._broken}; run `g6 ledger verify`")
+            raise LedgerError(f"ledger {self.path} is not usable: {self._broken}; run `g6 ledger verify`")
         return self._conn
+
+    def _writable(self) -> sqlite3.Connection:
+        if self.readonly:
+            raise LedgerError(f"ledger {self.path} was opened read-only")
+        return self._usable()
+
+    def _rollback(self) -> None:
+        """Roll back if a transaction is still open. SQLite may already have rolled back (after
+        SQLITE_FULL, for one), and a failing ROLLBACK must never replace the error that caused it."""
+        if self._conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+
+    def _write_failed(self, e: BaseException, doing: str) -> None:
+        """Re-raise a disk-full SQLite/OS error as LedgerDiskFull, keeping the real error in the message."""
+        if isinstance(e, sqlite3.Error | OSError) and _ledger_disk_full(e):
+            raise LedgerDiskFull(f"disk full (or file-size limit reached) while {doing} {self.path}; nothing was "
+                                 f"written, free space and run the command again [{LedgerDiskFull.code}: {e}]") from e
 
     def close(self) -> None:
         self._conn.close()
@@ -158,8 +286,8 @@ class Ledger:
         """Sign and append several receipts in one transaction (all or none)."""
         pairs = [r.sign_canonical(key) for r in receipts]
         signed = [p[0] for p in pairs]
-        self._usable().execute("BEGIN IMMEDIATE")
         try:
+            self._writable().execute("BEGIN IMMEDIATE")
             seq, prev = self.head()  # read inside the write lock, so no other writer can move it
             rows = []
             for r, body in pairs:
@@ -173,16 +301,24 @@ class Ledger:
                 rows,
             )
             self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
+        except BaseException as e:
+            self._rollback()
+            self._write_failed(e, "appending to")
             raise
         return signed
 
     # -- reading ---------------------------------------------------------------------------
-    @staticmethod
-    def _entry(row: tuple[Any, ...]) -> LedgerEntry:
+    def _entry(self, row: tuple[Any, ...]) -> LedgerEntry:
         seq, text, prev, h = row
-        return LedgerEntry(seq, Receipt.from_json(json.loads(text)), prev, h)
+        try:
+            if not isinstance(text, str):
+                raise InputError(f"the receipt is stored as {type(text).__name__}, not text")
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise InputError(f"the receipt is a JSON {type(data).__name__}, not an object")
+            return LedgerEntry(seq, Receipt.from_json(data), prev, h)
+        except (InputError, ValueError) as e:
+            raise LedgerError(f"ledger {self.path} row seq={seq} is malformed: {e}; run `g6 ledger verify`") from None
 
     def get(self, receipt_id: str) -> Receipt:
         row = self._usable().execute(
@@ -204,7 +340,10 @@ class Ledger:
             sql += " LIMIT ?"
             args.append(limit)
         for row in self._usable().execute(sql, args):
-            yield self._entry(row)
+            e = self._entry(row)
+            if kind and e.receipt.kind != kind:
+                continue  # the kind column is only an index: the signed receipt decides
+            yield e
 
     def __len__(self) -> int:
         return int(self._usable().execute("SELECT count(*) FROM receipts").fetchone()[0])
@@ -217,13 +356,16 @@ class Ledger:
     @property
     def origin(self) -> str:
         row = self._usable().execute("SELECT value FROM meta WHERE key = 'log_id'").fetchone()
+        if row is None or not isinstance(row[0], str) or not row[0]:
+            # never made up again: a new log id would be a new log, and old checkpoints would not apply
+            raise LedgerError(f"ledger {self.path} holds no log id (meta table); run `g6 ledger verify`")
         return f"g6-evidence/{row[0]}"
 
     def leaf_hashes(self, size: int | None = None) -> list[bytes]:
         """RFC 9162 leaf hashes of the receipts (canonical JSON, signature included), in ledger order."""
         sql = "SELECT receipt FROM receipts ORDER BY seq" + (" LIMIT ?" if size is not None else "")
         rows = self._usable().execute(sql, (size,) if size is not None else ())
-        return [leaf_hash(r[0].encode()) for r in rows]
+        return [leaf_hash(r[0] if isinstance(r[0], bytes) else str(r[0]).encode()) for r in rows]
 
     def tree(self) -> MerkleTree:
         return MerkleTree(self.leaf_hashes())
@@ -236,23 +378,33 @@ class Ledger:
 
     def checkpoint(self, key: SigningKey) -> tuple[Checkpoint, str]:
         """Sign and keep a checkpoint of the whole ledger as it is now."""
-        conn = self._usable()
-        conn.execute("BEGIN IMMEDIATE")
+        conn = self._writable()
         try:
+            conn.execute("BEGIN IMMEDIATE")
             leaves = self.leaf_hashes()
             cp = Checkpoint(self.origin, len(leaves), MerkleTree(leaves).root())
             note = sign_checkpoint(cp, key)
             conn.execute("INSERT INTO checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
                          (cp.size, cp.root.hex(), note, utc_now()))
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as e:
+            self._rollback()
+            self._write_failed(e, "keeping a checkpoint in")
             raise
         return cp, note
 
     def checkpoints(self) -> list[tuple[Checkpoint, str]]:
-        rows = self._usable().execute("SELECT note FROM checkpoints ORDER BY id").fetchall()
-        return [(Checkpoint.parse(parse_note(r[0])[0]), r[0]) for r in rows]
+        rows = self._usable().execute("SELECT id, note FROM checkpoints ORDER BY id").fetchall()
+        out = []
+        for cid, note in rows:
+            try:
+                if not isinstance(note, str):
+                    raise NoteError(f"stored as {type(note).__name__}")
+                out.append((Checkpoint.parse(parse_note(note)[0]), note))
+            except NoteError as e:
+                raise LedgerError(f"ledger {self.path}: checkpoint {cid} is malformed ({e}); run `g6 ledger verify`")\
+                    from None
+        return out
 
     def latest_checkpoint(self) -> tuple[Checkpoint, str] | None:
         cps = self.checkpoints()
@@ -272,29 +424,40 @@ class Ledger:
         return out
 
     # -- verifying -------------------------------------------------------------------------
-    def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None) -> LedgerVerifyReport:
-        """Check every signature, every chain link and (with ``store``) every referenced blob."""
+    def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
+               kept: Sequence[tuple[str, str]] = ()) -> LedgerVerifyReport:
+        """Check every signature, every chain link, every column beside the receipt and (with ``store``)
+        every referenced blob. ``kept`` holds (label, signed note) checkpoints kept away from the
+        ledger: each must be extended by the ledger as it is now (see ``g6.ledger.kept``)."""
+        from g6.ledger.kept import check_kept_checkpoints
+
         checks: list[Check] = []
         rows = 0
         blob_cache: dict[tuple[str, str, int], tuple[bool, str]] = {}  # a blob cited twice is hashed once
         if self._broken is not None:
-            return LedgerVerifyReport(0, (Check("database", False, None, None,
-                                                f"ledger database unreadable: {self._broken}"),))
+            return LedgerVerifyReport(0, (Check("database", False, None, None, self._broken),
+                                          *check_kept_checkpoints(self, kept, keys)))
         try:
+            problem = self._layout_problem()
+            if problem is not None:
+                return LedgerVerifyReport(0, (Check("database", False, None, None, problem),
+                                              *check_kept_checkpoints(self, kept, keys)))
             prev_seq, prev_hash = 0, GENESIS
-            cur = self._conn.execute(
-                "SELECT seq, receipt_id, receipt, prev_hash, entry_hash FROM receipts ORDER BY seq"
-            )
-            for seq, rid, text, stored_prev, stored_hash in cur:
+            cur = self._conn.execute(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM receipts ORDER BY seq")
+            for seq, rid_col, kind, outcome, fetched_at, text, stored_prev, stored_hash in cur:
                 rows += 1
-                try:
-                    data = json.loads(text)
-                except ValueError:
-                    data = None
+                columns = {"receipt_id": rid_col, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
+                rid = rid_col if isinstance(rid_col, str) else repr(rid_col)  # verdicts name the row as stored
+                data: Any = None
+                if isinstance(text, str):
+                    with contextlib.suppress(ValueError):
+                        data = json.loads(text)
                 checks.append(self._chain_check(seq, rid, text, data, stored_prev, stored_hash, prev_seq,
-                                                prev_hash))
+                                                prev_hash, columns))
                 prev_seq, prev_hash = seq, stored_hash
                 try:
+                    if not isinstance(text, str):
+                        raise InputError(f"stored as {type(text).__name__}, not text")
                     if not isinstance(data, dict):
                         raise InputError("not a JSON object")
                     message = unsigned_bytes_of_stored(text, data)
@@ -302,15 +465,17 @@ class Ledger:
                         message = Receipt.from_json(data).canonical_bytes()
                     raw_sig = data.get("signature")
                     sig = Signature(raw_sig["alg"], raw_sig["key_id"], raw_sig["value"]) if raw_sig else None
-                except (InputError, KeyError, TypeError) as e:
+                    ok, why = check_signature(sig, keys, message, "receipt")
+                except (InputError, KeyError, TypeError, ValueError, AttributeError) as e:
+                    # a malformed row (wrong JSON types, say) is a verdict on that row, never a traceback
                     checks.append(Check("signature", False, seq, rid, f"receipt unreadable: {e}"))
                     continue
-                ok, why = check_signature(sig, keys, message, "receipt")
                 checks.append(Check("signature", ok, seq, rid, "" if ok else why))
                 content = data.get("content")
                 if store is not None and content:
                     checks.append(self._blob_check(store, seq, rid, content, blob_cache))
             checks.extend(self._checkpoint_checks(keys))
+            checks.extend(check_kept_checkpoints(self, kept, keys))
         except sqlite3.DatabaseError as e:
             checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
         return LedgerVerifyReport(rows, tuple(checks))
@@ -326,6 +491,9 @@ class Ledger:
         out = []
         for cid, size, note in rows:
             label = f"checkpoint {cid} (size {size})"
+            if not isinstance(note, str):
+                out.append(Check("checkpoint", False, None, None, f"{label}: stored as {type(note).__name__}"))
+                continue
             try:
                 text, sigs = parse_note(note)
                 cp = Checkpoint.parse(text)
@@ -348,19 +516,23 @@ class Ledger:
         return out
 
     @staticmethod
-    def _chain_check(seq: int, rid: str, text: str, data: Any, stored_prev: str, stored_hash: str,
-                     prev_seq: int, prev_hash: str) -> Check:
+    def _chain_check(seq: int, rid: str, text: Any, data: Any, stored_prev: str, stored_hash: str,
+                     prev_seq: int, prev_hash: str, columns: Mapping[str, Any]) -> Check:
         problems = []
         if seq != prev_seq + 1:
             problems.append(f"sequence jumps from {prev_seq} to {seq} (row removed?)")
         if stored_prev != prev_hash:
             problems.append("prev_hash does not match the row before (row removed, inserted or moved?)")
-        if entry_hash(seq, stored_prev, text.encode()) != stored_hash:
+        if not isinstance(text, str):
+            problems.append(f"receipt stored as {type(text).__name__}, not text")
+        elif entry_hash(seq, stored_prev, text.encode()) != stored_hash:
             problems.append("entry hash does not match the row's content (row edited or moved?)")
         if not isinstance(data, dict):
             problems.append("receipt is not a JSON object")
-        elif data.get("receipt_id") != rid:
-            problems.append("receipt_id column disagrees with the receipt")
+        else:
+            # the columns kept beside the receipt (for lookups and listing) must say what it says
+            problems.extend(f"{name} column disagrees with the signed receipt" for name, value in columns.items()
+                            if data.get(name) != value)
         return Check("chain", not problems, seq, rid, "; ".join(problems))
 
     @staticmethod
@@ -375,8 +547,9 @@ class Ledger:
             c = store.check(expect.blake3, expect)
             if not c.ok:
                 cache[key] = (False, f"{expect.blake3}: {c.detail}")
-            elif not store.has(expect.sha256):
-                cache[key] = (False, f"{expect.sha256}: not indexed")
+            elif (indexed := store.indexed_as(expect.sha256)) != expect.blake3:
+                cache[key] = (False, f"{expect.sha256}: " + (f"the sha256 index points at {indexed}" if indexed
+                                                             else "not indexed"))
             else:
                 cache[key] = (True, "")
         ok, detail = cache[key]

@@ -134,6 +134,7 @@ class Receipt:
         try:
             if d.get("schema") != SCHEMA:
                 raise InputError(f"not a {SCHEMA} receipt (schema={d.get('schema')!r})")
+            _check_types(d)
             sig = d.get("signature")
             al = d["allowlist"]
             return cls(
@@ -191,6 +192,23 @@ class Receipt:
         """(ok, why). Unknown key, bad encoding and a wrong signature are told apart."""
         return check_signature(self.signature, keys, message if message is not None else self.canonical_bytes(),
                                "receipt")
+
+
+_TEXT_FIELDS = ("receipt_id", "kind", "source", "outcome", "outcome_code", "fetched_at")
+_OBJECT_FIELDS = ("request", "allowlist", "tool")
+_OPTIONAL_OBJECTS = ("content", "detail", "links", "signature")
+
+
+def _check_types(d: Mapping[str, Any]) -> None:
+    """A stored receipt is untrusted input: a field of the wrong JSON type is an InputError here,
+    not a crash later when the receipt is printed or re-serialised."""
+    bad = [k for k in _TEXT_FIELDS if not isinstance(d.get(k), str)]
+    bad += [k for k in _OBJECT_FIELDS if not isinstance(d.get(k), dict)]
+    bad += [k for k in _OPTIONAL_OBJECTS if d.get(k) is not None and not isinstance(d.get(k), dict)]
+    if not isinstance(d.get("hops"), list) or not all(isinstance(h, dict) for h in d["hops"]):
+        bad.append("hops")
+    if bad:
+        raise InputError(f"malformed receipt: wrong JSON type for {', '.join(bad)}")
 
 
 def check_signature(sig: Signature | None, keys: Mapping[str, VerifyKey], message: bytes,

@@ -15,6 +15,14 @@ after that last rename, so a crash at any point leaves either no blob or a whole
 before the rename leaves only a temp file (and possibly a meta file for an absent blob, which is
 harmless and swept by ``gc``). ``fsync=False`` skips the fsyncs for throw-away stores (tests,
 benchmarks) and keeps the atomic renames.
+
+A full disk (ENOSPC, a quota, or a file-size limit) during any of these writes raises
+``StoreDiskFull`` carrying the OS error; the temp file and any index entry of the unfinished put
+are removed, so nothing half-written is visible and the next put works once space is freed.
+
+Reading trusts no index: ``read_checked`` and ``open_verified`` hash the bytes before they are
+served and refuse (``BlobCorrupt``) unless they match the blake3 name and the digest asked for;
+``verify`` checks every blob, its meta, and every sha256 index entry.
 """
 
 from __future__ import annotations
@@ -34,8 +42,9 @@ from typing import Any, BinaryIO
 
 import blake3
 
-from g6.errors import BadDigest, BlobNotFound
+from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreDiskFull
 from g6.store.digest import Digest
+from g6.store.diskfull import is_disk_full
 
 CHUNK = 1 << 20
 
@@ -63,6 +72,8 @@ class BlobCheck:
 class StoreVerifyReport:
     checked: int
     bad: tuple[BlobCheck, ...]
+    index_checked: int = 0
+    dangling: tuple[str, ...] = ()  # sha256 index entries of puts that never finished (``gc`` sweeps them)
 
     @property
     def ok(self) -> bool:
@@ -75,6 +86,15 @@ class GcReport:
     kept: int
     temp_files_removed: int
     skipped_young: tuple[str, ...] = field(default=())
+    index_entries_removed: int = 0  # meta and sha256 entries left by puts that never finished
+
+
+def _full(e: BaseException, doing: str) -> StoreDiskFull | None:
+    """A StoreDiskFull for ``e`` if it is the disk (or a file-size limit) running out."""
+    if not is_disk_full(e):
+        return None
+    return StoreDiskFull(f"disk full (or file-size limit reached) while {doing}; nothing was kept, free space "
+                         f"and run the command again [{StoreDiskFull.code}: {e}]")
 
 
 def _fsync_dir(path: Path) -> None:
@@ -146,7 +166,13 @@ class BlobWriter:
         else:
             self._sha.update(chunk)
         self._b3.update(chunk)
-        self._file.write(chunk)
+        try:
+            self._file.write(chunk)
+        except OSError as e:
+            self.abort()
+            if (full := _full(e, "writing a blob")) is not None:
+                raise full from e
+            raise
         self.size += len(chunk)
 
     def _sha_hex(self) -> str:
@@ -160,13 +186,19 @@ class BlobWriter:
             raise ValueError("writer already closed")
         f, self._file = self._file, None
         try:
-            f.flush()
-            if self._store.fsync:
-                os.fsync(f.fileno())
-        finally:
-            f.close()
-        ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
-        self._store._install(self._path, ref)
+            try:
+                f.flush()
+                if self._store.fsync:
+                    os.fsync(f.fileno())
+            finally:
+                f.close()
+            ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
+            self._store._install(self._path, ref)
+        except BaseException as e:
+            self.abort()
+            if (full := _full(e, "writing a blob")) is not None:
+                raise full from e
+            raise
         return ref
 
     def abort(self) -> None:
@@ -190,12 +222,14 @@ class BlobWriter:
 class BlobStore:
     """A content-addressed store rooted at one folder. Nothing here reads global state."""
 
-    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, create: bool = True) -> None:
+        """``create=False`` opens for reading: no folder is made (a missing store holds no blobs)."""
         self.root = Path(root)
         self.fsync = fsync
         self.tmp_dir = self.root / "tmp"
-        for sub in ("blake3", "meta", "sha256", "tmp"):
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        if create:
+            for sub in ("blake3", "meta", "sha256", "tmp"):
+                (self.root / sub).mkdir(parents=True, exist_ok=True)
 
     # -- paths -------------------------------------------------------------------------------
     def _data_path(self, b3hex: str) -> Path:
@@ -214,9 +248,21 @@ class BlobStore:
             return d.hex
         try:
             line = self._sha_path(d.hex).read_text().strip()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise BlobNotFound(f"no blob with {d}") from None
-        return Digest.parse(line).hex
+        except (OSError, UnicodeDecodeError) as e:
+            raise BlobNotFound(f"the index entry of {d} is unreadable: {e}") from None
+        try:
+            return Digest.parse(line).hex
+        except BadDigest:
+            raise BlobCorrupt(f"the index entry of {d} does not hold a blake3 digest") from None
+
+    def indexed_as(self, digest: str | Digest) -> str | None:
+        """The blake3 digest the sha256 index gives for ``digest`` (None if not indexed or unreadable)."""
+        try:
+            return f"blake3:{self._resolve(digest)}"
+        except (BlobNotFound, BlobCorrupt, BadDigest):
+            return None
 
     # -- writing -----------------------------------------------------------------------------
     def writer(self) -> BlobWriter:
@@ -269,6 +315,10 @@ class BlobStore:
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+            if not data_path.exists():  # an unfinished put leaves no index entry behind
+                for p in (self._meta_path(b3hex), self._sha_path(Digest.parse(ref.sha256).hex)):
+                    with contextlib.suppress(OSError):
+                        p.unlink()
             raise
 
     # -- reading -----------------------------------------------------------------------------
@@ -291,6 +341,45 @@ class BlobStore:
         with self.open(digest) as f:
             return f.read()
 
+    def _refuse(self, asked: Digest, b3hex: str, actual: BlobRef) -> None:
+        """BlobCorrupt unless ``actual`` (the bytes' own hashes) matches the name and the digest asked for."""
+        if actual.blake3 != f"blake3:{b3hex}":
+            raise BlobCorrupt(f"{asked}: the bytes kept under blake3:{b3hex} hash to {actual.blake3}; "
+                              "refusing to serve them (run `g6 blob verify`)")
+        if asked.algo == "sha256" and actual.sha256 != str(asked):
+            raise BlobCorrupt(f"{asked}: the sha256 index points at blake3:{b3hex}, whose sha256 is "
+                              f"{actual.sha256}; refusing to serve it (run `g6 blob verify`)")
+
+    def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
+        """The blob's bytes and their own digests, after checking they are what was asked for."""
+        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
+        data = self.read(d)
+        b3hex = self._resolve(d)
+        actual = BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
+                         len(data))
+        self._refuse(d, b3hex, actual)
+        return actual, data
+
+    def open_verified(self, digest: str | Digest) -> BinaryIO:
+        """The blob opened for reading, after one hashing pass over that same open file showed the
+        bytes are what was asked for (the file is never rewritten in place, only replaced, so the
+        open file keeps the bytes that were checked). Memory stays flat whatever the size."""
+        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
+        b3hex = self._resolve(d)
+        f = self.open(d)
+        try:
+            b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
+            while block := f.read(CHUNK):
+                b3.update(block)
+                sha.update(block)
+                size += len(block)
+            self._refuse(d, b3hex, BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size))
+            f.seek(0)
+        except BaseException:
+            f.close()
+            raise
+        return f
+
     def info(self, digest: str | Digest) -> BlobRef:
         b3hex = self._resolve(digest)
         if not self._data_path(b3hex).is_file():
@@ -304,6 +393,8 @@ class BlobStore:
 
     def iter_digests(self) -> Iterator[str]:
         base = self.root / "blake3"
+        if not base.is_dir():
+            return
         for a in sorted(base.iterdir()):
             if not a.is_dir():
                 continue
@@ -324,38 +415,81 @@ class BlobStore:
 
     def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck:
         """Re-hash one blob; compare with its name, its meta and ``expect`` (e.g. a receipt's)."""
+        return self._check(digest, expect)[0]
+
+    def _check(self, digest: str | Digest, expect: BlobRef | None = None) -> tuple[BlobCheck, BlobRef | None]:
         name = str(digest)
         try:
             b3hex = self._resolve(digest)
-        except (BlobNotFound, BadDigest) as e:
-            return BlobCheck(name, False, str(e))
+        except (BlobNotFound, BadDigest, BlobCorrupt) as e:
+            return BlobCheck(name, False, str(e)), None
         path = self._data_path(b3hex)
         if not path.is_file():
-            return BlobCheck(name, False, "missing")
+            return BlobCheck(name, False, "missing"), None
         actual = self._hash_file(path)
         if actual.blake3 != f"blake3:{b3hex}":
-            return BlobCheck(name, False, f"content hashes to {actual.blake3}")
+            return BlobCheck(name, False, f"content hashes to {actual.blake3}"), actual
+        if isinstance(digest, str) and digest.startswith("sha256:") and actual.sha256 != str(Digest.parse(digest)):
+            return BlobCheck(name, False, f"the sha256 index points at a blob whose sha256 is {actual.sha256}"), actual
         try:
             meta = json.loads(self._meta_path(b3hex).read_text())
-            if meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size:
-                return BlobCheck(name, False, "meta disagrees with content")
+            if not isinstance(meta, dict) or meta.get("blake3") != actual.blake3 or \
+                    meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size:
+                return BlobCheck(name, False, "meta disagrees with content"), actual
         except (FileNotFoundError, ValueError):
             pass
         if expect is not None:
             if expect.sha256 != actual.sha256:
-                return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}")
+                return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}"), actual
             if expect.size != actual.size:
-                return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}")
-        return BlobCheck(name, True)
+                return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}"), actual
+        return BlobCheck(name, True), actual
+
+    def _index_entries(self) -> Iterator[Path]:
+        base = self.root / "sha256"
+        if base.is_dir():
+            for a in sorted(base.iterdir()):
+                if a.is_dir():
+                    yield from sorted(a.iterdir())
 
     def verify(self) -> StoreVerifyReport:
+        """Re-hash every blob (name, meta), then check every sha256 index entry points at a blob
+        whose sha256 is that entry's name. A missing store is a failure, not an empty success."""
+        if not (self.root / "blake3").is_dir():
+            return StoreVerifyReport(0, (BlobCheck(str(self.root), False, "no blob store here (home missing?)"),))
         bad, n = [], 0
+        sha_of: dict[str, str] = {}  # blake3 hex -> its sha256, so the index check hashes nothing again
         for d in self.iter_digests():
             n += 1
-            c = self.check(d)
+            c, actual = self._check(d)
+            if actual is not None and actual.blake3 == d:
+                sha_of[d.split(":", 1)[1]] = actual.sha256
             if not c.ok:
                 bad.append(c)
-        return StoreVerifyReport(n, tuple(bad))
+        entries, dangling = 0, []
+        for p in self._index_entries():
+            entries += 1
+            name = f"sha256:{p.name}"
+            try:
+                target = Digest.parse(p.read_text().strip())
+                if target.algo != "blake3":
+                    raise BadDigest("not blake3")
+            except (BadDigest, OSError, UnicodeDecodeError):
+                bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
+                continue
+            if target.hex not in sha_of:
+                if not self._data_path(target.hex).is_file():
+                    dangling.append(name)  # a put that never finished; not evidence of anything
+                continue  # a blob that failed its own check above
+            if sha_of[target.hex] != name:
+                bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is "
+                                                  f"{sha_of[target.hex]}"))
+        meta_base = self.root / "meta"
+        for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
+            for m in sorted(a.iterdir()) if a.is_dir() else ():
+                if not self._data_path(m.name.removesuffix(".json")).is_file():
+                    dangling.append(f"blake3:{m.name.removesuffix('.json')} (meta)")
+        return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
 
     # -- removal -----------------------------------------------------------------------------
     def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False) -> GcReport:
@@ -388,10 +522,35 @@ class BlobStore:
                 with contextlib.suppress(FileNotFoundError, BadDigest):
                     self._sha_path(Digest.parse(ref.sha256).hex).unlink()
         temps = 0
-        for t in self.tmp_dir.iterdir():
+        for t in (self.tmp_dir.iterdir() if self.tmp_dir.is_dir() else ()):
             if now - t.stat().st_mtime >= grace_seconds:
                 temps += 1
                 if not dry_run:
                     with contextlib.suppress(FileNotFoundError):
                         t.unlink()
-        return GcReport(tuple(removed), kept, temps, tuple(young))
+        return GcReport(tuple(removed), kept, temps, tuple(young), self._sweep_unfinished(now, grace_seconds, dry_run))
+
+    def _sweep_unfinished(self, now: float, grace_seconds: float, dry_run: bool) -> int:
+        """Meta and sha256 index entries whose blob is absent: a put that stopped before its data
+        rename (crash, full disk). Past the grace period they are removed."""
+        orphans: list[Path] = []
+        meta_base = self.root / "meta"
+        for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
+            for m in sorted(a.iterdir()) if a.is_dir() else ():
+                if not self._data_path(m.name.removesuffix(".json")).is_file():
+                    orphans.append(m)
+        for p in self._index_entries():
+            try:
+                target = Digest.parse(p.read_text().strip()).hex
+            except (BadDigest, OSError, UnicodeDecodeError):
+                continue  # a damaged entry is for `verify` to report, not for gc to hide
+            if not self._data_path(target).is_file():
+                orphans.append(p)
+        n = 0
+        for p in orphans:
+            with contextlib.suppress(FileNotFoundError):
+                if now - p.stat().st_mtime >= grace_seconds:
+                    n += 1
+                    if not dry_run:
+                        p.unlink()
+        return n

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -30,6 +32,21 @@ def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     sys.exit(code)
 
 
+def _check_home(path: Path, label: str) -> None:
+    """A home must be a readable folder, or not exist yet under a folder (writing commands create it)."""
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            return
+        if probe.is_symlink():
+            _fail(f"{label} {path} is a dangling symbolic link")
+        probe = probe.parent
+    if not probe.is_dir():
+        _fail(f"{label} {path} is not a folder" + (f" ({probe} is a file)" if probe != path else ""))
+    if not os.access(probe, os.R_OK | os.X_OK):
+        _fail(f"{label} {path} is not readable" + (f" ({probe} is not)" if probe != path else ""))
+
+
 class _Ctx:
     def __init__(self, home: Path | None) -> None:
         self._home_override = home
@@ -38,24 +55,40 @@ class _Ctx:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            if self._home_override is None and os.environ.get("G6_HOME"):
+                _check_home(Path(os.environ["G6_HOME"]).expanduser(), "G6_HOME")  # before its .env is read
             try:
-                s = load_settings()
+                s = load_settings(home=self._home_override)
             except G6Error as e:
                 _fail(str(e))
-            if self._home_override is not None:
-                from dataclasses import replace
-
-                s = replace(s, home=self._home_override)
             self._settings = s
         return self._settings
 
-    def evidence(self, *, need_key: bool = False) -> Any:
+    def evidence(self, *, need_key: bool = False, write: bool = False) -> Any:
+        """The evidence home. Commands that only read open it read-only (nothing is created); those
+        that write (``write`` or ``need_key``) create it, and say so on stderr."""
         from g6.home import EvidenceHome
 
-        ev = EvidenceHome(self.settings.home)
-        if need_key and not ev.keys.exists():
-            key = ev.keys.init()
-            click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)
+        home = self.settings.home
+        if not (write or need_key):
+            return EvidenceHome(home, readonly=True)
+        existed = (home / "knowledge").is_dir()
+        try:
+            ev = EvidenceHome(home)
+            if not existed:
+                click.echo(f"g6: created evidence home {home}", err=True)
+            if need_key:
+                key, created = ev.keys.ensure()
+                if created:
+                    click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)
+        except OSError as e:  # a read-only mount, a folder we may not write, a full disk
+            from g6.errors import StoreDiskFull
+            from g6.store.diskfull import is_disk_full
+
+            if is_disk_full(e):
+                _fail(f"disk full (or file-size limit reached) while setting up {home} [{StoreDiskFull.code}: {e}]",
+                      EXIT_FAILED)
+            _fail(f"cannot write the evidence home {home}: {e}")
         return ev
 
 
@@ -63,13 +96,19 @@ pass_ctx = click.make_pass_decorator(_Ctx)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--home", type=click.Path(path_type=Path), default=None,
-              help="Evidence home (default: $G6_HOME or ~/.g6).")
+@click.option("--home", type=str, default=None,
+              help="Evidence home (default: $G6_HOME or ~/.g6); its .env is read as for G6_HOME.")
 @click.version_option(__version__, prog_name="g6")
 @click.pass_context
-def cli(ctx: click.Context, home: Path | None) -> None:
+def cli(ctx: click.Context, home: str | None) -> None:
     """g6-evidence: fetch, keep and prove what every read returned."""
-    ctx.obj = _Ctx(home)
+    path = None
+    if home is not None:
+        if not home.strip():
+            _fail("--home is empty: give the evidence home's folder")
+        path = Path(home).expanduser()
+        _check_home(path, "--home")
+    ctx.obj = _Ctx(path)
 
 
 # -- keys ----------------------------------------------------------------------------------
@@ -82,14 +121,12 @@ def keys() -> None:
 @click.option("--force", is_flag=True, help="Replace the signing key; the old public key stays trusted.")
 @pass_ctx
 def keys_init(c: _Ctx, force: bool) -> None:
-    """Create the Ed25519 signing key (mode 0600) under $G6_HOME/keys."""
-    from g6.ledger import KeyDir
-
-    kd = KeyDir(c.settings.home / "keys")
-    try:
-        key = kd.init(force=force)
-    except G6Error as e:
-        _fail(str(e), EXIT_FAILED)
+    """Create the Ed25519 signing key (mode 0600) under $G6_HOME/keys (and the home, if new)."""
+    with c.evidence(write=True) as ev:
+        try:
+            key = ev.keys.init(force=force)
+        except G6Error as e:
+            _fail(str(e), EXIT_FAILED)
     click.echo(f"{key.key_id} {key.public.to_text()}")
 
 
@@ -108,15 +145,20 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
     trusted = kd.trusted()
     from g6.ledger.note import verifier_key
 
+    vkey = None
     with c.evidence() as ev:
-        vkey = verifier_key(ev.ledger.origin, current)
+        if ev.ledger.path.exists():
+            vkey = verifier_key(ev.ledger.origin, current)  # a damaged ledger / no log id: LedgerError, exit 1
+        else:  # keys made before any ledger: the log id (part of the verifier key) does not exist yet
+            click.echo("g6: no ledger yet, so no checkpoint verifier key (it names the log)", err=True)
     if as_json:
         _emit_json({"signing": {"key_id": current.key_id, "public_key": current.to_text(),
                                 "checkpoint_verifier_key": vkey},
                     "trusted": [{"key_id": k, "public_key": v.to_text()} for k, v in trusted.items()]})
         return
     click.echo(f"{current.key_id} {current.to_text()}")
-    click.echo(f"checkpoint verifier key: {vkey}")
+    if vkey is not None:
+        click.echo(f"checkpoint verifier key: {vkey}")
     for kid, k in trusted.items():
         if kid != current.key_id:
             click.echo(f"{kid} {k.to_text()} (trusted, retired)")
@@ -134,7 +176,8 @@ def keys_trust(c: _Ctx, public_key: str) -> None:
         k = VerifyKey.from_text(text)
     except G6Error as e:
         _fail(str(e))
-    KeyDir(c.settings.home / "keys").trust(k)
+    with c.evidence(write=True):
+        KeyDir(c.settings.home / "keys").trust(k)
     click.echo(k.key_id)
 
 
@@ -350,9 +393,9 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
 
     fields = args[0] if op in ("search", "count") else ()
     try:
-        with ElasticIndex(index, fields, home=c.settings.home,
-                          url=c.settings.values.get("G6_ELASTIC_URL") or None,
-                          api_key=c.settings.secret("G6_ELASTIC_API_KEY")) as idx:
+        with c.evidence(need_key=True) as ev, \
+                ElasticIndex(index, fields, home=ev, url=c.settings.values.get("G6_ELASTIC_URL") or None,
+                             api_key=c.settings.secret("G6_ELASTIC_API_KEY")) as idx:
             if op == "mapping":
                 answer = idx.mapping()
             elif op == "search":
@@ -695,12 +738,40 @@ def ledger_list(c: _Ctx, kind: str | None, limit: int, as_json: bool) -> None:
 
 
 @ledger.command("verify")
+@click.option("--checkpoint", "kept", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="A checkpoint note kept outside the home (from `ledger checkpoint --out`); the ledger must "
+                   "extend it (repeatable).")
+@click.option("--key", "pinned", multiple=True, metavar="PUBKEY",
+              help="Pin a public key (ed25519:<base64>, a verifier key, or a file holding one; repeatable): "
+                   "keys/trusted/ is then not consulted.")
 @click.option("--json", "as_json", is_flag=True, help="Per-check verdicts as JSON.")
 @pass_ctx
-def ledger_verify(c: _Ctx, as_json: bool) -> None:
+def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool) -> None:
     """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
+    from g6.ledger.note import MAX_NOTE
+
+    notes = []
+    for path in kept:
+        try:
+            with path.open("rb") as f:  # bounded: a note is small, whatever file is given
+                raw = f.read(MAX_NOTE + 1)
+        except OSError as e:
+            _fail(f"cannot read --checkpoint {path}: {e}")
+        # anything unreadable as a note becomes that checkpoint's failed verdict, not a crash
+        notes.append((str(path), raw.decode("utf-8", errors="replace")))
+    keys = None
+    if pinned:
+        from g6.ledger.note import NoteError
+
+        keys = {}
+        for text in pinned:
+            try:
+                k = _read_key(text)[0]
+            except (G6Error, NoteError, OSError, UnicodeDecodeError) as e:
+                _fail(f"bad --key {text[:60]!r}: {e}")
+            keys[k.key_id] = k
     with c.evidence() as ev:
-        report = ev.verify()
+        report = ev.verify(keys, notes)
     data = report.to_json()
     if as_json:
         _emit_json(data)
@@ -708,21 +779,37 @@ def ledger_verify(c: _Ctx, as_json: bool) -> None:
         for name, v in data["checks"].items():
             click.echo(f"{name:<10} {'ok' if v['ok'] else 'FAILED'} checked={v['checked']} failed={v['failed']}")
             for f in v["failures"][:20]:
-                click.echo(f"  seq={f['seq']} {f['receipt_id']}: {f['detail']}")
+                where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
+                click.echo(f"  {where}{f['detail']}")
+            if name == "kept_checkpoint":  # say what each kept checkpoint proved, not only what failed
+                for ch in report.of(name):
+                    if ch.ok:
+                        click.echo(f"  {ch.detail}")
         click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} receipts")
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
 @ledger.command("checkpoint")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
+              help="Also write the signed note to this file: keep it away from the home, and check the ledger "
+                   "against it later with `ledger verify --checkpoint FILE`.")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def ledger_checkpoint(c: _Ctx, as_json: bool) -> None:
+def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
-    from g6.transparency import checkpoint, note_verifier_key
+    from g6.transparency import checkpoint, note_verifier_key, write_note
 
+    if out is not None and out.exists() and not out.is_file():
+        _fail(f"--out {out} is not a file")
     with c.evidence(need_key=True) as ev:
         cp, note = checkpoint(ev)
         vkey = note_verifier_key(ev)
+    if out is not None:
+        try:
+            write_note(out, note)
+        except OSError as e:
+            _fail(f"checkpoint kept in the ledger, but writing --out {out} failed: {e}", EXIT_FAILED)
+        click.echo(f"g6: wrote the checkpoint to {out}; keep it away from the home", err=True)
     if as_json:
         _emit_json({"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
                     "verifier_key": vkey})
@@ -941,9 +1028,10 @@ def blob_cat(c: _Ctx, digest: str) -> None:
     """Write a blob's raw bytes to stdout (blake3:… or sha256:…)."""
     from g6.store import BlobStore
 
-    store = BlobStore(c.settings.home / "knowledge" / "fetched")
+    store = BlobStore(c.settings.home / "knowledge" / "fetched", create=False)
     try:
-        with store.open(digest) as f:
+        # hashed before a byte is served: a blob (or sha256 index entry) that lies is refused
+        with store.open_verified(digest) as f:
             out = click.get_binary_stream("stdout")
             while block := f.read(1 << 20):
                 out.write(block)
@@ -955,17 +1043,21 @@ def blob_cat(c: _Ctx, digest: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def blob_verify(c: _Ctx, as_json: bool) -> None:
-    """Re-hash every blob; list the bad ones."""
+    """Re-hash every blob and check its meta and every sha256 index entry; list the bad ones."""
     from g6.store import BlobStore
 
-    report = BlobStore(c.settings.home / "knowledge" / "fetched").verify()
+    report = BlobStore(c.settings.home / "knowledge" / "fetched", create=False).verify()
     if as_json:
-        _emit_json({"ok": report.ok, "checked": report.checked,
-                    "bad": [{"digest": b.digest, "detail": b.detail} for b in report.bad]})
+        _emit_json({"ok": report.ok, "checked": report.checked, "index_checked": report.index_checked,
+                    "bad": [{"digest": b.digest, "detail": b.detail} for b in report.bad],
+                    "dangling": list(report.dangling)})
     else:
         for b in report.bad:
             click.echo(f"BAD {b.digest}: {b.detail}")
-        click.echo(f"blobs {'ok' if report.ok else 'FAILED'}: {report.checked} checked, {len(report.bad)} bad")
+        if report.dangling:
+            click.echo(f"{len(report.dangling)} index entries of unfinished writes (`g6 blob gc` sweeps them)")
+        click.echo(f"blobs {'ok' if report.ok else 'FAILED'}: {report.checked} checked, "
+                   f"{report.index_checked} index entries, {len(report.bad)} bad")
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
@@ -976,18 +1068,20 @@ def blob_verify(c: _Ctx, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
-    """Remove blobs that no receipt references."""
-    with c.evidence() as ev:
+    """Remove blobs that no receipt references, and what unfinished writes left behind."""
+    with c.evidence() as ev:  # the ledger is only read; an unreadable ledger stops gc (exit 1), never empties it
         report = ev.store.gc(ev.ledger.referenced_digests(), grace_seconds=grace, dry_run=dry_run)
     if as_json:
         _emit_json({"dry_run": dry_run, "removed": list(report.removed), "kept": report.kept,
-                    "young": list(report.skipped_young), "temp_files_removed": report.temp_files_removed})
+                    "young": list(report.skipped_young), "temp_files_removed": report.temp_files_removed,
+                    "index_entries_removed": report.index_entries_removed})
     else:
         verb = "would remove" if dry_run else "removed"
         for d in report.removed:
             click.echo(f"{verb} {d}")
-        click.echo(f"{verb} {len(report.removed)} blob(s); kept {report.kept} referenced, "
-                   f"{len(report.skipped_young)} younger than {grace:g}s")
+        click.echo(f"{verb} {len(report.removed)} blob(s), {report.temp_files_removed} temp file(s) and "
+                   f"{report.index_entries_removed} index entries of unfinished writes; kept {report.kept} "
+                   f"referenced, {len(report.skipped_young)} younger than {grace:g}s")
 
 
 # -- mcp -----------------------------------------------------------------------------------
@@ -1045,9 +1139,17 @@ def demo_cmd(c: _Ctx, as_json: bool) -> None:
 def main() -> None:
     # trafilatura logs page-level chatter as warnings; our outcome already says what happened
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
+    import signal
+
+    if hasattr(signal, "SIGXFSZ"):
+        # past a file-size limit a write then fails with EFBIG (a typed "disk full" error), instead
+        # of the signal killing the process in the middle of it
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         cli(standalone_mode=True)
     except InputError as e:
         _fail(str(e), EXIT_USAGE)
     except G6Error as e:
         _fail(str(e), EXIT_FAILED)
+    except sqlite3.DatabaseError as e:  # a ledger damaged past what the read paths check: one line, not a traceback
+        _fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED)

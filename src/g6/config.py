@@ -130,9 +130,10 @@ def non_negative_number(name: str, v: str | None, kind: type, default: object) -
     return n
 
 
-def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+def load_settings(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
+    """``home`` (the CLI's ``--home``) wins over ``G6_HOME``; its ``.env`` is read the same way."""
     env = dict(os.environ if environ is None else environ)
-    home = Path(env.get("G6_HOME") or Path.home() / ".g6").expanduser()
+    home = Path(home if home is not None else env.get("G6_HOME") or Path.home() / ".g6").expanduser()
     values = {**read_dotenv(home / ".env"), **{k: v for k, v in env.items() if k.startswith("G6_")}}
     allowlist = tuple(p.strip() for p in values.get("G6_ALLOWLIST", "").split(",") if p.strip())
     return Settings(

@@ -58,8 +58,9 @@ def pdf_text(data: bytes) -> tuple[str, int]:
 
 
 def convert(home: EvidenceHome, digest: str) -> ConvertResult:
-    src = home.store.info(digest)  # BlobNotFound / BadDigest are the caller's input errors
-    data = home.store.read(src.blake3)
+    # BlobNotFound / BadDigest are the caller's input errors; bytes that do not hash to the digest
+    # asked for (a damaged blob, a lying sha256 index entry) are refused with BlobCorrupt
+    src, data = home.store.read_checked(digest)
     try:
         text, pages = pdf_text(data)
         ref = home.store.put(text.encode())

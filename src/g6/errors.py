@@ -3,14 +3,18 @@
     G6Error
     ├── StoreError
     │   ├── BlobNotFound
-    │   └── BadDigest            (a digest string that is not ``algo:hex`` of the right length)
+    │   ├── BadDigest            (a digest string that is not ``algo:hex`` of the right length)
+    │   ├── StoreDiskFull        (the disk ran out while writing a blob; nothing half-written shows)
+    │   └── BlobCorrupt          (bytes that do not hash to the digest they are kept or asked under)
     ├── LedgerError
     │   ├── SigningKeyError      (no signing key, an unreadable or unknown key)
-    │   └── ReceiptNotFound
+    │   ├── ReceiptNotFound
+    │   └── LedgerDiskFull       (the disk ran out while appending; the transaction rolled back)
     ├── ConfigError              (a bad setting in the environment or ``$G6_HOME/.env``)
     ├── InputError               (bad input from a caller: a URL, a flag, a file)
-    │   └── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
-    │       └── UnknownSourceError
+    │   ├── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
+    │   │   └── UnknownSourceError
+    │   └── HomeError            (a home that is a file, unreadable, or an empty path)
     └── FetchAdapterError        (a registered source adapter that raised)
 
 Fetch failures are *not* exceptions: a fetch always returns a typed outcome (see
@@ -68,3 +72,27 @@ class FetchAdapterError(G6Error):
     """A source adapter (built in or registered) raised: refused around it, never a traceback."""
 
     code = "G6_E_KNOWLEDGE_FETCH_ADAPTER"
+
+
+class StoreDiskFull(StoreError):
+    """The disk (or a file-size limit) ran out while writing a blob; nothing half-written is visible."""
+
+    code = "G6_E_STORE_DISK_FULL"
+
+
+class BlobCorrupt(StoreError):
+    """A blob's bytes do not hash to the digest it is kept (or was asked for) under."""
+
+    code = "G6_E_STORE_BLOB_CORRUPT"
+
+
+class LedgerDiskFull(LedgerError):
+    """The disk (or a file-size limit) ran out while writing the ledger; the transaction was rolled back."""
+
+    code = "G6_E_LEDGER_DISK_FULL"
+
+
+class HomeError(InputError):
+    """An evidence home that is not a usable folder (a file, unreadable, an empty path)."""
+
+    code = "G6_E_HOME"

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
 from g6.home import EvidenceHome
 from g6.ledger.merkle import MerkleTree
 from g6.ledger.note import Checkpoint, verifier_key
@@ -46,3 +51,19 @@ def consistency(home: EvidenceHome, old: int, new: int) -> ConsistencyProof:
 def note_verifier_key(home: EvidenceHome) -> str:
     """The C2SP verifier key for this ledger's checkpoints: <origin>+<key id>+<key>."""
     return verifier_key(home.ledger.origin, home.signing_key().public)
+
+
+def write_note(path: Path, note: str) -> None:
+    """Write a signed note to ``path`` whole or not at all (temp file beside it, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(note)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
