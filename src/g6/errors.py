@@ -51,3 +51,15 @@ class ConfigError(G6Error):
 
 class InputError(G6Error):
     code = "G6_E_INPUT"
+
+
+class BundleError(InputError):
+    """A bundle that cannot be made or read: a bad manifest given to ``g6 bundle``, an unreadable zip."""
+
+    code = "G6_E_BUNDLE"
+
+
+class BundleMemberError(BundleError):
+    """One member of a bundle is unsafe or does not match what ``bundle.json`` declares for it."""
+
+    code = "G6_E_BUNDLE_MEMBER"
