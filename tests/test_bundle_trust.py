@@ -441,3 +441,54 @@ def test_zip_bombs_are_verdicts_under_128_mib(made: dict[str, Any], bz2_bomb: by
         assert report["inflated_bytes"] < 1 << 20, label  # the bombs were never inflated
     assert "compression method 12" in json.dumps(out["bzip2"])
     assert "compression method 12" in json.dumps(out["bzip2_manifest"])
+
+
+def test_a_search_citation_shows_the_verified_paper(made: dict[str, Any], site: Site) -> None:
+    from g6.adapters.arxiv import ArxivSource
+    from g6.adapters.search import SearchRequest
+    from g6.capture import search
+    from g6.citing import cite_paper
+
+    home: EvidenceHome = made["home"]
+    fix = Path(__file__).resolve().parent.parent / "fixtures" / "http" / "arxiv" / "id_list_1605.08386_status200.xml"
+    s = site({"/api/query": Reply(body=fix.read_bytes(), content_type="application/atom+xml"),
+              "/robots.txt": Reply(404, b"")})
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+        result = search(home, client, ArxivSource(base_url=s.url("/api/query"), pause=0), SearchRequest("markov"))
+    c = cite_paper(home, result.receipt_ids[0], 1)
+    m = Manifest.new().with_citation(c)
+    save_manifest(m.signed(home.signing_key()), made["tmp"] / "paper.json")
+    build_bundle(home, made["tmp"] / "paper.json", made["tmp"] / "paper.zip")
+    report = verify_bundle(made["tmp"] / "paper.zip", (made["key"],))
+    assert report.ok, report.to_json()
+    (v,) = report.citations
+    assert v.quote == "Heat-bath random walks with Markov bases" and v.url == c.source_url
+    assert v.citation_id == c.citation_id and v.receipt_id == c.receipt_id
+
+    def retitle(files: dict[str, bytes]) -> None:
+        d = json.loads(files["manifest.json"])
+        d.pop("signature")
+        d["citations"][0]["text"] = d["citations"][0]["quote"] = "A paper that was never on the page"
+        d["citations"][0]["text_hash"] = "sha256:" + hashlib.sha256(b"a paper that was never on the page").hexdigest()
+        files["manifest.json"] = json.dumps(d).encode()
+    forged = verify_bundle(repack(made["tmp"] / "paper.zip", made["tmp"] / "paper2.zip", retitle), (made["key"],),
+                           allow_unsigned=True)
+    assert failed(forged) == {"cited_text": "the paper is not on the cited search page"}
+    assert forged.citations[0].quote is None
+
+
+def test_many_citations_of_one_body_parse_it_once(made: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    import g6.bundle
+
+    calls = []
+    real = g6.bundle.read_document
+    monkeypatch.setattr(g6.bundle, "read_document", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def many(files: dict[str, bytes]) -> None:
+        d = json.loads(files["manifest.json"])
+        d.pop("signature")
+        d["citations"] = d["citations"] * 50
+        files["manifest.json"] = json.dumps(d).encode()
+    report = verify_bundle(repack(made["signed"], made["tmp"] / "many.zip", many), (made["key"],),
+                           allow_unsigned=True)
+    assert report.ok and len(report.citations) == 50 and len(calls) == 1

@@ -763,22 +763,23 @@ class _Verifier:
             got = ("blake3:" + b3.hexdigest(), "sha256:" + sha.hexdigest(), len(body) if keep else size)
             if got != want:
                 why = "the blob does not hash to the receipt"
+        memo: dict[tuple[Any, ...], Any] = {}  # a body is parsed once, however many citations it carries
         for p in group:
             p.checks.append(BundleCheck("blob_digests", not why, why))
             if why:
                 p.checks.append(BundleCheck("cited_text", False, "not checked: the blob does not verify"))
                 continue
-            self._cited(p, bytes(body) if keep else None)
+            self._cited(p, bytes(body) if keep else None, memo)
 
-    def _cited(self, p: _Pending, body: bytes | None) -> None:
+    def _cited(self, p: _Pending, body: bytes | None, memo: dict[tuple[Any, ...], Any]) -> None:
         t, c = p.trusted, p.citation
         assert t is not None and c is not None and t.content is not None
         size = int(t.content.get("size") or 0)
         try:
             if c.kind == "search":
-                found = self._search_text(t, c, body, size)
+                found = self._search_text(t, c, body, size, memo)
             elif c.kind == "web":
-                found = self._web_text(t, c, body, size)
+                found = self._web_text(t, c, body, size, memo)
             else:
                 raise BundleMemberError(f"unknown citation kind {_shown(c.kind, 20)}")
         except _RECORD_ERRORS as e:
@@ -806,8 +807,8 @@ class _Verifier:
         return (f"not checked: the {what} is {size} bytes; bundle verify re-reads at most {limit} "
                 "(a memory bound; raise it with --max-parsed-body)")
 
-    def _web_text(self, t: _Trusted, c: Citation, body: bytes | None,
-                  size: int) -> str | tuple[str, str, str, str]:
+    def _web_text(self, t: _Trusted, c: Citation, body: bytes | None, size: int,
+                  memo: dict[tuple[Any, ...], Any]) -> str | tuple[str, str, str, str]:
         if t.kind not in ("fetch", "recheck"):
             return f"a web citation of a {_shown(t.kind, 20)} receipt"
         mtype = media_type(t.content_type, body[:1024] if body is not None else b"")
@@ -817,7 +818,10 @@ class _Verifier:
             return self._too_big(size, limit, "page")
         if text_hash(c.text) != c.text_hash:
             return "the citation's text does not match its own hash"
-        outcome, _, docs, _ = read_document(body, t.url, t.content_type, str(t.content["blake3"]) if t.content else "")
+        key = ("web", t.url, t.content_type)
+        if key not in memo:
+            memo[key] = read_document(body, t.url, t.content_type, str(t.content["blake3"]) if t.content else "")
+        outcome, _, docs, _ = memo[key]
         if not docs or docs[0].text is None:
             return f"no text in the stored body ({outcome.value})"
         text = docs[0].text
@@ -828,17 +832,19 @@ class _Verifier:
             return cited, f"at {start}-{end}", web_citation_id(t.receipt_id, start, end, cited), t.url
         return "the cited text is not at its offsets in the stored body"
 
-    def _search_text(self, t: _Trusted, c: Citation, body: bytes | None,
-                     size: int) -> str | tuple[str, str, str, str]:
+    def _search_text(self, t: _Trusted, c: Citation, body: bytes | None, size: int,
+                     memo: dict[tuple[Any, ...], Any]) -> str | tuple[str, str, str, str]:
         if t.kind != "search":
             return f"a search citation of a {_shown(t.kind, 20)} receipt"
         if body is None or size > self.max_parsed_body:
             return self._too_big(size, self.max_parsed_body, "search page")
         if text_hash(c.text) != c.text_hash:
             return "the citation's text does not match its own hash"
-        src = SOURCES.get(t.source)
-        parsed = src.parse(SearchRequest.from_json(t.request), t.http_status, t.content_type, body)
-        papers = list(parsed.papers)
+        key = ("search", t.receipt_id)
+        if key not in memo:
+            src = SOURCES.get(t.source)
+            memo[key] = list(src.parse(SearchRequest.from_json(t.request), t.http_status, t.content_type, body).papers)
+        papers = memo[key]
         number = c.search.get("number") if isinstance(c.search, Mapping) else None
         candidates = [number] if type(number) is int else range(1, len(papers) + 1)
         for n in candidates:
