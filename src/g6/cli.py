@@ -841,14 +841,14 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
                 else:
                     failed = "; ".join(f"{x.check}: {x.detail}" for x in v.checks if not x.ok)
                     click.echo(_printable(f"citation {v.position} FAILED ({failed})"))
-            n = len(report.citations)
+            n = f"{len(report.citations)} citation{'' if len(report.citations) == 1 else 's'}"
             if not report.ok:
-                click.echo(f"bundle FAILED: {n} citations")
+                click.echo(f"bundle FAILED: {n}")
             elif report.manifest_signed:
-                click.echo(f"bundle holds: {n} citations, manifest signed by a pinned key")
+                click.echo(f"bundle holds: {n}, manifest signed by a pinned key")
             else:
-                click.echo(f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n} "
-                           "citations, each checked against its receipt; nobody vouched for the list itself")
+                click.echo(f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n}, "
+                           "each checked against its receipt; nobody vouched for the list itself")
         sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
     if len(args) != 1 or output is None:
         _fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
