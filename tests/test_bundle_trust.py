@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.bundle import MAX_PARSED_BODY, SCHEMA, PinnedKey, build_bundle, verify_bundle
@@ -492,3 +494,52 @@ def test_many_citations_of_one_body_parse_it_once(made: dict[str, Any], monkeypa
     report = verify_bundle(repack(made["signed"], made["tmp"] / "many.zip", many), (made["key"],),
                            allow_unsigned=True)
     assert report.ok and len(report.citations) == 50 and len(calls) == 1
+
+
+_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                                 st.text(max_size=12)),
+                       lambda c: st.one_of(st.lists(c, max_size=3),
+                                           st.dictionaries(st.text(max_size=8), c, max_size=3)),
+                       max_leaves=8)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(member=st.sampled_from(["manifest.json", "receipt", "bundle.json"]), pick=st.integers(min_value=0),
+       value=_values, reindex=st.booleans())
+def test_any_edit_of_any_record_is_a_verdict(made: dict[str, Any], member: str, pick: int, value: Any,
+                                             reindex: bool) -> None:
+    """Replace any one JSON value in a record with any JSON value: a report, never an exception, and
+    never 'holds' unless the edit changed nothing."""
+    files = members(made["signed"])
+    name = next(n for n in files if n.startswith("receipts/")) if member == "receipt" else member
+    doc = json.loads(files[name])
+    paths = _paths(doc)
+    path = paths[pick % len(paths)]
+    if not path:
+        doc = value
+    else:
+        target = doc
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+    files[name] = json.dumps(doc).encode()
+    if reindex and name != "bundle.json":
+        files["bundle.json"] = index_for(files, origin=json.loads(files["bundle.json"])["origin"])
+    out = made["tmp"] / "edited.zip"
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for n, d in files.items():
+            z.writestr(n, d)
+    report = verify_bundle(out, (made["key"],))
+    if report.ok:  # only an edit that left the signed content as it was may hold
+        assert name == "bundle.json" or json.loads(files[name]) == json.loads(members(made["signed"])[name])
