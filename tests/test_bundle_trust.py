@@ -238,7 +238,7 @@ def test_the_verifier_keys_origin_must_be_the_checkpoints(made: dict[str, Any]) 
 
 
 @pytest.mark.parametrize("name", ["/etc/g6-absolute", "../g6-escaped.txt", "keys/../../g6-escaped.txt",
-                                  "C:/g6-drive", "keys\\..\\g6-backslash"])
+                                  "C:/g6-drive", "keys\\..\\g6-backslash", "notes.txt", "blobs/./x"])
 def test_bad_member_names_fail_the_index(made: dict[str, Any], name: str, tmp_path: Path) -> None:
     def add(files: dict[str, bytes]) -> None:
         files[name] = b"planted"

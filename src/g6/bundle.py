@@ -86,6 +86,10 @@ _RECORD_ERRORS = (G6Error, ValueError, TypeError, KeyError, AttributeError, Over
                   UnicodeError)
 _ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+# the only names a bundle has (see the module docstring); anything else is not a bundle's
+_LAYOUT = re.compile(r"manifest\.json|checkpoint\.note|keys/signing\.pub|keys/checkpoint\.vkey"
+                     r"|keys/trusted/[A-Za-z0-9_.-]{1,100}\.pub|receipts/[A-Za-z0-9_-]{1,100}\.json"
+                     r"|proofs/[A-Za-z0-9_-]{1,100}\.tlog-proof|blobs/[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +392,7 @@ def _declared_files(index: Any) -> tuple[dict[str, tuple[str, int]], list[str]]:
     declared: dict[str, tuple[str, int]] = {}
     problems: list[str] = []
     for name, entry in files.items():
-        bad = _name_problem(name) or (None if name != "bundle.json" else "bundle.json listing itself")
+        bad = _name_problem(name) or (None if _LAYOUT.fullmatch(name) else "not a name a bundle has")
         if bad:
             problems.append(f"bundle.json lists {_shown(name)}: {bad}")
             continue
