@@ -543,3 +543,21 @@ def test_any_edit_of_any_record_is_a_verdict(made: dict[str, Any], member: str, 
     report = verify_bundle(out, (made["key"],))
     if report.ok:  # only an edit that left the signed content as it was may hold
         assert name == "bundle.json" or json.loads(files[name]) == json.loads(members(made["signed"])[name])
+
+
+@pytest.mark.parametrize("content", [{"blake3": 5, "sha256": "x", "size": 1}, {"blake3": "blake3:zz"}, {}])
+def test_a_signed_receipt_with_malformed_digests_is_a_verdict(made: dict[str, Any], content: object) -> None:
+    """Even what the pinned key signed is typed before use: a verdict, never a traceback."""
+    from g6.ledger.receipts import Receipt
+
+    home: EvidenceHome = made["home"]
+
+    def resign(files: dict[str, bytes]) -> None:
+        name = next(n for n in files if n.startswith("receipts/"))
+        d = json.loads(files[name])
+        d["content"] = content
+        d.pop("signature")
+        r = Receipt.from_json(d).signed(home.signing_key())
+        files[name] = json.dumps(r.to_json()).encode()
+    report = verify_bundle(repack(made["signed"], made["tmp"] / "resigned.zip", resign), (made["key"],))
+    assert not report.ok and "blob_digests" in failed(report)

@@ -469,6 +469,15 @@ class _Pending:
     quote: str | None = None
 
 
+def _content_ok(content: Mapping[str, Any] | None) -> bool:
+    if not content:
+        return False
+    b3, sha, size = content.get("blake3"), content.get("sha256"), content.get("size")
+    return (isinstance(b3, str) and b3.startswith("blake3:") and bool(_HEX64.fullmatch(b3[7:]))
+            and isinstance(sha, str) and sha.startswith("sha256:") and bool(_HEX64.fullmatch(sha[7:]))
+            and type(size) is int and size >= 0)
+
+
 class _Verifier:
     def __init__(self, z: zipfile.ZipFile, cd_offset: int | None, pinned: tuple[PinnedKey, ...],
                  trust_bundle_keys: bool, origin: str | None, allow_unsigned: bool, max_parsed_body: int) -> None:
@@ -675,10 +684,14 @@ class _Verifier:
                 continue
             content = p.trusted.content
             claimed = p.citation.content
-            if not content or not isinstance(claimed, Mapping) or dict(claimed) != dict(content):
+            if not _content_ok(content):
+                p.checks.append(BundleCheck("blob_digests", False, "the receipt names no well-formed body digests"))
+                continue
+            assert content is not None
+            if not isinstance(claimed, Mapping) or dict(claimed) != dict(content):
                 p.checks.append(BundleCheck("blob_digests", False, "the citation's digests are not the receipt's"))
                 continue
-            by_blob.setdefault("blobs/" + str(content["blake3"]).split(":", 1)[1], []).append(p)
+            by_blob.setdefault("blobs/" + str(content["blake3"]).removeprefix("blake3:"), []).append(p)
         for name, group in sorted(by_blob.items()):
             self._blob(name, group)
         return [CitationVerdict(p.position, tuple(p.checks), p.citation_id,
@@ -767,13 +780,15 @@ class _Verifier:
             got = ("blake3:" + b3.hexdigest(), "sha256:" + sha.hexdigest(), len(body) if keep else size)
             if got != want:
                 why = "the blob does not hash to the receipt"
+        data = bytes(body) if keep and not why else None
+        body.clear()  # the copy above is what is kept
         memo: dict[tuple[Any, ...], Any] = {}  # a body is parsed once, however many citations it carries
         for p in group:
             p.checks.append(BundleCheck("blob_digests", not why, why))
             if why:
                 p.checks.append(BundleCheck("cited_text", False, "not checked: the blob does not verify"))
                 continue
-            self._cited(p, bytes(body) if keep else None, memo)
+            self._cited(p, data, memo)
 
     def _cited(self, p: _Pending, body: bytes | None, memo: dict[tuple[Any, ...], Any]) -> None:
         t, c = p.trusted, p.citation
@@ -824,7 +839,12 @@ class _Verifier:
             return "the citation's text does not match its own hash"
         key = ("web", t.url, t.content_type)
         if key not in memo:
-            memo[key] = read_document(body, t.url, t.content_type, str(t.content["blake3"]) if t.content else "")
+            try:
+                memo[key] = read_document(body, t.url, t.content_type, str(t.content["blake3"]) if t.content else "")
+            except Exception as e:  # a page's parser failing is this citation's verdict, not a crash
+                memo[key] = e
+        if isinstance(memo[key], Exception):
+            return f"the stored body could not be read again ({type(memo[key]).__name__})"
         outcome, _, docs, _ = memo[key]
         if not docs or docs[0].text is None:
             return f"no text in the stored body ({outcome.value})"
@@ -847,7 +867,13 @@ class _Verifier:
         key = ("search", t.receipt_id)
         if key not in memo:
             src = SOURCES.get(t.source)
-            memo[key] = list(src.parse(SearchRequest.from_json(t.request), t.http_status, t.content_type, body).papers)
+            try:
+                memo[key] = list(src.parse(SearchRequest.from_json(t.request), t.http_status, t.content_type,
+                                           body).papers)
+            except Exception as e:  # a reply's parser failing is this citation's verdict
+                memo[key] = e
+        if isinstance(memo[key], Exception):
+            return f"the stored search page could not be read again ({type(memo[key]).__name__})"
         papers = memo[key]
         number = c.search.get("number") if isinstance(c.search, Mapping) else None
         candidates = [number] if type(number) is int else range(1, len(papers) + 1)
