@@ -69,7 +69,7 @@ __all__ = ["SCHEMA", "BundleCheck", "BundleError", "BundleReport", "CitationVerd
 SCHEMA = "g6.bundle.v2"  # v2: bundle.json declares each member's size beside its sha256
 MAX_MEMBERS = 10_000  # entries in the zip's central directory
 MAX_CENTRAL_DIRECTORY = 4 << 20  # bytes; checked before zipfile parses it (it holds all of it in memory)
-MAX_INDEX = 4 << 20  # bundle.json and manifest.json
+MAX_INDEX = 2 << 20  # bundle.json and manifest.json (a manifest costs ~5x its size in memory)
 MAX_RECORD = 1 << 20  # a receipt, a proof, the checkpoint, a key
 MAX_RECORDS_TOTAL = 32 << 20  # all members but blobs, together
 MAX_BLOB = 1 << 30
@@ -617,12 +617,7 @@ class _Verifier:
             self.index_problems.append(f"bundle.json names the log {_shown(index.get('origin'))}, the checkpoint "
                                        f"{_shown(signer[1])}")
         try:
-            data = _strict_json(self._record("manifest.json"), "manifest.json")
-            if not isinstance(data, dict):
-                raise BundleMemberError("manifest.json is not a JSON object")
-            manifest = Manifest.from_json(data)
-            if not manifest.citations:
-                raise BundleMemberError("the manifest cites nothing")
+            manifest = self._manifest()
         except _RECORD_ERRORS as e:
             self.checks.append(BundleCheck("manifest", False, str(e)))
             self._finish_index()
@@ -646,6 +641,16 @@ class _Verifier:
         verdicts = self._citations(manifest.citations, trusted, signer)
         self._finish_index()
         return self._report(manifest.manifest_id if signed else None, verdicts, signed)
+
+    def _manifest(self) -> Manifest:
+        """Parsed in its own frame, so the raw bytes and the JSON tree are freed once it returns."""
+        data = _strict_json(self._record("manifest.json"), "manifest.json")
+        if not isinstance(data, dict):
+            raise BundleMemberError("manifest.json is not a JSON object")
+        manifest = Manifest.from_json(data)
+        if not manifest.citations:
+            raise BundleMemberError("the manifest cites nothing")
+        return manifest
 
     def _finish_index(self) -> None:
         """Read every member nothing else read, so each is checked against its declared digest once."""
