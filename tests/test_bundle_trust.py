@@ -160,6 +160,10 @@ def test_unsigned_cli_verdict_and_summary(made: dict[str, Any]) -> None:
     assert "manifest is UNSIGNED" in ok.stdout.splitlines()[-1]
     signed = g6(made["home"], "bundle", "verify", str(made["signed"]), "--key", key)
     assert signed.returncode == 0 and "manifest signed by a pinned key" in signed.stdout
+    missing = g6(made["home"], "bundle", "verify", str(made["tmp"] / "nothing.zip"), "--key", key)
+    assert missing.returncode == 2 and missing.stderr.startswith("g6: no bundle file at")
+    badkey = g6(made["home"], "bundle", "verify", str(made["signed"]), "--key", "ed25519:notbase64!")
+    assert badkey.returncode == 2 and badkey.stderr.startswith("g6: bad --key") and "Traceback" not in badkey.stderr
 
 
 def test_a_stripped_signature_with_a_forged_quote_fails(made: dict[str, Any]) -> None:

@@ -813,6 +813,8 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
     if args[0] == "verify":
         if len(args) != 2:
             _fail("usage: g6 bundle verify BUNDLE.zip [--key KEY]")
+        if not Path(args[1]).is_file():
+            _fail(f"no bundle file at {args[1]}")
         from g6.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
         from g6.ledger.note import NoteError
 
