@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.bundle import MAX_INDEX, MAX_PARSED_BODY, SCHEMA, PinnedKey, build_bundle, verify_bundle
+from g6.bundle import MAX_INDEX, MAX_PARSED_BODY, SCHEMA, BundleError, PinnedKey, build_bundle, verify_bundle
 from g6.capture import fetch
 from g6.citing import cite_web
 from g6.home import EvidenceHome
@@ -160,6 +160,10 @@ def test_unsigned_cli_verdict_and_summary(made: dict[str, Any]) -> None:
     assert "manifest is UNSIGNED" in ok.stdout.splitlines()[-1]
     signed = g6(made["home"], "bundle", "verify", str(made["signed"]), "--key", key)
     assert signed.returncode == 0 and "manifest signed by a pinned key" in signed.stdout
+    made_unsigned = g6(made["home"], "bundle", str(made["tmp"] / "unsigned.json"), "-o", str(made["tmp"] / "u2.zip"))
+    assert made_unsigned.returncode == 0 and "the manifest is not signed" in made_unsigned.stderr
+    made_signed = g6(made["home"], "bundle", str(made["tmp"] / "signed.json"), "-o", str(made["tmp"] / "s2.zip"))
+    assert made_signed.returncode == 0 and made_signed.stderr == ""
     missing = g6(made["home"], "bundle", "verify", str(made["tmp"] / "nothing.zip"), "--key", key)
     assert missing.returncode == 2 and missing.stderr.startswith("g6: no bundle file at")
     badkey = g6(made["home"], "bundle", "verify", str(made["signed"]), "--key", "ed25519:notbase64!")
@@ -336,6 +340,12 @@ def test_receipt_fields_of_the_wrong_type_are_verdicts(made: dict[str, Any], fie
 
 
 def test_the_manifest_has_a_size_limit(made: dict[str, Any]) -> None:
+    big = made["tmp"] / "big-manifest.json"
+    big.write_bytes((made["tmp"] / "signed.json").read_bytes() + b" " * MAX_INDEX)
+    with pytest.raises(BundleError, match="at most"):
+        build_bundle(made["home"], big, made["tmp"] / "never.zip")
+    assert not (made["tmp"] / "never.zip").exists()
+
     def pad(files: dict[str, bytes]) -> None:
         files["manifest.json"] = files["manifest.json"] + b" " * (5 << 20)  # still the signed JSON
     report = verify_bundle(repack(made["signed"], made["tmp"] / "big.zip", pad), (made["key"],))

@@ -150,6 +150,8 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str],
         manifest_bytes = Path(manifest_path).read_bytes()
     except OSError as e:
         raise BundleError(f"cannot read the manifest {manifest_path}: {e.strerror or e}") from None
+    if len(manifest_bytes) > MAX_INDEX:  # verify would refuse it: say so now, not to the grader
+        raise BundleError(f"the manifest is {len(manifest_bytes)} bytes; a bundle carries at most {MAX_INDEX}")
     try:
         data = json.loads(manifest_bytes)
     except (ValueError, RecursionError) as e:

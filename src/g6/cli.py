@@ -863,6 +863,9 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
             _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
         except (OSError, ValueError) as e:
             _fail(str(e))
+    if not json.loads(Path(args[0]).read_bytes()).get("signature"):  # build_bundle has read it as an object
+        click.echo("g6: the manifest is not signed, so `g6 bundle verify` fails it unless given --allow-unsigned; "
+                   "run `g6 manifest sign` and bundle again", err=True)
     if as_json:
         _emit_json(index)
     else:
