@@ -149,6 +149,7 @@ REFUSALS: dict[str, str] = {
     "G6_E_STORE": "another blob store error",
     "G6_E_PROOF_FORMAT": "a proof that is not a transparency-log proof",
     "G6_E_BUNDLE": "a bundle that cannot be written or read",
+    "G6_E_BUNDLE_MEMBER": "a bundle member that is unsafe or not what bundle.json declares for it",
     "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
 }
 # Results of the composed ops that are not an Outcome.

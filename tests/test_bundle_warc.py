@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -42,12 +43,20 @@ def evidence(home: EvidenceHome, site: Site, tmp_path: Path) -> tuple[Path, Path
     return tmp_path / "m.json", tmp_path / "b.zip", s
 
 
-def rewrite(src: Path, dst: Path, change: Callable[[str, bytes], bytes | None]) -> Path:
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
-        for info in zin.infolist():
-            data = change(info.filename, zin.read(info))
-            if data is not None:
-                zout.writestr(info.filename, data)
+def rewrite(src: Path, dst: Path, change: Callable[[str, bytes], bytes | None], reindex: bool = True) -> Path:
+    """Apply ``change`` to every member; ``reindex`` also rewrites bundle.json's declared digests and
+    sizes to match, as an attacker who knows the format would, so the deeper checks are what catch it."""
+    with zipfile.ZipFile(src) as zin:
+        members = {i.filename: zin.read(i) for i in zin.infolist()}
+    out = {n: d2 for n, d in members.items() if n != "bundle.json" and (d2 := change(n, d)) is not None}
+    index = json.loads(members["bundle.json"])
+    if reindex:
+        index["files"] = {n: {"sha256": "sha256:" + hashlib.sha256(d).hexdigest(), "size": len(d)}
+                          for n, d in sorted(out.items())}
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        zout.writestr("bundle.json", json.dumps(index))
+        for name, data in out.items():
+            zout.writestr(name, data)
     return dst
 
 
@@ -83,7 +92,10 @@ def test_tampering_is_caught(home: EvidenceHome, evidence, tmp_path: Path) -> No
 
     def flip_blob(name: str, data: bytes) -> bytes:
         return data.replace(b"stays", b"stayz") if name.startswith("blobs/") else data
-    assert {"index", "blob_digests"} <= bad_checks(verify_bundle(rewrite(zpath, tmp_path / "1.zip", flip_blob), key))
+    assert {"blob_digests", "cited_text"} == bad_checks(verify_bundle(rewrite(zpath, tmp_path / "1.zip", flip_blob),
+                                                                        key))
+    assert {"index", "blob_digests"} <= bad_checks(verify_bundle(rewrite(zpath, tmp_path / "1b.zip", flip_blob,
+                                                                         reindex=False), key))
 
     def edit_receipt(name: str, data: bytes) -> bytes:
         if name.startswith("receipts/"):

@@ -37,7 +37,17 @@ def chunk_receipt(home: EvidenceHome, receipt_id: str) -> tuple[Receipt, list[Pa
     return r, chunk(document_text(home, r))
 
 
-def _short(text: str) -> str:
+def web_citation_id(receipt_id: str, start: int, end: int, cited: str) -> str:
+    """A web citation's id: a function of the receipt and the cited span, so a verifier can recompute it."""
+    return "c_" + text_hash(f"{receipt_id}\n{start}\n{end}\n{cited}").split(":")[1][:16]
+
+
+def paper_citation_id(receipt_id: str, number: int, locator: str) -> str:
+    return "c_" + text_hash(f"{receipt_id}\npaper\n{number}\n{locator}").split(":")[1][:16]
+
+
+def short_quote(text: str) -> str:
+    """The short form of a cited text that a manifest shows people."""
     t = " ".join(text.split())
     return t if len(t) <= QUOTE_LEN else t[: QUOTE_LEN - 1] + "…"
 
@@ -68,10 +78,10 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
     assert r.content is not None
     url = r.final_url or str(r.request.get("url"))
     return Citation(
-        citation_id="c_" + text_hash(f"{receipt_id}\n{start}\n{end}\n{cited}").split(":")[1][:16],
+        citation_id=web_citation_id(receipt_id, start, end, cited),
         kind="web", receipt_id=receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
         content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
-        quote=_short(cited))
+        quote=short_quote(cited))
 
 
 def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
@@ -92,7 +102,7 @@ def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
     search: dict[str, Any] = {"source": r.source, "request": dict(r.request), "total": parsed.total,
                               "paper": paper.to_json(), "number": number}
     return Citation(
-        citation_id="c_" + text_hash(f"{receipt_id}\npaper\n{number}\n{paper.locator}").split(":")[1][:16],
+        citation_id=paper_citation_id(receipt_id, number, paper.locator),
         kind="search", receipt_id=receipt_id, source_url=paper.locator, requested_url=paper.locator,
         content=dict(r.content), passage_id=passage_id(paper.title), text_hash=text_hash(paper.title),
-        text=paper.title, start=None, end=None, quote=_short(paper.title), search=search)
+        text=paper.title, start=None, end=None, quote=short_quote(paper.title), search=search)

@@ -928,40 +928,72 @@ def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str,
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
+def _printable(text: str) -> str:
+    """A verdict detail may quote bundle content: never let it drive the terminal."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 @cli.command("bundle", context_settings={"ignore_unknown_options": False})
 @click.argument("args", nargs=-1, required=True, metavar="MANIFEST | verify BUNDLE")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="The zip to write (creating a bundle).")
-@click.option("--key", "keys", multiple=True, help="Pin the publisher's public key (verify; repeatable).")
+@click.option("--key", "keys", multiple=True,
+              help="Pin the publisher's public key (verify; repeatable): ed25519:<base64>, a C2SP verifier key "
+                   "<origin>+<id>+<key> (which also pins the log), or a file with one.")
+@click.option("--origin", help="The log origin the checkpoint must name (verify; implied by a verifier key).")
 @click.option("--trust-bundle-keys", is_flag=True, help="Verify with the keys shipped inside the bundle.")
+@click.option("--allow-unsigned", is_flag=True,
+              help="Accept a manifest nobody signed (verify); the summary then says so.")
+@click.option("--max-parsed-body", type=click.IntRange(min=0), default=None,
+              help="Re-read HTML pages and search replies up to this many bytes to check cited text (verify; "
+                   "default 256 KiB, which keeps verifying under 128 MiB of memory).")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...],
-               trust_bundle_keys: bool, as_json: bool) -> None:
+def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...], origin: str | None,
+               trust_bundle_keys: bool, allow_unsigned: bool, max_parsed_body: int | None, as_json: bool) -> None:
     """`g6 bundle MANIFEST -o report-evidence.zip` packs a manifest with its receipts, blobs, inclusion
     proofs, checkpoint and public keys; `g6 bundle verify report-evidence.zip --key KEY` checks it all
     offline, one verdict per citation. Exit 0 only when everything holds."""
     if args[0] == "verify":
         if len(args) != 2:
             _fail("usage: g6 bundle verify BUNDLE.zip [--key KEY]")
-        from g6.bundle import verify_bundle
+        if not Path(args[1]).is_file():
+            _fail(f"no bundle file at {args[1]}")
+        from g6.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
+        from g6.ledger.note import NoteError
 
-        try:
-            pinned = tuple(_read_key(k)[0] for k in keys)
-        except G6Error as e:
-            _fail(f"bad --key: {e}")
-        except ValueError as e:
-            _fail(f"bad --key: {e}")
-        report = verify_bundle(args[1], pinned, trust_bundle_keys)
+        pinned = []
+        for k in keys:
+            try:
+                key, key_origin = _read_key(k)
+            except (G6Error, NoteError, ValueError, OSError) as e:
+                _fail(f"bad --key: {e}")
+            if origin is not None and key_origin is not None and origin != key_origin:
+                _fail(f"--origin {origin!r} is not the log the verifier key names ({key_origin!r})")
+            pinned.append(PinnedKey(key, key_origin))
+        report = verify_bundle(args[1], tuple(pinned), trust_bundle_keys, origin=origin,
+                               allow_unsigned=allow_unsigned,
+                               max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body)
         if as_json:
             _emit_json(report.to_json())
         else:
             for ch in report.bundle_checks:
-                click.echo(f"{ch.check:<22} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}")
+                click.echo(_printable(f"{ch.check:<22} {'ok' if ch.ok else 'FAILED'}"
+                                      f"{': ' + ch.detail if ch.detail else ''}"))
             for v in report.citations:
-                failed = [f"{x.check}: {x.detail}" for x in v.checks if not x.ok]
-                click.echo(f"{v.citation_id} {'holds' if v.ok else 'FAILED'}"
-                           f"{' (' + '; '.join(failed) + ')' if failed else ''}  \"{v.quote[:70]}\"")
-            click.echo(f"bundle {'holds' if report.ok else 'FAILED'}: {len(report.citations)} citations")
+                if v.ok:  # every field shown here was recomputed from the verified receipt and body
+                    quote = (v.quote or "")[:70]
+                    click.echo(_printable(f"{v.citation_id} holds  {v.receipt_id}  {v.url}  \"{quote}\""))
+                else:
+                    failed = "; ".join(f"{x.check}: {x.detail}" for x in v.checks if not x.ok)
+                    click.echo(_printable(f"citation {v.position} FAILED ({failed})"))
+            n = f"{len(report.citations)} citation{'' if len(report.citations) == 1 else 's'}"
+            if not report.ok:
+                click.echo(f"bundle FAILED: {n}")
+            elif report.manifest_signed:
+                click.echo(f"bundle holds: {n}, manifest signed by a pinned key")
+            else:
+                click.echo(f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n}, "
+                           "each checked against its receipt; nobody vouched for the list itself")
         sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
     if len(args) != 1 or output is None:
         _fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
@@ -974,6 +1006,9 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
             _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
         except (OSError, ValueError) as e:
             _fail(str(e))
+    if not json.loads(Path(args[0]).read_bytes()).get("signature"):  # build_bundle has read it as an object
+        click.echo("g6: the manifest is not signed, so `g6 bundle verify` fails it unless given --allow-unsigned; "
+                   "run `g6 manifest sign` and bundle again", err=True)
     if as_json:
         _emit_json(index)
     else:

@@ -14,7 +14,9 @@
     ├── InputError               (bad input from a caller: a URL, a flag, a file)
     │   ├── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
     │   │   └── UnknownSourceError
-    │   └── HomeError            (a home that is a file, unreadable, or an empty path)
+    │   ├── HomeError            (a home that is a file, unreadable, or an empty path)
+    │   └── BundleError          (a bundle that cannot be made or read)
+    │       └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
     └── FetchAdapterError        (a registered source adapter that raised)
 
 Fetch failures are *not* exceptions: a fetch always returns a typed outcome (see
@@ -96,3 +98,15 @@ class HomeError(InputError):
     """An evidence home that is not a usable folder (a file, unreadable, an empty path)."""
 
     code = "G6_E_HOME"
+
+
+class BundleError(InputError):
+    """A bundle that cannot be made or read: a bad manifest given to ``g6 bundle``, an unreadable zip."""
+
+    code = "G6_E_BUNDLE"
+
+
+class BundleMemberError(BundleError):
+    """One member of a bundle is unsafe or does not match what ``bundle.json`` declares for it."""
+
+    code = "G6_E_BUNDLE_MEMBER"
