@@ -397,20 +397,22 @@ def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
 # -- cite and re-check ----------------------------------------------------------------------
 @cli.command("chunk")
 @click.argument("receipt_id")
+@click.option("--text", "source", type=click.Choice(["main", "visible"]), default="main", show_default=True,
+              help="main: the main-content extraction; visible: all reader-visible text (navigation, sidebars…).")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def chunk_cmd(c: _Ctx, receipt_id: str, as_json: bool) -> None:
+def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
     """Cut a stored page's text into passages with stable ids and offsets."""
     from g6.citing import chunk_receipt
 
     with c.evidence() as ev:
         try:
-            r, passages = chunk_receipt(ev, receipt_id)
+            r, passages = chunk_receipt(ev, receipt_id, source)
         except G6Error as e:
             _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
     if as_json:
         _emit_json({"receipt_id": r.receipt_id, "source_url": r.final_url, "content": dict(r.content or {}),
-                    "passages": [p.to_json() for p in passages]})
+                    "text_source": source, "passages": [p.to_json() for p in passages]})
         return
     for p in passages:
         text = " ".join(p.text.split())
@@ -447,7 +449,8 @@ def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, p
     if as_json:
         _emit_json(citation.to_json())
     else:
-        click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url} \"{citation.quote}\"")
+        where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
+        click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\"")
     click.echo(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)", err=True)
 
 
@@ -521,7 +524,7 @@ def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
 def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool) -> None:
     """Fetch every cited source again; one verdict per citation.
 
-    Exit 0: all unchanged/current; 1: any changed/gone; 3: any could not be checked.
+    Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
     """
     from g6.adapters import CheckedClient
     from g6.manifest import load_manifest
@@ -543,23 +546,39 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
         state["last"] = done
 
     with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
-        report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=progress,
-                         sources=_sources(c))
+        try:
+            report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=progress,
+                             sources=_sources(c))
+        except InputError as e:
+            _fail(str(e))
     if state["bar"] is not None:
         state["bar"].__exit__(None, None, None)
     click.echo(f"run: {report.run_id} (resume with --run {report.run_id})", err=True)
+    sig = report.manifest_signature
+    if sig["status"] != "ok":
+        click.echo(f"g6: manifest {m.manifest_id} is {'UNSIGNED' if sig['status'] == 'unsigned' else 'NOT VERIFIED'}:"
+                   f" {sig['detail']}", err=True)
     if as_json:
         _emit_json(report.to_json())
     else:
         by_id = {x.citation_id: x for x in m.citations}
+        click.echo(f"manifest {m.manifest_id}: signature {sig['status']}")
         for v in report.verdicts:
             extra = ""
             if v.verdict == "current":
                 extra = " (moved)" if v.moved else " (same place)"
             elif v.verdict == "changed":
-                extra = f" similarity={v.similarity}: \"{' '.join((v.new_text or '').split())[:80]}\""
+                diff = v.diff or {}
+                extra = (f" similarity={v.similarity} -{' '.join(diff.get('removed', []))!r}"
+                         f" +{' '.join(diff.get('added', []))!r}: \"{' '.join((v.new_text or '').split())[:80]}\"")
+            elif v.verdict == "gone" and v.detail.get("hidden"):
+                extra = f" (hidden: {v.detail['hidden']})"
+            elif v.verdict == "rate_limited" and v.retry_after:
+                extra = f" (retry after {v.retry_after})"
             elif not v.checked:
                 extra = f" ({v.detail.get('reason', '')})"
+            if v.final_url and v.final_url != v.source_url:
+                extra += f" now at {v.final_url}"
             if "total_now" in v.detail:
                 extra += f" total {v.detail.get('total_then')} -> {v.detail.get('total_now')}"
             click.echo(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}")
