@@ -18,6 +18,7 @@ from typing import Any
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.capture import fetch
 from g6.citing import cite_web
+from g6.errors import InputError
 from g6.home import EvidenceHome
 from g6.localsite import LocalSite, Reply
 from g6.manifest import Manifest
@@ -81,11 +82,15 @@ def run_corpus(home: EvidenceHome, cases: list[dict[str, Any]] | None = None) ->
 
         site.routes = {"/robots.txt": Reply(404, b""), **{f"/{c['name']}": _reply(c["v1"]) for c in cases}}
         citations = {}
+        refused: dict[str, Verdict] = {}
         with CheckedClient(policy, resolver=resolver) as client:
             for c in cases:
                 pol = replace(policy, max_bytes=c["max_bytes"]) if c.get("max_bytes") else None
                 r = fetch(home, client, url(c), policy=pol)
-                citations[c["name"]] = cite_web(home, r.receipt_id, quote=c["quote"])
+                try:
+                    citations[c["name"]] = cite_web(home, r.receipt_id, quote=c["quote"])
+                except InputError as e:  # counted as its own outcome, so a table can show it
+                    refused[c["name"]] = Verdict("", "cite_refused", url(c), detail={"reason": str(e)})
         routes: dict[str, Reply] = {"/robots.txt": Reply(404, b"")}
         for c in cases:
             v2 = _reply(c["v2"])
@@ -99,14 +104,16 @@ def run_corpus(home: EvidenceHome, cases: list[dict[str, Any]] | None = None) ->
         site.routes = routes
         manifest = Manifest.new()
         for c in cases:
-            manifest = manifest.with_citation(citations[c["name"]])
+            if c["name"] in citations:
+                manifest = manifest.with_citation(citations[c["name"]])
         manifest = manifest.signed(home.signing_key())
         with CheckedClient(policy, resolver=resolver) as client:
             report = recheck(home, client, manifest, workers=4)
     finally:
         site.stop()
     got = {v.citation_id: v for v in report.verdicts}
-    return CorpusRun(cases, report, {c["name"]: got[citations[c["name"]].citation_id] for c in cases})
+    return CorpusRun(cases, report, {c["name"]: got[citations[c["name"]].citation_id] if c["name"] in citations
+                                     else refused[c["name"]] for c in cases})
 
 
 def main() -> int:
