@@ -109,7 +109,11 @@ def _sheet_rules(root: lxml_html.HtmlElement) -> list[_Rule]:
         media = (st.get("media") or "all").strip().lower()
         if not any(m.strip() in ("all", "screen", "") for m in media.split(",")):
             continue
-        for rule in tinycss2.parse_stylesheet(st.text_content() or "", skip_comments=True, skip_whitespace=True):
+        css = st.text_content() or ""
+        low = css.lower()
+        if "display" not in low and "visibility" not in low:
+            continue  # nothing that could hide: skip parsing (most sheets of most pages)
+        for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
             if rule.type != "qualified-rule":
                 continue  # @media, @supports, @font-face…: not applied
             decls = _declarations(rule.content)

@@ -153,3 +153,21 @@ def test_cli_recheck_refuses_a_path_run_id_and_writes_nothing_outside_home(home:
     assert ok.returncode == 0, ok.stderr
     assert b"manifest mfst_trust is UNSIGNED" in ok.stderr and b"signature unsigned" in ok.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g6home", "outside", "report.json"]
+
+
+def test_manifest_verify_checks_every_cited_text_even_when_signed(home: EvidenceHome,
+                                                                 cited: tuple[LocalSite, Manifest],
+                                                                 tmp_path: Path) -> None:
+    _, m = cited
+    forged_text = "Receipts are optional and nobody checks them."
+    forged = replace(m.citations[0], text=forged_text, text_hash=text_hash(forged_text), quote=forged_text)
+    path = tmp_path / "forged.json"
+    save_manifest(replace(m, citations=(forged, m.citations[1])).signed(home.signing_key()), path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    env.update({"G6_HOME": str(home.root)})
+    out = subprocess.run([sys.executable, "-m", "g6", "manifest", "verify", str(path), "--json"],
+                         capture_output=True, env=env, timeout=120)
+    report = json.loads(out.stdout)
+    assert out.returncode == 1 and report["signature"]["ok"] is True
+    assert [c["ok"] for c in report["citations"]] == [False, True]
+    assert "not at its offsets" in report["citations"][0]["problems"][0]
