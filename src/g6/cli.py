@@ -508,6 +508,12 @@ def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
     sys.exit(EXIT_OK if all_ok else EXIT_FAILED)
 
 
+def _shown(text: str) -> str:
+    """Untrusted text (a page's words, a manifest's quote or URL) made safe for a terminal line: control and
+    other non-printable characters (ANSI escapes, newlines, bidi overrides) are shown escaped."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 @cli.command("recheck")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
@@ -574,8 +580,8 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
                 extra += f" now at {v.final_url}"
             if "total_now" in v.detail:
                 extra += f" total {v.detail.get('total_then')} -> {v.detail.get('total_now')}"
-            click.echo(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}")
-            click.echo(f"{'':<19}\"{by_id[v.citation_id].quote[:90]}\"")
+            click.echo(_shown(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}"))
+            click.echo(f"{'':<19}\"{_shown(by_id[v.citation_id].quote[:90])}\"")
         counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
         click.echo(f"{len(report.verdicts)} citations: {counts}")
     sys.exit(report.exit_code)

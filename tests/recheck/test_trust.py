@@ -171,3 +171,17 @@ def test_manifest_verify_checks_every_cited_text_even_when_signed(home: Evidence
     assert out.returncode == 1 and report["signature"]["ok"] is True
     assert [c["ok"] for c in report["citations"]] == [False, True]
     assert "not at its offsets" in report["citations"][0]["problems"][0]
+
+
+def test_untrusted_text_is_escaped_on_the_terminal(home: EvidenceHome, cited: tuple[LocalSite, Manifest],
+                                                   tmp_path: Path) -> None:
+    _, m = cited
+    evil = replace(m.citations[0], quote="\x1b[2J\x1b[31mall good\u202e", requested_url="http://x/\x1b]0;pwned\x07")
+    path = tmp_path / "evil.json"
+    save_manifest(replace(m, citations=(evil,)), path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    env.update({"G6_HOME": str(home.root), "G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"})
+    out = subprocess.run([sys.executable, "-m", "g6", "recheck", str(path)], capture_output=True, env=env, timeout=120)
+    assert out.returncode == 1 and b"unverified" in out.stdout
+    assert b"\x1b" not in out.stdout and b"\x07" not in out.stdout and "\u202e".encode() not in out.stdout
+    assert b"\\x1b[2J" in out.stdout
