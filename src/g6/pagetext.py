@@ -57,3 +57,12 @@ def read_texts(body: bytes, url: str, content_type: str | None) -> PageTexts:
             return PageTexts(Outcome.EMPTY, "no_text", media_type=mtype)
         return PageTexts(Outcome.OK, "", text, text, (), mtype)
     return PageTexts(Outcome.PARSE_FAILED, "not_text", media_type=mtype)
+
+
+def cited_text(body: bytes, url: str, content_type: str | None, text_source: str) -> str | None:
+    """The text a citation's offsets point into (``text_source``: main, visible; anything else reads as main),
+    or None when the body has no text. For verifiers that hold only the stored bytes (bundles)."""
+    texts = read_texts(body, url, content_type)
+    if texts.outcome is not Outcome.OK:
+        return None
+    return texts.text(text_source if text_source in TEXT_SOURCES else "main")

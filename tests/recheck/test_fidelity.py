@@ -195,3 +195,16 @@ def test_a_quote_that_cannot_be_cited_says_why(home: EvidenceHome, article: str,
     with pytest.raises(InputError) as e:
         cite_web(home, article, quote=quote)
     assert why in str(e.value)
+
+
+def test_cited_text_gives_the_text_a_citation_points_into(home: EvidenceHome, article: str) -> None:
+    from g6.pagetext import cited_text
+
+    r = home.ledger.get(article)
+    assert r.content is not None
+    body = home.store.read(str(r.content["blake3"]))
+    for quote in ("Local news desk", "12% said they had changed"):
+        c = cite_web(home, article, quote=quote)
+        text = cited_text(body, r.final_url or "", r.detail.get("content_type"), c.text_source)
+        assert text is not None and c.start is not None and text_hash(text[c.start:c.end]) == c.text_hash
+    assert cited_text(b"", "http://e.test/", "text/html", "main") is None
