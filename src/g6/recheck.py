@@ -162,7 +162,7 @@ def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None) -> Verdict:
                            text_source=source, detail=read)
     hidden = texts.hidden_match(c.text)
     near = align(c.text, texts.visible)
-    closest = {"closest_similarity": near.similarity if near else 0.0}
+    closest: dict[str, Any] = {"closest_similarity": near.similarity if near else 0.0}
     if near is not None:
         closest["closest_text"] = _short(near.text)
     if hidden is not None:
@@ -171,11 +171,12 @@ def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None) -> Verdict:
         return replace(base, verdict="truncated", detail={
             "reason": "the read stopped at the byte cap and the passage is not in the part read", **read,
             "trust": "no_evidence", **closest})
-    if hidden is None and near is not None and near.similarity >= CHANGED_THRESHOLD \
-            and near.word_overlap >= MIN_WORD_OVERLAP:
+    if near is not None and near.similarity >= CHANGED_THRESHOLD and near.word_overlap >= MIN_WORD_OVERLAP:
+        # a reader sees the edited span (the old words may survive hidden: ``detail.hidden`` says so)
         return replace(base, verdict="changed", similarity=near.similarity, new_text=near.text,
                        new_start=near.start, new_end=near.end, text_source="visible", diff=near.diff_json(),
-                       detail={"word_overlap": near.word_overlap})
+                       detail={"word_overlap": near.word_overlap,
+                               **({"hidden": hidden.how} if hidden is not None else {})})
     return replace(base, verdict="gone", detail={
         "reason": "hidden from readers" if hidden is not None else "no close span in the page's visible text",
         **closest})

@@ -208,3 +208,18 @@ def test_cited_text_gives_the_text_a_citation_points_into(home: EvidenceHome, ar
         text = cited_text(body, r.final_url or "", r.detail.get("content_type"), c.text_source)
         assert text is not None and c.start is not None and text_hash(text[c.start:c.end]) == c.text_hash
     assert cited_text(b"", "http://e.test/", "text/html", "main") is None
+
+
+def test_hidden_old_words_beside_an_edited_visible_span_is_changed() -> None:
+    from g6.adapters.html_text import HiddenText
+
+    body = (f"<html><body><p>{LONG.replace('12%', '21%')}</p>"
+            f"<p style='display:none'>{QUOTE}</p></body></html>").encode()
+    texts = read_texts(body, "http://e.test/", "text/html")
+    assert texts.hidden and isinstance(texts.hidden[0], HiddenText)
+    v = judge(_citation(QUOTE), FetchResponse("http://e.test/", Outcome.OK), texts)
+    assert v.verdict == "changed" and v.detail["hidden"] == "display:none from an inline style"
+    only_hidden = read_texts(f"<html><body><p>Other words entirely.</p><p hidden>{QUOTE}</p></body></html>".encode(),
+                             "http://e.test/", "text/html")
+    v = judge(_citation(QUOTE), FetchResponse("http://e.test/", Outcome.OK), only_hidden)
+    assert v.verdict == "gone" and v.detail["hidden"] == "the hidden attribute"
