@@ -1,10 +1,19 @@
 """HTML to the text a reader sees.
 
 Dropped before any text is taken, and counted in ``unread``: ``script``, ``style``, ``template``
-and hidden elements (the ``hidden`` attribute, ``aria-hidden="true"``, inline ``display:none`` or
-``visibility:hidden``). ``noscript`` is kept: a reader without scripts sees it. The ``<title>`` is
-kept apart from the text. trafilatura gives the main text and metadata; where it finds no main
-text (very short pages), the whole visible text from lxml is used and ``text_source`` says so.
+and hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and ``display:none`` or
+``visibility:hidden`` from an inline ``style`` or from the page's own ``<style>`` rules. Style sheets
+are read with tinycss2 and their selectors matched with cssselect; the cascade between the rules
+that set ``display``/``visibility`` is applied (``!important``, inline style, specificity, order).
+Not applied: external style sheets (never fetched), ``@media``/``@supports`` blocks, ``<style
+media=print>``, pseudo-elements, and ``visibility:visible`` inside a hidden element (the whole
+element counts as hidden). Every dropped piece is kept in ``hidden`` with the reason in words, so
+a quote that cannot be cited can say why.
+
+``noscript`` is kept: a reader without scripts sees it. The ``<title>`` is kept apart from the
+text. Two texts come out: ``visible`` is all the reader-visible text of the body (navigation,
+sidebars, captions, table cells); ``text`` is trafilatura's main content, or the visible text
+where it finds none (very short pages; ``text_source`` says which).
 """
 
 from __future__ import annotations
@@ -15,18 +24,27 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
+import cssselect
+import tinycss2
 import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
 _DROP_TAGS = ("script", "style", "template")
-_STYLE_HIDDEN = re.compile(r"(?:^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)",
-                           re.IGNORECASE)
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", re.IGNORECASE)
 
 
 class HTMLParseError(ValueError):
     """The bytes could not be read as HTML at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenText:
+    """Text a reader does not see, and why (``how`` is for people, ``reason`` is the ``unread`` key)."""
+
+    reason: str
+    how: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +56,8 @@ class HtmlText:
     links: tuple[str, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
     had_scripts: bool = False
+    visible: str = ""
+    hidden: tuple[HiddenText, ...] = ()
 
 
 def charset_of(content_type: str | None) -> str | None:
@@ -63,17 +83,99 @@ def _tidy(text: str) -> str:
     return "\n".join(out)
 
 
-def _hidden_reason(el: etree._Element) -> str | None:
+_Key = tuple[bool, bool, tuple[int, int, int], int]  # (!important, inline, specificity, order)
+_HIDING = {"display": ("none",), "visibility": ("hidden", "collapse")}
+_INLINE = (1 << 30, 0, 0)
+
+
+def _declarations(tokens: Any) -> dict[str, tuple[str, bool]]:
+    """``display``/``visibility`` values (lower-cased) of a declaration list, with their !important."""
+    out: dict[str, tuple[str, bool]] = {}
+    for d in tinycss2.parse_declaration_list(tokens, skip_comments=True, skip_whitespace=True):
+        if d.type == "declaration" and d.lower_name in _HIDING:
+            out[d.lower_name] = (tinycss2.serialize(d.value).strip().lower(), bool(d.important))
+    return out
+
+
+_Rule = tuple[str, str, tuple[int, int, int], dict[str, tuple[str, bool]]]
+
+
+def _sheet_rules(root: lxml_html.HtmlElement) -> list[_Rule]:
+    """(xpath, selector text, specificity, declarations) of the page's own <style> rules that set
+    display or visibility, in document order."""
+    out: list[_Rule] = []
+    translator = cssselect.HTMLTranslator()
+    for st in root.iter("style"):
+        media = (st.get("media") or "all").strip().lower()
+        if not any(m.strip() in ("all", "screen", "") for m in media.split(",")):
+            continue
+        css = st.text_content() or ""
+        low = css.lower()
+        if "display" not in low and "visibility" not in low:
+            continue  # nothing that could hide: skip parsing (most sheets of most pages)
+        for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
+            if rule.type != "qualified-rule":
+                continue  # @media, @supports, @font-face…: not applied
+            decls = _declarations(rule.content)
+            if not decls:
+                continue
+            try:
+                selectors = cssselect.parse(tinycss2.serialize(rule.prelude))
+            except cssselect.SelectorError:
+                continue
+            for sel in selectors:
+                if sel.pseudo_element:
+                    continue
+                try:
+                    xpath = translator.selector_to_xpath(sel)
+                except (cssselect.SelectorError, cssselect.xpath.ExpressionError):
+                    continue
+                out.append((xpath, sel.canonical(), sel.specificity(), decls))
+    return out
+
+
+def _css_hidden(root: lxml_html.HtmlElement) -> dict[etree._Element, tuple[str, str]]:
+    """Elements the page's CSS (style sheets and inline styles) hides: element -> (reason, how)."""
+    won: dict[tuple[etree._Element, str], tuple[_Key, str, str]] = {}  # (el, prop) -> (key, value, where)
+    order = 0
+
+    def offer(el: etree._Element, decls: dict[str, tuple[str, bool]], inline: bool,
+              spec: tuple[int, int, int], where: str) -> None:
+        nonlocal order
+        order += 1
+        for prop, (value, important) in decls.items():
+            key: _Key = (important, inline, spec, order)
+            cur = won.get((el, prop))
+            if cur is None or key > cur[0]:
+                won[(el, prop)] = (key, value, where)
+
+    for xpath, selector, spec, decls in _sheet_rules(root):
+        try:
+            matched = root.xpath(xpath)
+        except etree.XPathError:
+            continue
+        for el in matched:
+            if isinstance(el, etree._Element) and isinstance(el.tag, str):
+                offer(el, decls, False, spec, f'the <style> rule "{selector}"')
+    for el in root.iter():
+        if isinstance(el.tag, str) and el.get("style"):
+            decls = _declarations(el.get("style"))
+            if decls:
+                offer(el, decls, True, _INLINE, "an inline style")
+    hidden: dict[etree._Element, tuple[str, str]] = {}
+    for (el, prop), (_, value, where) in won.items():
+        if value in _HIDING[prop] and el not in hidden:
+            reason = "display_none" if prop == "display" else "visibility_hidden"
+            hidden[el] = (reason, f"{prop}:{value} from {where}")
+    return hidden
+
+
+def _hidden_reason(el: etree._Element, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
     if el.get("hidden") is not None:
-        return "hidden_attribute"
+        return "hidden_attribute", "the hidden attribute"
     if (el.get("aria-hidden") or "").strip().lower() == "true":
-        return "aria_hidden"
-    style = el.get("style")
-    if style:
-        m = _STYLE_HIDDEN.search(style)
-        if m:
-            return "display_none" if "display" in m.group(1).lower() else "visibility_hidden"
-    return None
+        return "aria_hidden", 'aria-hidden="true"'
+    return css.get(el)
 
 
 def parse_html(body: bytes, content_type: str | None = None) -> lxml_html.HtmlElement:
@@ -109,32 +211,35 @@ def canonical_url(root: lxml_html.HtmlElement, base_url: str) -> str | None:
     return None
 
 
-def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool]:
-    """Remove what a reader does not see; return what was removed (by reason) and if scripts were there."""
+def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[HiddenText, ...]]:
+    """Remove what a reader does not see; return what was removed (by reason), if scripts were
+    there, and the removed text with how it was hidden."""
     unread: dict[str, int] = {"elements": 0, "characters": 0}
     had_scripts = False
-    doomed: list[tuple[etree._Element, str]] = []
+    css = _css_hidden(root)
+    doomed: list[tuple[etree._Element, str, str]] = []
     for el in root.iter():
         if not isinstance(el.tag, str):
-            if isinstance(el, etree._Comment):
-                continue
             continue
         tag = el.tag.lower()
-        reason = tag if tag in _DROP_TAGS else _hidden_reason(el)
-        if reason:
-            doomed.append((el, reason))
+        found = (tag, f"inside a <{tag}> element") if tag in _DROP_TAGS else _hidden_reason(el, css)
+        if found:
+            doomed.append((el, *found))
             had_scripts = had_scripts or tag == "script"
     removed: set[int] = set()
-    for el, reason in doomed:
+    hidden: list[HiddenText] = []
+    for el, reason, how in doomed:
         if any(id(a) in removed for a in el.iterancestors()):
             continue  # already gone with an ancestor
         removed.add(id(el))
-        chars = len((el.text_content() if hasattr(el, "text_content") else "") or "")
+        content = (el.text_content() if hasattr(el, "text_content") else "") or ""
         unread["elements"] += 1
-        unread["characters"] += chars
-        unread[reason] = unread.get(reason, 0) + chars
+        unread["characters"] += len(content)
+        unread[reason] = unread.get(reason, 0) + len(content)
+        if content.strip():
+            hidden.append(HiddenText(reason, how, content))
         _drop(el)
-    return unread, had_scripts
+    return unread, had_scripts, tuple(hidden)
 
 
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -164,8 +269,10 @@ def visible_text(root: lxml_html.HtmlElement) -> str:
     body = root.find("body")
     target = body if body is not None else root
     parts: list[str] = []
-    block = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article",
-             "header", "footer", "blockquote", "pre", "table", "ul", "ol", "dd", "dt", "noscript"}
+    block = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th", "caption", "section",
+             "article", "header", "footer", "nav", "aside", "main", "figure", "figcaption", "blockquote", "pre",
+             "table", "ul", "ol", "dl", "dd", "dt", "noscript", "form", "fieldset", "legend", "details", "summary",
+             "address", "hr"}
     for event, el in etree.iterwalk(target, events=("start", "end")):
         if not isinstance(el.tag, str):
             if event == "end" and el.tail:
@@ -220,7 +327,7 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     metadata: dict[str, Any] = {}
     canonical = canonical_url(root, url)
     description = _meta_content(root, "description", "og:description")
-    unread, had_scripts = strip_unseen(root)
+    unread, had_scripts, hidden = strip_unseen(root)
     if title_el is not None and title_el.getparent() is not None:
         title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
     for ns in root.iter("noscript"):
@@ -250,4 +357,4 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     lang = root.get("lang")
     if lang:
         metadata["language"] = lang
-    return HtmlText(title or None, text, source, unread, links, metadata, had_scripts)
+    return HtmlText(title or None, text, source, unread, links, metadata, had_scripts, fallback, hidden)

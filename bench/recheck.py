@@ -35,7 +35,9 @@ def run(quick: bool = False) -> None:
                     citations.append(Citation(f"c_{h:04x}{p:06x}{i:06x}", "web", r.receipt_id, url, url,
                                               dict(r.content or {}), passage_id(para), text_hash(para), para,
                                               None, None, para[:200]))
-        manifest = replace(Manifest.new(), citations=tuple(citations))
+        # signed, as a report's manifest is: re-check then trusts the signed cited texts and only
+        # verifies each receipt (an unsigned manifest would have every original page re-read)
+        manifest = replace(Manifest.new(), citations=tuple(citations)).signed(home.signing_key())
 
         # raw httpx: the same pages, the same number of hosts in parallel, one client per worker
         def raw(batch: list[str]) -> int:
@@ -58,6 +60,7 @@ def run(quick: bool = False) -> None:
             report = recheck(home, client, manifest, workers=workers, state_dir=None)
             ours_s = time.perf_counter() - t
         assert report.counts() == {"unchanged": len(citations)}, report.counts()
+        assert report.manifest_signature["status"] == "ok"
         n_pages = len(urls)
         line(f"recheck {len(citations)} citations, {n_pages} pages, {hosts} hosts", n_pages / ours_s,
              n_pages / raw_s, "pages/s")

@@ -178,7 +178,7 @@ def test_a_stripped_signature_with_a_forged_quote_fails(made: dict[str, Any]) ->
         c = m["citations"][0]
         c["quote"] = "the forged words nobody wrote"
         c["source_url"] = "https://forged.example/claim"
-        c["citation_id"] = "c_forgedforgedforg"
+        c["citation_id"] = "c_" + "0f" * 8  # well formed, not this citation's id
         files["manifest.json"] = json.dumps(m).encode()
 
     bad = repack(made["signed"], made["tmp"] / "forged.zip", forge)
@@ -504,8 +504,8 @@ def test_many_citations_of_one_body_parse_it_once(made: dict[str, Any], monkeypa
     import g6.bundle
 
     calls = []
-    real = g6.bundle.read_document
-    monkeypatch.setattr(g6.bundle, "read_document", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = g6.bundle.cited_text
+    monkeypatch.setattr(g6.bundle, "cited_text", lambda *a, **k: calls.append(1) or real(*a, **k))
 
     def many(files: dict[str, bytes]) -> None:
         d = json.loads(files["manifest.json"])
@@ -582,3 +582,30 @@ def test_a_signed_receipt_with_malformed_digests_is_a_verdict(made: dict[str, An
         files[name] = json.dumps(r.to_json()).encode()
     report = verify_bundle(repack(made["signed"], made["tmp"] / "resigned.zip", resign), (made["key"],))
     assert not report.ok and "blob_digests" in failed(report)
+
+
+def test_a_citation_of_the_visible_text_verifies_against_that_text(made: dict[str, Any], site: Site) -> None:
+    """A citation cut from the page's visible text (``text_source: visible``) is checked at its offsets
+    in the visible text, and its id carries the text it came from; claiming main text for it fails."""
+    home, tmp = made["home"], made["tmp"]
+    body = (b"<html><body><nav><a href='/x'>Menu link one</a></nav><article><p>"
+            + b"The main article body says something long enough to be the main text of this page. " * 5
+            + b"</p></article><footer>Footer words only a reader sees.</footer></body></html>")
+    s = site({"/v": Reply(body=body), "/robots.txt": Reply(404, b"")})
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+        r = fetch(home, client, s.url("/v"))
+    c = cite_web(home, r.receipt_id, quote="Footer words only a reader sees.")
+    assert c.text_source == "visible"
+    save_manifest(Manifest.new().with_citation(c).signed(home.signing_key()), tmp / "visible.json")
+    build_bundle(home, tmp / "visible.json", tmp / "visible.zip")
+    report = verify_bundle(tmp / "visible.zip", (made["key"],))
+    assert report.ok, failed(report)
+
+    def as_main(files: dict[str, bytes]) -> None:
+        d = json.loads(files["manifest.json"])
+        d.pop("signature")
+        d["citations"][0]["text_source"] = "main"
+        files["manifest.json"] = json.dumps(d).encode()
+    claimed = verify_bundle(repack(tmp / "visible.zip", tmp / "as-main.zip", as_main), (made["key"],),
+                            allow_unsigned=True)
+    assert not claimed.ok and "cited_text" in failed(claimed)

@@ -50,7 +50,7 @@ import blake3
 
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
-from g6.adapters.web import media_type, read_document
+from g6.adapters.web import media_type
 from g6.citing import paper_citation_id, short_quote, web_citation_id
 from g6.errors import BundleError, BundleMemberError, G6Error
 from g6.home import EvidenceHome
@@ -60,6 +60,7 @@ from g6.ledger.proofs import ProofCheck as BundleCheck
 from g6.ledger.proofs import verify_inclusion_proof
 from g6.ledger.receipts import Receipt, utc_now
 from g6.manifest import Citation, Manifest
+from g6.pagetext import TEXT_SOURCES, cited_text
 from g6.passages import normalise, text_hash
 from g6.transparency import covering_checkpoint, prove
 
@@ -844,23 +845,25 @@ class _Verifier:
             return self._too_big(size, limit, "page")
         if text_hash(c.text) != c.text_hash:
             return "the citation's text does not match its own hash"
-        key = ("web", t.url, t.content_type)
+        source = getattr(c, "text_source", None) or "main"
+        if source not in TEXT_SOURCES:
+            return f"unknown text_source {_shown(source, 20)}"
+        key = ("web", t.url, t.content_type, source)
         if key not in memo:
             try:
-                memo[key] = read_document(body, t.url, t.content_type, str(t.content["blake3"]) if t.content else "")
+                memo[key] = cited_text(body, t.url, t.content_type, source)
             except Exception as e:  # a page's parser failing is this citation's verdict, not a crash
                 memo[key] = e
         if isinstance(memo[key], Exception):
             return f"the stored body could not be read again ({type(memo[key]).__name__})"
-        outcome, _, docs, _ = memo[key]
-        if not docs or docs[0].text is None:
-            return f"no text in the stored body ({outcome.value})"
-        text = docs[0].text
+        text = memo[key]
+        if text is None:
+            return f"no {source} text in the stored body"
         start, end = c.start, c.end
         if type(start) is int and type(end) is int and 0 <= start <= end <= len(text) \
                 and text_hash(text[start:end]) == c.text_hash:
             cited = text[start:end]
-            return cited, f"at {start}-{end}", web_citation_id(t.receipt_id, start, end, cited), t.url
+            return cited, f"at {start}-{end}", web_citation_id(t.receipt_id, start, end, cited, source), t.url
         return "the cited text is not at its offsets in the stored body"
 
     def _search_text(self, t: _Trusted, c: Citation, body: bytes | None, size: int,

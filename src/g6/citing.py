@@ -7,39 +7,51 @@ from typing import Any
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
-from g6.adapters.web import read_document
 from g6.errors import InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 from g6.manifest import Citation
+from g6.pagetext import TEXT_SOURCES, PageTexts, read_texts
 from g6.passages import Passage, chunk, find, normalise, passage_id, text_hash
 
 QUOTE_LEN = 200
+_HOW = "compared after normalising Unicode (NFKC), whitespace, case and quote marks"
 
 
-def document_text(home: EvidenceHome, receipt: Receipt) -> str:
-    """The extracted text of the body a fetch (or re-check) receipt points at."""
+def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
+    """The main and reader-visible texts of the body a fetch (or re-check) receipt points at."""
     if receipt.kind not in ("fetch", "recheck") or not receipt.content:
         raise InputError(f"receipt {receipt.receipt_id} holds no fetched page (kind {receipt.kind}, "
                          f"outcome {receipt.outcome})")
     body = home.store.read(str(receipt.content["blake3"]))
     url = receipt.final_url or str(receipt.request.get("url", ""))
-    outcome, reason, docs, detail = read_document(body, url, receipt.detail.get("content_type"),
-                                                  str(receipt.content["blake3"]))
-    if outcome is not Outcome.OK or not docs or docs[0].text is None:
-        raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({outcome.value} {reason or ''}"
-                         f"{detail.get('kept_as', '')})".strip())
-    return docs[0].text
+    texts = read_texts(body, url, receipt.detail.get("content_type"))
+    if texts.outcome is not Outcome.OK or texts.main is None:
+        raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({texts.outcome.value} {texts.reason}, "
+                         f"{texts.media_type})")
+    return texts
 
 
-def chunk_receipt(home: EvidenceHome, receipt_id: str) -> tuple[Receipt, list[Passage]]:
+def document_text(home: EvidenceHome, receipt: Receipt, source: str = "main") -> str:
+    """One text (``main`` or ``visible``) of the body a fetch (or re-check) receipt points at."""
+    text = receipt_texts(home, receipt).text(source)
+    assert text is not None
+    return text
+
+
+def chunk_receipt(home: EvidenceHome, receipt_id: str, source: str = "main") -> tuple[Receipt, list[Passage]]:
+    if source not in TEXT_SOURCES:
+        raise InputError(f"text must be one of {', '.join(TEXT_SOURCES)}")
     r = home.ledger.get(receipt_id)
-    return r, chunk(document_text(home, r))
+    return r, chunk(document_text(home, r, source))
 
 
-def web_citation_id(receipt_id: str, start: int, end: int, cited: str) -> str:
-    """A web citation's id: a function of the receipt and the cited span, so a verifier can recompute it."""
-    return "c_" + text_hash(f"{receipt_id}\n{start}\n{end}\n{cited}").split(":")[1][:16]
+def web_citation_id(receipt_id: str, start: int, end: int, cited: str, source: str = "main") -> str:
+    """A web citation's id: a function of the receipt, the text it was cut from and the cited span, so a
+    verifier can recompute it. Main-text ids are as before ``text_source`` existed, so re-citing dedupes
+    against older manifests."""
+    src = "" if source == "main" else source + "\n"
+    return "c_" + text_hash(f"{receipt_id}\n{src}{start}\n{end}\n{cited}").split(":")[1][:16]
 
 
 def paper_citation_id(receipt_id: str, number: int, locator: str) -> str:
@@ -52,36 +64,57 @@ def short_quote(text: str) -> str:
     return t if len(t) <= QUOTE_LEN else t[: QUOTE_LEN - 1] + "…"
 
 
+def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
+    """The reason a quote found in neither text cannot be cited: hidden (and how), or not there."""
+    hit = texts.hidden_match(quote)
+    if hit is not None:
+        if hit.reason in ("script", "style", "template"):
+            return (f"the quote is {hit.how} of receipt {receipt_id}'s page, which readers never see; "
+                    "only reader-visible text can be cited")
+        return f"the quote is on receipt {receipt_id}'s page but hidden from readers ({hit.how})"
+    return f"the quote is not in the document of receipt {receipt_id}: not on the page, visible or hidden ({_HOW})"
+
+
 def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
              quote: str | None = None) -> Citation:
+    """Cite a passage id or a quote. The main-content text is tried first, then the whole reader-visible
+    text; the citation's ``text_source`` says which one its offsets are into."""
     if (passage is None) == (quote is None):
         raise InputError("cite exactly one of --passage ID or --quote TEXT")
     r = home.ledger.get(receipt_id)
-    text = document_text(home, r)
-    passages = chunk(text)
-    if passage is not None:
-        hit = next((p for p in passages if p.passage_id == passage), None)
-        if hit is None:
+    texts = receipt_texts(home, r)
+    found: tuple[str, int, int, str | None] | None = None  # (source, start, end, passage id)
+    for source in TEXT_SOURCES:
+        text = texts.text(source) or ""
+        passages = chunk(text)
+        if passage is not None:
+            hit = next((p for p in passages if p.passage_id == passage), None)
+            if hit is not None:
+                found = (source, hit.start, hit.end, hit.passage_id)
+        else:
+            assert quote is not None
+            if not normalise(quote):
+                raise InputError("the quote is empty")
+            span = find(quote, text)
+            if span is not None:
+                pid = next((p.passage_id for p in passages if p.start <= span[0] and span[1] <= p.end), None)
+                found = (source, span[0], span[1], pid)
+        if found is not None:
+            break
+    if found is None:
+        if passage is not None:
             raise InputError(f"no passage {passage!r} in receipt {receipt_id}; `g6 chunk {receipt_id}` lists them")
-        cited, start, end, pid = hit.text, hit.start, hit.end, hit.passage_id
-    else:
         assert quote is not None
-        if not normalise(quote):
-            raise InputError("the quote is empty")
-        span = find(quote, text)
-        if span is None:
-            raise InputError(f"the quote is not in the document of receipt {receipt_id} (compared after "
-                             "normalising whitespace, case and quote marks)")
-        start, end = span
-        cited = text[start:end]
-        pid = next((p.passage_id for p in passages if p.start <= start and end <= p.end), None)
+        raise InputError(why_not_citable(texts, quote, receipt_id))
+    source, start, end, pid = found
+    cited = (texts.text(source) or "")[start:end]
     assert r.content is not None
     url = r.final_url or str(r.request.get("url"))
     return Citation(
-        citation_id=web_citation_id(receipt_id, start, end, cited),
+        citation_id=web_citation_id(receipt_id, start, end, cited, source),
         kind="web", receipt_id=receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
         content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
-        quote=short_quote(cited))
+        quote=short_quote(cited), text_source=source)
 
 
 def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
@@ -105,4 +138,4 @@ def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
         citation_id=paper_citation_id(receipt_id, number, paper.locator),
         kind="search", receipt_id=receipt_id, source_url=paper.locator, requested_url=paper.locator,
         content=dict(r.content), passage_id=passage_id(paper.title), text_hash=text_hash(paper.title),
-        text=paper.title, start=None, end=None, quote=short_quote(paper.title), search=search)
+        text=paper.title, start=None, end=None, quote=short_quote(paper.title), search=search, text_source="title")

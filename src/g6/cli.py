@@ -496,20 +496,22 @@ def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
 # -- cite and re-check ----------------------------------------------------------------------
 @cli.command("chunk")
 @click.argument("receipt_id")
+@click.option("--text", "source", type=click.Choice(["main", "visible"]), default="main", show_default=True,
+              help="main: the main-content extraction; visible: all reader-visible text (navigation, sidebars…).")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def chunk_cmd(c: _Ctx, receipt_id: str, as_json: bool) -> None:
+def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
     """Cut a stored page's text into passages with stable ids and offsets."""
     from g6.citing import chunk_receipt
 
     with c.evidence() as ev:
         try:
-            r, passages = chunk_receipt(ev, receipt_id)
+            r, passages = chunk_receipt(ev, receipt_id, source)
         except G6Error as e:
             _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
     if as_json:
         _emit_json({"receipt_id": r.receipt_id, "source_url": r.final_url, "content": dict(r.content or {}),
-                    "passages": [p.to_json() for p in passages]})
+                    "text_source": source, "passages": [p.to_json() for p in passages]})
         return
     for p in passages:
         text = " ".join(p.text.split())
@@ -546,7 +548,8 @@ def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, p
     if as_json:
         _emit_json(citation.to_json())
     else:
-        click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url} \"{citation.quote}\"")
+        where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
+        click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\"")
     click.echo(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)", err=True)
 
 
@@ -577,8 +580,12 @@ def manifest_sign(c: _Ctx, path: Path) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
-    """Check the manifest's signature and that every cited receipt and blob is in this home."""
+    """Check the manifest's signature and every citation: its receipt is in the ledger and verifies, its digests,
+    URL and text hash are the receipt's, its blob is in the store, and its text is at its offsets in the page."""
+    from dataclasses import replace
+
     from g6.manifest import load_manifest
+    from g6.recheck import verify_citations
 
     try:
         m = load_manifest(path)
@@ -586,21 +593,10 @@ def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
         _fail(str(e))
     with c.evidence() as ev:
         ok, why = m.verify_signature(ev.keys.trusted())
-        cites = []
-        for cit in m.citations:
-            problems = []
-            try:
-                r = ev.ledger.get(cit.receipt_id)
-                if dict(r.content or {}) != dict(cit.content):
-                    problems.append("content digests differ from the receipt's")
-                sig_ok, sig_why = r.verify_signature(ev.keys.trusted())
-                if not sig_ok:
-                    problems.append(f"receipt: {sig_why}")
-            except G6Error as e:
-                problems.append(str(e))
-            if not ev.store.has(str(cit.content.get("blake3", ""))):
-                problems.append("blob missing")
-            cites.append({"citation_id": cit.citation_id, "ok": not problems, "problems": problems})
+        # every citation is checked in full, whatever the signature says (as for an unsigned manifest)
+        _, problems = verify_citations(ev, replace(m, signature=None), _sources(c))
+        cites = [{"citation_id": x.citation_id, "ok": x.citation_id not in problems,
+                  "problems": [problems[x.citation_id]] if x.citation_id in problems else []} for x in m.citations]
     all_ok = ok and all(x["ok"] for x in cites)
     if as_json:
         _emit_json({"ok": all_ok, "signature": {"ok": ok, "detail": why}, "citations": cites})
@@ -609,6 +605,12 @@ def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
         for x in cites:
             click.echo(f"{x['citation_id']} {'ok' if x['ok'] else 'FAILED: ' + '; '.join(x['problems'])}")
     sys.exit(EXIT_OK if all_ok else EXIT_FAILED)
+
+
+def _shown(text: str) -> str:
+    """Untrusted text (a page's words, a manifest's quote or URL) made safe for a terminal line: control and
+    other non-printable characters (ANSI escapes, newlines, bidi overrides) are shown escaped."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 @cli.command("recheck")
@@ -620,7 +622,7 @@ def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
 def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool) -> None:
     """Fetch every cited source again; one verdict per citation.
 
-    Exit 0: all unchanged/current; 1: any changed/gone; 3: any could not be checked.
+    Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
     """
     from g6.adapters import CheckedClient
     from g6.manifest import load_manifest
@@ -642,27 +644,43 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
         state["last"] = done
 
     with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
-        report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=progress,
-                         sources=_sources(c))
+        try:
+            report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=progress,
+                             sources=_sources(c))
+        except InputError as e:
+            _fail(str(e))
     if state["bar"] is not None:
         state["bar"].__exit__(None, None, None)
     click.echo(f"run: {report.run_id} (resume with --run {report.run_id})", err=True)
+    sig = report.manifest_signature
+    if sig["status"] != "ok":
+        click.echo(f"g6: manifest {m.manifest_id} is {'UNSIGNED' if sig['status'] == 'unsigned' else 'NOT VERIFIED'}:"
+                   f" {sig['detail']}", err=True)
     if as_json:
         _emit_json(report.to_json())
     else:
         by_id = {x.citation_id: x for x in m.citations}
+        click.echo(f"manifest {m.manifest_id}: signature {sig['status']}")
         for v in report.verdicts:
             extra = ""
             if v.verdict == "current":
                 extra = " (moved)" if v.moved else " (same place)"
             elif v.verdict == "changed":
-                extra = f" similarity={v.similarity}: \"{' '.join((v.new_text or '').split())[:80]}\""
+                diff = v.diff or {}
+                extra = (f" similarity={v.similarity} -{' '.join(diff.get('removed', []))!r}"
+                         f" +{' '.join(diff.get('added', []))!r}: \"{' '.join((v.new_text or '').split())[:80]}\"")
+            elif v.verdict == "gone" and v.detail.get("hidden"):
+                extra = f" (hidden: {v.detail['hidden']})"
+            elif v.verdict == "rate_limited" and v.retry_after:
+                extra = f" (retry after {v.retry_after})"
             elif not v.checked:
                 extra = f" ({v.detail.get('reason', '')})"
+            if v.final_url and v.final_url != v.source_url:
+                extra += f" now at {v.final_url}"
             if "total_now" in v.detail:
                 extra += f" total {v.detail.get('total_then')} -> {v.detail.get('total_now')}"
-            click.echo(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}")
-            click.echo(f"{'':<19}\"{by_id[v.citation_id].quote[:90]}\"")
+            click.echo(_shown(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}"))
+            click.echo(f"{'':<19}\"{_shown(by_id[v.citation_id].quote[:90])}\"")
         counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
         click.echo(f"{len(report.verdicts)} citations: {counts}")
     sys.exit(report.exit_code)

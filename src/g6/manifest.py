@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,20 @@ from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.receipts import Signature, check_signature, new_receipt_id, utc_now
 
 SCHEMA = "g6.manifest.v1"
+# Ids that become file names (a re-check's run file is <manifest_id>.<run_id>.jsonl) are a prefix and a
+# fixed alphabet: no dot, slash or backslash can reach a path.
+MANIFEST_ID = re.compile(r"mfst_[A-Za-z0-9_-]{1,64}")
+RUN_ID = re.compile(r"run_[A-Za-z0-9_-]{1,64}")
+CITATION_ID = re.compile(r"c_[0-9a-f]{16}")
+RECEIPT_ID = re.compile(r"rcpt_[A-Za-z0-9]{1,64}")
+
+
+def check_id(value: object, pattern: re.Pattern[str], what: str) -> str:
+    """``value`` if it is a string of ``pattern``; else an InputError that does not echo it at length."""
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        shown = repr(value)[:40] + ("…" if len(repr(value)) > 40 else "")
+        raise InputError(f"{what} {shown} is not a valid id (expected {pattern.pattern})")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,22 +56,36 @@ class Citation:
     quote: str  # short, for people
     search: Mapping[str, Any] | None = None  # search citations: source, request, total, paper
     added_at: str = field(default_factory=utc_now)
+    text_source: str = "main"  # the text start/end point into: "main", "visible" (web) or "title" (search)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"citation_id": self.citation_id, "kind": self.kind, "receipt_id": self.receipt_id,
                              "source_url": self.source_url, "requested_url": self.requested_url,
                              "content": dict(self.content), "passage_id": self.passage_id,
                              "text_hash": self.text_hash, "text": self.text, "start": self.start, "end": self.end,
-                             "quote": self.quote, "added_at": self.added_at}
+                             "quote": self.quote, "added_at": self.added_at, "text_source": self.text_source}
         if self.search is not None:
             d["search"] = dict(self.search)
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Citation:
-        return cls(d["citation_id"], d["kind"], d["receipt_id"], d["source_url"], d["requested_url"], d["content"],
-                   d.get("passage_id"), d["text_hash"], d["text"], d.get("start"), d.get("end"), d["quote"],
-                   d.get("search"), d["added_at"])
+        for k in ("source_url", "requested_url", "text_hash", "text", "quote", "added_at"):
+            if not isinstance(d[k], str):
+                raise InputError(f"malformed manifest: citation field {k} is not a string")
+        if not isinstance(d["content"], Mapping):
+            raise InputError("malformed manifest: citation field content is not an object")
+        source = d.get("text_source", "title" if d["kind"] == "search" else "main")
+        if d["kind"] not in ("web", "search") or source not in ("main", "visible", "title"):
+            raise InputError(f"malformed manifest: citation kind {str(d['kind'])[:20]!r} / text_source "
+                             f"{str(source)[:20]!r}")
+        for k in ("start", "end"):
+            if d.get(k) is not None and (not isinstance(d[k], int) or isinstance(d[k], bool) or d[k] < 0):
+                raise InputError(f"malformed manifest: citation field {k} is not a non-negative integer")
+        return cls(check_id(d["citation_id"], CITATION_ID, "citation_id"), d["kind"],
+                   check_id(d["receipt_id"], RECEIPT_ID, "receipt_id"), d["source_url"], d["requested_url"],
+                   d["content"], d.get("passage_id"), d["text_hash"], d["text"], d.get("start"), d.get("end"),
+                   d["quote"], d.get("search"), d["added_at"], source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +112,10 @@ class Manifest:
             if d.get("schema") != SCHEMA:
                 raise InputError(f"not a {SCHEMA} manifest (schema={d.get('schema')!r})")
             sig = d.get("signature")
-            return cls(d["manifest_id"], d["created_at"], tuple(Citation.from_json(c) for c in d["citations"]),
+            if not isinstance(d["citations"], list):
+                raise InputError("malformed manifest: citations is not a list")
+            return cls(check_id(d["manifest_id"], MANIFEST_ID, "manifest_id"), d["created_at"],
+                       tuple(Citation.from_json(c) for c in d["citations"]),
                        Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None)
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"malformed manifest: missing or bad field {e}") from None

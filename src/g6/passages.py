@@ -1,16 +1,26 @@
 """Passages of a stored document: normalisation, stable ids, the chunker, finding cited text.
 
 **Normalised text** (what passage ids and text hashes are computed over), in this order:
-Unicode NFKC; case folding (``str.casefold``); typographic quotes, dashes and the ellipsis mapped
-to ASCII (‘’‚‛ → ', “”„‟ → ", ‐‑‒–—― → -, … → ...); zero-width characters (U+200B–U+200D,
-U+2060, U+FEFF) and soft hyphens removed; every run of whitespace collapsed to one space; ends
-stripped. ``text_hash`` is ``sha256:`` + sha256 of the UTF-8 of that string; a passage id is
-``p_`` + its first 16 hex digits. So ids survive re-flowed whitespace, case and quote styles, and
-do not depend on where the passage sits in the page.
+Unicode NFKC of the whole string; case folding (``str.casefold``); typographic quotes, dashes and
+the ellipsis mapped to ASCII (‘’‚‛ → ', “”„‟ → ", ‐‑‒–—― → -, … → ...); zero-width characters
+(U+200B–U+200D, U+2060, U+FEFF) and soft hyphens removed; every run of whitespace collapsed to one
+space; ends stripped. ``text_hash`` is ``sha256:`` + sha256 of the UTF-8 of that string; a passage
+id is ``p_`` + its first 16 hex digits. So ids survive re-flowed whitespace, case, quote styles and
+NFC/NFD spellings, and do not depend on where the passage sits in the page.
+
+NFKC is applied to the whole string (composition crosses character boundaries: ``e`` + U+0301 is
+``é``), and every normalised character keeps the raw span it came from, so a match in normalised
+text maps back to exact raw offsets.
 
 **Chunker**: the extracted text is split at line breaks (paragraphs, headings, list items); a
 paragraph longer than ``MAX_PASSAGE`` characters is split at sentence ends. Offsets are character
 offsets into the extracted text.
+
+**Alignment** (:func:`align`): the best-matching span of a text for a quote, independent of how long
+the paragraph around it is: rapidfuzz's ``partial_ratio_alignment`` finds the best window of the
+normalised text, which is then snapped to whole words and widened or narrowed by a few words to the
+span with the highest Indel similarity (``fuzz.ratio``) to the quote. A word diff says what was
+removed and what was added.
 """
 
 from __future__ import annotations
@@ -22,53 +32,94 @@ import unicodedata
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from rapidfuzz import fuzz
+
 MAX_PASSAGE = 1200
 _MAP = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"',
                       "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "―": "-", "…": "...",
                       "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": "", "\u00ad": ""})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-
-
-def normalise(text: str) -> str:
-    return normalise_with_map(text)[0]
-
-
 _TOKEN = re.compile(r"\S+")
 
 
+@dataclass(frozen=True, slots=True)
+class Normalised:
+    """Normalised text; character ``i`` came from raw ``[starts[i], ends[i])``."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+    def raw_span(self, i: int, j: int) -> tuple[int, int]:
+        """Raw (start, end) of normalised ``[i, j)`` (j > i)."""
+        return self.starts[i], self.ends[j - 1]
+
+
+def normalise(text: str) -> str:
+    return normalised(text).text
+
+
+def _segments(text: str, fine: bool) -> list[tuple[int, int]]:
+    """Raw spans NFKC can be applied to one at a time. ``fine``: a new span at every character that
+    is not a combining mark (exact unless a starter composes with the one before it, e.g. Hangul
+    jamo); otherwise a new span only before whitespace, which never composes with anything."""
+    cuts = [0]
+    for i in range(1, len(text)):
+        ch = text[i]
+        if (unicodedata.combining(ch) == 0) if fine else ch.isspace():
+            cuts.append(i)
+    cuts.append(len(text))
+    return [(cuts[k], cuts[k + 1]) for k in range(len(cuts) - 1) if cuts[k] < cuts[k + 1]]
+
+
+def _pieces_nfkc(text: str) -> list[tuple[int, int, str]]:
+    """(raw start, raw end, NFKC) pieces whose NFKC texts join to exactly ``NFKC(text)``."""
+    whole = unicodedata.normalize("NFKC", text)
+    for fine in (True, False):
+        pieces = [(a, b, unicodedata.normalize("NFKC", text[a:b])) for a, b in _segments(text, fine)]
+        if "".join(p for _, _, p in pieces) == whole:
+            return pieces
+    return [(0, len(text), whole)]  # cannot happen for whitespace cuts; the whole string is still right
+
+
 @functools.lru_cache(maxsize=16)
-def normalise_with_map(text: str) -> tuple[str, list[int]]:
-    """The normalised text and, for each of its characters, the index of the raw character it came from.
+def normalised(text: str) -> Normalised:
+    """The normalised text with its map back to raw offsets.
 
     Cached: a re-check looks for several citations in the same page text.
     """
     if text.isascii():
         # ASCII: NFKC and the quote map change nothing, case folding is lower(); only whitespace moves
         parts: list[str] = []
-        where_ascii: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
         for m in _TOKEN.finditer(text):
             if parts:
                 parts.append(" ")
-                where_ascii.append(m.start())
+                starts.append(m.start() - 1)
+                ends.append(m.start())
             parts.append(m.group().lower())
-            where_ascii.extend(range(m.start(), m.end()))
-        return "".join(parts), where_ascii
+            starts.extend(range(m.start(), m.end()))
+            ends.extend(range(m.start() + 1, m.end() + 1))
+        return Normalised("".join(parts), starts, ends)
     out: list[str] = []
-    where: list[int] = []
-    pending_space = False
-    for i, ch in enumerate(text):
-        folded = unicodedata.normalize("NFKC", ch).casefold().translate(_MAP)
-        for c in folded:
+    starts, ends = [], []
+    pending: tuple[int, int] | None = None
+    for a, b, piece in _pieces_nfkc(text):
+        for c in piece.casefold().translate(_MAP):
             if c.isspace():
-                pending_space = bool(out)
+                if out and pending is None:
+                    pending = (a, b)
                 continue
-            if pending_space:
+            if pending is not None:
                 out.append(" ")
-                where.append(i)
-                pending_space = False
+                starts.append(pending[0])
+                ends.append(pending[1])
+                pending = None
             out.append(c)
-            where.append(i)
-    return "".join(out), where
+            starts.append(a)
+            ends.append(b)
+    return Normalised("".join(out), starts, ends)
 
 
 def text_hash(text: str) -> str:
@@ -130,32 +181,72 @@ def find(needle: str, haystack: str) -> tuple[int, int] | None:
     n = normalise(needle)
     if not n:
         return None
-    h, where = normalise_with_map(haystack)
-    i = h.find(n)
+    h = normalised(haystack)
+    i = h.text.find(n)
     if i < 0:
         return None
-    return where[i], where[i + len(n) - 1] + 1
+    return h.raw_span(i, i + len(n))
 
 
 @dataclass(frozen=True, slots=True)
-class Closest:
+class Alignment:
+    """The span of a text most like a quote. Offsets are raw offsets into that text."""
+
     text: str
     start: int
     end: int
-    similarity: float
+    similarity: float  # Indel similarity (rapidfuzz ``fuzz.ratio`` / 100) of the normalised quote and span
+    word_overlap: float  # share of the quote's words found, in order, in the span
+    removed: tuple[str, ...]  # the quote's words not in the span (normalised)
+    added: tuple[str, ...]  # the span's words not in the quote (normalised)
+
+    def diff_json(self) -> dict[str, list[str]]:
+        return {"removed": list(self.removed), "added": list(self.added)}
 
 
-def closest(needle: str, haystack: str) -> Closest | None:
-    """The passage of ``haystack`` most like ``needle`` (difflib ratio over normalised text)."""
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def align(needle: str, haystack: str, *, slack: int | None = None) -> Alignment | None:
+    """The best-matching span of ``haystack`` for ``needle``, or None when either has no text.
+
+    The similarity of a span depends on the quote and the span only, never on the length of the
+    paragraph or page around it: a one-word edit in a 2-sentence quote scores the same inside a
+    7-sentence paragraph as on its own.
+    """
     n = normalise(needle)
-    best: Closest | None = None
-    for p in chunk(haystack):
-        m = SequenceMatcher(None, n, normalise(p.text), autojunk=False)
-        if m.real_quick_ratio() < (best.similarity if best else 0.0):
-            continue
-        if m.quick_ratio() < (best.similarity if best else 0.0):
-            continue
-        r = m.ratio()
-        if best is None or r > best.similarity:
-            best = Closest(p.text, p.start, p.end, round(r, 4))
-    return best
+    h = normalised(haystack)
+    if not n or not h.text:
+        return None
+    words = _word_spans(h.text)
+    if len(n) >= len(h.text):
+        lo, hi = 0, len(words) - 1
+    else:
+        a = fuzz.partial_ratio_alignment(n, h.text)
+        lo = next((k for k, (_, e) in enumerate(words) if e > a.dest_start), len(words) - 1)
+        hi = next((k for k in range(len(words) - 1, -1, -1) if words[k][0] < a.dest_end), lo)
+    # widen or narrow by a few words: an insertion or deletion makes the right span longer or
+    # shorter than the quote, which the fixed-width window cannot see
+    k = slack if slack is not None else max(3, len(n.split()) // 4)
+    best = (-1.0, lo, hi)
+    for i in range(max(0, lo - k), min(len(words) - 1, lo + k) + 1):
+        for j in range(max(i, hi - k), min(len(words) - 1, hi + k) + 1):
+            r = fuzz.ratio(n, h.text[words[i][0]:words[j][1]])
+            if r > best[0]:
+                best = (r, i, j)
+    score, i, j = best
+    a0, b0 = words[i][0], words[j][1]
+    qw, sw = n.split(), h.text[a0:b0].split()
+    sm = SequenceMatcher(None, qw, sw, autojunk=False)
+    removed: list[str] = []
+    added: list[str] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag in ("replace", "delete"):
+            removed.extend(qw[i1:i2])
+        if tag in ("replace", "insert"):
+            added.extend(sw[j1:j2])
+    kept = sum(blk.size for blk in sm.get_matching_blocks())
+    rs, re_ = h.raw_span(a0, b0)
+    return Alignment(haystack[rs:re_], rs, re_, round(score / 100, 4), round(kept / len(qw), 4),
+                     tuple(removed), tuple(added))

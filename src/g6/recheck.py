@@ -1,10 +1,21 @@
 """Re-check a manifest: fetch each cited source again and say, per citation, whether it still holds.
 
-Verdicts: ``unchanged`` (same content digest), ``current`` (bytes changed, the cited normalised
-text is still there — ``moved`` says whether its offset changed), ``changed`` (a passage close to
-it is there with different text: the new text and a similarity figure), ``gone`` (the page
-answered and the passage is not there), or the fetch's typed failure (``blocked``, ``not_found``,
-``rate_limited``, ``unreachable``…), which is never reported as ``gone``.
+A verdict is never stronger than the read behind it:
+
+* ``unchanged`` — same content digest;
+* ``current`` — the bytes changed, the cited normalised text is still in the page's text (in a
+  truncated read too: what was read holds it); ``moved`` says whether its offset changed;
+* ``changed`` — not there, but a span close to it is (similarity ≥ ``CHANGED_THRESHOLD`` and at least
+  ``MIN_WORD_OVERLAP`` of its words, see :func:`g6.passages.align`): the span's text, offsets,
+  similarity and a word diff;
+* ``gone`` — only after a complete, successful read of text in which nothing close is found (a
+  passage still in the page but hidden from readers is gone, ``detail.hidden`` says how);
+* could not check: ``truncated`` (the read stopped at the byte cap before the passage was found),
+  ``empty`` (no body, no text, or text only scripts would draw), ``parse_failed``, or the fetch's
+  typed failure (``blocked``, ``not_found``, ``rate_limited`` with ``retry_after``, ``unreachable``…);
+* ``unverified`` — the citation could not be verified against the evidence home (manifest signature,
+  receipt missing or not verifying, digests or URL not the receipt's, text not in the original page),
+  so nothing is fetched for it.
 
 Concurrency: one worker per host at a time (so the per-host pause and robots rules hold), hosts in
 parallel on a thread pool; receipts are appended from the calling thread. Each verdict is
@@ -29,15 +40,19 @@ from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.urls import redact_url
-from g6.adapters.web import PageRead, read_page
+from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.capture import receipt_from_response
+from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.manifest import Citation, Manifest
-from g6.passages import closest, find
+from g6.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
+from g6.pagetext import TEXT_SOURCES, PageTexts, read_texts
+from g6.passages import align, find, text_hash
 
 CHECKED = ("unchanged", "current", "changed", "gone")
-CHANGED_THRESHOLD = 0.6
+FAILING = ("changed", "gone", "unverified")
+CHANGED_THRESHOLD = 0.8  # similarity of the best span; see README for the curve behind it
+MIN_WORD_OVERLAP = 0.5  # and at least half the quote's words, in order, in that span
 BATCH = 64  # re-check receipts appended per transaction
 
 
@@ -53,6 +68,10 @@ class Verdict:
     new_start: int | None = None
     new_end: int | None = None
     detail: Mapping[str, Any] = field(default_factory=dict)
+    final_url: str | None = None  # where the source is now (after redirects), redacted
+    retry_after: str | None = None  # rate_limited: the server's Retry-After
+    diff: Mapping[str, list[str]] | None = None  # changed: {"removed": [...], "added": [...]} words
+    text_source: str | None = None  # current/changed: the text the span was found in ("main" | "visible")
 
     @property
     def checked(self) -> bool:
@@ -61,16 +80,20 @@ class Verdict:
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"citation_id": self.citation_id, "verdict": self.verdict,
                              "source_url": self.source_url, "receipt_id": self.receipt_id}
-        for k in ("moved", "similarity", "new_text", "new_start", "new_end"):
+        for k in ("final_url", "retry_after", "text_source", "moved", "similarity", "new_text", "new_start",
+                  "new_end"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
+        if self.diff is not None:
+            d["diff"] = {k: list(v) for k, v in self.diff.items()}
         d["detail"] = dict(self.detail)
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Verdict:
         return cls(d["citation_id"], d["verdict"], d["source_url"], d.get("receipt_id"), d.get("moved"),
-                   d.get("similarity"), d.get("new_text"), d.get("new_start"), d.get("new_end"), d.get("detail", {}))
+                   d.get("similarity"), d.get("new_text"), d.get("new_start"), d.get("new_end"), d.get("detail", {}),
+                   d.get("final_url"), d.get("retry_after"), d.get("diff"), d.get("text_source"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +102,7 @@ class RecheckReport:
     manifest_id: str
     verdicts: tuple[Verdict, ...]
     resumed: int = 0
+    manifest_signature: Mapping[str, str] = field(default_factory=lambda: {"status": "unsigned", "detail": ""})
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -88,15 +112,16 @@ class RecheckReport:
 
     @property
     def exit_code(self) -> int:
-        """0: all unchanged/current; 1: any changed/gone; 3: otherwise, some could not be checked."""
-        if any(v.verdict in ("changed", "gone") for v in self.verdicts):
+        """0: all unchanged/current; 1: any changed/gone/unverified; 3: otherwise, some could not be checked."""
+        if any(v.verdict in FAILING for v in self.verdicts):
             return 1
         if any(not v.checked for v in self.verdicts):
             return 3
         return 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "manifest_id": self.manifest_id, "counts": self.counts(),
+        return {"run_id": self.run_id, "manifest_id": self.manifest_id,
+                "manifest_signature": dict(self.manifest_signature), "counts": self.counts(),
                 "resumed": self.resumed, "exit_code": self.exit_code,
                 "verdicts": [v.to_json() for v in self.verdicts]}
 
@@ -106,29 +131,145 @@ def unchanged(c: Citation, resp: FetchResponse) -> bool:
             and resp.body.blake3 == c.content.get("blake3"))
 
 
-def judge(c: Citation, page: PageRead) -> Verdict:
-    """The verdict for one citation given a fresh read of its source."""
-    url = c.requested_url
-    if unchanged(c, page.response):
-        return Verdict(c.citation_id, "unchanged", url)
-    if not page.outcome.is_success:
-        return Verdict(c.citation_id, page.outcome.value, url,
-                       detail={"reason": page.reason, "trust": page.outcome.trust})
-    if page.outcome is Outcome.EMPTY or not page.documents or page.documents[0].text is None:
-        if page.outcome is Outcome.EMPTY:
-            return Verdict(c.citation_id, "gone", url, detail={"reason": page.reason or "no_text"})
-        return Verdict(c.citation_id, "parse_failed", url, detail={"reason": "no_text_in_new_body",
-                                                                   **dict(page.detail)})
-    text = page.documents[0].text
-    span = find(c.text, text)
-    if span is not None:
-        moved = c.start is not None and span[0] != c.start
-        return Verdict(c.citation_id, "current", url, moved=moved, new_start=span[0], new_end=span[1])
-    near = closest(c.text, text)
-    if near is not None and near.similarity >= CHANGED_THRESHOLD:
-        return Verdict(c.citation_id, "changed", url, similarity=near.similarity, new_text=near.text,
-                       new_start=near.start, new_end=near.end)
-    return Verdict(c.citation_id, "gone", url, detail={"closest_similarity": near.similarity if near else 0.0})
+def _short(text: str, n: int = 200) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
+def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None) -> Verdict:
+    """The verdict for one citation given a fresh read of its source (``texts``: None when not read)."""
+    base = Verdict(c.citation_id, "", c.requested_url,
+                   final_url=redact_url(resp.final_url) if resp.final_url else None)
+    if unchanged(c, resp):
+        return replace(base, verdict="unchanged")
+    if not resp.outcome.is_success:
+        return replace(base, verdict=resp.outcome.value,
+                       retry_after=resp.retry_after if resp.outcome is Outcome.RATE_LIMITED else None,
+                       detail={"reason": resp.reason, "trust": resp.outcome.trust, "http_status": resp.status})
+    if resp.outcome is Outcome.EMPTY or texts is None or texts.outcome is Outcome.EMPTY:
+        reason = (texts.reason if texts is not None and texts.reason else resp.reason) or "no_body"
+        return replace(base, verdict="empty", detail={"reason": reason, "trust": "no_evidence"})
+    if texts.outcome is not Outcome.OK or texts.visible is None:
+        return replace(base, verdict="parse_failed", detail={"reason": texts.reason or "no_text_in_new_body",
+                                                             "media_type": texts.media_type})
+    read = {"truncated": True, "bytes_read": resp.byte_count} if resp.truncated else {}
+    own = c.text_source if c.text_source in TEXT_SOURCES else "main"
+    for source in dict.fromkeys((own, "visible")):
+        span = find(c.text, texts.text(source) or "")
+        if span is not None:
+            moved = c.start is not None and (source != own or span[0] != c.start)
+            return replace(base, verdict="current", moved=moved, new_start=span[0], new_end=span[1],
+                           text_source=source, detail=read)
+    hidden = texts.hidden_match(c.text)
+    near = align(c.text, texts.visible)
+    closest: dict[str, Any] = {"closest_similarity": near.similarity if near else 0.0}
+    if near is not None:
+        closest["closest_text"] = _short(near.text)
+    if hidden is not None:
+        closest["hidden"] = hidden.how
+    if resp.truncated:
+        return replace(base, verdict="truncated", detail={
+            "reason": "the read stopped at the byte cap and the passage is not in the part read", **read,
+            "trust": "no_evidence", **closest})
+    if near is not None and near.similarity >= CHANGED_THRESHOLD and near.word_overlap >= MIN_WORD_OVERLAP:
+        # a reader sees the edited span (the old words may survive hidden: ``detail.hidden`` says so)
+        return replace(base, verdict="changed", similarity=near.similarity, new_text=near.text,
+                       new_start=near.start, new_end=near.end, text_source="visible", diff=near.diff_json(),
+                       detail={"word_overlap": near.word_overlap,
+                               **({"hidden": hidden.how} if hidden is not None else {})})
+    return replace(base, verdict="gone", detail={
+        "reason": "hidden from readers" if hidden is not None else "no close span in the page's visible text",
+        **closest})
+
+
+def verify_citations(home: EvidenceHome, manifest: Manifest,
+                     sources: Any = None) -> tuple[dict[str, str], dict[str, str]]:
+    """(manifest signature verdict, {citation_id: why it is unverified}).
+
+    Every citation's receipt must be in the ledger and verify with a trusted key, and the
+    citation's digests, URL and text hash must be the receipt's. A signed manifest vouches for its
+    cited texts (``g6 cite`` checked them before signing); an unsigned one does not, so each cited
+    text is looked for at its offsets in the original stored page.
+    """
+    trusted = home.keys.trusted()
+    problems: dict[str, str] = {}
+    if manifest.signature is None:
+        sig = {"status": "unsigned", "detail": "the manifest is not signed; each cited text was checked against "
+                                               "its original page instead"}
+    else:
+        ok, why = manifest.verify_signature(trusted)
+        sig = {"status": "ok" if ok else "failed", "detail": why}
+        if not ok:
+            return sig, {c.citation_id: f"manifest signature: {why}" for c in manifest.citations}
+    receipts: dict[str, Receipt | str] = {}
+    texts: dict[str, PageTexts | str] = {}
+    for c in manifest.citations:
+        if c.receipt_id not in receipts:
+            try:
+                r = home.ledger.get(c.receipt_id)
+                ok, why = r.verify_signature(trusted)
+                receipts[c.receipt_id] = r if ok else f"receipt {c.receipt_id}: {why}"
+            except G6Error as e:
+                receipts[c.receipt_id] = f"receipt {c.receipt_id} is not in the ledger ({type(e).__name__})"
+        r = receipts[c.receipt_id]
+        if isinstance(r, str):
+            problems[c.citation_id] = r
+            continue
+        why_not = _citation_problem(home, c, r, texts, unsigned=manifest.signature is None, sources=sources)
+        if why_not:
+            problems[c.citation_id] = why_not
+    return sig, problems
+
+
+def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[str, PageTexts | str], *,
+                      unsigned: bool, sources: Any) -> str | None:
+    if dict(r.content or {}) != dict(c.content):
+        return "the citation's content digests are not its receipt's"
+    if text_hash(c.text) != c.text_hash:
+        return "the cited text does not match its own text_hash"
+    if not home.store.has(str(c.content.get("blake3", ""))):
+        return "the cited blob is not in the store"
+    if c.kind == "web":
+        if r.kind not in ("fetch", "recheck"):
+            return f"receipt {r.receipt_id} is a {r.kind} receipt, not a fetched page"
+        if c.requested_url != r.request.get("url"):
+            return "the citation's URL is not the one its receipt fetched"
+    elif r.kind != "search" or c.search is None:
+        return f"a search citation must point at a search receipt (got {r.kind})"
+    if not unsigned:
+        return None
+    if c.kind == "search":
+        return _search_problem(home, c, r, sources)
+    if r.receipt_id not in cache:
+        try:
+            from g6.citing import receipt_texts
+
+            cache[r.receipt_id] = receipt_texts(home, r)
+        except G6Error as e:
+            cache[r.receipt_id] = str(e)
+    t = cache[r.receipt_id]
+    if isinstance(t, str):
+        return f"the original page has no text: {t}"
+    text = t.text(c.text_source) or ""
+    if c.start is None or c.end is None or text_hash(text[c.start:c.end]) != c.text_hash:
+        return f"the cited text is not at its offsets in the original page's {c.text_source} text"
+    return None
+
+
+def _search_problem(home: EvidenceHome, c: Citation, r: Receipt, sources: Any) -> str | None:
+    assert c.search is not None
+    reg = sources
+    if reg is None:
+        from g6.adapters.sources import SOURCES as reg  # noqa: N811
+    try:
+        parsed = reg.get(r.source).parse(SearchRequest.from_json(r.request), int(r.http_status or 0),
+                                         r.detail.get("content_type"), home.store.read(str(r.content["blake3"])))
+        paper = parsed.papers[int(c.search["number"]) - 1]
+    except (G6Error, KeyError, IndexError, TypeError, ValueError) as e:
+        return f"the cited paper is not on the search page ({type(e).__name__})"
+    if paper.locator != c.requested_url or text_hash(paper.title or "") != c.text_hash:
+        return "the cited paper's title or locator is not the search page's"
+    return None
 
 
 def _policy_for(c: Citation, home: EvidenceHome, base: FetchPolicy) -> FetchPolicy:
@@ -184,18 +325,35 @@ class RunState:
                 os.fsync(f.fileno())
 
 
+def run_file(home: EvidenceHome, manifest_id: str, run_id: str, state_dir: Path | None = None) -> Path:
+    """The run file of (manifest, run): both ids are checked against a fixed alphabet, and the file is
+    inside ``state_dir`` (by default ``$G6_HOME/knowledge/rechecks``), never anywhere else."""
+    check_id(manifest_id, MANIFEST_ID, "manifest_id")
+    check_id(run_id, RUN_ID, "run id")
+    base = (state_dir or home.root / "knowledge" / "rechecks").resolve()
+    path = (base / f"{manifest_id}.{run_id}.jsonl").resolve()
+    if path.parent != base:  # cannot happen with the alphabet above; kept as the last line of defence
+        raise InputError(f"run file {path} would be outside {base}")
+    return path
+
+
 def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, run_id: str | None = None,
             state_dir: Path | None = None, workers: int = 8,
             progress: Callable[[int, int], None] | None = None,
             sources: Any = None) -> RecheckReport:
     run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
-    state = RunState((state_dir or home.root / "knowledge" / "rechecks") / f"{manifest.manifest_id}.{run_id}.jsonl")
-    done = state.load()
+    state = RunState(run_file(home, manifest.manifest_id, run_id, state_dir))
+    signature, problems = verify_citations(home, manifest, sources)
+    # unverified citations are not fetched, and not kept in the run file: they are re-verified each run
+    unverified = {c.citation_id: Verdict(c.citation_id, "unverified", c.requested_url,
+                                         detail={"reason": problems[c.citation_id], "trust": "no_evidence"})
+                  for c in manifest.citations if c.citation_id in problems}
+    done = {k: v for k, v in state.load().items() if k not in unverified}
     resumed = sum(1 for c in manifest.citations if c.citation_id in done)
-    pending = [c for c in manifest.citations if c.citation_id not in done]
+    pending = [c for c in manifest.citations if c.citation_id not in done and c.citation_id not in unverified]
     total = len(manifest.citations)
     if progress:
-        progress(resumed, total)
+        progress(resumed + len(unverified), total)
 
     # One fetch per (url, policy); one worker per host at a time.
     groups: dict[tuple[str, FetchPolicy], list[Citation]] = defaultdict(list)
@@ -217,7 +375,7 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             except BaseException as e:  # noqa: BLE001 - handed to the main thread, which re-raises
                 results.put((key, e))
 
-    finished = resumed
+    finished = resumed + len(unverified)
     batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
 
     def flush() -> None:
@@ -248,15 +406,18 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             if isinstance(resp, BaseException):
                 raise resp
             cites = groups[key]
-            if all(unchanged(c, resp) for c in cites):
-                page = PageRead(resp, resp.outcome, resp.reason, ())  # same bytes: nothing to read again
-            else:
-                page = read_page(resp, home.store, key[0])
-            verdicts = [judge(c, page) for c in cites]
+            texts = None
+            if resp.outcome is Outcome.OK and resp.body is not None and not all(unchanged(c, resp) for c in cites):
+                # same bytes need no reading again; new bytes are read once for all their citations
+                texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes") \
+                    if resp.body.size > MAX_EXTRACT_BYTES else \
+                    read_texts(home.store.read(resp.body.blake3), resp.final_url or key[0], resp.content_type)
+            verdicts = [judge(c, resp, texts) for c in cites]
+            outcome = texts.outcome if texts is not None else resp.outcome
             receipt = receipt_from_response(
                 resp, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
                                                              "manifest_id": manifest.manifest_id},
-                outcome=page.outcome, reason=page.reason or resp.reason,
+                outcome=outcome, reason=(texts.reason if texts is not None else "") or resp.reason,
                 detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
                 links={"rechecks": sorted({c.receipt_id for c in cites}),
                        "citations": [c.citation_id for c in cites]})
@@ -264,8 +425,9 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             if len(batch) >= BATCH or results.empty():
                 flush()
     flush()
+    done.update(unverified)
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
-    return RecheckReport(run_id, manifest.manifest_id, ordered, resumed)
+    return RecheckReport(run_id, manifest.manifest_id, ordered, resumed, signature)
 
 
 def _with_total(home: EvidenceHome, client: CheckedClient, c: Citation, v: Verdict, sources: Any) -> Verdict:
@@ -287,4 +449,5 @@ def _with_total(home: EvidenceHome, client: CheckedClient, c: Citation, v: Verdi
                               "total_outcome": result.outcome.value, "total_receipt_ids": list(result.receipt_ids)})
 
 
-__all__ = ["CHECKED", "RecheckReport", "RunState", "Verdict", "judge", "recheck"]
+__all__ = ["CHANGED_THRESHOLD", "CHECKED", "MIN_WORD_OVERLAP", "RecheckReport", "RunState", "Verdict", "judge",
+           "recheck", "run_file", "verify_citations"]

@@ -122,3 +122,70 @@ def test_fuzz_html_to_text_always_gives_a_typed_outcome(html: str, enc: str, cty
 def test_fuzz_random_bytes_as_html(body: bytes) -> None:
     outcome, _, _, _ = read_document(body, "https://e.org/", "text/html", "blake3:x")
     assert outcome in (Outcome.OK, Outcome.EMPTY, Outcome.PARSE_FAILED)
+
+
+STYLED = b"""<html><head>
+<link rel="stylesheet" href="/site.css">
+<style>
+  .promo { display: none }
+  .promo.shown { display: block }
+  #gone { visibility : hidden }
+  aside[data-kind="ad"] { display: none !important }
+  section p.lead { display: none }
+  .kept { display: none }
+  em { display: none }
+  @media print { .screen-only { display: none } }
+  a:hover { display: none }
+  ::before { display: none }
+</style>
+<style media="print">.print-hidden { display: none }</style>
+</head><body>
+<p class="promo">promo hidden by class</p>
+<p class="promo shown">promo shown by a more specific rule</p>
+<p id="gone">hidden by id rule</p>
+<aside data-kind="ad" style="display: block">attribute rule with important beats inline</aside>
+<section><p class="lead">hidden by a descendant selector</p></section>
+<p class="kept" style="display:block">inline style overrides the sheet</p>
+<p>a word <em>hidden by tag rule</em> in a visible sentence</p>
+<p class="screen-only">only hidden in print</p>
+<p class="print-hidden">print style sheet not applied</p>
+<p><a href="/x">hover is not a state a reader starts in</a></p>
+</body></html>"""
+
+
+def test_the_pages_own_style_rules_hide_text() -> None:
+    page = extract_html(STYLED, "https://example.org/")
+    for hidden in ("promo hidden by class", "hidden by id rule", "attribute rule with important beats inline",
+                   "hidden by a descendant selector", "hidden by tag rule"):
+        assert hidden not in page.visible and hidden not in page.text
+    for shown in ("promo shown by a more specific rule", "inline style overrides the sheet", "only hidden in print",
+                  "print style sheet not applied", "hover is not a state", "a word in a visible sentence"):
+        assert shown in " ".join(page.visible.split())
+    how = {h.text.strip(): h.how for h in page.hidden}
+    assert how["promo hidden by class"] == 'display:none from the <style> rule ".promo"'
+    assert how["hidden by id rule"] == 'visibility:hidden from the <style> rule "#gone"'
+    assert how["hidden by tag rule"] == 'display:none from the <style> rule "em"'
+    assert page.unread["display_none"] > 0 and page.unread["visibility_hidden"] == len("hidden by id rule")
+
+
+def test_visible_text_keeps_navigation_sidebars_captions_and_cells_apart() -> None:
+    body = (b"<html><body><nav><a href='/'>Home</a><a href='/b'>Business</a></nav><main><article>"
+            b"<p>" + b"A long article paragraph that trafilatura will take as the main text of this page. " * 4 +
+            b"</p><figure><figcaption>Chart caption</figcaption></figure><table><tr><td>Cell A</td><td>Cell B</td>"
+            b"</tr></table></article><aside>Sidebar text</aside></main></body></html>")
+    page = extract_html(body, "https://example.org/")
+    lines = page.visible.splitlines()
+    for line in ("HomeBusiness", "Chart caption", "Cell A", "Cell B", "Sidebar text"):
+        assert line in lines
+    assert "Sidebar text" not in page.text and page.text_source == "trafilatura"
+
+
+def test_external_style_sheets_are_not_fetched(home, client, site) -> None:  # type: ignore[no-untyped-def]
+    from g6.capture import fetch
+    from g6.localsite import Reply
+
+    s = site({"/p": Reply(body=STYLED), "/site.css": Reply(body=b"p { display: none }", content_type="text/css"),
+              "/robots.txt": Reply(404)})
+    r = fetch(home, client, s.url("/p"))
+    assert r.outcome.value == "ok"
+    assert [q.path for q in s.requests] == ["/robots.txt", "/p"]

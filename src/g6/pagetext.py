@@ -1,0 +1,68 @@
+"""The texts of a stored body that citations point into: the main content and the whole reader-visible text.
+
+``main`` is the main-content extraction (trafilatura) a fetch shows; ``visible`` is every piece of
+text a reader sees on the page (navigation, sidebars, captions, table cells). Plain-text bodies
+have one text, used for both. ``hidden`` keeps the text a reader does not see and how it was
+hidden, so a quote that cannot be cited (or a passage a re-check no longer sees) can say why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from g6.adapters.html_text import HiddenText, HTMLParseError, charset_of, extract_html
+from g6.adapters.outcomes import Outcome
+from g6.adapters.web import _TEXTUAL, media_type
+from g6.passages import find
+
+TEXT_SOURCES = ("main", "visible")
+
+
+@dataclass(frozen=True, slots=True)
+class PageTexts:
+    outcome: Outcome  # OK, EMPTY (no text, or text only scripts would draw) or PARSE_FAILED
+    reason: str  # why not OK: no_text, no_text_without_scripts, html_unreadable, not_text
+    main: str | None = None
+    visible: str | None = None
+    hidden: tuple[HiddenText, ...] = ()
+    media_type: str = ""
+
+    def text(self, source: str) -> str | None:
+        return self.visible if source == "visible" else self.main
+
+    def hidden_match(self, quote: str) -> HiddenText | None:
+        """The hidden piece holding ``quote``, if any (script, template, display:none…)."""
+        return next((h for h in self.hidden if find(quote, h.text) is not None), None)
+
+
+def read_texts(body: bytes, url: str, content_type: str | None) -> PageTexts:
+    mtype = media_type(content_type, body)
+    if not body:
+        return PageTexts(Outcome.EMPTY, "no_body", media_type=mtype)
+    if mtype in ("text/html", "application/xhtml+xml"):
+        try:
+            page = extract_html(body, url, content_type)
+        except HTMLParseError:
+            return PageTexts(Outcome.PARSE_FAILED, "html_unreadable", media_type=mtype)
+        if not page.visible.strip() and not page.text.strip():
+            return PageTexts(Outcome.EMPTY, "no_text_without_scripts" if page.had_scripts else "no_text",
+                             hidden=page.hidden, media_type=mtype)
+        return PageTexts(Outcome.OK, "", page.text, page.visible or page.text, page.hidden, mtype)
+    if mtype.startswith("text/") or mtype in _TEXTUAL or mtype.endswith(("+json", "+xml")):
+        try:
+            text = body.decode(charset_of(content_type) or "utf-8", errors="replace")
+        except LookupError:
+            text = body.decode("utf-8", errors="replace")
+        if not text.strip():
+            return PageTexts(Outcome.EMPTY, "no_text", media_type=mtype)
+        return PageTexts(Outcome.OK, "", text, text, (), mtype)
+    return PageTexts(Outcome.PARSE_FAILED, "not_text", media_type=mtype)
+
+
+def cited_text(body: bytes, url: str, content_type: str | None, text_source: str) -> str | None:
+    """The text a citation's offsets point into (``text_source``: main, visible; anything else reads as main),
+    or None when the body has no text. For verifiers that hold only the stored bytes (bundles)."""
+    texts = read_texts(body, url, content_type)
+    if texts.outcome is not Outcome.OK:
+        return None
+    return texts.text(text_source if text_source in TEXT_SOURCES else "main")
