@@ -517,8 +517,11 @@ def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="Also write the report as one self-contained HTML page to this file.")
 @pass_ctx
-def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool) -> None:
+def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool,
+                html_out: Path | None = None) -> None:
     """Fetch every cited source again; one verdict per citation.
 
     Exit 0: all unchanged/current; 1: any changed/gone; 3: any could not be checked.
@@ -531,6 +534,7 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
         m = load_manifest(path)
     except G6Error as e:
         _fail(str(e))
+    _check_html_out(html_out)
     policy = _policy(c.settings, (), None)
     state: dict[str, Any] = {"bar": None}
 
@@ -545,6 +549,8 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
     with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
         report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=progress,
                          sources=_sources(c))
+        if html_out is not None:
+            _write_recheck_html(ev, html_out, m, report.to_json(), path)
     if state["bar"] is not None:
         state["bar"].__exit__(None, None, None)
     click.echo(f"run: {report.run_id} (resume with --run {report.run_id})", err=True)
@@ -567,6 +573,35 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
         counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
         click.echo(f"{len(report.verdicts)} citations: {counts}")
     sys.exit(report.exit_code)
+
+
+def _check_html_out(out: Path | None) -> None:
+    """Refuse an HTML output path that cannot be written before any work is done."""
+    if out is None:
+        return
+    if out.is_dir():
+        _fail(f"--html {out}: is a folder, not a file")
+    if not out.parent.is_dir():
+        _fail(f"--html {out}: folder {out.parent} does not exist")
+
+
+def _write_html(out: Path, page: str) -> None:
+    from g6.report_html import write_html
+
+    try:
+        write_html(out, page)
+    except OSError as e:
+        _fail(f"--html {out}: cannot write: {e.strerror or e}")
+    click.echo(f"report: {out}", err=True)
+
+
+def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], manifest_path: Path) -> None:
+    from g6.ledger.receipts import utc_now
+    from g6.report_html import recheck_receipts, render_recheck
+
+    mj = m.to_json()
+    _write_html(out, render_recheck(report, manifest=mj, receipts=recheck_receipts(ev, mj, report),
+                                    manifest_path=str(manifest_path), generated_at=utc_now()))
 
 
 @cli.command("convert")
@@ -791,9 +826,11 @@ def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str,
 @click.option("--key", "keys", multiple=True, help="Pin the publisher's public key (verify; repeatable).")
 @click.option("--trust-bundle-keys", is_flag=True, help="Verify with the keys shipped inside the bundle.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="verify: also write the result as one self-contained HTML page to this file.")
 @pass_ctx
 def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...],
-               trust_bundle_keys: bool, as_json: bool) -> None:
+               trust_bundle_keys: bool, as_json: bool, html_out: Path | None = None) -> None:
     """`g6 bundle MANIFEST -o report-evidence.zip` packs a manifest with its receipts, blobs, inclusion
     proofs, checkpoint and public keys; `g6 bundle verify report-evidence.zip --key KEY` checks it all
     offline, one verdict per citation. Exit 0 only when everything holds."""
@@ -808,7 +845,15 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
             _fail(f"bad --key: {e}")
         except ValueError as e:
             _fail(f"bad --key: {e}")
+        _check_html_out(html_out)
         report = verify_bundle(args[1], pinned, trust_bundle_keys)
+        if html_out is not None:
+            from g6.ledger.receipts import utc_now
+            from g6.report_html import bundle_context, render_bundle
+
+            bm, br = bundle_context(args[1])
+            _write_html(html_out, render_bundle(report.to_json(), manifest=bm, receipts=br, bundle_path=args[1],
+                                                keys=[k.key_id for k in pinned], generated_at=utc_now()))
         if as_json:
             _emit_json(report.to_json())
         else:
