@@ -891,30 +891,65 @@ def export_group() -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="out.warc.gz or out.warc")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="Only the receipts a manifest cites, and their re-checks.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_ctx
 def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
-    """Write a WARC/1.1 file: request, response, revisit and metadata (receipt) records."""
-    from g6.manifest import load_manifest
+    """Write a WARC/1.1 file that replays in pywb: response (redirect hops too), revisit, request,
+    conversion and metadata (receipt, urn:g6:receipt:ID) records."""
     from g6.warc_export import export_warc
 
+    if output.is_dir() or not output.parent.is_dir():
+        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
     with c.evidence() as ev:
-        entries = [e.receipt for e in ev.ledger.entries()]
-        if manifest_path is not None:
-            try:
-                m = load_manifest(manifest_path)
-            except G6Error as e:
-                _fail(str(e))
-            cited = {x.receipt_id for x in m.citations}
-            entries = [r for r in entries if r.receipt_id in cited or
-                       set(r.links.get("rechecks", []) if isinstance(r.links.get("rechecks"), list) else [])
-                       & cited]
-        summary = export_warc(ev, output, entries)
+        summary = export_warc(ev, output, _export_entries(ev, manifest_path))
     if as_json:
         _emit_json(summary.to_json())
     else:
-        click.echo(f"wrote {summary.path}: {summary.responses} responses, {summary.revisits} revisits, "
-                   f"{summary.requests} requests, {summary.metadata} metadata records from {summary.receipts} receipts")
+        click.echo(f"wrote {summary.path}: {summary.responses} responses ({summary.redirects} redirects), "
+                   f"{summary.revisits} revisits, {summary.conversions} conversions, {summary.requests} requests, "
+                   f"{summary.metadata} metadata records from {summary.receipts} receipts")
+
+
+@export_group.command("wacz")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The .wacz file to write.")
+@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Only the receipts a manifest cites, and their re-checks.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_ctx
+def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
+    """Write a WACZ (WARC, index, pages.jsonl) with the receipts, checkpoint and inclusion proofs
+    inside, for ReplayWeb.page or pywb."""
+    from g6.wacz_export import export_wacz
+
+    if output.is_dir() or not output.parent.is_dir():
+        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
+    with c.evidence(need_key=True) as ev:
+        entries = _export_entries(ev, manifest_path)
+        try:
+            summary = export_wacz(ev, output, entries)
+        except G6Error as e:
+            _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+    if as_json:
+        _emit_json(summary.to_json())
+    else:
+        click.echo(f"wrote {summary.path}: {summary.pages} pages, {summary.receipts} receipts with "
+                   f"{summary.proofs} inclusion proofs")
+
+
+def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:
+    """Every receipt in the ledger, or those a manifest cites and their re-checks."""
+    from g6.manifest import load_manifest
+
+    entries = [e.receipt for e in ev.ledger.entries()]
+    if manifest_path is None:
+        return entries
+    try:
+        m = load_manifest(manifest_path)
+    except G6Error as e:
+        _fail(str(e))
+    cited = {x.receipt_id for x in m.citations}
+    return [r for r in entries if r.receipt_id in cited or
+            set(r.links.get("rechecks", []) if isinstance(r.links.get("rechecks"), list) else []) & cited]
 
 
 # -- blobs ---------------------------------------------------------------------------------
