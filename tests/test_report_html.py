@@ -75,6 +75,7 @@ def rechecked(tmp_path: Path, site: Site) -> dict[str, object]:
         c = g6(home, "cite", rid, "--quote", quote, "--manifest", str(manifest), "--json")
         assert c.returncode == 0, c.stderr
         ids[path] = json.loads(c.stdout)["citation_id"]
+    assert g6(home, "manifest", "sign", str(manifest)).returncode == 0
     version["v"] = 2
     out = tmp_path / "recheck.html"
     r = g6(home, "recheck", str(manifest), "--json", "--html", str(out))
@@ -105,6 +106,9 @@ def test_recheck_html_page_is_escaped_and_complete(rechecked: dict[str, object])
     assert "What kept it from being checked" in vanished
     report = rechecked["report"]
     assert isinstance(report, dict)
+    checks = {li.find("b").text: li.get("data-ok") for li in doc.get_element_by_id("summary").find_class("check")}
+    assert checks == {"manifest_signature": "true", "receipt_signatures": "true"}
+    assert "8 of 8 receipts verified with ed25519:" in doc.get_element_by_id("summary").text_content()
     for v in report["verdicts"]:  # every re-check receipt id is on the page
         assert v["receipt_id"] and v["receipt_id"] in doc.get_element_by_id(v["citation_id"]).text_content()
 
@@ -218,3 +222,19 @@ def test_html_output_path_errors_are_one_line(tmp_path: Path, rechecked: dict[st
         assert r.returncode == 2 and r.stderr.decode().startswith("g6: --html") and b"Traceback" not in r.stderr
         assert len(r.stderr.decode().strip().splitlines()) == 1
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_signature_checks_fail_without_a_trusted_key(rechecked: dict[str, object]) -> None:
+    from g6.home import EvidenceHome
+    from g6.manifest import load_manifest
+    from g6.report_html import recheck_receipts, signature_checks
+
+    report = rechecked["report"]
+    assert isinstance(report, dict)
+    with EvidenceHome(Path(str(rechecked["home"]))) as ev:
+        m = load_manifest(Path(str(rechecked["manifest"])))
+        receipts = recheck_receipts(ev, m.to_json(), report)
+        assert len(receipts) == 8  # four first reads, four re-reads
+        assert [c["ok"] for c in signature_checks(m, receipts, ev.keys.trusted())] == [True, True]
+        assert [c["ok"] for c in signature_checks(m, receipts, {})] == [False, False]
+        assert [c["ok"] for c in signature_checks(m, {}, ev.keys.trusted())] == [True, False]  # nothing: fails

@@ -597,11 +597,13 @@ def _write_html(out: Path, page: str) -> None:
 
 def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], manifest_path: Path) -> None:
     from g6.ledger.receipts import utc_now
-    from g6.report_html import recheck_receipts, render_recheck
+    from g6.report_html import recheck_receipts, render_recheck, signature_checks
 
     mj = m.to_json()
-    _write_html(out, render_recheck(report, manifest=mj, receipts=recheck_receipts(ev, mj, report),
-                                    manifest_path=str(manifest_path), generated_at=utc_now()))
+    receipts = recheck_receipts(ev, mj, report)
+    _write_html(out, render_recheck(report, manifest=mj, receipts=receipts, manifest_path=str(manifest_path),
+                                    generated_at=utc_now(),
+                                    checks=signature_checks(m, receipts, ev.keys.trusted())))
 
 
 @cli.command("convert")

@@ -196,14 +196,24 @@ def _token_diff(v: Mapping[str, Any]) -> tuple[list[str], list[str]] | None:
     return words(removed), words(added)
 
 
+def _check_items(checks: Iterable[Mapping[str, Any]]) -> str:
+    return "".join(
+        f'<li class="check" data-ok="{esc(bool(c.get("ok")))}"><b>{esc(c.get("check"))}</b> '
+        f'<span class="{"ok" if c.get("ok") else "no"}">{"ok" if c.get("ok") else "FAILED"}</span>'
+        f'{": " + esc(c.get("detail")) if c.get("detail") else ""}</li>' for c in checks)
+
+
 # -- re-check --------------------------------------------------------------------------------
 def render_recheck(report: Mapping[str, Any], *, manifest: Mapping[str, Any] | None = None,
                    receipts: Mapping[str, Mapping[str, Any]] | None = None,
-                   manifest_path: str | None = None, generated_at: str | None = None) -> str:
+                   manifest_path: str | None = None, generated_at: str | None = None,
+                   checks: Sequence[Mapping[str, Any]] = ()) -> str:
     """The page for a re-check report (``RecheckReport.to_json()``).
 
     ``manifest``: the manifest's JSON (quotes, cited text, first-read receipt ids). ``receipts``:
     receipt JSON by id (the original reads and the re-check reads), for the read times and keys.
+    ``checks``: what the caller verified beside the re-check (``{"check", "ok", "detail"}`` each),
+    e.g. the manifest's and the receipts' signatures against the trusted keys.
     """
     receipts = receipts or {}
     cites = _citations_by_id(manifest)
@@ -228,8 +238,9 @@ def render_recheck(report: Mapping[str, Any], *, manifest: Mapping[str, Any] | N
     if generated_at:
         rows.append(_row("Report written", esc(generated_at)))
     extra = _other_fields(report, {"run_id", "manifest_id", "counts", "resumed", "exit_code", "verdicts"})
+    checked = (f'<h3>Verified</h3><ul class="checks">{_check_items(checks)}</ul>' if checks else "")
     summary = (f'<section class="summary" id="summary"><h2>Summary</h2>{_counts(counts)}'
-               f"<table>{''.join(rows)}</table>{extra}</section>")
+               f"<table>{''.join(rows)}</table>{checked}{extra}</section>")
     body = [summary]
     for v in verdicts:
         body.append(_recheck_citation(v, cites.get(str(v.get("citation_id"))), receipts))
@@ -323,10 +334,7 @@ def render_bundle(result: Mapping[str, Any], *, manifest: Mapping[str, Any] | No
     ]
     if generated_at:
         rows.append(_row("Report written", esc(generated_at)))
-    checks = "".join(
-        f'<li class="check" data-ok="{esc(bool(c.get("ok")))}"><b>{esc(c.get("check"))}</b> '
-        f'<span class="{"ok" if c.get("ok") else "no"}">{"ok" if c.get("ok") else "FAILED"}</span>'
-        f'{": " + esc(c.get("detail")) if c.get("detail") else ""}</li>' for c in bundle_checks)
+    checks = _check_items(bundle_checks)
     extra = _other_fields(result, {"ok", "manifest_id", "bundle_checks", "citations"})
     body = [f'<section class="summary" id="summary"><h2>Summary</h2>{_counts(counts)}<table>{"".join(rows)}</table>'
             f'<h3>Bundle checks</h3><ul class="checks">{checks}</ul>{extra}</section>']
@@ -353,10 +361,7 @@ def _bundle_citation(v: Mapping[str, Any], c: Mapping[str, Any] | None, receipts
         _row("Receipt signed by", _mono(sig.get("key_id"))),
     ]
     checks = [x for x in v.get("checks") or [] if isinstance(x, Mapping)]
-    items = "".join(
-        f'<li class="check" data-ok="{esc(bool(x.get("ok")))}"><b>{esc(x.get("check"))}</b> '
-        f'<span class="{"ok" if x.get("ok") else "no"}">{"ok" if x.get("ok") else "FAILED"}</span>'
-        f'{": " + esc(x.get("detail")) if x.get("detail") else ""}</li>' for x in checks)
+    items = _check_items(checks)
     failed = [f"{x.get('check')}: {x.get('detail') or 'failed'}" for x in checks if not x.get("ok")]
     parts = [f'<article class="citation {verdict_class(verdict)}" id="{esc(v.get("citation_id"))}" '
              f'data-verdict="{verdict}">',
@@ -419,6 +424,28 @@ def recheck_receipts(home: Any, manifest: Mapping[str, Any], report: Mapping[str
     return out
 
 
+def signature_checks(manifest: Any, receipts: Mapping[str, Any], keys: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The manifest's signature and every shown receipt's signature, against ``keys`` (id -> VerifyKey)."""
+    from g6.ledger.receipts import Receipt
+
+    out: list[dict[str, Any]] = []
+    names = ", ".join(sorted(keys)) or "no trusted key"
+    if getattr(manifest, "signature", None) is not None:
+        ok, why = manifest.verify_signature(keys)
+        out.append({"check": "manifest_signature", "ok": ok, "detail": why})
+    else:
+        out.append({"check": "manifest_signature", "ok": False, "detail": "the manifest is not signed"})
+    bad = []
+    for rid, r in sorted(receipts.items()):
+        ok, why = Receipt.from_json(r).verify_signature(keys)
+        if not ok:
+            bad.append(f"{rid}: {why}")
+    out.append({"check": "receipt_signatures", "ok": bool(receipts) and not bad,
+                "detail": (f"{len(receipts) - len(bad)} of {len(receipts)} receipts verified with {names}"
+                           + (f"; {'; '.join(bad[:5])}" if bad else ""))})
+    return out
+
+
 def write_html(path: str | os.PathLike[str], page: str) -> Path:
     """Write atomically (a temporary file beside it, then rename), so no half page is left behind."""
     out = Path(path)
@@ -431,4 +458,5 @@ def write_html(path: str | os.PathLike[str], page: str) -> Path:
     return out
 
 
-__all__ = ["bundle_context", "recheck_receipts", "render_bundle", "render_recheck", "word_diff", "write_html"]
+__all__ = ["bundle_context", "recheck_receipts", "render_bundle", "render_recheck", "signature_checks", "word_diff",
+           "write_html"]
