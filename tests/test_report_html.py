@@ -222,6 +222,9 @@ def test_html_output_path_errors_are_one_line(tmp_path: Path, rechecked: dict[st
         assert r.returncode == 2 and r.stderr.decode().startswith("g6: --html") and b"Traceback" not in r.stderr
         assert len(r.stderr.decode().strip().splitlines()) == 1
     assert not list(tmp_path.glob(".*.tmp"))
+    packing = g6(home, "bundle", str(manifest), "-o", str(tmp_path / "b.zip"), "--html", str(tmp_path / "x.html"))
+    assert packing.returncode == 2 and packing.stderr.decode().startswith("g6: --html is for `g6 bundle verify")
+    assert not (tmp_path / "b.zip").exists()
 
 
 def test_signature_checks_fail_without_a_trusted_key(rechecked: dict[str, object]) -> None:

@@ -29,6 +29,7 @@ from g6.recheck import recheck
 from g6.warc_export import export_warc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import validate  # noqa: E402
 from test_convert import make_pdf  # noqa: E402
 
 Site = Callable[..., LocalSite]
@@ -86,7 +87,9 @@ def wacz_file(home: EvidenceHome, archive: tuple[Path, dict[str, str]], tmp_path
     out = tmp_path / "evidence.wacz"
     r = g6(home, "export", "wacz", "-o", str(out), "--json")
     assert r.returncode == 0, r.stderr
-    return out, json.loads(r.stdout)  # stdout is the summary alone: wacz's own chatter is kept off it
+    summary = json.loads(r.stdout)  # stdout is the summary alone: wacz's own chatter is kept off it
+    validate(summary, "export-wacz.v1")
+    return out, summary
 
 
 def records(path: Path) -> list[tuple[str, dict[str, str], int | None, dict[str, str], bytes]]:

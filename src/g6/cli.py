@@ -869,6 +869,8 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
         sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
     if len(args) != 1 or output is None:
         _fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
+    if html_out is not None:
+        _fail("--html is for `g6 bundle verify BUNDLE.zip`")
     from g6.bundle import build_bundle
 
     with c.evidence(need_key=True) as ev:
