@@ -50,20 +50,28 @@ def browser() -> Iterator[Browser]:
         yield b
 
 
-@pytest.fixture
-def rechecked(tmp_path: Path, site: Site) -> dict[str, object]:
+@pytest.fixture(scope="module")
+def rechecked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     """Four citations read once, then re-checked after the site changed: changed, unchanged,
-    changed (hostile text), not_found."""
+    changed (hostile text), not_found. Built once for the module (a dozen g6 processes)."""
+    tmp_path = tmp_path_factory.mktemp("rechecked")
     version = {"v": 1}
 
     def route(v1: bytes, v2: Reply) -> Callable[[SeenRequest], Reply]:
         return lambda _req: Reply(body=v1) if version["v"] == 1 else v2
 
-    s = site({"/edited": route(page(EDITED_V1), Reply(body=page(EDITED_V2))),
+    s = LocalSite({"/edited": route(page(EDITED_V1), Reply(body=page(EDITED_V2))),
               "/steady": route(page(STEADY), Reply(body=page(STEADY))),
               "/hostile": route(page(HOSTILE_HTML), Reply(body=page(HOSTILE_HTML.replace("Payload", "Cargo")))),
               "/vanishing": route(page(STEADY + " Soon gone."), Reply(404, b"gone")),
-              "/robots.txt": Reply(404, b"")})
+              "/robots.txt": Reply(404, b"")}).start()
+    try:
+        yield _read_cite_recheck(s, tmp_path, version)
+    finally:
+        s.stop()
+
+
+def _read_cite_recheck(s: LocalSite, tmp_path: Path, version: dict[str, int]) -> dict[str, object]:
     home = tmp_path / "home"
     manifest = tmp_path / "m.json"
     quotes = {"/edited": EDITED_V1, "/steady": STEADY, "/hostile": HOSTILE_TEXT, "/vanishing": "Soon gone."}
