@@ -37,16 +37,23 @@ SAME = b"<html><body><p>One body served at two addresses, written once, replayed
 OTHER = b"<html><body><p>A page of its own.</p></body></html>"
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def tool(name: str) -> str:
-    exe = Path(sys.executable).with_name(name)
-    if exe.exists():
-        return str(exe)
+    """pywb lives in its own venv (.tools/pywb, or $G6_PYWB_BIN): its wheel installs a top-level
+    ``tests`` package that would shadow this project's tests in a shared environment."""
+    dirs = [os.environ.get("G6_PYWB_BIN", ""), str(ROOT / ".tools" / "pywb" / "bin"), str(Path(sys.executable).parent)]
+    for d in filter(None, dirs):
+        if (Path(d) / name).exists():
+            return str(Path(d) / name)
     found = shutil.which(name)
     if found:
         return found
+    hint = "python3 -m venv .tools/pywb && .tools/pywb/bin/pip install pywb" if name != "wacz" else "pip install wacz"
     if os.environ.get("G6_REQUIRE_TOOLS"):
-        pytest.fail(f"{name} (pywb) is not installed: pip install -e '.[test]'")
-    pytest.skip(f"{name} (pywb) is not installed")
+        pytest.fail(f"{name} is not installed: {hint}")
+    pytest.skip(f"{name} is not installed: {hint}")
 
 
 def free_port() -> int:

@@ -262,8 +262,9 @@ def _recheck_citation(v: Mapping[str, Any], c: Mapping[str, Any] | None, receipt
     rows = [
         _row("Source URL", _mono(v.get("source_url") or c.get("source_url"))),
         _row("Final URL", _mono(final_url)),
-        _row("First read", esc(_receipt_time(receipts, first_rid) or c.get("added_at") or "—")
+        _row("First read", esc(_receipt_time(receipts, first_rid) or "— (receipt not at hand)")
              + (f" · receipt {_mono(first_rid)}" if first_rid else "")),
+        _row("Cited at", esc(c.get("added_at") or "—")),
         _row("Re-read", esc(_receipt_time(receipts, re_rid) or "—")
              + (f" · receipt {_mono(re_rid)}" if re_rid else " · no receipt")),
     ]
