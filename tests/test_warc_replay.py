@@ -278,3 +278,15 @@ def test_every_wacz_page_replays_in_pywb(home: EvidenceHome, archive: tuple[Path
             assert got.status_code == p["status"], (p, got.status_code)
             assert got.content == home.store.read(str(r.content["blake3"])), p  # type: ignore[index]
     assert len(pages) == 7  # six fetches and one re-check
+
+
+def test_wacz_without_the_wacz_package_is_a_clear_input_error(home: EvidenceHome, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from g6.wacz_export import WaczUnavailable, export_wacz
+
+    monkeypatch.setitem(sys.modules, "wacz.main", None)  # import of wacz.main now fails
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(WaczUnavailable, match=r"pip install 'g6-evidence\[wacz\]'"):
+        export_wacz(home, out / "x.wacz", [e.receipt for e in home.ledger.entries()])
+    assert list(out.iterdir()) == []  # nothing written, no temporary left

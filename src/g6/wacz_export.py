@@ -88,11 +88,16 @@ def _evidence_files(home: EvidenceHome, receipts: list[Receipt]) -> dict[str, by
     return files
 
 
-def _run_wacz_create(warc: Path, pages: Path, out: Path) -> None:
+def _wacz_main() -> Any:
     try:
         from wacz.main import main as wacz_main
     except ImportError:
         raise WaczUnavailable("export wacz needs the wacz package: pip install 'g6-evidence[wacz]'") from None
+    return wacz_main
+
+
+def _run_wacz_create(warc: Path, pages: Path, out: Path) -> None:
+    wacz_main = _wacz_main()
     chatter = io.StringIO()  # wacz prints its progress on stdout; a library of ours never prints
     with contextlib.redirect_stdout(chatter):
         rc = wacz_main(["create", "-o", str(out), str(warc), "-p", str(pages), "--copy-pages",
@@ -103,6 +108,7 @@ def _run_wacz_create(warc: Path, pages: Path, out: Path) -> None:
 
 def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt]) -> WaczSummary:
     out = Path(out)
+    _wacz_main()  # before any work: without the package there is nothing to package with
     receipts = list(receipts)
     with tempfile.TemporaryDirectory(prefix="g6-wacz-", dir=out.parent) as tmpd:
         tmp = Path(tmpd)
