@@ -99,11 +99,17 @@ class Browser:
         """A new tab on ``file://path``, waited until its load event."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.events.clear()
         self.send("Page.enable")
         self.send("Runtime.enable")
         self.send("Log.enable")
+        self.send("Network.enable")
         self.send("Page.navigate", {"url": path.resolve().as_uri()})
         self.wait_event("Page.loadEventFired")
+
+    def requested_urls(self) -> list[str]:
+        """Every URL the open page asked for (the page itself included), from the Network events."""
+        return [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
 
     def evaluate(self, expression: str) -> Any:
         """Evaluate a DOM query from DevTools (allowed whatever the page's CSP says; the page's own

@@ -154,6 +154,7 @@ def test_recheck_html_renders_in_chromium_and_runs_no_script(rechecked: dict[str
     assert got["ins"] == [["21%", "rgb(205, 236, 207)"]]
     assert HOSTILE_TEXT in got["hostileQuote"] and "Cargo" in got["hostileDiff"]
     assert got["scripts"] == 0 and got["onAttrs"] == 0 and got["pwned"] is None
+    assert browser.requested_urls() == [Path(str(rechecked["html"])).resolve().as_uri()]  # nothing loaded
     assert sorted(got["counts"]) == ["changed 2", "not_found 1", "unchanged 1"]
 
     # the same page without its Content-Security-Policy: escaping alone keeps the hostile text inert
@@ -168,6 +169,7 @@ def test_recheck_html_renders_in_chromium_and_runs_no_script(rechecked: dict[str
     control.write_text(f"<!doctype html><body><p>{HOSTILE_TEXT}</p><img src=missing.png onerror=\"x=1\"></body>")
     browser.open(control)
     assert browser.evaluate("[document.scripts.length, document.body.dataset.pwned || null]") == [1, "1"]
+    assert browser.requested_urls() == [control.as_uri(), (tmp_path / "missing.png").as_uri()]
 
 
 def test_bundle_verify_html_holds_and_fails(rechecked: dict[str, object], browser: Browser, tmp_path: Path) -> None:
