@@ -618,8 +618,11 @@ def _shown(text: str) -> str:
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="Also write the report as one self-contained HTML page to this file.")
 @pass_ctx
-def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool) -> None:
+def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool,
+                html_out: Path | None = None) -> None:
     """Fetch every cited source again; one verdict per citation.
 
     Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
@@ -632,6 +635,7 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
         m = load_manifest(path)
     except G6Error as e:
         _fail(str(e))
+    _check_html_out(html_out)
     policy = _policy(c.settings, (), None)
     state: dict[str, Any] = {"bar": None}
 
@@ -649,6 +653,8 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
                              sources=_sources(c))
         except InputError as e:
             _fail(str(e))
+        if html_out is not None:
+            _write_recheck_html(ev, html_out, m, report.to_json(), path)
     if state["bar"] is not None:
         state["bar"].__exit__(None, None, None)
     click.echo(f"run: {report.run_id} (resume with --run {report.run_id})", err=True)
@@ -684,6 +690,37 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
         counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
         click.echo(f"{len(report.verdicts)} citations: {counts}")
     sys.exit(report.exit_code)
+
+
+def _check_html_out(out: Path | None) -> None:
+    """Refuse an HTML output path that cannot be written before any work is done."""
+    if out is None:
+        return
+    if out.is_dir():
+        _fail(f"--html {out}: is a folder, not a file")
+    if not out.parent.is_dir():
+        _fail(f"--html {out}: folder {out.parent} does not exist")
+
+
+def _write_html(out: Path, page: str) -> None:
+    from g6.report_html import write_html
+
+    try:
+        write_html(out, page)
+    except OSError as e:
+        _fail(f"--html {out}: cannot write: {e.strerror or e}")
+    click.echo(f"report: {out}", err=True)
+
+
+def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], manifest_path: Path) -> None:
+    from g6.ledger.receipts import utc_now
+    from g6.report_html import recheck_receipts, render_recheck, signature_checks
+
+    mj = m.to_json()
+    receipts = recheck_receipts(ev, mj, report)
+    _write_html(out, render_recheck(report, manifest=mj, receipts=receipts, manifest_path=str(manifest_path),
+                                    generated_at=utc_now(),
+                                    checks=signature_checks(m, receipts, ev.keys.trusted())))
 
 
 @cli.command("convert")
@@ -965,9 +1002,12 @@ def _printable(text: str) -> str:
               help="Re-read HTML pages and search replies up to this many bytes to check cited text (verify; "
                    "default 256 KiB, which keeps verifying under 128 MiB of memory).")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="verify: also write the result as one self-contained HTML page to this file.")
 @pass_ctx
 def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...], origin: str | None,
-               trust_bundle_keys: bool, allow_unsigned: bool, max_parsed_body: int | None, as_json: bool) -> None:
+               trust_bundle_keys: bool, allow_unsigned: bool, max_parsed_body: int | None, as_json: bool,
+               html_out: Path | None = None) -> None:
     """`g6 bundle MANIFEST -o report-evidence.zip` packs a manifest with its receipts, blobs, inclusion
     proofs, checkpoint and public keys; `g6 bundle verify report-evidence.zip --key KEY` checks it all
     offline, one verdict per citation. Exit 0 only when everything holds."""
@@ -988,9 +1028,16 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
             if origin is not None and key_origin is not None and origin != key_origin:
                 _fail(f"--origin {origin!r} is not the log the verifier key names ({key_origin!r})")
             pinned.append(PinnedKey(key, key_origin))
+        _check_html_out(html_out)
         report = verify_bundle(args[1], tuple(pinned), trust_bundle_keys, origin=origin,
                                allow_unsigned=allow_unsigned,
                                max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body)
+        if html_out is not None:
+            from g6.ledger.receipts import utc_now
+            from g6.report_html import render_bundle
+
+            _write_html(html_out, render_bundle(report.to_json(), bundle_path=args[1],
+                                                keys=[p.key.key_id for p in pinned], generated_at=utc_now()))
         if as_json:
             _emit_json(report.to_json())
         else:
@@ -1015,6 +1062,8 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
         sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
     if len(args) != 1 or output is None:
         _fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
+    if html_out is not None:
+        _fail("--html is for `g6 bundle verify BUNDLE.zip`")
     from g6.bundle import build_bundle
 
     with c.evidence(need_key=True) as ev:
@@ -1042,30 +1091,65 @@ def export_group() -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="out.warc.gz or out.warc")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="Only the receipts a manifest cites, and their re-checks.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_ctx
 def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
-    """Write a WARC/1.1 file: request, response, revisit and metadata (receipt) records."""
-    from g6.manifest import load_manifest
+    """Write a WARC/1.1 file that replays in pywb: response (redirect hops too), revisit, request,
+    conversion and metadata (receipt, urn:g6:receipt:ID) records."""
     from g6.warc_export import export_warc
 
+    if output.is_dir() or not output.parent.is_dir():
+        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
     with c.evidence() as ev:
-        entries = [e.receipt for e in ev.ledger.entries()]
-        if manifest_path is not None:
-            try:
-                m = load_manifest(manifest_path)
-            except G6Error as e:
-                _fail(str(e))
-            cited = {x.receipt_id for x in m.citations}
-            entries = [r for r in entries if r.receipt_id in cited or
-                       set(r.links.get("rechecks", []) if isinstance(r.links.get("rechecks"), list) else [])
-                       & cited]
-        summary = export_warc(ev, output, entries)
+        summary = export_warc(ev, output, _export_entries(ev, manifest_path))
     if as_json:
         _emit_json(summary.to_json())
     else:
-        click.echo(f"wrote {summary.path}: {summary.responses} responses, {summary.revisits} revisits, "
-                   f"{summary.requests} requests, {summary.metadata} metadata records from {summary.receipts} receipts")
+        click.echo(f"wrote {summary.path}: {summary.responses} responses ({summary.redirects} redirects), "
+                   f"{summary.revisits} revisits, {summary.conversions} conversions, {summary.requests} requests, "
+                   f"{summary.metadata} metadata records from {summary.receipts} receipts")
+
+
+@export_group.command("wacz")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The .wacz file to write.")
+@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Only the receipts a manifest cites, and their re-checks.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_ctx
+def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
+    """Write a WACZ (WARC, index, pages.jsonl) with the receipts, checkpoint and inclusion proofs
+    inside, for ReplayWeb.page or pywb."""
+    from g6.wacz_export import export_wacz
+
+    if output.is_dir() or not output.parent.is_dir():
+        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
+    with c.evidence(need_key=True) as ev:
+        entries = _export_entries(ev, manifest_path)
+        try:
+            summary = export_wacz(ev, output, entries)
+        except G6Error as e:
+            _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+    if as_json:
+        _emit_json(summary.to_json())
+    else:
+        click.echo(f"wrote {summary.path}: {summary.pages} pages, {summary.receipts} receipts with "
+                   f"{summary.proofs} inclusion proofs")
+
+
+def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:
+    """Every receipt in the ledger, or those a manifest cites and their re-checks."""
+    from g6.manifest import load_manifest
+
+    entries = [e.receipt for e in ev.ledger.entries()]
+    if manifest_path is None:
+        return entries
+    try:
+        m = load_manifest(manifest_path)
+    except G6Error as e:
+        _fail(str(e))
+    cited = {x.receipt_id for x in m.citations}
+    return [r for r in entries if r.receipt_id in cited or
+            set(r.links.get("rechecks", []) if isinstance(r.links.get("rechecks"), list) else []) & cited]
 
 
 # -- blobs ---------------------------------------------------------------------------------

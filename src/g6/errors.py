@@ -15,8 +15,10 @@
     │   ├── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
     │   │   └── UnknownSourceError
     │   ├── HomeError            (a home that is a file, unreadable, or an empty path)
-    │   └── BundleError          (a bundle that cannot be made or read)
-    │       └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
+    │   ├── BundleError          (a bundle that cannot be made or read)
+    │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
+    │   ├── WaczUnavailable      (export wacz without the wacz package)
+    │   └── WaczError            (a WACZ that could not be written or did not validate)
     └── FetchAdapterError        (a registered source adapter that raised)
 
 Fetch failures are *not* exceptions: a fetch always returns a typed outcome (see
@@ -110,3 +112,15 @@ class BundleMemberError(BundleError):
     """One member of a bundle is unsafe or does not match what ``bundle.json`` declares for it."""
 
     code = "G6_E_BUNDLE_MEMBER"
+
+
+class WaczUnavailable(InputError):
+    """``g6 export wacz`` without the optional ``wacz`` package installed."""
+
+    code = "G6_E_WACZ_UNAVAILABLE"
+
+
+class WaczError(InputError):
+    """A WACZ that could not be written (the wacz tool failed, or its output did not validate)."""
+
+    code = "G6_E_WACZ"

@@ -1,17 +1,31 @@
-"""WARC export (ISO 28500, WARC/1.1) of what the ledger says was read, written with warcio.
+"""WARC export (ISO 28500, WARC/1.1) of what the ledger says was read, written with warcio, laid
+out so that a replay tool (pywb, ReplayWeb.page) shows each page as it was read.
 
-Per receipt with a stored body: a ``request`` record (the GET g6 sent: its stated User-Agent and
-Accept, never anything secret), a ``response`` record (status line and Content-Type as the receipt
-recorded them, the stored body as payload, ``WARC-Payload-Digest: sha256:<hex>`` of that body,
-``WARC-Truncated: length`` where the read was cut), and a ``metadata`` record carrying the signed
-receipt as JSON. A re-check whose bytes equal an earlier response of the same URL becomes a
-``revisit`` record (identical-payload-digest profile). Receipts without a body (refused, denied,
+Per receipt of a read (``fetch``, ``search``, ``recheck``):
+
+- each redirect hop before the final answer: a ``response`` record of its own (the hop's status
+  line, ``Location`` the next hop, empty body) and its ``request``, so the old address replays as
+  a redirect;
+- the final answer with a stored body: a ``response`` record (status line and Content-Type as the
+  receipt recorded them, the stored body as payload, ``WARC-Payload-Digest: sha256:<hex>``,
+  ``WARC-IP-Address``, ``WARC-Truncated: length`` where the read was cut) and its ``request``
+  (the GET g6 sent: its stated User-Agent, never anything secret). When a body with the same
+  sha256 was already written, for any URL, a ``revisit`` record (identical-payload-digest
+  profile) keeps the HTTP status line and headers and refers to that first response;
+- a ``metadata`` record carrying the signed receipt as JSON, with a URI of its own,
+  ``urn:g6:receipt:<receipt id>``, and ``WARC-Concurrent-To`` the response (or revisit): the
+  page's own URL always replays the page, never its receipt.
+
+A ``convert`` receipt becomes a ``conversion`` record (the extracted text) whose ``WARC-Refers-To``
+is the response that carried the source PDF (target URI: that response's URL; ``urn:g6:blob:<blake3>``
+when the PDF's response is not in this export). Receipts without a body (refused, denied,
 unreachable…) get a metadata record only. The stored body is the decoded entity (after
 Content-Encoding), so the response headers carry no Content-Encoding.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable
@@ -29,6 +43,7 @@ from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+EMPTY_SHA256 = "sha256:" + hashlib.sha256(b"").hexdigest()
 _REASONS = {200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 301: "Moved Permanently",
             302: "Found", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
             404: "Not Found", 410: "Gone", 429: "Too Many Requests", 451: "Unavailable For Legal Reasons",
@@ -36,17 +51,38 @@ _REASONS = {200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content"
 
 
 @dataclass(frozen=True, slots=True)
+class Page:
+    receipt_id: str
+    url: str  # the address asked for (a redirect's first hop replays as that redirect)
+    final_url: str
+    date: str
+    status: int
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class WarcSummary:
     path: str
     receipts: int
-    responses: int
+    responses: int  # every response record, redirect hops included
     revisits: int
     requests: int
     metadata: int
+    redirects: int = 0  # response records of redirect hops
+    conversions: int = 0
+    pages: tuple[Page, ...] = ()  # every read whose answer was archived (response or revisit), in order
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "receipts": self.receipts, "responses": self.responses,
-                "revisits": self.revisits, "requests": self.requests, "metadata": self.metadata}
+                "revisits": self.revisits, "requests": self.requests, "metadata": self.metadata,
+                "redirects": self.redirects, "conversions": self.conversions}
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    record_id: str
+    url: str
+    date: str
 
 
 def _warc_date(iso: str) -> str:
@@ -54,75 +90,139 @@ def _warc_date(iso: str) -> str:
     return iso if iso.endswith("Z") else iso + "Z"
 
 
+def receipt_uri(receipt_id: str) -> str:
+    return f"urn:g6:receipt:{receipt_id}"
+
+
+def _status_line(status: int) -> str:
+    return f"{status} {_REASONS.get(status, 'Status')}"
+
+
+class _Exporter:
+    def __init__(self, home: EvidenceHome, writer: WARCWriter) -> None:
+        self.home = home
+        self.w = writer
+        self.counts = {"responses": 0, "revisits": 0, "requests": 0, "metadata": 0, "receipts": 0,
+                       "redirects": 0, "conversions": 0}
+        self.by_sha: dict[str, _Written] = {}  # sha256 of a non-empty body -> its first response
+        self.by_blake3: dict[str, _Written] = {}  # blake3 of a body -> the response that carried it
+        self.pages: list[Page] = []
+
+    def _write(self, rec: object, kind: str) -> str:
+        self.w.write_record(rec)
+        self.counts[kind] += 1
+        return str(rec.rec_headers.get_header("WARC-Record-ID"))  # type: ignore[attr-defined]
+
+    def request(self, url: str, date: str, concurrent: str) -> None:
+        parts = urlsplit(url)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        http = StatusAndHeaders(f"GET {path} HTTP/1.1", [("Host", parts.netloc), ("User-Agent", USER_AGENT)],
+                                protocol="HTTP/1.1", is_http_request=True)
+        rec = self.w.create_warc_record(url, "request", payload=BytesIO(b""), length=0, http_headers=http,
+                                        warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": concurrent})
+        self._write(rec, "requests")
+
+    def redirects(self, r: Receipt, date: str) -> None:
+        for hop, nxt in zip(r.hops, r.hops[1:], strict=False):
+            if hop.status is None or not 300 <= hop.status < 400:
+                continue
+            http = StatusAndHeaders(_status_line(hop.status), [("Location", nxt.url), ("Content-Length", "0")],
+                                    protocol="HTTP/1.1")
+            extra = {"WARC-Date": date, "WARC-Payload-Digest": EMPTY_SHA256}
+            if hop.connected_address:
+                extra["WARC-IP-Address"] = hop.connected_address
+            rec = self.w.create_warc_record(hop.url, "response", payload=BytesIO(b""), length=0, http_headers=http,
+                                            warc_headers_dict=extra)
+            rid = self._write(rec, "responses")
+            self.counts["redirects"] += 1
+            self.request(hop.url, date, rid)
+
+    def answer(self, r: Receipt, url: str, date: str) -> str:
+        """The final response (or a revisit of an identical body written before); its record id."""
+        assert r.content is not None and r.http_status is not None
+        sha, b3, size = str(r.content["sha256"]), str(r.content["blake3"]), int(r.content["size"])
+        status = int(r.http_status)
+        headers = [("Content-Length", str(size))]
+        if r.detail.get("content_type"):
+            headers.insert(0, ("Content-Type", str(r.detail["content_type"])))
+        http = StatusAndHeaders(_status_line(status), headers, protocol="HTTP/1.1")
+        first = self.by_sha.get(sha) if size else None
+        if first is not None:
+            rec = self.w.create_revisit_record(url, sha, first.url, first.date, http_headers=http,
+                                               warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": first.record_id})
+            rid = self._write(rec, "revisits")
+        else:
+            body = self.home.store.read(b3)
+            extra = {"WARC-Date": date, "WARC-Payload-Digest": sha}
+            if r.truncated:
+                extra["WARC-Truncated"] = "length"
+            if r.hops and r.hops[-1].connected_address:
+                extra["WARC-IP-Address"] = r.hops[-1].connected_address
+            rec = self.w.create_warc_record(url, "response", payload=BytesIO(body), length=len(body),
+                                            http_headers=http, warc_headers_dict=extra)
+            rid = self._write(rec, "responses")
+            if size:
+                self.by_sha[sha] = _Written(rid, url, date)
+        self.by_blake3.setdefault(b3, _Written(rid, url, date))
+        self.request(url, date, rid)
+        return rid
+
+    def conversion(self, r: Receipt, date: str) -> str | None:
+        if not r.content:
+            return None
+        src = r.links.get("from") if isinstance(r.links.get("from"), dict) else {}
+        src_b3 = str(src.get("blake3") or r.request.get("digest") or "")
+        origin = self.by_blake3.get(src_b3)
+        body = self.home.store.read(str(r.content["blake3"]))
+        extra = {"WARC-Date": date, "WARC-Payload-Digest": str(r.content["sha256"])}
+        if origin is not None:
+            extra["WARC-Refers-To"] = origin.record_id
+        target = origin.url if origin is not None else f"urn:g6:blob:{src_b3 or 'unknown'}"
+        ctype = str(r.detail.get("content_type") or "text/plain; charset=utf-8")
+        rec = self.w.create_warc_record(target, "conversion", payload=BytesIO(body), length=len(body),
+                                        warc_content_type=ctype, warc_headers_dict=extra)
+        return self._write(rec, "conversions")
+
+    def receipt(self, r: Receipt) -> None:
+        self.counts["receipts"] += 1
+        date = _warc_date(r.fetched_at)
+        concurrent = None
+        url = r.final_url or str(r.request.get("url") or "")
+        if r.kind in ("fetch", "recheck", "search") and url:
+            self.redirects(r, date)
+            if r.content and r.http_status is not None:
+                concurrent = self.answer(r, url, date)
+                asked = r.hops[0].url if r.hops else url
+                self.pages.append(Page(r.receipt_id, asked, url, date, int(r.http_status), r.kind))
+        elif r.kind == "convert":
+            concurrent = self.conversion(r, date)
+        meta_headers = {"WARC-Date": date, "Content-Type": "application/json"}
+        if concurrent:
+            meta_headers["WARC-Concurrent-To"] = concurrent
+        payload = json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True).encode()
+        meta = self.w.create_warc_record(receipt_uri(r.receipt_id), "metadata", payload=BytesIO(payload),
+                                         length=len(payload), warc_headers_dict=meta_headers,
+                                         warc_content_type="application/json")
+        self._write(meta, "metadata")
+
+
 def export_warc(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt]) -> WarcSummary:
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
-    counts = {"responses": 0, "revisits": 0, "requests": 0, "metadata": 0, "receipts": 0}
-    seen: dict[tuple[str, str], tuple[str, str]] = {}  # (url, sha256) -> (record id, date)
-    with tmp.open("wb") as f:
-        # lengths are always given, so warcio keeps our sha256 payload digests (it recomputes without them)
-        writer = WARCWriter(f, gzip=out.name.endswith(".gz"), warc_version="WARC/1.1")
-        info = writer.create_warcinfo_record(out.name, {"software": f"{TOOL_NAME}/{__version__}",
-                                                        "format": "WARC File Format 1.1",
-                                                        "description": "reads recorded in a g6 evidence ledger"})
-        writer.write_record(info)
-        for r in receipts:
-            counts["receipts"] += 1
-            url = r.final_url or str(r.request.get("url") or "")
-            if not url:
-                continue
-            date = _warc_date(r.fetched_at)
-            concurrent = None
-            if r.content and r.http_status is not None and r.kind in ("fetch", "recheck", "search"):
-                sha = str(r.content["sha256"])
-                key = (url, sha)
-                if r.kind == "recheck" and key in seen:
-                    ref_id, ref_date = seen[key]
-                    rec = writer.create_warc_record(url, "revisit", payload=BytesIO(b""), warc_headers_dict={
-                        "WARC-Date": date, "WARC-Profile": REVISIT_PROFILE,
-                        "WARC-Refers-To": ref_id, "WARC-Refers-To-Target-URI": url,
-                        "WARC-Refers-To-Date": ref_date, "WARC-Payload-Digest": sha})
-                    writer.write_record(rec)
-                    counts["revisits"] += 1
-                    concurrent = rec.rec_headers.get_header("WARC-Record-ID")
-                else:
-                    body = home.store.read(str(r.content["blake3"]))
-                    status = int(r.http_status)
-                    headers = [("Content-Length", str(len(body)))]
-                    if r.detail.get("content_type"):
-                        headers.insert(0, ("Content-Type", str(r.detail["content_type"])))
-                    http = StatusAndHeaders(f"{status} {_REASONS.get(status, 'Status')}", headers,
-                                            protocol="HTTP/1.1")
-                    extra = {"WARC-Date": date, "WARC-Payload-Digest": sha}
-                    if r.truncated:
-                        extra["WARC-Truncated"] = "length"
-                    if r.hops and r.hops[-1].connected_address:
-                        extra["WARC-IP-Address"] = r.hops[-1].connected_address
-                    resp = writer.create_warc_record(url, "response", payload=BytesIO(body), length=len(body),
-                                                     http_headers=http, warc_headers_dict=extra)
-                    writer.write_record(resp)
-                    counts["responses"] += 1
-                    concurrent = resp.rec_headers.get_header("WARC-Record-ID")
-                    seen.setdefault(key, (concurrent, date))
-                    parts = urlsplit(url)
-                    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-                    req_http = StatusAndHeaders(f"GET {path} HTTP/1.1", [("Host", parts.netloc),
-                                                                         ("User-Agent", USER_AGENT)],
-                                                protocol="HTTP/1.1", is_http_request=True)
-                    req = writer.create_warc_record(url, "request", payload=BytesIO(b""), http_headers=req_http,
-                                                    warc_headers_dict={"WARC-Date": date,
-                                                                       "WARC-Concurrent-To": concurrent})
-                    writer.write_record(req)
-                    counts["requests"] += 1
-            meta_headers = {"WARC-Date": date, "Content-Type": "application/json"}
-            if concurrent:
-                meta_headers["WARC-Concurrent-To"] = concurrent
-            payload = json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True).encode()
-            meta = writer.create_warc_record(url, "metadata", payload=BytesIO(payload), length=len(payload),
-                                             warc_headers_dict=meta_headers, warc_content_type="application/json")
-            writer.write_record(meta)
-            counts["metadata"] += 1
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out)
-    return WarcSummary(str(out), **counts)
+    try:
+        with tmp.open("wb") as f:
+            # lengths are always given, so warcio keeps our sha256 payload digests (it recomputes without them)
+            writer = WARCWriter(f, gzip=out.name.endswith(".gz"), warc_version="WARC/1.1")
+            info = writer.create_warcinfo_record(out.name, {"software": f"{TOOL_NAME}/{__version__}",
+                                                            "format": "WARC File Format 1.1",
+                                                            "description": "reads recorded in a g6 evidence ledger"})
+            writer.write_record(info)
+            ex = _Exporter(home, writer)
+            for r in receipts:
+                ex.receipt(r)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return WarcSummary(str(out), **ex.counts, pages=tuple(ex.pages))

@@ -254,4 +254,5 @@ def test_transparency_cli(tmp_path: Path, local: LocalSite) -> None:
     assert [c["size"] for c in listed] == [3, 4]
     warc = tmp_path / "out.warc.gz"
     w = g6(tmp_path, "export", "warc", "-o", str(warc), "--json")
-    assert w.returncode == 0 and json.loads(w.stdout)["responses"] == 4
+    # the same bytes four times: one response, then revisits (identical-payload-digest)
+    assert w.returncode == 0 and (json.loads(w.stdout)["responses"], json.loads(w.stdout)["revisits"]) == (1, 3)
