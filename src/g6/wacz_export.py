@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from g6.errors import InputError, WaczError, WaczUnavailable  # noqa: F401 - re-exported
+from g6.errors import WaczError, WaczUnavailable
 from g6.home import EvidenceHome
 from g6.ledger.note import verifier_key
 from g6.ledger.receipts import Receipt
