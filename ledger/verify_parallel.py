@@ -281,19 +281,25 @@ def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     if s > last_seq:
         return [Check("consistency", False, None, None, f"the checkpoint covers {s} receipts but the ledger "
                                                         f"holds {last_seq} (rows removed from the end?)")], Counter(), 0
-    size, problems = _tree_count_check(conn, last_seq)
-    if problems or size is None or size < last_seq:
-        why = problems[0].detail if problems else (
-            "this ledger keeps no stored tree yet" if size is None else f"the stored tree covers only {size} receipts")
-        return [Check("consistency", False, None, None, f"cannot verify from a checkpoint: {why}; "
-                                                        "run a full `g6 ledger verify`")], Counter(), 0
-    if s == 0:
-        fr = stored_tree.Frontier()
-        prev: tuple[int, str] | None = None
-        from g6.ledger.ledger import GENESIS
+    from g6.ledger.ledger import GENESIS, entry_hash
 
-        prev = (0, GENESIS)
-    else:
+    size, problems = _tree_count_check(conn, last_seq)
+    kept = not problems and size is not None and size >= last_seq
+    prev: tuple[int, str] = (0, GENESIS)
+    if not kept:
+        # no usable stored tree (a ledger not written since it was made, or a damaged table): the
+        # checkpoint's tree is hashed from its receipts, streamed; the new rows are still all that
+        # is checked one by one
+        fr = stored_tree.Frontier()
+        for seq, text, stored_prev in conn.execute(
+                "SELECT seq, receipt, prev_hash FROM receipts WHERE seq <= ? ORDER BY seq", (s,)):
+            fr.append(leaf_hash(text.encode()))
+            prev = (seq, entry_hash(seq, stored_prev, text.encode()))
+        if fr.size != s or fr.root() != cp.root:
+            return [Check("consistency", False, None, None, f"the first {s} receipts do not hash to the "
+                                                            "checkpoint's root (history rewritten?)")], Counter(), 0
+        checks.extend(problems)
+    elif s:
         try:
             fr = stored_tree.load_frontier(conn, s)
         except LookupError as e:
@@ -312,18 +318,20 @@ def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
         except (ProofError, LookupError) as e:
             return [Check("consistency", False, s, row[1] if row else None,
                           f"the checkpoint's last receipt is not the one in the ledger: {e}")], Counter(), 0
-        from g6.ledger.ledger import entry_hash
-
         prev = (s, entry_hash(s, row[3], row[2].encode()))
         if prev[1] != row[4]:
             checks.append(Check("chain", False, s, row[1], "entry hash does not match the row's content"))
+    else:
+        fr = stored_tree.Frontier()
     compact = last_seq - s > CHUNK
     r = verify_range(conn, dict(keys), store, s + 1, last_seq, prev=prev, frontier=fr,
-                     tree_ids=(stored_tree.stored_hash_count(s), stored_tree.stored_hash_count(last_seq)),
-                     compact=compact)
+                     tree_ids=(stored_tree.stored_hash_count(s), stored_tree.stored_hash_count(last_seq))
+                     if kept else None, compact=compact)
     checks.extend(r.checks)
     new_root = r.frontier.root()
-    if s:
+    if not kept or not s:  # the new root was computed on top of the checkpoint's own tree: nothing to prove
+        checks.append(Check("consistency", True, None, None, f"size {s} -> {last_seq} (hashed from the receipts)"))
+    else:
         tree = stored_tree.StoredTree(lambda ids: stored_tree.read_hashes(conn, ids), last_seq)
         try:
             verify_consistency(s, last_seq, tree.consistency_proof(s, last_seq) if s != last_seq else [],
