@@ -23,6 +23,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -189,11 +190,16 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
         import multiprocessing
 
         # spawn: a worker must not inherit this process's SQLite handles or threads
-        with ProcessPoolExecutor(max_workers=min(workers, len(bounds)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact)
-                       for lo, hi in bounds]
-            results = [f.result() for f in futures]
+        try:
+            with ProcessPoolExecutor(max_workers=min(workers, len(bounds)),
+                                     mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = [pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact)
+                           for lo, hi in bounds]
+                results = [f.result() for f in futures]
+        except BrokenProcessPool:
+            # no worker could start (e.g. a script without a ``__main__`` guard, which spawn
+            # needs): the same ranges, in this process
+            return verify_ranges(path, conn, keys, store, last_seq, tree_size, 1)
     checks: list[Check] = []
     passed: Counter[str] = Counter()
     rows = 0
