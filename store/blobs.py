@@ -34,7 +34,8 @@ from typing import Any, BinaryIO
 
 import blake3
 
-from g6.errors import BadDigest, BlobNotFound
+from g6.errors import BadDigest, BlobNotFound, StoreError
+from g6.store import compression as compression_mod
 from g6.store.digest import Digest
 
 CHUNK = 1 << 20
@@ -124,8 +125,11 @@ class BlobWriter:
 
     PIPELINE_AFTER = 4 << 20
 
-    def __init__(self, store: BlobStore) -> None:
+    def __init__(self, store: BlobStore, content_type: str | None = None) -> None:
         self._store = store
+        self._content_type = content_type
+        self._zfile: compression_mod.CompressingFile | None = None
+        self._pending: bytearray | None = bytearray()  # the first bytes, held until they decide compression
         fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="put-")
         self._path = Path(name)
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
@@ -146,8 +150,23 @@ class BlobWriter:
         else:
             self._sha.update(chunk)
         self._b3.update(chunk)
-        self._file.write(chunk)
         self.size += len(chunk)
+        if self._pending is not None:
+            self._pending += chunk
+            if len(self._pending) >= compression_mod.MIN_SIZE:
+                self._decide(compress=True)
+            return
+        (self._zfile or self._file).write(chunk)
+
+    def _decide(self, compress: bool) -> None:
+        """The first bytes decide: text is kept compressed, already-compressed formats and tiny
+        bodies raw. Then what was held is written."""
+        assert self._file is not None and self._pending is not None
+        pending, self._pending = bytes(self._pending), None
+        if compress and self._store.compression == "zstd" and \
+                compression_mod.worth_compressing(pending, self._content_type):
+            self._zfile = compression_mod.CompressingFile(self._file)
+        (self._zfile or self._file).write(pending)
 
     def _sha_hex(self) -> str:
         if self._sha_thread is not None:
@@ -158,15 +177,19 @@ class BlobWriter:
     def commit(self) -> BlobRef:
         if self._file is None:
             raise ValueError("writer already closed")
+        if self._pending is not None:
+            self._decide(compress=False)  # the whole body is shorter than MIN_SIZE
         f, self._file = self._file, None
         try:
+            if self._zfile is not None:
+                self._zfile.finish()
             f.flush()
             if self._store.fsync:
                 os.fsync(f.fileno())
         finally:
             f.close()
         ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
-        self._store._install(self._path, ref)
+        self._store._install(self._path, ref, compressed=self._zfile is not None)
         return ref
 
     def abort(self) -> None:
@@ -190,9 +213,10 @@ class BlobWriter:
 class BlobStore:
     """A content-addressed store rooted at one folder. Nothing here reads global state."""
 
-    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, compression: str = "zstd") -> None:
         self.root = Path(root)
         self.fsync = fsync
+        self.compression = compression_mod.parse_setting(compression)
         self.tmp_dir = self.root / "tmp"
         for sub in ("blake3", "meta", "sha256", "tmp"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
@@ -200,6 +224,16 @@ class BlobStore:
     # -- paths -------------------------------------------------------------------------------
     def _data_path(self, b3hex: str) -> Path:
         return self.root / "blake3" / b3hex[:2] / b3hex[2:4] / b3hex
+
+    def _stored_path(self, b3hex: str) -> tuple[Path, bool] | None:
+        """Where the blob's bytes are kept and whether compressed (see ``g6.store.compression``)."""
+        raw = self._data_path(b3hex)
+        if raw.is_file():
+            return raw, False
+        z = raw.with_name(raw.name + compression_mod.SUFFIX)
+        if z.is_file():
+            return z, True
+        return None
 
     def _meta_path(self, b3hex: str) -> Path:
         return self.root / "meta" / b3hex[:2] / f"{b3hex}.json"
@@ -219,8 +253,9 @@ class BlobStore:
         return Digest.parse(line).hex
 
     # -- writing -----------------------------------------------------------------------------
-    def writer(self) -> BlobWriter:
-        return BlobWriter(self)
+    def writer(self, content_type: str | None = None) -> BlobWriter:
+        """``content_type`` (when known) helps decide whether the body is kept compressed."""
+        return BlobWriter(self, content_type)
 
     def put_stream(self, chunks: Iterable[bytes] | BinaryIO) -> BlobRef:
         """Store a body given as an iterable of chunks or a binary file object."""
@@ -252,10 +287,12 @@ class BlobStore:
                 os.unlink(name)
             raise
 
-    def _install(self, tmp: Path, ref: BlobRef) -> None:
+    def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False) -> None:
         b3hex = Digest.parse(ref.blake3).hex
         data_path = self._data_path(b3hex)
-        if data_path.exists():
+        if compressed:
+            data_path = data_path.with_name(data_path.name + compression_mod.SUFFIX)
+        if self._stored_path(b3hex) is not None:
             tmp.unlink()  # dedupe: the same bytes are already here
             return
         try:
@@ -274,33 +311,54 @@ class BlobStore:
     # -- reading -----------------------------------------------------------------------------
     def has(self, digest: str | Digest) -> bool:
         try:
-            return self._data_path(self._resolve(digest)).is_file()
+            return self._stored_path(self._resolve(digest)) is not None
         except BlobNotFound:
             return False
 
     def path(self, digest: str | Digest) -> Path:
-        p = self._data_path(self._resolve(digest))
-        if not p.is_file():
+        """The file the blob is kept in: its raw bytes, or (named ``*.zst``) compressed. Read
+        through ``open``/``read``, which always give the raw bytes."""
+        found = self._stored_path(self._resolve(digest))
+        if found is None:
             raise BlobNotFound(f"no blob {digest}")
-        return p
+        return found[0]
+
+    def _raw_size(self, b3hex: str) -> int:
+        """The recorded raw size of a compressed blob: the bound on its decompression."""
+        try:
+            return int(json.loads(self._meta_path(b3hex).read_text())["size"])
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            raise StoreError(f"blob blake3:{b3hex} is compressed and its recorded size is lost; "
+                             "`g6 blob verify` reports it") from None
 
     def open(self, digest: str | Digest) -> BinaryIO:
-        return self.path(digest).open("rb")
+        b3hex = self._resolve(digest)
+        found = self._stored_path(b3hex)
+        if found is None:
+            raise BlobNotFound(f"no blob {digest}")
+        if found[1]:
+            return compression_mod.open_compressed(found[0], self._raw_size(b3hex))
+        return found[0].open("rb")
 
     def read(self, digest: str | Digest) -> bytes:
+        b3hex = self._resolve(digest)
+        found = self._stored_path(b3hex)
+        if found is not None and found[1]:
+            return compression_mod.read_compressed(found[0], self._raw_size(b3hex))
         with self.open(digest) as f:
             return f.read()
 
     def info(self, digest: str | Digest) -> BlobRef:
         b3hex = self._resolve(digest)
-        if not self._data_path(b3hex).is_file():
+        found = self._stored_path(b3hex)
+        if found is None:
             raise BlobNotFound(f"no blob {digest}")
         try:
             meta = json.loads(self._meta_path(b3hex).read_text())
             return BlobRef(meta["blake3"], meta["sha256"], int(meta["size"]))
         except (FileNotFoundError, ValueError, KeyError):
             # Meta lost or damaged: the bytes are the truth, so derive it again.
-            return self._hash_file(self._data_path(b3hex))
+            return self._hash_file(found[0])
 
     def iter_digests(self) -> Iterator[str]:
         base = self.root / "blake3"
@@ -308,14 +366,26 @@ class BlobStore:
             if not a.is_dir():
                 continue
             for b in sorted(a.iterdir()):
+                last = None
                 for f in sorted(b.iterdir()):
-                    yield f"blake3:{f.name}"
+                    name = f.name.removesuffix(compression_mod.SUFFIX)
+                    if name != last:  # a blob written both raw and compressed (by two writers) is one blob
+                        yield f"blake3:{name}"
+                    last = name
 
     # -- checking ----------------------------------------------------------------------------
     @staticmethod
-    def _hash_file(path: Path) -> BlobRef:
+    def _hash_file(path: Path, raw_size: int | None = None) -> BlobRef:
+        """Digests of the raw bytes in ``path``; a ``*.zst`` file is decompressed, bounded by
+        ``raw_size`` (its recorded size, else the hard limit of an unbounded read)."""
         b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
-        with path.open("rb") as f:
+        opened: BinaryIO
+        if path.name.endswith(compression_mod.SUFFIX):
+            opened = compression_mod.open_compressed(path, compression_mod.UNKNOWN_SIZE_LIMIT
+                                                     if raw_size is None else raw_size)
+        else:
+            opened = path.open("rb")
+        with opened as f:
             while block := f.read(CHUNK):
                 b3.update(block)
                 sha.update(block)
@@ -329,10 +399,20 @@ class BlobStore:
             b3hex = self._resolve(digest)
         except (BlobNotFound, BadDigest) as e:
             return BlobCheck(name, False, str(e))
-        path = self._data_path(b3hex)
-        if not path.is_file():
+        found = self._stored_path(b3hex)
+        if found is None:
             return BlobCheck(name, False, "missing")
-        actual = self._hash_file(path)
+        path = found[0]
+        raw_size = None
+        if found[1]:
+            try:
+                raw_size = self._raw_size(b3hex)
+            except StoreError as e:
+                return BlobCheck(name, False, str(e))
+        try:
+            actual = self._hash_file(path, raw_size)
+        except StoreError as e:
+            return BlobCheck(name, False, str(e))
         if actual.blake3 != f"blake3:{b3hex}":
             return BlobCheck(name, False, f"content hashes to {actual.blake3}")
         try:
@@ -375,7 +455,10 @@ class BlobStore:
             if hexd in keep:
                 kept += 1
                 continue
-            path = self._data_path(hexd)
+            found = self._stored_path(hexd)
+            if found is None:
+                continue
+            path = found[0]
             if now - path.stat().st_mtime < grace_seconds:
                 young.append(d)
                 continue

@@ -52,7 +52,10 @@ class _Ctx:
     def evidence(self, *, need_key: bool = False) -> Any:
         from g6.home import EvidenceHome
 
-        ev = EvidenceHome(self.settings.home)
+        try:
+            ev = EvidenceHome(self.settings.home, blob_compression=self.settings.values.get("G6_BLOB_COMPRESSION", ""))
+        except G6Error as e:
+            _fail(str(e))
         if need_key and not ev.keys.exists():
             key = ev.keys.init()
             click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)

@@ -12,9 +12,9 @@ from g6.store import BlobStore
 class EvidenceHome:
     """``root/knowledge/fetched`` (blobs), ``root/knowledge/ledger.sqlite``, ``root/keys``."""
 
-    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, blob_compression: str = "zstd") -> None:
         self.root = Path(root)
-        self.store = BlobStore(self.root / "knowledge" / "fetched", fsync=fsync)
+        self.store = BlobStore(self.root / "knowledge" / "fetched", fsync=fsync, compression=blob_compression)
         self.ledger = Ledger(self.root / "knowledge" / "ledger.sqlite")
         self.keys = KeyDir(self.root / "keys")
         self._key: SigningKey | None = None
