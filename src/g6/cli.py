@@ -154,15 +154,23 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 
 
 @cli.command("fetch")
-@click.argument("url")
+@click.argument("url", required=False)
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable): host or *.domain.")
 @click.option("--max-bytes", type=click.IntRange(min=0), default=None, help="Stop reading here (truncated).")
 @click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--input", "input_file", type=click.File("r"), default=None,
+              help="Fetch every URL in FILE, one a line ('-': stdin); a JSON line per URL with --json.")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
+              help="With --input: hosts fetched in parallel (one request at a time per host).")
+@click.option("--run", "run_id", help="With --input: resume this run; URLs it already settled are skipped.")
 @pass_ctx
-def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, extract: str,
-              as_json: bool) -> None:
-    """Fetch URL through the checked client, keep the bytes, append a signed receipt."""
+def fetch_cmd(c: _Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | None, extract: str,
+              as_json: bool, input_file: Any = None, concurrency: int = 8, run_id: str | None = None) -> None:
+    """Fetch URL (or every URL in --input FILE) through the checked client, keep the bytes,
+    append a signed receipt per URL."""
+    if input_file is not None or url is None:
+        _fetch_many(c, url, input_file, allow, max_bytes, extract, as_json, concurrency, run_id)
     from g6.adapters import CheckedClient
     from g6.adapters.outcomes import Outcome
     from g6.capture import fetch
@@ -192,6 +200,43 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     if result.outcome is Outcome.REJECTED:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+
+
+def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...], max_bytes: int | None,
+                extract: str, as_json: bool, concurrency: int, run_id: str | None) -> NoReturn:
+    """``g6 fetch --input FILE``: exit 0 only when every URL ended ``ok``."""
+    from g6.adapters import CheckedClient
+    from g6.batch_fetch import UrlResult, batch_fetch, read_urls
+
+    if input_file is None:
+        _fail("give a URL, or --input FILE (one URL a line, '-' for stdin)")
+    if url is not None:
+        _fail("give either a URL or --input FILE, not both")
+    try:
+        urls = read_urls(input_file)
+    except G6Error as e:
+        _fail(str(e))
+    if not urls:
+        _fail("no URL in the input")
+    policy = _policy(c.settings, allow, max_bytes)
+
+    def on_result(r: UrlResult, done: int, total: int) -> None:
+        if as_json:
+            click.echo(json.dumps(r.to_json(), ensure_ascii=False))
+        else:
+            click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} {r.url}")
+        click.echo(f"g6: {done}/{total} {r.outcome} {r.url}", err=True)
+
+    with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
+        try:
+            report = batch_fetch(ev, client, urls, run_id=run_id, concurrency=concurrency, extract=extract,
+                                 on_result=on_result)
+        except G6Error as e:
+            _fail(str(e))
+    counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())) or "nothing"
+    click.echo(f"g6: {len(report.results)} URLs ({report.resumed} from the earlier run): {counts}; "
+               f"run {report.run_id} (resume with --run {report.run_id})", err=True)
+    sys.exit(EXIT_OK if report.ok and report.results else EXIT_FAILED)
 
 
 # -- search --------------------------------------------------------------------------------
