@@ -160,6 +160,12 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     total = len(urls)
     resumed = sum(1 for u in urls if redact_url(u) in done)
     pending = [u for u in urls if redact_url(u) not in done]
+    finished = 0
+    if on_result:  # a line per URL, the ones an earlier run settled too
+        for key in dict.fromkeys(redact_url(u) for u in urls):
+            if key in done:
+                finished += 1
+                on_result(done[key], finished, total)
     finished = resumed
     writer = _LedgerWriter(home)
     proxy = _Home(home, writer)

@@ -75,6 +75,7 @@ def test_exit_1_unless_every_url_ok_and_a_run_resumes(site, tmp_path: Path) -> N
     asked = pages()
     again = run(tmp_path / "h", "--input", "-", "--run", "nightly-1", "--json", stdin=urls)
     assert again.exit_code == 1 and pages() == asked  # both settled by the first run: nothing fetched
+    assert sorted(json.loads(x)["outcome"] for x in again.stdout.splitlines()) == ["not_found", "ok"]
     assert "2 URLs (2 from the earlier run)" in again.stderr
     more = run(tmp_path / "h", "--input", "-", "--run", "nightly-1", stdin=urls + s.url("/ok?x=2") + "\n")
     assert "3 URLs (2 from the earlier run)" in more.stderr and pages() == asked + 1
