@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from g6.errors import InputError
 from g6.ledger import stored_tree
 from g6.ledger.keys import VerifyKey
@@ -40,6 +43,20 @@ if TYPE_CHECKING:
 
 CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
 MAX_TREE_FAILURES = 5  # per range: one wrong hash is enough to fail; the rest would only be noise
+
+
+class _LoadedKey:
+    """A trusted key parsed once, not once per receipt (VerifyKey.verify re-reads the raw key)."""
+
+    def __init__(self, key: VerifyKey) -> None:
+        self._pk = Ed25519PublicKey.from_public_bytes(key.raw)
+
+    def verify(self, signature: bytes, message: bytes) -> bool:
+        try:
+            self._pk.verify(signature, message)
+        except InvalidSignature:
+            return False
+        return True
 
 
 @dataclass
@@ -70,6 +87,7 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     from g6.ledger.ledger import Check, Ledger
 
     out = RangeResult(frontier=frontier or stored_tree.Frontier())
+    loaded: Mapping[str, Any] = {k: _LoadedKey(v) for k, v in keys.items()}
     blob_cache: dict[tuple[str, str, int], tuple[bool, str]] = {}
     stored: list[tuple[int, bytes]] = []
     if tree_ids is not None and tree_ids[1] > tree_ids[0]:
@@ -124,7 +142,7 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
         except (InputError, KeyError, TypeError) as e:
             out.add(Check("signature", False, seq, rid, f"receipt unreadable: {e}"), compact)
             continue
-        ok, why = check_signature(sig, keys, message, "receipt")
+        ok, why = check_signature(sig, loaded, message, "receipt")
         out.add(Check("signature", ok, seq, rid, "" if ok else why), compact)
         content = data.get("content")
         if store is not None and content:
