@@ -108,9 +108,12 @@ def test_a_missing_or_extra_stored_hash_is_caught(home: EvidenceHome) -> None:
     home.ledger.append_many(receipts(0, 9), home.signing_key())
     conn = sqlite3.connect(home.ledger.path, isolation_level=None)
     conn.execute("DELETE FROM merkle_hashes WHERE id = 3")
-    assert "not a whole tree" in home.verify().failures("tree")[0].detail
+    assert home.verify().failures("tree")[0].detail == "stored tree hash 3 (level 0) is missing"
     conn.execute("INSERT INTO merkle_hashes (id, hash) VALUES (3, ?)", (b"\x01" * 32,))
     assert home.verify().failures("tree")
+    conn.execute("INSERT INTO merkle_hashes (id, hash) VALUES (99, ?)", (b"\x01" * 32,))
+    assert "not that of a whole tree" in home.verify().failures("tree")[0].detail
+    conn.execute("DELETE FROM merkle_hashes WHERE id = 99")
     conn.execute("DELETE FROM receipts WHERE seq = 9")  # rows removed from the end, tree left
     assert any("rows removed from the end" in f.detail for f in home.verify().failures("tree"))
     with pytest.raises(LedgerError, match="stored Merkle tree does not match"):
