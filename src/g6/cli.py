@@ -705,7 +705,10 @@ def ledger_verify(c: _Ctx, as_json: bool, since: str | None) -> None:
         except G6Error as e:
             _fail(str(e))
         if report.ok:
-            record_verified(ev, size)
+            try:
+                record_verified(ev, size)
+            except (G6Error, OSError) as e:  # the verdict stands; only the record for --since is missing
+                click.echo(f"g6: could not record the verified checkpoint: {e}", err=True)
     data = report.to_json()
     if as_json:
         _emit_json(data)
