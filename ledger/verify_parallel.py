@@ -35,6 +35,7 @@ from g6.errors import InputError
 from g6.ledger import stored_tree
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import ProofError, leaf_hash, node_hash, verify_consistency, verify_inclusion
+from g6.ledger.note import Checkpoint
 from g6.ledger.receipts import Receipt, Signature, check_signature, unsigned_bytes_of_stored
 
 if TYPE_CHECKING:
@@ -293,7 +294,7 @@ def _tree_count_check(conn: sqlite3.Connection, rows_size: int) -> tuple[int | N
 
 
 def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
-                 origin: str, cp: Any, last_seq: int) -> tuple[list[Check], Counter[str], int]:
+                 origin: str, cp: Checkpoint, last_seq: int) -> tuple[list[Check], Counter[str], int]:
     """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows."""
     from g6.ledger.ledger import Check
 
