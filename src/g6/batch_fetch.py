@@ -13,10 +13,11 @@ receipt; re-running with the same run id skips the URLs it already settled (ok o
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,7 @@ class _LedgerWriter:
         self._path = home.ledger.path
         self._key = home.signing_key()
         self._q: queue.Queue[tuple[Receipt, Future[Receipt]] | None] = queue.Queue()
+        self._closed = threading.Event()
         self._t = threading.Thread(target=self._run, name="g6-ledger-writer", daemon=True)
         self._t.start()
 
@@ -127,10 +129,27 @@ class _LedgerWriter:
                     f.set_result(s)
         finally:
             ledger.close()
+            self._closed.set()
+            self._refuse_waiting()
+
+    def _refuse_waiting(self) -> None:
+        """Fail whatever is queued after the writer stopped, so no worker waits forever."""
+        while True:
+            try:
+                item = self._q.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None:
+                with contextlib.suppress(InvalidStateError):  # another thread refused it first
+                    item[1].set_exception(InputError("the batch was stopped before this receipt was written"))
 
     def record(self, receipt: Receipt) -> Receipt:
         f: Future[Receipt] = Future()
+        if self._closed.is_set():
+            raise InputError("the batch was stopped before this receipt was written")
         self._q.put((receipt, f))
+        if self._closed.is_set():  # closed between the check and the put: nobody else will drain it
+            self._refuse_waiting()
         return f.result()
 
     def close(self) -> None:
@@ -139,11 +158,16 @@ class _LedgerWriter:
 
 
 class _Home:
-    """What ``capture.fetch`` needs of a home, with ``record`` going through the writer thread."""
+    """The home as ``capture.fetch`` sees it from a worker thread: ``record`` goes through the writer
+    thread (a SQLite connection belongs to the thread that made it); the rest is the home's."""
 
     def __init__(self, home: EvidenceHome, writer: _LedgerWriter) -> None:
+        self._home = home
         self.store = home.store
         self.record = writer.record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._home, name)
 
 
 def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
@@ -169,10 +193,10 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     finished = resumed
     writer = _LedgerWriter(home)
     proxy = _Home(home, writer)
+    results = per_host(pending, host_of, lambda u: fetch(proxy, client, u, extract=extract),  # type: ignore[arg-type]
+                       concurrency)
     try:
-        for url, res, _ in per_host(pending, host_of,
-                                    lambda u: fetch(proxy, client, u, extract=extract),  # type: ignore[arg-type]
-                                    concurrency):
+        for url, res, _ in results:
             if isinstance(res, G6Error):  # a bad input for this URL: settled as failed, the rest go on
                 r = UrlResult(redact_url(url), "error", res.code, None, reason=str(res)[:300])
             elif isinstance(res, BaseException):
@@ -186,6 +210,7 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             if on_result:
                 on_result(r, finished, total)
     finally:
+        results.close()  # on an early stop: no host starts another URL
         writer.close()
     results = tuple(done[k] for k in dict.fromkeys(redact_url(u) for u in urls) if k in done)
     counts: dict[str, int] = {}

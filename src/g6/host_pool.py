@@ -8,6 +8,7 @@ come back to the calling thread as they finish, so it alone writes receipts, run
 from __future__ import annotations
 
 import queue
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -35,9 +36,12 @@ def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R
         by_host[host(it)].append(it)
         n += 1
     results: queue.Queue[tuple[T, R | BaseException]] = queue.Queue()
+    stop = threading.Event()  # set when the caller stops early (an error, Ctrl-C): no new item starts
 
     def run(batch: list[T]) -> None:
         for it in batch:
+            if stop.is_set():
+                return
             try:
                 results.put((it, work(it)))
             except BaseException as e:  # noqa: BLE001 - handed to the calling thread
@@ -46,6 +50,9 @@ def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for batch in by_host.values():
             pool.submit(run, batch)
-        for _ in range(n):
-            it, res = results.get()
-            yield it, res, not results.empty()
+        try:
+            for _ in range(n):
+                it, res = results.get()
+                yield it, res, not results.empty()
+        finally:
+            stop.set()

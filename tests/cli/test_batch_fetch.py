@@ -6,8 +6,11 @@ import json
 import threading
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from g6.adapters import CheckedClient, FetchPolicy
+from g6.batch_fetch import batch_fetch
 from g6.cli import cli
 from g6.home import EvidenceHome
 from g6.localsite import Reply, SeenRequest
@@ -91,3 +94,11 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "not both" in r.output
     r = run(tmp_path / "h", "--input", "-", "--run", "../escape", stdin="http://127.0.0.1:1/\n")
     assert r.exit_code == 2 and "run id" in r.output
+
+
+def test_an_unexpected_error_stops_the_batch_without_hanging(site, home: EvidenceHome) -> None:
+    s = site({"/robots.txt": Reply(404, b""), "/a": page(1)})
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client, \
+            pytest.raises(ValueError, match="extract must be one of"):
+        batch_fetch(home, client, [s.url("/a"), s.url("/a?2"), s.url("/a?3")], extract="bogus")
+    assert len(home.ledger) == 0 and not any(q.path.startswith("/a") for q in s.requests)
