@@ -3,6 +3,7 @@
 Layout under the root (``$G6_HOME/knowledge/fetched``)::
 
     blake3/ab/cd/<hex>        the raw bytes, never modified after the rename
+    blake3/ab/cd/<hex>.zst    or those bytes zstd-compressed (text bodies; ``g6.store.compression``)
     meta/ab/<b3hex>.json      {"blake3", "sha256", "size"} of that blob
     sha256/ab/<hex>           one line: the blake3 digest, so blobs open by sha256 too
     tmp/                      partial writes; never read, swept by ``gc``
