@@ -159,7 +159,7 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @click.option("--max-bytes", type=click.IntRange(min=0), default=None, help="Stop reading here (truncated).")
 @click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--input", "input_file", type=click.File("r"), default=None,
+@click.option("--input", "input_file", type=click.File("r"), default=None, metavar="FILE",
               help="Fetch every URL in FILE, one a line ('-': stdin); a JSON line per URL with --json.")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
               help="With --input: hosts fetched in parallel (one request at a time per host).")
