@@ -86,11 +86,12 @@ class CompressingFile:
 class _BoundedReader(io.RawIOBase):
     """Raw bytes of a compressed blob, failing if they run past ``size`` or stop short of it."""
 
-    def __init__(self, f: BinaryIO, size: int, name: str) -> None:
+    def __init__(self, f: BinaryIO, size: int, name: str, exact: bool = True) -> None:
         self._f = f
         self._r = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=False)
         self._left = size
         self._name = name
+        self._exact = exact
 
     def readable(self) -> bool:
         return True
@@ -103,7 +104,7 @@ class _BoundedReader(io.RawIOBase):
             raise StoreError(f"blob {self._name} does not decompress: {e}") from None
         if len(chunk) > self._left:
             raise StoreError(f"blob {self._name} decompresses past its recorded size")
-        if not chunk and self._left > 0 and want:
+        if not chunk and self._left > 0 and want and self._exact:
             raise StoreError(f"blob {self._name} decompresses to fewer bytes than its recorded size")
         self._left -= len(chunk)
         n = len(chunk)
@@ -118,10 +119,12 @@ class _BoundedReader(io.RawIOBase):
             super().close()
 
 
-def open_compressed(path: Path, size: int) -> BinaryIO:
-    """A reader of the raw bytes of a compressed blob whose raw size is ``size``."""
+def open_compressed(path: Path, size: int, exact: bool = True) -> BinaryIO:
+    """A reader of the raw bytes of a compressed blob whose raw size is ``size`` (with ``exact``
+    False: at most ``size``, for a blob whose recorded size is lost and is being re-hashed)."""
     f = path.open("rb")
-    return io.BufferedReader(_BoundedReader(f, size, path.name.removesuffix(SUFFIX)), 1 << 20)  # type: ignore[return-value]
+    reader = _BoundedReader(f, size, path.name.removesuffix(SUFFIX), exact)
+    return io.BufferedReader(reader, 1 << 20)  # type: ignore[return-value]
 
 
 def read_compressed(path: Path, size: int) -> bytes:
