@@ -7,22 +7,29 @@ import os
 import platform
 import sys
 
-from bench import extract, fetch, hostile, ingest, ledger_append, recheck, warc
+from bench import batch_fetch, compress, extract, fetch, hostile, ingest, ledger_append, recheck, scale, warc
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m bench")
     ap.add_argument("--quick", action="store_true", help="small sizes: checks the benchmarks run, not the speed")
-    ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck", "hostile"])
+    ap.add_argument("--scale", action="store_true",
+                    help="also measure against a 1,000,000-receipt ledger (built once, cached in bench/.cache/)")
+    ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck", "hostile",
+                                                 "tree", "compress", "batch"])
     args = ap.parse_args()
     print(f"# machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()},"
           f" {platform.system()} {platform.release()}")
     runs = {"ingest": ingest.run, "ledger": ledger_append.run, "fetch": fetch.run, "extract": extract.run,
-            "warc": warc.run, "recheck": recheck.run, "hostile": hostile.run}
+            "warc": warc.run, "recheck": recheck.run, "hostile": hostile.run, "compress": compress.run,
+            "batch": batch_fetch.run}
     for name in args.names:
-        if name not in runs:
+        if name not in runs and name != "tree":
             print(f"unknown benchmark {name!r}; known: {', '.join(runs)}", file=sys.stderr)
             return 2
+        if name == "tree":
+            scale.run(quick=args.quick, scale=args.scale)
+            continue
         runs[name](quick=args.quick)
     return 0
 

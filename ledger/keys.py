@@ -156,7 +156,9 @@ class KeyDir:
             return self.load_signing(), False
         except SigningKeyError:
             if self.exists():
-                raise  # a key is there but unreadable: never replaced silently
+                # another process may have published its key after our read failed: read once more;
+                # a key that is there and still unreadable is never replaced silently
+                return self.load_signing(), False
         try:
             return self.init(), True
         except SigningKeyError:

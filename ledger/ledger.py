@@ -22,17 +22,18 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
 from g6.errors import InputError, LedgerDiskFull, LedgerError, ReceiptNotFound
+from g6.ledger import stored_tree
 from g6.ledger.keys import SigningKey, VerifyKey
-from g6.ledger.merkle import MerkleTree, leaf_hash
+from g6.ledger.merkle import MerkleTree, TreeView, leaf_hash
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
-from g6.ledger.receipts import Receipt, Signature, check_signature, unsigned_bytes_of_stored, utc_now
+from g6.ledger.receipts import Receipt, utc_now
 from g6.store import BlobRef, BlobStore
 from g6.store.diskfull import is_disk_full
 
@@ -48,6 +49,17 @@ _SQLITE_FULL = frozenset({"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRU
 
 def _ledger_disk_full(e: BaseException) -> bool:
     return getattr(e, "sqlite_errorname", None) in _SQLITE_FULL or is_disk_full(e)
+
+
+def stored_bytes(value: Any) -> bytes:
+    """The bytes of a ``receipt`` cell as stored. A cell edited to a blob or a number still hashes
+    (to something that matches nothing), so a damaged row is a verdict, never a traceback."""
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
+def stored_leaf_hash(value: Any) -> bytes:
+    """RFC 9162 leaf hash of a ``receipt`` cell (see ``stored_bytes``)."""
+    return leaf_hash(stored_bytes(value))
 
 
 def entry_hash(seq: int, prev_hash: str, canonical_receipt: bytes) -> str:
@@ -84,6 +96,8 @@ class Check:
 class LedgerVerifyReport:
     rows: int
     checks: tuple[Check, ...]
+    # passing checks counted but not kept one by one (a large ledger keeps failures only)
+    passed: Mapping[str, int] = field(default_factory=dict)
 
     def of(self, check: str) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if c.check == check)
@@ -97,12 +111,14 @@ class LedgerVerifyReport:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "rows": self.rows, "checks": {}}
-        for name in ("database", "signature", "chain", "blob", "checkpoint", "kept_checkpoint"):
+        for name in ("database", "consistency", "signature", "chain", "blob", "tree", "checkpoint",
+                     "kept_checkpoint"):
             cs = self.of(name)
-            if name in ("database", "checkpoint", "kept_checkpoint") and not cs:
+            extra = self.passed.get(name, 0)
+            if name in ("database", "consistency", "tree", "checkpoint", "kept_checkpoint") and not cs and not extra:
                 continue
             bad = [c.to_json() for c in cs if not c.ok]
-            out["checks"][name] = {"ok": not bad, "checked": len(cs), "failed": len(bad), "failures": bad}
+            out["checks"][name] = {"ok": not bad, "checked": len(cs) + extra, "failed": len(bad), "failures": bad}
         return out
 
 
@@ -289,6 +305,7 @@ class Ledger:
         try:
             self._writable().execute("BEGIN IMMEDIATE")
             seq, prev = self.head()  # read inside the write lock, so no other writer can move it
+            self._tree_catch_up(seq)
             rows = []
             for r, body in pairs:
                 seq += 1
@@ -300,6 +317,8 @@ class Ledger:
                 " entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            stored_tree.append_leaves(self._conn, rows[0][0] - 1 if rows else seq,
+                                      (leaf_hash(body) for _, body in pairs))
             self._conn.execute("COMMIT")
         except BaseException as e:
             self._rollback()
@@ -365,10 +384,31 @@ class Ledger:
         """RFC 9162 leaf hashes of the receipts (canonical JSON, signature included), in ledger order."""
         sql = "SELECT receipt FROM receipts ORDER BY seq" + (" LIMIT ?" if size is not None else "")
         rows = self._usable().execute(sql, (size,) if size is not None else ())
-        return [leaf_hash(r[0] if isinstance(r[0], bytes) else str(r[0]).encode()) for r in rows]
+        return [stored_leaf_hash(r[0]) for r in rows]
 
-    def tree(self) -> MerkleTree:
+    def tree(self) -> TreeView:
+        """The tree over every receipt: read from the stored hashes (O(log n) rows per root or
+        proof) when they cover the ledger; else (an old ledger not written to since, opened
+        read-only) computed in memory from the receipts, writing nothing."""
+        conn = self._usable()
+        n = self.head()[0]  # max(seq), O(log n); a ledger with a row gone from the middle fails verify anyway
+        if n and stored_tree.stored_size(conn) == n:
+            return stored_tree.StoredTree(lambda ids: stored_tree.read_hashes(conn, ids), n)
         return MerkleTree(self.leaf_hashes())
+
+    def _tree_catch_up(self, size: int) -> None:
+        """Inside a write transaction: make the stored tree cover the first ``size`` receipts.
+        A ledger made before the tree was kept (or by an older g6) is hashed once, here."""
+        conn = self._conn
+        stored_tree.ensure_table(conn)
+        have = stored_tree.stored_size(conn)
+        if have is None or have > size:
+            raise LedgerError(f"ledger {self.path}: the stored Merkle tree does not match the receipts "
+                              f"({stored_tree.stored_count(conn)} hashes for {size} receipts); "
+                              "run `g6 ledger verify`")
+        if have < size:
+            rows = conn.execute("SELECT receipt FROM receipts WHERE seq > ? ORDER BY seq", (have,))
+            stored_tree.append_leaves(conn, have, (stored_leaf_hash(r[0]) for r in rows))
 
     def index_of(self, receipt_id: str) -> int:
         row = self._usable().execute("SELECT seq FROM receipts WHERE receipt_id = ?", (receipt_id,)).fetchone()
@@ -381,8 +421,14 @@ class Ledger:
         conn = self._writable()
         try:
             conn.execute("BEGIN IMMEDIATE")
-            leaves = self.leaf_hashes()
-            cp = Checkpoint(self.origin, len(leaves), MerkleTree(leaves).root())
+            size, _ = self.head()
+            self._tree_catch_up(size)
+            tree = stored_tree.StoredTree(lambda ids: stored_tree.read_hashes(conn, ids), size)
+            last = conn.execute("SELECT receipt FROM receipts ORDER BY seq DESC LIMIT 1").fetchone()
+            if size and tree.leaf(size - 1) != stored_leaf_hash(last[0]):
+                raise LedgerError(f"ledger {self.path}: the stored Merkle tree disagrees with the last receipt; "
+                                  "run `g6 ledger verify`")
+            cp = Checkpoint(self.origin, size, tree.root())
             note = sign_checkpoint(cp, key)
             conn.execute("INSERT INTO checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
                          (cp.size, cp.root.hex(), note, utc_now()))
@@ -425,68 +471,55 @@ class Ledger:
 
     # -- verifying -------------------------------------------------------------------------
     def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
-               kept: Sequence[tuple[str, str]] = ()) -> LedgerVerifyReport:
-        """Check every signature, every chain link, every column beside the receipt and (with ``store``)
-        every referenced blob. ``kept`` holds (label, signed note) checkpoints kept away from the
-        ledger: each must be extended by the ledger as it is now (see ``g6.ledger.kept``)."""
+               kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
+               since: Checkpoint | None = None) -> LedgerVerifyReport:
+        """Check every signature, every chain link, every column beside the receipt, (with ``store``)
+        every referenced blob and the stored Merkle hashes, on ``workers`` processes (default: every
+        core; 1: in this process). ``kept`` holds (label, signed note) checkpoints kept away from the
+        ledger: each must be extended by the ledger as it is now (see ``g6.ledger.kept``).
+
+        With ``since`` (a checkpoint whose signature the caller has checked), prove the ledger
+        extends it and check only the rows after it (see ``g6.ledger.verify_parallel``)."""
+        from g6.ledger import verify_parallel
         from g6.ledger.kept import check_kept_checkpoints
 
-        checks: list[Check] = []
-        rows = 0
-        blob_cache: dict[tuple[str, str, int], tuple[bool, str]] = {}  # a blob cited twice is hashed once
         if self._broken is not None:
             return LedgerVerifyReport(0, (Check("database", False, None, None, self._broken),
                                           *check_kept_checkpoints(self, kept, keys)))
+        checks: list[Check] = []
+        passed: dict[str, int] = {}
+        rows = 0
         try:
             problem = self._layout_problem()
             if problem is not None:
                 return LedgerVerifyReport(0, (Check("database", False, None, None, problem),
                                               *check_kept_checkpoints(self, kept, keys)))
-            prev_seq, prev_hash = 0, GENESIS
-            cur = self._conn.execute(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM receipts ORDER BY seq")
-            for seq, rid_col, kind, outcome, fetched_at, text, stored_prev, stored_hash in cur:
-                rows += 1
-                columns = {"receipt_id": rid_col, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
-                rid = rid_col if isinstance(rid_col, str) else repr(rid_col)  # verdicts name the row as stored
-                data: Any = None
-                if isinstance(text, str):
-                    with contextlib.suppress(ValueError):
-                        data = json.loads(text)
-                checks.append(self._chain_check(seq, rid, text, data, stored_prev, stored_hash, prev_seq,
-                                                prev_hash, columns))
-                prev_seq, prev_hash = seq, stored_hash
-                try:
-                    if not isinstance(text, str):
-                        raise InputError(f"stored as {type(text).__name__}, not text")
-                    if not isinstance(data, dict):
-                        raise InputError("not a JSON object")
-                    message = unsigned_bytes_of_stored(text, data)
-                    if message is None:  # not in canonical form: rebuild it (and let the signature judge)
-                        message = Receipt.from_json(data).canonical_bytes()
-                    raw_sig = data.get("signature")
-                    sig = Signature(raw_sig["alg"], raw_sig["key_id"], raw_sig["value"]) if raw_sig else None
-                    ok, why = check_signature(sig, keys, message, "receipt")
-                except (InputError, KeyError, TypeError, ValueError, AttributeError) as e:
-                    # a malformed row (wrong JSON types, say) is a verdict on that row, never a traceback
-                    checks.append(Check("signature", False, seq, rid, f"receipt unreadable: {e}"))
-                    continue
-                checks.append(Check("signature", ok, seq, rid, "" if ok else why))
-                content = data.get("content")
-                if store is not None and content:
-                    checks.append(self._blob_check(store, seq, rid, content, blob_cache))
-            checks.extend(self._checkpoint_checks(keys))
+            last_seq, _ = self.head()
+            if since is not None:
+                found, counts, rows = verify_parallel.verify_since(self._conn, keys, store, self.origin, since,
+                                                                   last_seq)
+            else:
+                tree_size, found = verify_parallel._tree_count_check(self._conn, last_seq)
+                more, counts, rows = verify_parallel.verify_ranges(self.path, self._conn, keys, store, last_seq,
+                                                                   tree_size, workers)
+                found += more
+            checks.extend(found)
+            passed = dict(counts)
+            tree_ok = not any(c.check == "tree" and not c.ok for c in checks)
+            checks.extend(self._checkpoint_checks(keys, trust_stored_tree=tree_ok))
             checks.extend(check_kept_checkpoints(self, kept, keys))
         except sqlite3.DatabaseError as e:
             checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
-        return LedgerVerifyReport(rows, tuple(checks))
+        return LedgerVerifyReport(rows, tuple(checks), passed)
 
-    def _checkpoint_checks(self, keys: Mapping[str, VerifyKey]) -> list[Check]:
+    def _checkpoint_checks(self, keys: Mapping[str, VerifyKey], *, trust_stored_tree: bool = False) -> list[Check]:
         """Every checkpoint issued must be signed and match the tree's root at its size now:
         this is what catches rows removed from the end, or an old row rewritten."""
         rows = self._conn.execute("SELECT id, size, note FROM checkpoints ORDER BY id").fetchall()
         if not rows:
             return []
-        tree = self.tree()
+        # the stored hashes only once verify has recomputed them; else the receipts themselves
+        tree = self.tree() if trust_stored_tree else MerkleTree(self.leaf_hashes())
         origin = self.origin
         out = []
         for cid, size, note in rows:

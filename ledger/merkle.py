@@ -32,7 +32,54 @@ def _split(n: int) -> int:
     return 1 << ((n - 1).bit_length() - 1)
 
 
-class MerkleTree:
+class TreeView:
+    """The RFC 9162 proof algorithms over any source of subtree hashes (``_mth``): an in-memory
+    list of leaves (:class:`MerkleTree`) or the hashes a ledger keeps (``g6.ledger.stored_tree``)."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _mth(self, lo: int, hi: int) -> bytes:
+        raise NotImplementedError
+
+    def root(self, size: int | None = None) -> bytes:
+        size = len(self) if size is None else size
+        if not 0 <= size <= len(self):
+            raise ValueError(f"tree size {size} is outside 0..{len(self)}")
+        return self._mth(0, size)
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
+        size = len(self) if size is None else size
+        if not 0 <= index < size <= len(self):
+            raise ValueError(f"no leaf {index} in a tree of size {size}")
+        return self._path(index, 0, size)
+
+    def _path(self, m: int, lo: int, hi: int) -> list[bytes]:
+        n = hi - lo
+        if n == 1:
+            return []
+        k = _split(n)
+        if m < k:
+            return [*self._path(m, lo, lo + k), self._mth(lo + k, hi)]
+        return [*self._path(m - k, lo + k, hi), self._mth(lo, lo + k)]
+
+    def consistency_proof(self, old: int, new: int | None = None) -> list[bytes]:
+        new = len(self) if new is None else new
+        if not 0 < old <= new <= len(self):
+            raise ValueError(f"no consistency proof from size {old} to size {new}")
+        return self._subproof(old, 0, new, True)
+
+    def _subproof(self, m: int, lo: int, hi: int, whole: bool) -> list[bytes]:
+        n = hi - lo
+        if m == n:
+            return [] if whole else [self._mth(lo, hi)]
+        k = _split(n)
+        if m <= k:
+            return [*self._subproof(m, lo, lo + k, whole), self._mth(lo + k, hi)]
+        return [*self._subproof(m - k, lo + k, hi, False), self._mth(lo, lo + k)]
+
+
+class MerkleTree(TreeView):
     """A tree over precomputed leaf hashes; subtree roots are memoised, so proofs cost O(n) once."""
 
     def __init__(self, leaf_hashes: Sequence[bytes]) -> None:
@@ -56,42 +103,6 @@ class MerkleTree:
             if n & (n - 1) == 0:  # only complete subtrees are shared between trees of different sizes
                 self._memo[key] = hit
         return hit
-
-    def root(self, size: int | None = None) -> bytes:
-        size = len(self.leaves) if size is None else size
-        if not 0 <= size <= len(self.leaves):
-            raise ValueError(f"tree size {size} is outside 0..{len(self.leaves)}")
-        return self._mth(0, size)
-
-    def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
-        size = len(self.leaves) if size is None else size
-        if not 0 <= index < size <= len(self.leaves):
-            raise ValueError(f"no leaf {index} in a tree of size {size}")
-        return self._path(index, 0, size)
-
-    def _path(self, m: int, lo: int, hi: int) -> list[bytes]:
-        n = hi - lo
-        if n == 1:
-            return []
-        k = _split(n)
-        if m < k:
-            return [*self._path(m, lo, lo + k), self._mth(lo + k, hi)]
-        return [*self._path(m - k, lo + k, hi), self._mth(lo, lo + k)]
-
-    def consistency_proof(self, old: int, new: int | None = None) -> list[bytes]:
-        new = len(self.leaves) if new is None else new
-        if not 0 < old <= new <= len(self.leaves):
-            raise ValueError(f"no consistency proof from size {old} to size {new}")
-        return self._subproof(old, 0, new, True)
-
-    def _subproof(self, m: int, lo: int, hi: int, whole: bool) -> list[bytes]:
-        n = hi - lo
-        if m == n:
-            return [] if whole else [self._mth(lo, hi)]
-        k = _split(n)
-        if m <= k:
-            return [*self._subproof(m, lo, lo + k, whole), self._mth(lo + k, hi)]
-        return [*self._subproof(m - k, lo + k, hi, False), self._mth(lo, lo + k)]
 
 
 def root_from_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes:

@@ -3,6 +3,7 @@
 Layout under the root (``$G6_HOME/knowledge/fetched``)::
 
     blake3/ab/cd/<hex>        the raw bytes, never modified after the rename
+    blake3/ab/cd/<hex>.zst    or those bytes zstd-compressed (text bodies; ``g6.store.compression``)
     meta/ab/<b3hex>.json      {"blake3", "sha256", "size"} of that blob
     sha256/ab/<hex>           one line: the blake3 digest, so blobs open by sha256 too
     tmp/                      partial writes; never read, swept by ``gc``
@@ -42,7 +43,8 @@ from typing import Any, BinaryIO
 
 import blake3
 
-from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreDiskFull
+from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreDiskFull, StoreError
+from g6.store import compression as compression_mod
 from g6.store.digest import Digest
 from g6.store.diskfull import is_disk_full
 
@@ -144,8 +146,11 @@ class BlobWriter:
 
     PIPELINE_AFTER = 4 << 20
 
-    def __init__(self, store: BlobStore) -> None:
+    def __init__(self, store: BlobStore, content_type: str | None = None) -> None:
         self._store = store
+        self._content_type = content_type
+        self._zfile: compression_mod.CompressingFile | None = None
+        self._pending: bytearray | None = bytearray()  # the first bytes, held until they decide compression
         fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="put-")
         self._path = Path(name)
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
@@ -166,14 +171,29 @@ class BlobWriter:
         else:
             self._sha.update(chunk)
         self._b3.update(chunk)
+        self.size += len(chunk)
         try:
-            self._file.write(chunk)
+            if self._pending is not None:
+                self._pending += chunk
+                if len(self._pending) >= compression_mod.MIN_SIZE:
+                    self._decide(compress=True)
+                return
+            (self._zfile or self._file).write(chunk)
         except OSError as e:
             self.abort()
             if (full := _full(e, "writing a blob")) is not None:
                 raise full from e
             raise
-        self.size += len(chunk)
+
+    def _decide(self, compress: bool) -> None:
+        """The first bytes decide: text is kept compressed, already-compressed formats and tiny
+        bodies raw. Then what was held is written."""
+        assert self._file is not None and self._pending is not None
+        pending, self._pending = bytes(self._pending), None
+        if compress and self._store.compression == "zstd" and \
+                compression_mod.worth_compressing(pending, self._content_type):
+            self._zfile = compression_mod.CompressingFile(self._file)
+        (self._zfile or self._file).write(pending)
 
     def _sha_hex(self) -> str:
         if self._sha_thread is not None:
@@ -184,16 +204,20 @@ class BlobWriter:
     def commit(self) -> BlobRef:
         if self._file is None:
             raise ValueError("writer already closed")
+        if self._pending is not None:
+            self._decide(compress=False)  # the whole body is shorter than MIN_SIZE
         f, self._file = self._file, None
         try:
             try:
+                if self._zfile is not None:
+                    self._zfile.finish()
                 f.flush()
                 if self._store.fsync:
                     os.fsync(f.fileno())
             finally:
                 f.close()
             ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
-            self._store._install(self._path, ref)
+            self._store._install(self._path, ref, compressed=self._zfile is not None)
         except BaseException as e:
             self.abort()
             if (full := _full(e, "writing a blob")) is not None:
@@ -222,10 +246,12 @@ class BlobWriter:
 class BlobStore:
     """A content-addressed store rooted at one folder. Nothing here reads global state."""
 
-    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, create: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, create: bool = True,
+                 compression: str = "zstd") -> None:
         """``create=False`` opens for reading: no folder is made (a missing store holds no blobs)."""
         self.root = Path(root)
         self.fsync = fsync
+        self.compression = compression_mod.parse_setting(compression)
         self.tmp_dir = self.root / "tmp"
         if create:
             for sub in ("blake3", "meta", "sha256", "tmp"):
@@ -234,6 +260,16 @@ class BlobStore:
     # -- paths -------------------------------------------------------------------------------
     def _data_path(self, b3hex: str) -> Path:
         return self.root / "blake3" / b3hex[:2] / b3hex[2:4] / b3hex
+
+    def _stored_path(self, b3hex: str) -> tuple[Path, bool] | None:
+        """Where the blob's bytes are kept and whether compressed (see ``g6.store.compression``)."""
+        raw = self._data_path(b3hex)
+        if raw.is_file():
+            return raw, False
+        z = raw.with_name(raw.name + compression_mod.SUFFIX)
+        if z.is_file():
+            return z, True
+        return None
 
     def _meta_path(self, b3hex: str) -> Path:
         return self.root / "meta" / b3hex[:2] / f"{b3hex}.json"
@@ -265,8 +301,9 @@ class BlobStore:
             return None
 
     # -- writing -----------------------------------------------------------------------------
-    def writer(self) -> BlobWriter:
-        return BlobWriter(self)
+    def writer(self, content_type: str | None = None) -> BlobWriter:
+        """``content_type`` (when known) helps decide whether the body is kept compressed."""
+        return BlobWriter(self, content_type)
 
     def put_stream(self, chunks: Iterable[bytes] | BinaryIO) -> BlobRef:
         """Store a body given as an iterable of chunks or a binary file object."""
@@ -298,10 +335,12 @@ class BlobStore:
                 os.unlink(name)
             raise
 
-    def _install(self, tmp: Path, ref: BlobRef) -> None:
+    def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False) -> None:
         b3hex = Digest.parse(ref.blake3).hex
         data_path = self._data_path(b3hex)
-        if data_path.exists():
+        if compressed:
+            data_path = data_path.with_name(data_path.name + compression_mod.SUFFIX)
+        if self._stored_path(b3hex) is not None:
             tmp.unlink()  # dedupe: the same bytes are already here
             return
         try:
@@ -324,20 +363,46 @@ class BlobStore:
     # -- reading -----------------------------------------------------------------------------
     def has(self, digest: str | Digest) -> bool:
         try:
-            return self._data_path(self._resolve(digest)).is_file()
+            return self._stored_path(self._resolve(digest)) is not None
         except BlobNotFound:
             return False
 
     def path(self, digest: str | Digest) -> Path:
-        p = self._data_path(self._resolve(digest))
-        if not p.is_file():
+        """The file the blob is kept in: its raw bytes, or (named ``*.zst``) compressed. Read
+        through ``open``/``read``, which always give the raw bytes."""
+        found = self._stored_path(self._resolve(digest))
+        if found is None:
             raise BlobNotFound(f"no blob {digest}")
-        return p
+        return found[0]
+
+    def _raw_size(self, b3hex: str) -> int:
+        """The recorded raw size of a compressed blob: the bound on its decompression."""
+        try:
+            return int(json.loads(self._meta_path(b3hex).read_text())["size"])
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            # meta lost: the size is derived from the bytes, streamed (flat memory, hard limit)
+            found = self._stored_path(b3hex)
+            if found is None:
+                raise BlobNotFound(f"no blob blake3:{b3hex}") from None
+            ref = self._hash_file(found[0])
+            if ref.blake3 != f"blake3:{b3hex}":
+                raise StoreError(f"blob blake3:{b3hex} lost its meta and its bytes hash to {ref.blake3}") from None
+            return ref.size
 
     def open(self, digest: str | Digest) -> BinaryIO:
-        return self.path(digest).open("rb")
+        b3hex = self._resolve(digest)
+        found = self._stored_path(b3hex)
+        if found is None:
+            raise BlobNotFound(f"no blob {digest}")
+        if found[1]:
+            return compression_mod.open_compressed(found[0], self._raw_size(b3hex))
+        return found[0].open("rb")
 
     def read(self, digest: str | Digest) -> bytes:
+        b3hex = self._resolve(digest)
+        found = self._stored_path(b3hex)
+        if found is not None and found[1]:
+            return compression_mod.read_compressed(found[0], self._raw_size(b3hex))
         with self.open(digest) as f:
             return f.read()
 
@@ -382,14 +447,15 @@ class BlobStore:
 
     def info(self, digest: str | Digest) -> BlobRef:
         b3hex = self._resolve(digest)
-        if not self._data_path(b3hex).is_file():
+        found = self._stored_path(b3hex)
+        if found is None:
             raise BlobNotFound(f"no blob {digest}")
         try:
             meta = json.loads(self._meta_path(b3hex).read_text())
             return BlobRef(meta["blake3"], meta["sha256"], int(meta["size"]))
         except (FileNotFoundError, ValueError, KeyError):
             # Meta lost or damaged: the bytes are the truth, so derive it again.
-            return self._hash_file(self._data_path(b3hex))
+            return self._hash_file(found[0])
 
     def iter_digests(self) -> Iterator[str]:
         base = self.root / "blake3"
@@ -399,14 +465,26 @@ class BlobStore:
             if not a.is_dir():
                 continue
             for b in sorted(a.iterdir()):
+                last = None
                 for f in sorted(b.iterdir()):
-                    yield f"blake3:{f.name}"
+                    name = f.name.removesuffix(compression_mod.SUFFIX)
+                    if name != last:  # a blob written both raw and compressed (by two writers) is one blob
+                        yield f"blake3:{name}"
+                    last = name
 
     # -- checking ----------------------------------------------------------------------------
     @staticmethod
-    def _hash_file(path: Path) -> BlobRef:
+    def _hash_file(path: Path, raw_size: int | None = None) -> BlobRef:
+        """Digests of the raw bytes in ``path``; a ``*.zst`` file is decompressed, bounded by
+        ``raw_size`` (its recorded size, else the hard limit of an unbounded read)."""
         b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
-        with path.open("rb") as f:
+        opened: BinaryIO
+        if path.name.endswith(compression_mod.SUFFIX):
+            opened = compression_mod.open_compressed(path, compression_mod.UNKNOWN_SIZE_LIMIT
+                                                     if raw_size is None else raw_size, exact=raw_size is not None)
+        else:
+            opened = path.open("rb")
+        with opened as f:
             while block := f.read(CHUNK):
                 b3.update(block)
                 sha.update(block)
@@ -423,10 +501,20 @@ class BlobStore:
             b3hex = self._resolve(digest)
         except (BlobNotFound, BadDigest, BlobCorrupt) as e:
             return BlobCheck(name, False, str(e)), None
-        path = self._data_path(b3hex)
-        if not path.is_file():
+        found = self._stored_path(b3hex)
+        if found is None:
             return BlobCheck(name, False, "missing"), None
-        actual = self._hash_file(path)
+        path = found[0]
+        raw_size = None
+        if found[1]:
+            try:
+                raw_size = self._raw_size(b3hex)
+            except StoreError:  # meta lost: bounded by what the receipt says, else by the hard limit
+                raw_size = expect.size if expect is not None else None
+        try:
+            actual = self._hash_file(path, raw_size)
+        except StoreError as e:
+            return BlobCheck(name, False, str(e)), None
         if actual.blake3 != f"blake3:{b3hex}":
             return BlobCheck(name, False, f"content hashes to {actual.blake3}"), actual
         if isinstance(digest, str) and digest.startswith("sha256:") and actual.sha256 != str(Digest.parse(digest)):
@@ -478,7 +566,7 @@ class BlobStore:
                 bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
                 continue
             if target.hex not in sha_of:
-                if not self._data_path(target.hex).is_file():
+                if self._stored_path(target.hex) is None:
                     dangling.append(name)  # a put that never finished; not evidence of anything
                 continue  # a blob that failed its own check above
             if sha_of[target.hex] != name:
@@ -487,7 +575,7 @@ class BlobStore:
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
-                if not self._data_path(m.name.removesuffix(".json")).is_file():
+                if self._stored_path(m.name.removesuffix(".json")) is None:
                     dangling.append(f"blake3:{m.name.removesuffix('.json')} (meta)")
         return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
 
@@ -509,7 +597,10 @@ class BlobStore:
             if hexd in keep:
                 kept += 1
                 continue
-            path = self._data_path(hexd)
+            found = self._stored_path(hexd)
+            if found is None:
+                continue
+            path = found[0]
             if now - path.stat().st_mtime < grace_seconds:
                 young.append(d)
                 continue
@@ -537,14 +628,14 @@ class BlobStore:
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
-                if not self._data_path(m.name.removesuffix(".json")).is_file():
+                if self._stored_path(m.name.removesuffix(".json")) is None:
                     orphans.append(m)
         for p in self._index_entries():
             try:
                 target = Digest.parse(p.read_text().strip()).hex
             except (BadDigest, OSError, UnicodeDecodeError):
                 continue  # a damaged entry is for `verify` to report, not for gc to hide
-            if not self._data_path(target).is_file():
+            if self._stored_path(target) is None:
                 orphans.append(p)
         n = 0
         for p in orphans:

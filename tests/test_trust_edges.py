@@ -332,6 +332,10 @@ def test_rows_removed_from_the_end_fail_against_a_kept_checkpoint(tmp_path: Path
     kept = tmp_path / "kept.note"
     assert g6(home, "ledger", "checkpoint", "--out", str(kept)).returncode == 0
     sql(home, "DELETE FROM receipts WHERE seq > 2", *(["DELETE FROM checkpoints"] if drop_stored_checkpoints else []))
+    # the stored Merkle tree still covers 4 receipts: the plain check sees the truncation
+    code, report = verify_json(home)
+    assert code == 1 and "rows removed from the end" in failure_details(report, "tree")[0]
+    sql(home, "DELETE FROM merkle_hashes")  # an attacker who knows the layout drops it too
     if drop_stored_checkpoints:
         # the hole: nothing inside the home remembers the two receipts
         assert g6(home, "ledger", "verify").returncode == 0
@@ -346,7 +350,7 @@ def _resign_history(home: Path, attacker: SigningKey, *, untrust_old: bool) -> N
     keys/trusted/), rebuilds a valid chain under the same log id and drops the stored checkpoints."""
     with EvidenceHome(home, fsync=False) as ev:
         old = [e.receipt for e in ev.ledger.entries()]
-    sql(home, "DELETE FROM receipts", "DELETE FROM checkpoints")
+    sql(home, "DELETE FROM receipts", "DELETE FROM checkpoints", "DELETE FROM merkle_hashes")
     forged = [replace(r, outcome="http_error" if i == 1 else r.outcome, signature=None) for i, r in enumerate(old)]
     kd = KeyDir(home / "keys")
     if untrust_old:
@@ -511,6 +515,39 @@ def test_gc_sweeps_index_entries_of_puts_that_never_finished(tmp_path: Path) -> 
     assert g6(home, "blob", "cat", rs[0].content["sha256"]).returncode == 0
 
 
+def test_compressed_blobs_are_not_swept_and_are_checked_before_serving(tmp_path: Path) -> None:
+    """Blobs kept zstd-compressed (``<hex>.zst``) are blobs: gc's sweep of unfinished puts and
+    ``blob verify``'s dangling list must see them, and ``blob cat`` re-checks them before serving."""
+    home = tmp_path / "h"
+    text = b"A text body long enough to be kept compressed at rest. " * 40
+    with EvidenceHome(home, fsync=False) as ev:
+        ev.keys.ensure()
+        ref = ev.store.put(text)
+        r = ev.record(receipt(0, ref.to_json()))
+        assert ev.store.path(ref.blake3).name.endswith(".zst")
+    store = home / "knowledge" / "fetched"
+    old = os.stat(store).st_mtime - 7200
+    for p in store.rglob("*"):
+        os.utime(p, (old, old))
+    v = json.loads(g6(home, "blob", "verify", "--json").stdout)
+    assert v["ok"] and v["dangling"] == []
+    gc = json.loads(g6(home, "blob", "gc", "--grace", "3600", "--json").stdout)
+    assert gc["index_entries_removed"] == 0 and gc["removed"] == []
+    served = g6(home, "blob", "cat", r.content["sha256"])
+    assert served.returncode == 0 and served.stdout == text
+    assert g6(home, "ledger", "verify").returncode == 0
+    # a compressed blob whose bytes were swapped for another compressed body is refused
+    with EvidenceHome(tmp_path / "other", fsync=False) as other:
+        forged = other.store.put(text.replace(b"long", b"LONG"))
+        forged_bytes = other.store.path(forged.blake3).read_bytes()
+    with EvidenceHome(home, fsync=False) as ev:
+        kept = ev.store.path(ref.blake3)
+    kept.write_bytes(forged_bytes)
+    refused = g6(home, "blob", "cat", r.content["sha256"])
+    assert refused.returncode != 0 and refused.stdout == b"" and b"Traceback" not in refused.stderr
+    assert g6(home, "ledger", "verify").returncode == 1
+
+
 # -- races and full disks -------------------------------------------------------------------
 def _ensure_key(path: str, barrier: Any, out: Any) -> None:
     barrier.wait()
@@ -571,23 +608,26 @@ def test_fresh_home_under_concurrent_writers_signs_with_one_key(tmp_path: Path) 
 
 
 _STORE_FULL = textwrap.dedent("""
-    import json, resource, signal, sys
+    import json, os, resource, signal, sys
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     from g6.errors import StoreDiskFull
     from g6.store import BlobStore
     store = BlobStore(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
+    # "raw": bytes kept as they are; "text": text kept zstd-compressed (hex: it does not shrink below the limit)
+    body = b"\\0" + os.urandom(1 << 20) if sys.argv[2] == "raw" else os.urandom(1 << 20).hex().encode()
     try:
-        store.put(b"x" * (1 << 20))
+        store.put(body)
         print(json.dumps({"stored": True}))
     except StoreDiskFull as e:
         print(json.dumps({"code": e.code, "message": str(e), "cause": type(e.__cause__).__name__}))
 """)
 
 
-def test_a_full_disk_during_a_put_is_typed_and_leaves_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["raw", "text"])
+def test_a_full_disk_during_a_put_is_typed_and_leaves_nothing(tmp_path: Path, kind: str) -> None:
     root = tmp_path / "store"
-    r = subprocess.run([sys.executable, "-c", _STORE_FULL, str(root)], capture_output=True, timeout=60,
+    r = subprocess.run([sys.executable, "-c", _STORE_FULL, str(root), kind], capture_output=True, timeout=60,
                        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -602,7 +642,8 @@ def test_a_full_disk_during_a_put_is_typed_and_leaves_nothing(tmp_path: Path) ->
 
 
 def test_a_full_disk_during_fetch_is_typed_and_the_next_fetch_works(tmp_path: Path, site: Site) -> None:
-    page = b"<html><body><p>" + b"a long page " * 100_000 + b"</p></body></html>"
+    # random hex: kept compressed at rest, and still far past the 256 KiB file-size limit
+    page = b"<html><body><p>" + os.urandom(600_000).hex().encode() + b"</p></body></html>"
     local = site({"/": Reply(body=page)})
     home = tmp_path / "h"
     build(home, 1)

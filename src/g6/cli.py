@@ -68,13 +68,18 @@ class _Ctx:
         """The evidence home. Commands that only read open it read-only (nothing is created); those
         that write (``write`` or ``need_key``) create it, and say so on stderr."""
         from g6.home import EvidenceHome
+        from g6.store.compression import parse_setting
 
         home = self.settings.home
+        try:  # a bad setting is an input error for every command, reading or writing
+            compression = parse_setting(self.settings.values.get("G6_BLOB_COMPRESSION", ""))
+        except G6Error as e:
+            _fail(str(e))
         if not (write or need_key):
-            return EvidenceHome(home, readonly=True)
+            return EvidenceHome(home, readonly=True, blob_compression=compression)
         existed = (home / "knowledge").is_dir()
         try:
-            ev = EvidenceHome(home)
+            ev = EvidenceHome(home, blob_compression=compression)
             if not existed:
                 click.echo(f"g6: created evidence home {home}", err=True)
             if need_key:
@@ -194,7 +199,7 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 
 
 @cli.command("fetch")
-@click.argument("url")
+@click.argument("url", required=False)
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable): host or *.domain.")
 @click.option("--max-bytes", type=click.IntRange(min=0, max=2**53), default=None,
               help="Stop reading here (truncated); at most 2^53, what a receipt can hold.")
@@ -202,10 +207,21 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--as", "shape", type=click.Choice(["g6", "runx"]), default="g6", show_default=True,
               help="runx: answer with runx web-fetch's fetch_result (JSON).")
+@click.option("--input", "input_file", type=click.File("r"), default=None, metavar="FILE",
+              help="Fetch every URL in FILE, one a line ('-': stdin); a JSON line per URL with --json.")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
+              help="With --input: hosts fetched in parallel (one request at a time per host).")
+@click.option("--run", "run_id", help="With --input: resume this run; URLs it already settled are skipped.")
 @pass_ctx
-def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, extract: str,
-              as_json: bool, shape: str) -> None:
-    """Fetch URL through the checked client, keep the bytes, append a signed receipt."""
+def fetch_cmd(c: _Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | None, extract: str,
+              as_json: bool, shape: str = "g6", input_file: Any = None, concurrency: int = 8,
+              run_id: str | None = None) -> None:
+    """Fetch URL (or every URL in --input FILE) through the checked client, keep the bytes,
+    append a signed receipt per URL."""
+    if input_file is not None or url is None:
+        if shape != "g6":
+            _fail("--as runx takes one URL, not --input")
+        _fetch_many(c, url, input_file, allow, max_bytes, extract, as_json, concurrency, run_id)
     from g6.adapters import CheckedClient
     from g6.adapters.outcomes import Outcome
     from g6.adapters.redact import redact_text
@@ -277,6 +293,43 @@ def _refusal_json(e: G6Error, secrets: Any = ()) -> dict[str, Any]:
 
     return {"outcome": "rejected", "code": e.code, "status": "blocked-escalated",
             "message": redact_text(str(e), secrets)}
+
+
+def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...], max_bytes: int | None,
+                extract: str, as_json: bool, concurrency: int, run_id: str | None) -> NoReturn:
+    """``g6 fetch --input FILE``: exit 0 only when every URL ended ``ok``."""
+    from g6.adapters import CheckedClient
+    from g6.batch_fetch import UrlResult, batch_fetch, read_urls
+
+    if input_file is None:
+        _fail("give a URL, or --input FILE (one URL a line, '-' for stdin)")
+    if url is not None:
+        _fail("give either a URL or --input FILE, not both")
+    try:
+        urls = read_urls(input_file)
+    except G6Error as e:
+        _fail(str(e))
+    if not urls:
+        _fail("no URL in the input")
+    policy = _policy(c.settings, allow, max_bytes)
+
+    def on_result(r: UrlResult, done: int, total: int) -> None:
+        if as_json:
+            click.echo(json.dumps(r.to_json(), ensure_ascii=False))
+        else:
+            click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} {r.url}")
+        click.echo(f"g6: {done}/{total} {r.outcome} {r.url}", err=True)
+
+    with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
+        try:
+            report = batch_fetch(ev, client, urls, run_id=run_id, concurrency=concurrency, extract=extract,
+                                 on_result=on_result)
+        except G6Error as e:
+            _fail(str(e))
+    counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())) or "nothing"
+    click.echo(f"g6: {len(report.results)} URLs ({report.resumed} from the earlier run): {counts}; "
+               f"run {report.run_id} (resume with --run {report.run_id})", err=True)
+    sys.exit(EXIT_OK if report.ok and report.results else EXIT_FAILED)
 
 
 # -- search --------------------------------------------------------------------------------
@@ -800,9 +853,16 @@ def ledger_list(c: _Ctx, kind: str | None, limit: int, as_json: bool) -> None:
               help="Pin a public key (ed25519:<base64>, a verifier key, or a file holding one; repeatable): "
                    "keys/trusted/ is then not consulted.")
 @click.option("--json", "as_json", is_flag=True, help="Per-check verdicts as JSON.")
+@click.option("--since", "since", is_flag=False, flag_value="", default=None, metavar="[FILE]",
+              help="Only what is new since this signed checkpoint note (alone: the one `--record` kept).")
+@click.option("--record", is_flag=True,
+              help="After a clean run, keep the verified head, signed, in state/verified-checkpoint for a later "
+                   "`--since` (the only write verify makes, and only when asked).")
 @pass_ctx
-def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool) -> None:
+def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
+                  since: str | None, record: bool) -> None:
     """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
+    from g6.incremental import read_note, record_verified, verify_since
     from g6.ledger.note import MAX_NOTE
 
     notes = []
@@ -826,7 +886,25 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
                 _fail(f"bad --key {text[:60]!r}: {e}")
             keys[k.key_id] = k
     with c.evidence() as ev:
-        report = ev.verify(keys, notes)
+        try:
+            size = ev.ledger.head()[0]  # recorded as verified only up to here, whatever is appended meanwhile
+        except G6Error:
+            size = 0  # a damaged or missing ledger: verify reports it
+        try:
+            if since is None:
+                report = ev.verify(keys, notes)
+            else:
+                report = verify_since(ev, read_note(ev, Path(since) if since else None), keys=keys, kept=notes)
+        except G6Error as e:
+            _fail(str(e))
+        if record and report.ok and size:
+            try:
+                path = record_verified(ev, size)
+            except (G6Error, OSError) as e:  # the verdict stands; only the record for --since is missing
+                click.echo(f"g6: could not record the verified checkpoint: {e}", err=True)
+            else:
+                click.echo(f"g6: recorded the verified head ({size} receipts) in {path}" if path else
+                           "g6: nothing recorded: the home has no signing key", err=True)
     data = report.to_json()
     if as_json:
         _emit_json(data)
@@ -840,7 +918,8 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
                 for ch in report.of(name):
                     if ch.ok:
                         click.echo(f"  {ch.detail}")
-        click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} receipts")
+        click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} {'new ' if since is not None else ''}"
+                   "receipts")
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 

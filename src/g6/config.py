@@ -9,6 +9,7 @@
 | ``G6_MAX_BYTES`` | stop reading a body here (``truncated``) | none |
 | ``G6_HARD_CAP`` | a body past this is ``too_large`` | 67108864 |
 | ``G6_TIMEOUT`` | total seconds for one fetch | ``120`` |
+| ``G6_BLOB_COMPRESSION`` | ``zstd``: text bodies kept compressed at rest; ``off``: new bodies kept raw | ``zstd`` |
 
 Values in the process environment win over ``$G6_HOME/.env``. API keys (``G6_*_API_KEY``) are
 read from the same places and handed only to their own source.

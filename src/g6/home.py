@@ -17,10 +17,12 @@ class EvidenceHome:
     and a missing home or ledger shows up as a failed database check in ``verify``.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, readonly: bool = False) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, readonly: bool = False,
+                 blob_compression: str = "zstd") -> None:
         self.root = Path(root)
         self.readonly = readonly
-        self.store = BlobStore(self.root / "knowledge" / "fetched", fsync=fsync, create=not readonly)
+        self.store = BlobStore(self.root / "knowledge" / "fetched", fsync=fsync, create=not readonly,
+                               compression=blob_compression)
         self.ledger = Ledger(self.root / "knowledge" / "ledger.sqlite", readonly=readonly)
         self.keys = KeyDir(self.root / "keys")
         self._key: SigningKey | None = None

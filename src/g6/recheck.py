@@ -26,15 +26,12 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.outcomes import Outcome
@@ -44,6 +41,7 @@ from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.capture import receipt_from_response
 from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
+from g6.host_pool import host_of, per_host
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
 from g6.pagetext import TEXT_SOURCES, PageTexts, read_texts
@@ -288,30 +286,34 @@ def _policy_for(c: Citation, home: EvidenceHome, base: FetchPolicy) -> FetchPoli
 
 
 class RunState:
-    """The verdicts of one run, one JSON line each, appended as they are decided."""
+    """The results of one run (re-check verdicts; batch fetch results), one JSON line each,
+    appended as they are decided. ``decode`` reads a line back, ``key`` names what it settled."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, decode: Callable[[Mapping[str, Any]], Any] = Verdict.from_json,
+                 key: Callable[[Any], str] = lambda v: v.citation_id) -> None:
         self.path = path
+        self._decode = decode
+        self._key = key
         self._lock = threading.Lock()
 
-    def load(self) -> dict[str, Verdict]:
-        done: dict[str, Verdict] = {}
+    def load(self) -> dict[str, Any]:
+        done: dict[str, Any] = {}
         try:
             lines = self.path.read_text().splitlines()
         except FileNotFoundError:
             return done
         for line in lines:
             try:
-                v = Verdict.from_json(json.loads(line))
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut by a crash: that citation is checked again
-            done[v.citation_id] = v
+                v = self._decode(json.loads(line))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # a line cut by a crash: that item is done again
+            done[self._key(v)] = v
         return done
 
-    def add(self, v: Verdict) -> None:
+    def add(self, v: Any) -> None:
         self.add_many([v])
 
-    def add_many(self, verdicts: list[Verdict]) -> None:
+    def add_many(self, verdicts: list[Any]) -> None:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a+b") as f:
@@ -362,18 +364,9 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         if c.receipt_id not in policies:
             policies[c.receipt_id] = _policy_for(c, home, client.policy)
         groups[(c.requested_url, policies[c.receipt_id])].append(c)
-    by_host: dict[str, list[tuple[str, FetchPolicy]]] = defaultdict(list)
-    for key in groups:
-        by_host[(urlsplit(key[0]).hostname or "").lower()].append(key)
 
-    results: queue.Queue[tuple[tuple[str, FetchPolicy], FetchResponse | BaseException]] = queue.Queue()
-
-    def work(keys: list[tuple[str, FetchPolicy]]) -> None:
-        for key in keys:
-            try:
-                results.put((key, client.fetch(key[0], home.store, source="web", policy=key[1])))
-            except BaseException as e:  # noqa: BLE001 - handed to the main thread, which re-raises
-                results.put((key, e))
+    def work(key: tuple[str, FetchPolicy]) -> FetchResponse:
+        return client.fetch(key[0], home.store, source="web", policy=key[1])
 
     finished = resumed + len(unverified)
     batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
@@ -398,32 +391,28 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         if progress:
             progress(finished, total)
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for keys in by_host.values():
-            pool.submit(work, keys)
-        for _ in range(len(groups)):
-            key, resp = results.get()
-            if isinstance(resp, BaseException):
-                raise resp
-            cites = groups[key]
-            texts = None
-            if resp.outcome is Outcome.OK and resp.body is not None and not all(unchanged(c, resp) for c in cites):
-                # same bytes need no reading again; new bytes are read once for all their citations
-                texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes") \
-                    if resp.body.size > MAX_EXTRACT_BYTES else \
-                    read_texts(home.store.read(resp.body.blake3), resp.final_url or key[0], resp.content_type)
-            verdicts = [judge(c, resp, texts) for c in cites]
-            outcome = texts.outcome if texts is not None else resp.outcome
-            receipt = receipt_from_response(
-                resp, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
-                                                             "manifest_id": manifest.manifest_id},
-                outcome=outcome, reason=(texts.reason if texts is not None else "") or resp.reason,
-                detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
-                links={"rechecks": sorted({c.receipt_id for c in cites}),
-                       "citations": [c.citation_id for c in cites]})
-            batch.append((receipt, list(zip(cites, verdicts, strict=True))))
-            if len(batch) >= BATCH or results.empty():
-                flush()
+    for key, resp, more_ready in per_host(groups, lambda k: host_of(k[0]), work, workers):
+        if isinstance(resp, BaseException):
+            raise resp
+        cites = groups[key]
+        texts = None
+        if resp.outcome is Outcome.OK and resp.body is not None and not all(unchanged(c, resp) for c in cites):
+            # same bytes need no reading again; new bytes are read once for all their citations
+            texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes") \
+                if resp.body.size > MAX_EXTRACT_BYTES else \
+                read_texts(home.store.read(resp.body.blake3), resp.final_url or key[0], resp.content_type)
+        verdicts = [judge(c, resp, texts) for c in cites]
+        outcome = texts.outcome if texts is not None else resp.outcome
+        receipt = receipt_from_response(
+            resp, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
+                                                         "manifest_id": manifest.manifest_id},
+            outcome=outcome, reason=(texts.reason if texts is not None else "") or resp.reason,
+            detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
+            links={"rechecks": sorted({c.receipt_id for c in cites}),
+                   "citations": [c.citation_id for c in cites]})
+        batch.append((receipt, list(zip(cites, verdicts, strict=True))))
+        if len(batch) >= BATCH or not more_ready:
+            flush()
     flush()
     done.update(unverified)
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)

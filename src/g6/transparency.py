@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from g6.home import EvidenceHome
-from g6.ledger.merkle import MerkleTree
+from g6.ledger.merkle import TreeView
 from g6.ledger.note import Checkpoint, verifier_key
 from g6.ledger.proofs import ConsistencyProof, InclusionProof
 
@@ -26,7 +26,7 @@ def covering_checkpoint(home: EvidenceHome, index: int) -> tuple[Checkpoint, str
     return cp, note, True
 
 
-def prove(home: EvidenceHome, receipt_id: str, tree: MerkleTree | None = None) -> tuple[InclusionProof, bool]:
+def prove(home: EvidenceHome, receipt_id: str, tree: TreeView | None = None) -> tuple[InclusionProof, bool]:
     """Inclusion proof of one receipt. Pass ``tree`` when proving many receipts, so the ledger's
     leaves are hashed once, not once per proof."""
     index = home.ledger.index_of(receipt_id)

@@ -1,0 +1,92 @@
+"""Batch fetch (g6 fetch --input): N pages over H loopback hosts vs raw httpx.AsyncClient fetching the
+same pages with the same concurrency, and the per-page cost split (HTTP, extraction, blob, receipt)."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import httpx
+
+from bench.report import line
+from bench.sites import SiteFarm
+from g6.adapters import CheckedClient, FetchPolicy
+from g6.adapters.html_text import extract_html
+from g6.batch_fetch import batch_fetch
+from g6.capture import receipt_from_response
+from g6.home import EvidenceHome
+from g6.store import BlobStore
+
+CONCURRENCY = 8
+
+
+def _raw(urls: list[str]) -> float:
+    """Raw httpx.AsyncClient, at most CONCURRENCY requests at once and one per host (as ours)."""
+    by_host: dict[str, list[str]] = defaultdict(list)
+    for u in urls:
+        by_host[httpx.URL(u).host].append(u)
+
+    async def main() -> float:
+        sem = asyncio.Semaphore(CONCURRENCY)
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=CONCURRENCY * 2)) as c:
+            async def host(us: list[str]) -> int:
+                async with sem:
+                    n = 0
+                    for u in us:
+                        n += len((await c.get(u)).content)
+                    return n
+            t = time.perf_counter()
+            sizes = await asyncio.gather(*(host(us) for us in by_host.values()))
+            assert sum(sizes) > 0
+            return time.perf_counter() - t
+
+    return asyncio.run(main())
+
+
+def _split(urls: list[str], home: EvidenceHome, scratch: Path) -> dict[str, float]:
+    """Seconds per page for each part, one page at a time."""
+    parts = {"HTTP (checked client)": 0.0, "extraction": 0.0, "blob": 0.0, "receipt": 0.0}
+    store = BlobStore(scratch, fsync=False)  # a fresh store: no page is deduplicated away
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
+        for u in urls:
+            t = time.perf_counter()
+            resp = client.fetch(u, home.store, source="web")
+            parts["HTTP (checked client)"] += time.perf_counter() - t
+            assert resp.body is not None
+            body = home.store.read(resp.body.blake3)
+            t = time.perf_counter()
+            store.put(body)
+            parts["blob"] += time.perf_counter() - t
+            t = time.perf_counter()
+            extract_html(body, u, "text/html; charset=utf-8")
+            parts["extraction"] += time.perf_counter() - t
+            receipt = receipt_from_response(resp, kind="fetch", source="web", request={"url": u})
+            t = time.perf_counter()
+            home.record(receipt)
+            parts["receipt"] += time.perf_counter() - t
+    return {k: v / len(urls) for k, v in parts.items()}
+
+
+def run(quick: bool = False) -> None:
+    hosts, pages = (2, 20) if quick else (20, 100)
+    with SiteFarm(hosts, pages) as farm:
+        urls = [u for _, _, u in farm.urls()]
+        raw_s = _raw(urls)
+        with tempfile.TemporaryDirectory() as d:
+            home = EvidenceHome(d, fsync=False)
+            home.keys.init()
+            with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
+                t = time.perf_counter()
+                report = batch_fetch(home, client, urls, concurrency=CONCURRENCY)
+                ours_s = time.perf_counter() - t
+            assert report.ok and len(home.ledger) == len(urls)
+            line(f"batch fetch {len(urls):,} pages / {hosts} hosts, conc. {CONCURRENCY}", len(urls) / ours_s,
+                 len(urls) / raw_s, "pages/s")
+            split = _split(urls[: min(len(urls), 200)], home, Path(d) / "scratch")
+            home.close()
+        total = sum(split.values())
+        print(f"{'':<44} per page, one at a time: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in split.items())
+              + f" (sum {total * 1e3:.2f} ms; the HTTP part includes streaming the body into the store)")

@@ -1,0 +1,217 @@
+"""Cost that follows new work: checkpoint and proofs from the stored tree vs a full rebuild, verify
+--since vs a small ledger, full verify vs raw Ed25519 x cores (with peak RSS).
+
+Ledger sizes: --quick 2,000; default 10,000 and 100,000; --scale adds 1,000,000, built once and
+cached under bench/.cache/ (gitignored), so later runs measure against it without rebuilding.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.report import line
+from g6.ledger import Ledger, Receipt, SigningKey
+from g6.ledger.merkle import MerkleTree
+from g6.ledger.note import Checkpoint, parse_note
+from g6.ledger.verify_parallel import default_workers
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+SINCE = 1_000  # new rows checked by verify --since
+BUILD_BATCH = 5_000
+
+
+def _receipts(start: int, n: int) -> list[Receipt]:
+    return [Receipt(kind="fetch", source="web", request={"url": f"https://example.org/page/{i}", "extract": "text"},
+                    final_url=f"https://example.org/page/{i}", http_status=200, byte_count=4000 + i % 997,
+                    outcome="ok", outcome_code="G6_OK_KNOWLEDGE_FETCH",
+                    content={"blake3": "blake3:" + f"{i:064x}", "sha256": "sha256:" + f"{i:064x}",
+                             "size": 4000 + i % 997},
+                    detail={"content_type": "text/html; charset=utf-8", "title": f"Page {i}"})
+            for i in range(start, start + n)]
+
+
+def _grow(ledger: Ledger, key: SigningKey, upto: int, note_at: int | None = None) -> str | None:
+    """Append receipts until the ledger holds ``upto``; returns the checkpoint note signed at ``note_at``."""
+    note = None
+    have = len(ledger)
+    while have < upto:
+        n = min(BUILD_BATCH, upto - have)
+        if note_at is not None and have < note_at <= have + n:
+            n = note_at - have
+        ledger.append_many(_receipts(have, n), key)
+        have += n
+        if note_at is not None and have == note_at:
+            note = ledger.checkpoint(key)[1]
+    return note
+
+
+def _cached_1m(key_path: Path, db: Path, note_path: Path) -> tuple[Ledger, SigningKey, str]:
+    """The 1M-receipt ledger (and a checkpoint 1,000 rows before its end), built on first use."""
+    n = 1_000_000
+    if db.exists() and key_path.exists() and note_path.exists():
+        return Ledger(db), SigningKey.from_pem(key_path.read_bytes()), note_path.read_text()
+    CACHE.mkdir(exist_ok=True)
+    tmp = db.with_suffix(".building")
+    for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
+        p.unlink(missing_ok=True)
+    key = SigningKey.generate()
+    print(f"# building the {n:,}-receipt ledger once in {CACHE} (minutes) ...", flush=True)
+    t = time.perf_counter()
+    ledger = Ledger(tmp)
+    note = _grow(ledger, key, n, note_at=n - SINCE)
+    assert note is not None
+    ledger._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    ledger.close()
+    shutil.move(tmp, db)
+    key_path.write_bytes(key.to_pem())
+    note_path.write_text(note)
+    print(f"# built in {time.perf_counter() - t:,.0f} s", flush=True)
+    return Ledger(db), key, note
+
+
+def _time(fn, repeat: int = 5) -> float:  # noqa: ANN001 - any zero-argument callable
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _tree_figures(ledger: Ledger, key: SigningKey, size: int) -> None:
+    rng = random.Random(size)
+    idx = rng.randrange(size)
+    old = rng.randrange(1, size)
+    kept = ledger.tree()
+    ours_cp = _time(lambda: ledger.checkpoint(key))
+    ours_proof = _time(lambda: (ledger.tree().inclusion_proof(idx), ledger.tree().consistency_proof(old)))
+    # today's way before this change: every leaf read and hashed again, then the tree built in memory
+    t = time.perf_counter()
+    rebuilt = MerkleTree(ledger.leaf_hashes())
+    rebuild_root = rebuilt.root()
+    ref_cp = time.perf_counter() - t
+    t = time.perf_counter()
+    rebuilt2 = MerkleTree(ledger.leaf_hashes())
+    rebuilt2.inclusion_proof(idx)
+    rebuilt2.consistency_proof(old)
+    ref_proof = time.perf_counter() - t
+    assert rebuild_root == kept.root(size) and rebuilt.inclusion_proof(idx) == kept.inclusion_proof(idx, size)
+    line(f"checkpoint at {size:,} receipts", ours_cp * 1e3, ref_cp * 1e3, "ms", higher_is_better=False)
+    line(f"inclusion + consistency proof at {size:,}", ours_proof * 1e3, ref_proof * 1e3, "ms",
+         higher_is_better=False)
+
+
+VERIFY_SCRIPT = r"""
+import json, resource, sys, time
+from pathlib import Path
+from g6.ledger import Ledger, VerifyKey
+
+def peak_kib():
+    # VmHWM starts afresh at exec; ru_maxrss would carry the forking parent's high-water mark
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def main():
+    ledger = Ledger(Path(sys.argv[1]))
+    key = VerifyKey.from_text(sys.argv[2])
+    t = time.perf_counter()
+    report = ledger.verify({key.key_id: key}, workers=int(sys.argv[3]))
+    dt = time.perf_counter() - t
+    assert report.ok, json.dumps(report.to_json())[:2000]
+    print(json.dumps({"rows": report.rows, "seconds": dt, "rss_kib": peak_kib(),
+                      "children_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _verify_figures(ledger: Ledger, key: SigningKey, note: str) -> None:
+    size = len(ledger)
+    keys = {key.key_id: key.public}
+    cores = default_workers()
+    # raw Ed25519 verifications/s on one core, over the same receipts' signed bytes
+    sample = [e.receipt for e in ledger.entries(limit=2000)]
+    msgs = [(r.canonical_bytes(), base64.b64decode(r.signature.value)) for r in sample]  # type: ignore[union-attr]
+    pub = key.public
+    t = time.perf_counter()
+    for m, s in msgs:
+        pub.verify(s, m)
+    raw_rate = len(msgs) / (time.perf_counter() - t)
+    # per core: one range checked in this process vs raw verification of the same rows' signatures
+    from g6.ledger import stored_tree, verify_parallel
+
+    m = min(size, verify_parallel.CHUNK)
+    start = stored_tree.stored_hash_count(0)
+    t = time.perf_counter()
+    r = verify_parallel.verify_range(ledger._conn, keys, None, 1, m, prev=None,
+                                     tree_ids=(start, start + 2 * m - m.bit_count()), compact=True)
+    one = time.perf_counter() - t
+    assert not r.checks and r.rows == m
+    texts = [row[0] for row in ledger._conn.execute("SELECT receipt FROM receipts WHERE seq <= ?", (m,))]
+    from g6.ledger.receipts import unsigned_bytes_of_stored
+
+    signed = []
+    for text in texts:
+        data = json.loads(text)
+        signed.append((unsigned_bytes_of_stored(text, data), base64.b64decode(data["signature"]["value"])))
+    t = time.perf_counter()
+    for msg, sig in signed:
+        pub.verify(sig, msg)
+    raw_one = time.perf_counter() - t
+    line(f"verify {m:,} rows in one process (per core)", m / one, m / raw_one, "rows/s")
+    print(f"{'':<44} reference: raw Ed25519 verification of the same {m:,} signatures, one core")
+    out = subprocess.run([sys.executable, "-c", VERIFY_SCRIPT, str(ledger.path), pub.to_text(), str(cores)],
+                         capture_output=True, text=True, check=True)
+    v = json.loads(out.stdout)
+    line(f"full verify {size:,} rows on {cores} cores", v["rows"] / v["seconds"], raw_rate * cores,
+         "rows/s")
+    print(f"{'':<44} reference: raw Ed25519 verify {raw_rate:,.0f}/s x {cores} cores; peak RSS "
+          f"{v['rss_kib'] / 1024:,.0f} MiB (parent), {v['children_rss_kib'] / 1024:,.0f} MiB (largest worker)")
+    # verify --since: the last SINCE rows of this ledger vs a whole ledger of SINCE rows
+    cp = Checkpoint.parse(parse_note(note)[0])
+    since = _time(lambda: ledger.verify(keys, since=cp), repeat=3)
+    with tempfile.TemporaryDirectory() as d:
+        small = Ledger(Path(d) / "small.sqlite")
+        _grow(small, key, SINCE)
+        whole = _time(lambda: small.verify(keys, workers=1), repeat=3)
+        small.close()
+    line(f"verify --since: {SINCE:,} new rows of {size:,}", since * 1e3, whole * 1e3, "ms", higher_is_better=False)
+    print(f"{'':<44} reference: full verify of a {SINCE:,}-row ledger (target ratio >= 0.5)")
+
+
+def run(quick: bool = False, scale: bool = False) -> None:
+    sizes = [2_000] if quick else [10_000, 100_000]
+    key = SigningKey.generate()
+    with tempfile.TemporaryDirectory() as d:
+        ledger = Ledger(Path(d) / "bench.sqlite")
+        note = None
+        for size in sizes:
+            got = _grow(ledger, key, size, note_at=size - SINCE if size == sizes[-1] else None)
+            note = got or note
+            _tree_figures(ledger, key, size)
+        if not scale:
+            assert note is not None
+            _verify_figures(ledger, key, note)
+        ledger.close()
+    if scale:
+        big, bkey, bnote = _cached_1m(CACHE / "ledger-1m.key", CACHE / "ledger-1m.sqlite", CACHE / "ledger-1m.note")
+        # checkpoints signed by earlier runs are removed again, so every run measures the same file
+        before = big._conn.execute("SELECT max(id) FROM checkpoints").fetchone()[0]
+        _tree_figures(big, bkey, len(big))
+        big._conn.execute("DELETE FROM checkpoints WHERE id > ?", (before,))
+        _verify_figures(big, bkey, bnote)
+        big.close()

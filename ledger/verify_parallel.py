@@ -1,0 +1,374 @@
+"""Verifying a ledger in row ranges: every core, flat memory, and only the new rows when asked.
+
+A full verify cuts the rows into ranges of ``CHUNK`` (a power of two) receipts. Each range is
+checked on its own, in a worker process with its own read-only connection: signatures, chain
+links inside the range, referenced blobs, and the stored Merkle hashes of the complete subtrees
+inside the range (recomputed from the receipts and compared one by one). The parent then checks
+what spans ranges: each range's first ``prev_hash`` against the previous range's last entry hash,
+and the stored hashes above one range (folded from the ranges' roots). Rows are streamed from
+SQLite, and a large ledger keeps only failures and counts, so memory stays flat.
+
+``verify_since`` starts from a signed checkpoint instead: the stored hashes that make up the
+checkpoint's tree must fold to its signed root, the checkpoint's last receipt must be included in
+it, and from there only the new rows are read and checked, their stored hashes recomputed on top
+of the checkpoint's; the new head's root is thus derived from the signed root and the new rows
+alone, and an RFC 9162 consistency proof from the stored tree is checked against both roots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections import Counter
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from g6.errors import InputError
+from g6.ledger import stored_tree
+from g6.ledger.keys import VerifyKey
+from g6.ledger.merkle import ProofError, node_hash, verify_consistency, verify_inclusion
+from g6.ledger.note import Checkpoint
+from g6.ledger.receipts import Receipt, Signature, check_signature, unsigned_bytes_of_stored
+
+if TYPE_CHECKING:
+    from g6.ledger.ledger import Check
+    from g6.store import BlobStore
+
+CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
+MAX_TREE_FAILURES = 5  # per range: one wrong hash is enough to fail; the rest would only be noise
+
+
+class _LoadedKey:
+    """A trusted key parsed once, not once per receipt (VerifyKey.verify re-reads the raw key)."""
+
+    def __init__(self, key: VerifyKey) -> None:
+        self._pk = Ed25519PublicKey.from_public_bytes(key.raw)
+
+    def verify(self, signature: bytes, message: bytes) -> bool:
+        try:
+            self._pk.verify(signature, message)
+        except InvalidSignature:
+            return False
+        return True
+
+
+@dataclass
+class RangeResult:
+    checks: list[Check] = field(default_factory=list)  # every check, or (compact) the failures only
+    passed: Counter[str] = field(default_factory=Counter)  # passing checks not kept as objects
+    rows: int = 0
+    first: tuple[int, str, str] | None = None  # (seq, receipt_id, stored prev_hash) of the first row
+    last: tuple[int, str] | None = None  # (seq, entry_hash) of the last row
+    frontier: stored_tree.Frontier = field(default_factory=stored_tree.Frontier)
+    last_leaf: tuple[int, str, bytes] | None = None  # (seq, receipt_id, leaf hash)
+
+    def add(self, check: Check, compact: bool) -> None:
+        if compact and check.ok:
+            self.passed[check.check] += 1
+        else:
+            self.checks.append(check)
+
+
+def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
+                 lo_seq: int, hi_seq: int, *, prev: tuple[int, str] | None,
+                 frontier: stored_tree.Frontier | None = None, tree_ids: tuple[int, int] | None = None,
+                 compact: bool = False) -> RangeResult:
+    """Check rows with lo_seq <= seq <= hi_seq. ``prev`` is (seq, entry_hash) of the row before, or
+    None to take it on trust from the first row (the caller then checks that boundary).
+    ``tree_ids`` is the id range [start, end) of the stored hashes these rows' leaves produce on top
+    of ``frontier``; None skips the tree check (no stored tree)."""
+    from g6.ledger.ledger import RECEIPT_COLUMNS, Check, Ledger, stored_leaf_hash
+
+    out = RangeResult(frontier=frontier or stored_tree.Frontier())
+    loaded: Mapping[str, Any] = {k: _LoadedKey(v) for k, v in keys.items()}
+    blob_cache: dict[tuple[str, str, int], tuple[bool, str]] = {}
+    stored: list[tuple[int, bytes]] = []
+    if tree_ids is not None and tree_ids[1] > tree_ids[0]:
+        stored = [(int(i), bytes(h)) for i, h in conn.execute(
+            f"SELECT id, hash FROM {stored_tree.TABLE} WHERE id >= ? AND id < ? ORDER BY id", tree_ids)]
+    next_id = tree_ids[0] if tree_ids is not None else 0
+    pos = 0
+    tree_bad = 0
+    cur = conn.execute(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM receipts WHERE seq >= ? AND seq <= ? ORDER BY seq",
+                       (lo_seq, hi_seq))
+    for seq, rid_col, kind, outcome, fetched_at, text, stored_prev, stored_hash in cur:
+        out.rows += 1
+        columns = {"receipt_id": rid_col, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
+        rid = rid_col if isinstance(rid_col, str) else repr(rid_col)  # verdicts name the row as stored
+        if out.first is None:
+            out.first = (seq, rid, stored_prev)
+            if prev is None:
+                prev = (seq - 1, stored_prev)
+        data: Any = None
+        if isinstance(text, str):
+            with contextlib.suppress(ValueError):
+                data = json.loads(text)
+        out.add(Ledger._chain_check(seq, rid, text, data, stored_prev, stored_hash, prev[0], prev[1], columns),
+                compact)
+        prev = (seq, stored_hash)
+        out.last = prev
+        leaf = stored_leaf_hash(text)
+        out.last_leaf = (seq, rid, leaf)
+        if tree_ids is not None:
+            for level, h in enumerate(out.frontier.append(leaf)):
+                if next_id >= tree_ids[1]:
+                    break
+                if pos < len(stored) and stored[pos][0] == next_id:
+                    got: bytes | None = stored[pos][1]
+                    pos += 1
+                else:
+                    got = None
+                if got != h:
+                    tree_bad += 1
+                    if tree_bad <= MAX_TREE_FAILURES:
+                        what = "is missing" if got is None else "differs from the hash of the receipts"
+                        out.checks.append(Check("tree", False, seq, rid,
+                                                f"stored tree hash {next_id} (level {level}) {what}"))
+                next_id += 1
+        else:
+            out.frontier.append(leaf)
+        try:
+            if not isinstance(text, str):
+                raise InputError(f"stored as {type(text).__name__}, not text")
+            if not isinstance(data, dict):
+                raise InputError("not a JSON object")
+            message = unsigned_bytes_of_stored(text, data)
+            if message is None:  # not in canonical form: rebuild it (and let the signature judge)
+                message = Receipt.from_json(data).canonical_bytes()
+            raw_sig = data.get("signature")
+            sig = Signature(raw_sig["alg"], raw_sig["key_id"], raw_sig["value"]) if raw_sig else None
+            ok, why = check_signature(sig, loaded, message, "receipt")
+        except (InputError, KeyError, TypeError, ValueError, AttributeError) as e:
+            # a malformed row (wrong JSON types, say) is a verdict on that row, never a traceback
+            out.add(Check("signature", False, seq, rid, f"receipt unreadable: {e}"), compact)
+            continue
+        out.add(Check("signature", ok, seq, rid, "" if ok else why), compact)
+        content = data.get("content")
+        if store is not None and content:
+            out.add(Ledger._blob_check(store, seq, rid, content, blob_cache), compact)
+    if tree_ids is not None:
+        if tree_bad > MAX_TREE_FAILURES:
+            out.checks.append(Check("tree", False, None, None, f"{tree_bad - MAX_TREE_FAILURES} more wrong "
+                                                              f"stored hashes in rows {lo_seq}..{hi_seq}"))
+        elif not tree_bad:
+            out.add(Check("tree", True, None, None, f"stored hashes of rows {lo_seq}..{hi_seq}"), compact)
+    return out
+
+
+def _worker(path: str, keys_raw: dict[str, bytes], store_root: str | None, lo_seq: int, hi_seq: int,
+            tree_end: int | None, compact: bool) -> RangeResult:
+    """One range in a worker process: its own read-only connection, nothing written."""
+    from g6.store import BlobStore
+
+    conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=60.0)
+    try:
+        keys = {k: VerifyKey(v) for k, v in keys_raw.items()}
+        store = BlobStore(store_root, fsync=False, create=False) if store_root else None
+        tree_ids = None
+        if tree_end is not None:
+            start = stored_tree.stored_hash_count(lo_seq - 1)
+            m = hi_seq - lo_seq + 1  # hashes inside an aligned range of m leaves: 2m - popcount(m)
+            tree_ids = (start, min(tree_end, start + 2 * m - m.bit_count()))
+        return verify_range(conn, keys, store, lo_seq, hi_seq, prev=None, tree_ids=tree_ids, compact=compact)
+    finally:
+        conn.close()
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
+                  last_seq: int, tree_size: int | None, workers: int | None) -> tuple[list[Check], Counter[str], int]:
+    """Every row from seq 1 to ``last_seq`` in CHUNK ranges, then what spans ranges.
+    ``tree_size``: the leaves the stored tree covers (checked up to there), or None to skip it.
+    Returns (checks, passed counts, rows)."""
+    from g6.ledger.ledger import GENESIS, Check
+
+    compact = last_seq > CHUNK
+    tree_end = stored_tree.stored_hash_count(min(tree_size, last_seq)) if tree_size is not None else None
+    bounds = [(lo, min(lo + CHUNK - 1, last_seq)) for lo in range(1, last_seq + 1, CHUNK)]
+    workers = default_workers() if workers is None else max(1, workers)
+    results: list[RangeResult]
+    if workers == 1 or len(bounds) <= 1:
+        keys_map = dict(keys)
+        results = []
+        for lo, hi in bounds:
+            start = stored_tree.stored_hash_count(lo - 1)
+            m = hi - lo + 1
+            ids = None if tree_end is None else (start, min(tree_end, start + 2 * m - m.bit_count()))
+            results.append(verify_range(conn, keys_map, store, lo, hi, prev=None, tree_ids=ids, compact=compact))
+    else:
+        keys_raw = {k: v.raw for k, v in keys.items()}
+        root = str(store.root) if store is not None else None
+        import multiprocessing
+
+        # spawn: a worker must not inherit this process's SQLite handles or threads
+        try:
+            with ProcessPoolExecutor(max_workers=min(workers, len(bounds)),
+                                     mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = [pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact)
+                           for lo, hi in bounds]
+                results = [f.result() for f in futures]
+        except BrokenProcessPool:
+            # no worker could start (e.g. a script without a ``__main__`` guard, which spawn
+            # needs): the same ranges, in this process
+            return verify_ranges(path, conn, keys, store, last_seq, tree_size, 1)
+    checks: list[Check] = []
+    passed: Counter[str] = Counter()
+    rows = 0
+    prev: tuple[int, str] = (0, GENESIS)
+    for r in results:
+        rows += r.rows
+        checks.extend(r.checks)
+        passed.update(r.passed)
+        if r.first is not None:
+            seq, rid, stored_prev = r.first
+            problems = []
+            if seq != prev[0] + 1:
+                problems.append(f"sequence jumps from {prev[0]} to {seq} (row removed?)")
+            if stored_prev != prev[1]:
+                problems.append("prev_hash does not match the row before (row removed, inserted or moved?)")
+            if problems:
+                checks.append(Check("chain", False, seq, rid, "; ".join(problems)))
+            # the range's own chain check of its first row took prev on trust; that is this check
+        if r.last is not None:
+            prev = r.last
+    if tree_end is not None and tree_size is not None:
+        checks.extend(_upper_tree_checks(conn, results, min(tree_size, last_seq)))
+    return checks, passed, rows
+
+
+def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], size: int) -> list[Check]:
+    """The stored hashes above one range: fold the ranges' roots as leaves at level log2(CHUNK)."""
+    from g6.ledger.ledger import Check
+
+    base = CHUNK.bit_length() - 1
+    expect: list[tuple[int, bytes, int]] = []  # (id, hash, level)
+    stack: list[tuple[int, bytes]] = []
+    for j, r in enumerate(results):
+        if (j + 1) * CHUNK > size:
+            break  # a part range closes nothing above itself
+        if len(r.frontier.stack) != 1 or r.frontier.size != CHUNK:
+            return [Check("tree", False, None, None, f"rows {j * CHUNK + 1}..{(j + 1) * CHUNK} are not "
+                                                     f"{CHUNK} receipts, so the stored tree above them cannot match")]
+        h, level = r.frontier.stack[0][1], base
+        while stack and stack[-1][0] == level:
+            h = node_hash(stack.pop()[1], h)
+            level += 1
+            expect.append((stored_tree.stored_hash_index(level, j >> (level - base)), h, level))
+        stack.append((level, h))
+    if not expect:
+        return []
+    got = stored_tree.read_hashes(conn, [i for i, _, _ in expect])
+    bad = [(i, lv) for i, h, lv in expect if got.get(i) != h]
+    if bad:
+        return [Check("tree", False, None, None, f"stored tree hash {i} (level {lv}) differs from the hash of "
+                                                 "the receipts") for i, lv in bad[:MAX_TREE_FAILURES]]
+    return [Check("tree", True, None, None, f"{len(expect)} stored hashes above {CHUNK}-row ranges")]
+
+
+def _tree_count_check(conn: sqlite3.Connection, rows_size: int) -> tuple[int | None, list[Check]]:
+    """How many leaves the stored tree covers (None: no table, nothing to check) and whether its
+    highest id is that of a whole tree no larger than the ledger. O(log n): a hole below the
+    highest id is found where the hashes are compared one by one."""
+    from g6.ledger.ledger import Check
+
+    if not stored_tree.table_exists(conn):
+        return None, []
+    count = stored_tree.stored_count(conn)
+    size = stored_tree.size_from_count(count)
+    if size is None:
+        return stored_tree.size_from_count(stored_tree.stored_hash_count(rows_size)) or 0, [
+            Check("tree", False, None, None, f"the stored tree's highest hash id is {count - 1}: not that of a "
+                                             "whole tree (hashes removed or added?)")]
+    if size > rows_size:
+        return rows_size, [Check("tree", False, None, None, f"the stored tree covers {size} receipts but the "
+                                                            f"ledger holds {rows_size} (rows removed from the end?)")]
+    return size, []
+
+
+def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
+                 origin: str, cp: Checkpoint, last_seq: int) -> tuple[list[Check], Counter[str], int]:
+    """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows."""
+    from g6.ledger.ledger import Check
+
+    checks: list[Check] = []
+    s = cp.size
+    if cp.origin != origin:
+        return [Check("consistency", False, None, None, f"the checkpoint is for {cp.origin}, not {origin}")], \
+            Counter(), 0
+    if s > last_seq:
+        return [Check("consistency", False, None, None, f"the checkpoint covers {s} receipts but the ledger "
+                                                        f"holds {last_seq} (rows removed from the end?)")], Counter(), 0
+    from g6.ledger.ledger import GENESIS, entry_hash, stored_bytes, stored_leaf_hash
+
+    size, problems = _tree_count_check(conn, last_seq)
+    kept = not problems and size is not None and size >= last_seq
+    prev: tuple[int, str] = (0, GENESIS)
+    if not kept:
+        # no usable stored tree (a ledger not written since it was made, or a damaged table): the
+        # checkpoint's tree is hashed from its receipts, streamed; the new rows are still all that
+        # is checked one by one
+        fr = stored_tree.Frontier()
+        for seq, text, stored_prev in conn.execute(
+                "SELECT seq, receipt, prev_hash FROM receipts WHERE seq <= ? ORDER BY seq", (s,)):
+            fr.append(stored_leaf_hash(text))
+            prev = (seq, entry_hash(seq, stored_prev, stored_bytes(text)))
+        if fr.size != s or fr.root() != cp.root:
+            return [Check("consistency", False, None, None, f"the first {s} receipts do not hash to the "
+                                                            "checkpoint's root (history rewritten?)")], Counter(), 0
+        checks.extend(problems)
+    elif s:
+        try:
+            fr = stored_tree.load_frontier(conn, s)
+        except LookupError as e:
+            return [Check("consistency", False, None, None, str(e))], Counter(), 0
+        if fr.root() != cp.root:
+            return [Check("consistency", False, None, None, f"the first {s} receipts' stored hashes do not hash "
+                                                            "to the checkpoint's root (history rewritten?)")], \
+                Counter(), 0
+        row = conn.execute("SELECT seq, receipt_id, receipt, prev_hash, entry_hash FROM receipts WHERE seq = ?",
+                           (s,)).fetchone()
+        tree = stored_tree.StoredTree(lambda ids: stored_tree.read_hashes(conn, ids), s)
+        try:
+            if row is None:
+                raise ProofError(f"receipt {s} is gone")
+            verify_inclusion(s - 1, s, stored_leaf_hash(row[2]), tree.inclusion_proof(s - 1), cp.root)
+        except (ProofError, LookupError) as e:
+            return [Check("consistency", False, s, row[1] if row else None,
+                          f"the checkpoint's last receipt is not the one in the ledger: {e}")], Counter(), 0
+        prev = (s, entry_hash(s, row[3], stored_bytes(row[2])))
+        if prev[1] != row[4]:
+            checks.append(Check("chain", False, s, row[1], "entry hash does not match the row's content"))
+    else:
+        fr = stored_tree.Frontier()
+    compact = last_seq - s > CHUNK
+    r = verify_range(conn, dict(keys), store, s + 1, last_seq, prev=prev, frontier=fr,
+                     tree_ids=(stored_tree.stored_hash_count(s), stored_tree.stored_hash_count(last_seq))
+                     if kept else None, compact=compact)
+    checks.extend(r.checks)
+    new_root = r.frontier.root()
+    if not kept or not s:  # the new root was computed on top of the checkpoint's own tree: nothing to prove
+        checks.append(Check("consistency", True, None, None, f"size {s} -> {last_seq} (hashed from the receipts)"))
+    else:
+        tree = stored_tree.StoredTree(lambda ids: stored_tree.read_hashes(conn, ids), last_seq)
+        try:
+            verify_consistency(s, last_seq, tree.consistency_proof(s, last_seq) if s != last_seq else [],
+                               cp.root, new_root)
+            checks.append(Check("consistency", True, None, None, f"size {s} -> {last_seq}"))
+        except (ProofError, LookupError) as e:
+            checks.append(Check("consistency", False, None, None, f"size {s} -> {last_seq}: {e}"))
+    return checks, r.passed, r.rows

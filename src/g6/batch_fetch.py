@@ -1,0 +1,219 @@
+"""Fetch a list of URLs: hosts in parallel, one request at a time per host, a receipt per URL.
+
+Each URL goes through ``capture.fetch`` exactly as ``g6 fetch URL`` does (checked client, robots,
+the host's pause, the store, extraction, a signed receipt). The host pool is re-check's
+(``g6.host_pool``). Receipts are appended by one ledger-writer thread that owns its own SQLite
+connection and commits whatever receipts are waiting in one transaction (group commit): a worker
+hands its receipt over and waits for it to be signed and durable, so no result is reported before
+its receipt is on disk, and concurrent hosts do not pay one fsync each.
+
+Each result is appended to a run file (``$G6_HOME/knowledge/fetches/<run id>.jsonl``) after its
+receipt; re-running with the same run id skips the URLs it already settled (ok or not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, InvalidStateError
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from g6.adapters.checked_client import CheckedClient
+from g6.adapters.urls import redact_url
+from g6.capture import fetch
+from g6.errors import G6Error, InputError
+from g6.home import EvidenceHome
+from g6.host_pool import host_of, per_host
+from g6.ledger import Ledger, Receipt
+from g6.ledger.receipts import new_receipt_id
+from g6.recheck import RunState
+
+MAX_GROUP = 256  # receipts per transaction at most
+
+
+@dataclass(frozen=True, slots=True)
+class UrlResult:
+    url: str
+    outcome: str
+    code: str
+    receipt_id: str | None
+    status: int | None = None
+    byte_count: int = 0
+    reason: str = ""
+    content: Mapping[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "outcome": self.outcome, "code": self.code, "receipt_id": self.receipt_id,
+                "status": self.status, "byte_count": self.byte_count, "reason": self.reason,
+                "content": dict(self.content) if self.content else None}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> UrlResult:
+        return cls(d["url"], d["outcome"], d["code"], d.get("receipt_id"), d.get("status"),
+                   int(d.get("byte_count") or 0), d.get("reason") or "", d.get("content"))
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    run_id: str
+    results: tuple[UrlResult, ...]
+    resumed: int = 0
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "ok": self.ok, "urls": len(self.results), "resumed": self.resumed,
+                "counts": dict(self.counts)}
+
+
+def read_urls(lines: Iterable[str]) -> list[str]:
+    """One URL a line; blank lines and ``#`` comments skipped; a URL listed twice is fetched once."""
+    seen: dict[str, None] = {}
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if any(c.isspace() for c in line):
+            raise InputError(f"one URL a line, got {line[:80]!r}")
+        seen.setdefault(line, None)
+    return list(seen)
+
+
+class _LedgerWriter:
+    """One thread, one connection: signs and appends the receipts workers hand over, in groups."""
+
+    def __init__(self, home: EvidenceHome) -> None:
+        self._path = home.ledger.path
+        self._key = home.signing_key()
+        self._q: queue.Queue[tuple[Receipt, Future[Receipt]] | None] = queue.Queue()
+        self._closed = threading.Event()
+        self._t = threading.Thread(target=self._run, name="g6-ledger-writer", daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        ledger = Ledger(self._path)
+        try:
+            stop = False
+            while not stop:
+                item = self._q.get()
+                if item is None:
+                    break
+                group = [item]
+                while len(group) < MAX_GROUP:
+                    try:
+                        nxt = self._q.get_nowait()
+                    except queue.Empty:
+                        break
+                    if nxt is None:
+                        stop = True
+                        break
+                    group.append(nxt)
+                try:
+                    signed = ledger.append_many([r for r, _ in group], self._key)
+                except BaseException as e:  # noqa: BLE001 - each waiting worker gets it
+                    for _, f in group:
+                        f.set_exception(e)
+                    continue
+                for (_, f), s in zip(group, signed, strict=True):
+                    f.set_result(s)
+        finally:
+            ledger.close()
+            self._closed.set()
+            self._refuse_waiting()
+
+    def _refuse_waiting(self) -> None:
+        """Fail whatever is queued after the writer stopped, so no worker waits forever."""
+        while True:
+            try:
+                item = self._q.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None:
+                with contextlib.suppress(InvalidStateError):  # another thread refused it first
+                    item[1].set_exception(InputError("the batch was stopped before this receipt was written"))
+
+    def record(self, receipt: Receipt) -> Receipt:
+        f: Future[Receipt] = Future()
+        if self._closed.is_set():
+            raise InputError("the batch was stopped before this receipt was written")
+        self._q.put((receipt, f))
+        if self._closed.is_set():  # closed between the check and the put: nobody else will drain it
+            self._refuse_waiting()
+        return f.result()
+
+    def close(self) -> None:
+        self._q.put(None)
+        self._t.join()
+
+
+class _Home:
+    """The home as ``capture.fetch`` sees it from a worker thread: ``record`` goes through the writer
+    thread (a SQLite connection belongs to the thread that made it); the rest is the home's."""
+
+    def __init__(self, home: EvidenceHome, writer: _LedgerWriter) -> None:
+        self._home = home
+        self.store = home.store
+        self.record = writer.record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._home, name)
+
+
+def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
+                state_dir: Path | None = None, concurrency: int = 8, extract: str = "text",
+                on_result: Callable[[UrlResult, int, int], None] | None = None) -> BatchReport:
+    """Fetch every URL (those a resumed run settled are skipped); ``on_result(result, done, total)``
+    is called in this thread as each URL ends, after its receipt and run-file line are written."""
+    run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
+    if not run_id.replace("_", "").replace("-", "").isalnum():
+        raise InputError(f"a run id is letters, digits, '-' and '_', got {run_id!r}")
+    state = RunState((state_dir or home.root / "knowledge" / "fetches") / f"{run_id}.jsonl",
+                     decode=UrlResult.from_json, key=lambda r: r.url)
+    done: dict[str, UrlResult] = state.load()  # keyed by the redacted URL: no secret reaches the run file
+    total = len(urls)
+    resumed = sum(1 for u in urls if redact_url(u) in done)
+    pending = [u for u in urls if redact_url(u) not in done]
+    finished = 0
+    if on_result:  # a line per URL, the ones an earlier run settled too
+        for key in dict.fromkeys(redact_url(u) for u in urls):
+            if key in done:
+                finished += 1
+                on_result(done[key], finished, total)
+    finished = resumed
+    writer = _LedgerWriter(home)
+    proxy = _Home(home, writer)
+    results = per_host(pending, host_of, lambda u: fetch(proxy, client, u, extract=extract),  # type: ignore[arg-type]
+                       concurrency)
+    try:
+        for url, res, _ in results:
+            if isinstance(res, G6Error):  # a bad input for this URL: settled as failed, the rest go on
+                r = UrlResult(redact_url(url), "error", res.code, None, reason=str(res)[:300])
+            elif isinstance(res, BaseException):
+                raise res
+            else:
+                r = UrlResult(redact_url(url), res.outcome.value, res.code, res.receipt_id, res.status,
+                              res.byte_count, res.reason, res.content)
+            state.add(r)
+            done[r.url] = r
+            finished += 1
+            if on_result:
+                on_result(r, finished, total)
+    finally:
+        results.close()  # on an early stop: no host starts another URL
+        writer.close()
+    results = tuple(done[k] for k in dict.fromkeys(redact_url(u) for u in urls) if k in done)
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    return BatchReport(run_id, results, resumed, counts)

@@ -1,0 +1,74 @@
+"""``g6 ledger verify --since``: verify only what is new since a checkpoint, and remember what was verified.
+
+The starting point is a signed checkpoint note: one the user kept (``g6 ledger checkpoint`` prints
+it), or the one ``g6 ledger verify --record`` kept after a clean run, in
+``$G6_HOME/state/verified-checkpoint`` (verify writes nothing unless asked: reading never writes).
+Either must be signed by a trusted key for this ledger's origin; an unsigned or foreign note is
+refused, because it is the only thing vouching for the rows before it. ``--record`` signs the
+verified head with the home's signing key (without one, nothing is recorded and ``--since`` needs
+a file).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from g6.errors import InputError
+from g6.home import EvidenceHome
+from g6.ledger.keys import VerifyKey
+from g6.ledger.ledger import Check, LedgerVerifyReport
+from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
+
+STATE_NAME = "verified-checkpoint"
+
+
+def state_path(home: EvidenceHome) -> Path:
+    return home.root / "state" / STATE_NAME
+
+
+def read_note(home: EvidenceHome, path: Path | None) -> str:
+    """The note text from ``path``, or the one verify recorded; InputError when there is none."""
+    src = path or state_path(home)
+    try:
+        return src.read_text()
+    except FileNotFoundError:
+        if path is None:
+            raise InputError(f"no verified checkpoint recorded yet ({src}); run a full `g6 ledger verify "
+                             "--record` first, or pass --since FILE") from None
+        raise InputError(f"no such checkpoint file: {src}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read checkpoint {src}: {e}") from None
+
+
+def verify_since(home: EvidenceHome, note: str, *, keys: Mapping[str, VerifyKey] | None = None,
+                 kept: Sequence[tuple[str, str]] = (), workers: int | None = None) -> LedgerVerifyReport:
+    """Prove the ledger extends the checkpoint in ``note``, then check the rows after it. ``keys``
+    pins the public keys (``keys/trusted/`` is then not consulted); ``kept`` as in ``Ledger.verify``."""
+    try:
+        text, _ = parse_note(note)
+        cp = Checkpoint.parse(text)
+    except NoteError as e:
+        raise InputError(f"not a signed checkpoint note: {e}") from None
+    keys = home.keys.trusted() if keys is None else keys
+    origin = home.ledger.origin
+    if not any(signed_by(note, k, origin) for k in keys.values()):
+        why = f"is for {cp.origin}, not this ledger ({origin})" if cp.origin != origin else \
+            "is not signed by a trusted key"
+        return LedgerVerifyReport(0, (Check("consistency", False, None, None, f"the checkpoint {why}"),))
+    return home.ledger.verify(keys, home.store, kept, since=cp, workers=workers)
+
+
+def record_verified(home: EvidenceHome, size: int) -> Path | None:
+    """Sign and keep a checkpoint of the first ``size`` receipts, which verify just found sound."""
+    if not home.keys.exists():
+        return None
+    cp = Checkpoint(home.ledger.origin, size, home.ledger.tree().root(size))
+    note = sign_checkpoint(cp, home.signing_key())
+    path = state_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(note)
+    os.replace(tmp, path)
+    return path
