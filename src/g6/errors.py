@@ -3,10 +3,12 @@
     G6Error
     ├── StoreError
     │   ├── BlobNotFound
-    │   └── BadDigest            (a digest string that is not ``algo:hex`` of the right length)
+    │   ├── BadDigest            (a digest string that is not ``algo:hex`` of the right length)
+    │   └── StoreBackendError    (the object store is down or refuses: names it and what to check)
     ├── LedgerError
     │   ├── SigningKeyError      (no signing key, an unreadable or unknown key)
-    │   └── ReceiptNotFound
+    │   ├── ReceiptNotFound
+    │   └── LedgerBackendError   (the ledger database is down or refuses: names it and what to check)
     ├── ConfigError              (a bad setting in the environment or ``$G6_HOME/.env``)
     └── InputError               (bad input from a caller: a URL, a flag, a file)
 
@@ -33,8 +35,16 @@ class BadDigest(StoreError):
     code = "G6_E_STORE_BAD_DIGEST"
 
 
+class StoreBackendError(StoreError):
+    code = "G6_E_STORE_BACKEND"
+
+
 class LedgerError(G6Error):
     code = "G6_E_LEDGER"
+
+
+class LedgerBackendError(LedgerError):
+    code = "G6_E_LEDGER_BACKEND"
 
 
 class SigningKeyError(LedgerError):

@@ -1,26 +1,53 @@
-"""One evidence home: the blob store, the ledger and the keys under one root folder."""
+"""One evidence home: the blob store, the ledger and the keys under one root folder.
+
+The ledger and the store default to files under the root; ``ledger_url`` / ``blob_url``
+(``G6_LEDGER_URL`` / ``G6_BLOB_URL``) put them on PostgreSQL and S3 instead (see
+``g6.ledger.backend`` and ``g6.store.backend``). The keys always stay in the root.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey
+from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
+from g6.ledger.backend import open_ledger, trusted_keys
 from g6.store import BlobStore
+from g6.store.backend import open_store
 
 
 class EvidenceHome:
     """``root/knowledge/fetched`` (blobs), ``root/knowledge/ledger.sqlite``, ``root/keys``."""
 
-    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, ledger_url: str | None = None,
+                 blob_url: str | None = None, env: Mapping[str, str] | None = None) -> None:
         self.root = Path(root)
-        self.store = BlobStore(self.root / "knowledge" / "fetched", fsync=fsync)
-        self.ledger = Ledger(self.root / "knowledge" / "ledger.sqlite")
+        self.store: BlobStore = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env)
+        try:
+            self.ledger: Ledger = open_ledger(ledger_url, self.root / "knowledge" / "ledger.sqlite")
+        except BaseException:
+            self._close_store()
+            raise
         self.keys = KeyDir(self.root / "keys")
         self._key: SigningKey | None = None
 
+    @classmethod
+    def from_settings(cls, settings: Any, **kw: Any) -> EvidenceHome:
+        """The home a :class:`g6.config.Settings` describes, backends included."""
+        v = settings.values
+        return cls(settings.home, ledger_url=v.get("G6_LEDGER_URL") or None, blob_url=v.get("G6_BLOB_URL") or None,
+                   env=v, **kw)
+
+    def _close_store(self) -> None:
+        close = getattr(self.store, "close", None)
+        if close is not None:
+            close()
+
     def close(self) -> None:
         self.ledger.close()
+        self._close_store()
 
     def __enter__(self) -> EvidenceHome:
         return self
@@ -37,5 +64,10 @@ class EvidenceHome:
         """Sign and append one receipt; its blob (if any) must already be in the store."""
         return self.ledger.append(receipt, self.signing_key())
 
-    def verify(self) -> LedgerVerifyReport:
-        return self.ledger.verify(self.keys.trusted(), self.store)
+    def trusted(self) -> dict[str, VerifyKey]:
+        """The keys this home trusts: its own key folder's and those kept with the ledger (``g6 keys trust``)."""
+        return {**trusted_keys(self.ledger), **self.keys.trusted()}
+
+    def verify(self, keys: Mapping[str, VerifyKey] | None = None) -> LedgerVerifyReport:
+        """Verify with ``keys`` when given (pinned), else with every trusted key."""
+        return self.ledger.verify(self.trusted() if keys is None else keys, self.store)
