@@ -38,21 +38,22 @@ class _Ctx:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            import os
+
+            env = dict(os.environ)
+            if self._home_override is not None:  # --home is G6_HOME: its .env (backends, keys) applies
+                env["G6_HOME"] = str(self._home_override)
             try:
-                s = load_settings()
+                s = load_settings(env)
             except G6Error as e:
                 _fail(str(e))
-            if self._home_override is not None:
-                from dataclasses import replace
-
-                s = replace(s, home=self._home_override)
             self._settings = s
         return self._settings
 
     def evidence(self, *, need_key: bool = False) -> Any:
         from g6.home import EvidenceHome
 
-        ev = EvidenceHome(self.settings.home)
+        ev = EvidenceHome.from_settings(self.settings)
         if need_key and not ev.keys.exists():
             key = ev.keys.init()
             click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)
@@ -105,11 +106,11 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
         current = kd.load_signing().public
     except G6Error as e:
         _fail(str(e), EXIT_FAILED)
-    trusted = kd.trusted()
     from g6.ledger.note import verifier_key
 
     with c.evidence() as ev:
         vkey = verifier_key(ev.ledger.origin, current)
+        trusted = ev.trusted()  # the key folder's and those kept with the ledger
     if as_json:
         _emit_json({"signing": {"key_id": current.key_id, "public_key": current.to_text(),
                                 "checkpoint_verifier_key": vkey},
@@ -126,15 +127,25 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
 @click.argument("public_key")
 @pass_ctx
 def keys_trust(c: _Ctx, public_key: str) -> None:
-    """Trust another public key ('ed25519:<base64>' or a file holding it)."""
-    from g6.ledger import KeyDir, VerifyKey
+    """Trust a public key ('ed25519:<base64>' or a file holding it; 'self' for this home's own key).
 
-    text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
+    The key is kept in this home's key folder and with the ledger (a table), so everyone who verifies
+    a shared ledger trusts it too."""
+    from g6.ledger import KeyDir, VerifyKey
+    from g6.ledger.backend import trust_key
+
+    kd = KeyDir(c.settings.home / "keys")
     try:
-        k = VerifyKey.from_text(text)
+        if public_key == "self":
+            k = kd.load_signing().public
+        else:
+            text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
+            k = VerifyKey.from_text(text)
     except G6Error as e:
         _fail(str(e))
-    KeyDir(c.settings.home / "keys").trust(k)
+    kd.trust(k)
+    with c.evidence() as ev:
+        trust_key(ev.ledger, k)
     click.echo(k.key_id)
 
 
@@ -639,12 +650,18 @@ def ledger_list(c: _Ctx, kind: str | None, limit: int, as_json: bool) -> None:
 
 
 @ledger.command("verify")
+@click.option("--key", "keys", multiple=True,
+              help="Trust only this public key (repeatable), not the home's or the ledger's trusted keys.")
 @click.option("--json", "as_json", is_flag=True, help="Per-check verdicts as JSON.")
 @pass_ctx
-def ledger_verify(c: _Ctx, as_json: bool) -> None:
+def ledger_verify(c: _Ctx, keys: tuple[str, ...], as_json: bool) -> None:
     """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
+    try:
+        pinned = {k.key_id: k for k in (_read_key(t)[0] for t in keys)} if keys else None
+    except (G6Error, ValueError) as e:
+        _fail(f"bad --key: {e}")
     with c.evidence() as ev:
-        report = ev.verify()
+        report = ev.verify(pinned)
     data = report.to_json()
     if as_json:
         _emit_json(data)
@@ -734,6 +751,36 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(proof.text(), nl=False)
+
+
+@ledger.command("copy")
+@click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
+@click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
+    """Copy every receipt and checkpoint into another ledger, checking each row's chain link and
+    signature first; the copy keeps the same log id, hashes and checkpoint roots. An interrupted copy
+    resumes where it stopped."""
+    from g6.ledger.backend import copy_ledger, open_ledger
+
+    try:
+        pinned = {k.key_id: k for k in (_read_key(t)[0] for t in keys)} if keys else None
+    except (G6Error, ValueError) as e:
+        _fail(f"bad --key: {e}")
+    with c.evidence() as ev:
+        with open_ledger(url, url) as dst:
+            report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned)
+            check = dst.verify(ev.trusted() if pinned is None else pinned)
+    data = {**report.to_json(), "verify": check.to_json()}
+    if as_json:
+        _emit_json(data)
+    else:
+        click.echo(f"copied {report.copied} receipts ({report.already} already there), {report.checkpoints} "
+                   f"checkpoints, {report.keys} trusted keys; the copy holds {report.size} receipts, "
+                   f"root {report.root}")
+        click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {check.rows} receipts")
+    sys.exit(EXIT_OK if check.ok else EXIT_FAILED)
 
 
 def _read_key(text: str) -> tuple[Any, str | None]:
@@ -883,11 +930,8 @@ def blob() -> None:
 @pass_ctx
 def blob_cat(c: _Ctx, digest: str) -> None:
     """Write a blob's raw bytes to stdout (blake3:… or sha256:…)."""
-    from g6.store import BlobStore
-
-    store = BlobStore(c.settings.home / "knowledge" / "fetched")
     try:
-        with store.open(digest) as f:
+        with c.evidence() as ev, ev.store.open(digest) as f:
             out = click.get_binary_stream("stdout")
             while block := f.read(1 << 20):
                 out.write(block)
@@ -900,9 +944,8 @@ def blob_cat(c: _Ctx, digest: str) -> None:
 @pass_ctx
 def blob_verify(c: _Ctx, as_json: bool) -> None:
     """Re-hash every blob; list the bad ones."""
-    from g6.store import BlobStore
-
-    report = BlobStore(c.settings.home / "knowledge" / "fetched").verify()
+    with c.evidence() as ev:
+        report = ev.store.verify()
     if as_json:
         _emit_json({"ok": report.ok, "checked": report.checked,
                     "bad": [{"digest": b.digest, "detail": b.detail} for b in report.bad]})
@@ -932,6 +975,30 @@ def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
             click.echo(f"{verb} {d}")
         click.echo(f"{verb} {len(report.removed)} blob(s); kept {report.kept} referenced, "
                    f"{len(report.skipped_young)} younger than {grace:g}s")
+
+
+@blob.command("copy")
+@click.option("--to", "url", required=True, help="The store to copy into: s3://bucket/prefix or file:///path.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
+    """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
+    from g6.store.backend import copy_blobs, describe, open_store
+
+    with c.evidence() as ev:
+        dst = open_store(url, url, env=c.settings.values)
+        try:
+            report = copy_blobs(ev.store, dst)
+        finally:
+            getattr(dst, "close", lambda: None)()
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        for b in report.bad:
+            click.echo(f"BAD {b.digest}: {b.detail}")
+        click.echo(f"blobs {'copied' if report.ok else 'FAILED'}: {report.copied} copied, {report.already} already in "
+                   f"{describe(dst)}, {len(report.bad)} bad")
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
 # -- mcp -----------------------------------------------------------------------------------
