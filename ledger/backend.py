@@ -53,10 +53,20 @@ def describe(ledger: Ledger) -> str:
 
 
 # -- trusted keys kept with the ledger -----------------------------------------------------------
+def _trust_table(ledger: Ledger) -> Any:
+    """The ledger's connection, its ``trusted_keys`` table made if missing (PostgreSQL makes it at set-up,
+    so a role that may not create tables still reads it)."""
+    from g6.ledger.postgres import PostgresLedger
+
+    conn = ledger._usable()
+    if not isinstance(ledger, PostgresLedger):
+        conn.execute(_TRUST_TABLE)
+    return conn
+
+
 def trust_key(ledger: Ledger, key: VerifyKey) -> None:
     """Trust ``key`` for everyone who verifies this ledger (idempotent)."""
-    conn = ledger._usable()
-    conn.execute(_TRUST_TABLE)
+    conn = _trust_table(ledger)
     conn.execute("INSERT INTO trusted_keys (key_id, public_key, added_at) VALUES (?, ?, ?)"
                  " ON CONFLICT (key_id) DO NOTHING", (key.key_id, key.to_text(), utc_now()))
 
@@ -64,8 +74,7 @@ def trust_key(ledger: Ledger, key: VerifyKey) -> None:
 def trusted_keys(ledger: Ledger) -> dict[str, VerifyKey]:
     """The keys kept with the ledger. A row whose key id does not match its key is ignored: the id
     is what a signature names, so a mislabelled key must never vouch for it."""
-    conn = ledger._usable()
-    conn.execute(_TRUST_TABLE)
+    conn = _trust_table(ledger)
     out: dict[str, VerifyKey] = {}
     for kid, text in conn.execute("SELECT key_id, public_key FROM trusted_keys ORDER BY key_id").fetchall():
         try:
@@ -105,8 +114,7 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
     of ``src`` (the same head hash), else nothing is written. Raises :class:`LedgerError` on a row
     that fails its checks, with everything before it copied.
     """
-    s, d = src._usable(), dst._usable()
-    d.execute(_TRUST_TABLE)
+    s, d = src._usable(), _trust_table(dst)
     src_origin = src.origin
     d.execute("BEGIN IMMEDIATE")
     try:

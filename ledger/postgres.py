@@ -33,7 +33,9 @@ CREATE INDEX IF NOT EXISTS receipts_kind ON receipts (kind, seq);
 CREATE TABLE IF NOT EXISTS checkpoints (
     id bigserial PRIMARY KEY, size bigint NOT NULL, root text NOT NULL, note text NOT NULL, created_at text);
 CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text);
+CREATE TABLE IF NOT EXISTS trusted_keys (key_id text PRIMARY KEY, public_key text NOT NULL, added_at text);
 """
+_TABLES = ("receipts", "checkpoints", "meta", "trusted_keys")
 
 
 def redact(url: str) -> str:
@@ -53,7 +55,7 @@ def _where(url: str) -> str:
 
 def explain(url: str, e: BaseException) -> LedgerBackendError:
     """A psycopg error as a one-line typed error naming the backend and what to check."""
-    msg = " ".join(str(e).split()) or type(e).__name__
+    msg = " ".join((str(e).strip().splitlines() or [""])[0].split()) or type(e).__name__
     low = msg.lower()
     where = f"ledger backend PostgreSQL at {redact(url)}"
     if "password authentication failed" in low or "no password supplied" in low:
@@ -83,25 +85,55 @@ class _PgConnection:
         self._c = conn
         self._url = url
         self._lock_key = lock_key
+        self._in_tx = False
+
+    def _live(self) -> Any:
+        """The connection; a new one if the old was lost between transactions (server restart, idle
+        timeout). A connection lost inside a transaction is not replaced: that transaction failed."""
+        import psycopg
+
+        if (self._c.closed or self._c.broken) and not self._in_tx:
+            try:
+                self._c = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            except psycopg.Error as e:
+                raise explain(self._url, e) from None
+        return self._c
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         import psycopg
 
         try:
             if sql == "BEGIN IMMEDIATE":
-                self._c.execute("BEGIN")
-                return self._c.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-            if sql == "ROLLBACK" and (self._c.closed or self._c.broken):
-                return None  # the transaction died with its connection: nothing to undo
-            return self._c.execute(_pg_sql(sql), tuple(params))
+                return self._begin()
+            if sql in ("COMMIT", "ROLLBACK"):
+                self._in_tx = False
+                if sql == "ROLLBACK" and (self._c.closed or self._c.broken):
+                    return None  # the transaction died with its connection: nothing to undo
+                return self._c.execute(sql)
+            return self._live().execute(_pg_sql(sql), tuple(params))
         except psycopg.Error as e:
             raise explain(self._url, e) from None
+
+    def _begin(self) -> Any:
+        """BEGIN and the ledger's lock, as one step: the caller rolls back only what this opened."""
+        import psycopg
+
+        c = self._live()
+        c.execute("BEGIN")
+        self._in_tx = True
+        try:
+            return c.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+        except psycopg.Error:
+            self._in_tx = False
+            if not (c.closed or c.broken):
+                c.execute("ROLLBACK")
+            raise
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         import psycopg
 
         try:
-            with self._c.cursor() as cur:
+            with self._live().cursor() as cur:
                 cur.executemany(_pg_sql(sql), rows)
         except psycopg.Error as e:
             raise explain(self._url, e) from None
@@ -142,6 +174,9 @@ class PostgresLedger(Ledger):
 
     def _setup(self) -> None:
         conn = self._conn
+        present = conn.execute("SELECT count(to_regclass(t)) FROM unnest(?::text[]) AS t", (list(_TABLES),))
+        if present.fetchone()[0] == len(_TABLES):
+            return  # set up already (and a role that may only read or append need not create anything)
         conn.execute("BEGIN IMMEDIATE")  # two first writers at once must not both create the tables
         try:
             for stmt in filter(None, (s.strip() for s in _SCHEMA.split(";"))):

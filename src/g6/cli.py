@@ -174,10 +174,15 @@ def fetch_cmd(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None, 
     from g6.adapters import CheckedClient
     from g6.adapters.outcomes import Outcome
     from g6.capture import fetch
+    from g6.errors import LedgerError
 
     policy = _policy(c.settings, allow, max_bytes)
     with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
-        result = fetch(ev, client, url, extract=extract)
+        try:
+            result = fetch(ev, client, url, extract=extract)
+        except LedgerError as e:
+            _fail(f"fetched {url}, but its receipt could not be appended (the bytes are kept unreferenced; "
+                  f"`g6 blob gc` collects them): {e}", EXIT_FAILED)
     if as_json:
         _emit_json(result.to_json())
     else:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
+from g6.errors import LedgerError
+from g6.ledger import Check, KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
 from g6.ledger.backend import open_ledger, trusted_keys
 from g6.store import BlobStore
 from g6.store.backend import open_store
@@ -70,4 +71,9 @@ class EvidenceHome:
 
     def verify(self, keys: Mapping[str, VerifyKey] | None = None) -> LedgerVerifyReport:
         """Verify with ``keys`` when given (pinned), else with every trusted key."""
-        return self.ledger.verify(self.trusted() if keys is None else keys, self.store)
+        if keys is None:
+            try:
+                keys = self.trusted()
+            except LedgerError as e:  # the ledger cannot even be read: a failed verdict, not a crash
+                return LedgerVerifyReport(0, (Check("database", False, None, None, str(e)),))
+        return self.ledger.verify(keys, self.store)
