@@ -109,8 +109,12 @@ def _wait(check: object, what: str, log: Path, proc: subprocess.Popen[bytes], tr
 
 def start_postgres(folder: Path, *, detach: bool = False) -> Server:
     """A new cluster in ``folder`` on a free loopback port; password auth over TCP (user ``g6``)."""
-    folder.mkdir(parents=True, exist_ok=True)
     drop = _as_postgres_user()
+    if drop:  # the postgres user must reach the folder: a fresh one under /tmp, not inside root's 0700 folders
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="g6-pg-"))
+    folder.mkdir(parents=True, exist_ok=True)
     data, sock = folder / "data", folder / "sock"
     password = secrets.token_hex(12)
     pwfile = folder / "pw"
@@ -208,7 +212,8 @@ def main(argv: list[str]) -> int:
     except BaseException:
         pg.stop()
         raise
-    for k, v in {**pg.env, **s3.env, "G6_TEST_PG_PID": str(pg.pid), "G6_TEST_S3_PID": str(s3.pid)}.items():
+    for k, v in {**pg.env, **s3.env, "G6_TEST_PG_PID": str(pg.pid), "G6_TEST_S3_PID": str(s3.pid),
+                 "G6_TEST_PG_DIR": str(pg.folder), "G6_TEST_S3_DIR": str(s3.folder)}.items():
         print(f"export {k}={v}")
     return 0
 
