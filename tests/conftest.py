@@ -178,13 +178,22 @@ def make_pair_home(request: pytest.FixtureRequest) -> Callable[[str, Path], Evid
     return make
 
 
-@pytest.fixture(params=BACKEND_PAIRS)
-def pair_home(request: pytest.FixtureRequest, tmp_path: Path,
-              make_pair_home: Callable[[str, Path], EvidenceHome]) -> Iterator[EvidenceHome]:
-    """The ``home`` fixture once per backend pair: a behaviour that differs between them fails a test."""
-    ev = make_pair_home(request.param, tmp_path / "g6home")
+def _checked_home(ev: EvidenceHome) -> Iterator[EvidenceHome]:
     ev.keys.init()
     yield ev
     for entry in ev.ledger.entries():
         validate(json.loads(json.dumps(entry.receipt.to_json())), "receipt.v1")
     ev.close()
+
+
+@pytest.fixture
+def shared_home(tmp_path: Path, make_pair_home: Callable[[str, Path], EvidenceHome]) -> Iterator[EvidenceHome]:
+    """The ``home`` fixture on PostgreSQL + SeaweedFS."""
+    yield from _checked_home(make_pair_home("postgresql+s3", tmp_path / "g6home"))
+
+
+@pytest.fixture(params=BACKEND_PAIRS)
+def pair_home(request: pytest.FixtureRequest, tmp_path: Path,
+              make_pair_home: Callable[[str, Path], EvidenceHome]) -> Iterator[EvidenceHome]:
+    """The ``home`` fixture once per backend pair: a behaviour that differs between them fails a test."""
+    yield from _checked_home(make_pair_home(request.param, tmp_path / "g6home"))
