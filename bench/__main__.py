@@ -7,18 +7,19 @@ import os
 import platform
 import sys
 
-from bench import extract, fetch, ingest, ledger_append, recheck, warc
+from bench import backends, extract, fetch, ingest, ledger_append, recheck, warc
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m bench")
     ap.add_argument("--quick", action="store_true", help="small sizes: checks the benchmarks run, not the speed")
-    ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck"])
+    ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck",
+                                                    "backends"])
     args = ap.parse_args()
     print(f"# machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()},"
           f" {platform.system()} {platform.release()}")
     runs = {"ingest": ingest.run, "ledger": ledger_append.run, "fetch": fetch.run, "extract": extract.run,
-            "warc": warc.run, "recheck": recheck.run}
+            "warc": warc.run, "recheck": recheck.run, "backends": backends.run}
     for name in args.names:
         if name not in runs:
             print(f"unknown benchmark {name!r}; known: {', '.join(runs)}", file=sys.stderr)

@@ -134,13 +134,14 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
         d.execute("ROLLBACK")
         raise
     already, copied, prev = done, 0, dst_head if done else GENESIS
+    signers: set[str] = set()
     while True:
         rows = s.execute(f"SELECT {_COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?",
                          (done, batch)).fetchall()
         if not rows:
             break
         for row in rows:
-            _check_row(row, done, prev, keys)
+            signers.add(_check_row(row, done, prev, keys))
             done, prev = row[0], row[7]
         d.execute("BEGIN IMMEDIATE")
         try:
@@ -162,16 +163,18 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
             d.execute("INSERT INTO checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
                       (size, root, note, created))
             cps += 1
-    src_keys = trusted_keys(src)
+    # the keys that vouched for the copied rows go with the ledger, so anyone can verify the copy
     dst_keys = trusted_keys(dst)
-    for k in src_keys.values():
+    wanted = {**trusted_keys(src), **{kid: keys[kid] for kid in signers}}
+    for k in wanted.values():
         if k.key_id not in dst_keys:
             trust_key(dst, k)
     tree = dst.tree()
-    return CopyReport(copied, already, cps, len(set(src_keys) - set(dst_keys)), len(tree), tree.root().hex())
+    return CopyReport(copied, already, cps, len(set(wanted) - set(dst_keys)), len(tree), tree.root().hex())
 
 
-def _check_row(row: tuple[Any, ...], prev_seq: int, prev_hash: str, keys: Mapping[str, VerifyKey]) -> None:
+def _check_row(row: tuple[Any, ...], prev_seq: int, prev_hash: str, keys: Mapping[str, VerifyKey]) -> str:
+    """Check one row before it is copied; return the id of the key that signed it."""
     seq, rid, _kind, _outcome, _at, text, stored_prev, stored_hash = row
     if seq != prev_seq + 1 or stored_prev != prev_hash or entry_hash(seq, stored_prev, text.encode()) != stored_hash:
         raise LedgerError(f"row {seq} ({rid}) breaks the chain; run `g6 ledger verify` on the source; copy stopped")
@@ -183,3 +186,5 @@ def _check_row(row: tuple[Any, ...], prev_seq: int, prev_hash: str, keys: Mappin
     if not ok or receipt.receipt_id != rid:
         raise LedgerError(f"row {seq} ({rid}): {why or 'receipt id disagrees'}; trust its key (g6 keys trust) "
                           "or fix the source; copy stopped")
+    assert receipt.signature is not None  # verify_signature passed
+    return receipt.signature.key_id

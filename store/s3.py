@@ -73,7 +73,7 @@ class S3BlobWriter:
         self._sha.update(chunk)
         self._buf += chunk
         self.size += len(chunk)
-        while len(self._buf) >= self._store.part_size:
+        while len(self._buf) > self._store.part_size:  # a body of exactly one part stays one plain put
             part = bytes(self._buf[: self._store.part_size])
             del self._buf[: self._store.part_size]
             self._upload_part(part)
