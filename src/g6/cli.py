@@ -51,9 +51,13 @@ class _Ctx:
         return self._settings
 
     def evidence(self, *, need_key: bool = False) -> Any:
+        from g6.errors import ConfigError
         from g6.home import EvidenceHome
 
-        ev = EvidenceHome.from_settings(self.settings)
+        try:
+            ev = EvidenceHome.from_settings(self.settings)
+        except ConfigError as e:  # a malformed G6_LEDGER_URL / G6_BLOB_URL is a usage error
+            _fail(str(e))
         if need_key and not ev.keys.exists():
             key = ev.keys.init()
             click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)
