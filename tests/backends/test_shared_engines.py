@@ -261,3 +261,31 @@ def test_cli_moves_a_home_to_postgres_and_s3(tmp_path: Path, pg_url: str, s3_url
     assert g6("ledger", "checkpoints", "--json", **shared).stdout == before
     r = g6("ledger", "verify", "--key", "ed25519:" + "A" * 43 + "=", **shared)
     assert r.returncode == 1 and "signature  FAILED" in r.stdout  # pinning a stranger's key fails them all
+
+
+def test_kill_9_during_a_large_s3_put_leaves_no_blob_and_gc_clears_the_upload(s3_url: str,
+                                                                              s3_env: dict[str, str]) -> None:
+    code = f"""
+import sys, time
+from g6.store.backend import open_store
+store = open_store({s3_url!r}, "unused", env={s3_env!r})
+w = store.writer()
+block = b"k" * (1 << 20)
+for i in range(10):
+    w.write(block)  # the 9th MiB sends the first 8 MiB part of a multipart upload to tmp/
+print("part sent", flush=True)
+time.sleep(600)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "part sent"
+    finally:
+        proc.kill()  # SIGKILL: no abort, no cleanup
+        proc.wait()
+    store = open_store(s3_url, "unused", env=s3_env)
+    assert list(store.iter_digests()) == []  # nothing visible under any digest
+    ups = store.s3.list_multipart_uploads(Bucket=store.bucket, Prefix=store._key("tmp", "")).get("Uploads", [])
+    assert len(ups) == 1
+    assert store.gc([], grace_seconds=3600).temp_files_removed == 0  # too young: could still be under way
+    assert store.gc([], grace_seconds=0).temp_files_removed == 1
+    assert store.s3.list_multipart_uploads(Bucket=store.bucket, Prefix=store._key("tmp", "")).get("Uploads", []) == []
