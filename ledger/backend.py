@@ -47,26 +47,26 @@ def _sqlite_path(url: str) -> Path:
     return Path(unquote(p.path))
 
 
-def describe(ledger: Ledger) -> str:
-    """The backend, for messages: a file path or a URL without its password."""
-    return str(ledger.path)
-
-
 # -- trusted keys kept with the ledger -----------------------------------------------------------
-def _trust_table(ledger: Ledger) -> Any:
-    """The ledger's connection, its ``trusted_keys`` table made if missing (PostgreSQL makes it at set-up,
-    so a role that may not create tables still reads it)."""
+def _trust_table(ledger: Ledger, *, create: bool) -> Any:
+    """The ledger's connection if it has a ``trusted_keys`` table (made when ``create``), else None.
+    PostgreSQL makes the table at set-up, so a role that may not create tables still reads it; reading
+    never writes, so verifying a read-only SQLite file works."""
     from g6.ledger.postgres import PostgresLedger
 
     conn = ledger._usable()
-    if not isinstance(ledger, PostgresLedger):
+    if isinstance(ledger, PostgresLedger):
+        return conn
+    if create:
         conn.execute(_TRUST_TABLE)
-    return conn
+        return conn
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trusted_keys'").fetchone()
+    return conn if found else None
 
 
 def trust_key(ledger: Ledger, key: VerifyKey) -> None:
     """Trust ``key`` for everyone who verifies this ledger (idempotent)."""
-    conn = _trust_table(ledger)
+    conn = _trust_table(ledger, create=True)
     conn.execute("INSERT INTO trusted_keys (key_id, public_key, added_at) VALUES (?, ?, ?)"
                  " ON CONFLICT (key_id) DO NOTHING", (key.key_id, key.to_text(), utc_now()))
 
@@ -74,8 +74,10 @@ def trust_key(ledger: Ledger, key: VerifyKey) -> None:
 def trusted_keys(ledger: Ledger) -> dict[str, VerifyKey]:
     """The keys kept with the ledger. A row whose key id does not match its key is ignored: the id
     is what a signature names, so a mislabelled key must never vouch for it."""
-    conn = _trust_table(ledger)
+    conn = _trust_table(ledger, create=False)
     out: dict[str, VerifyKey] = {}
+    if conn is None:
+        return out
     for kid, text in conn.execute("SELECT key_id, public_key FROM trusted_keys ORDER BY key_id").fetchall():
         try:
             k = VerifyKey.from_text(text)
@@ -114,7 +116,7 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
     of ``src`` (the same head hash), else nothing is written. Raises :class:`LedgerError` on a row
     that fails its checks, with everything before it copied.
     """
-    s, d = src._usable(), _trust_table(dst)
+    s, d = src._usable(), _trust_table(dst, create=True)
     src_origin = src.origin
     d.execute("BEGIN IMMEDIATE")
     try:

@@ -152,7 +152,7 @@ def _pg_sql(sql: str) -> str:
 class PostgresLedger(Ledger):
     """One ledger in one PostgreSQL database (its tables in the connection's ``search_path``)."""
 
-    def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:  # noqa: D107 - no super(): no file
+    def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:  # no super(): there is no file
         import psycopg
 
         self.url = url

@@ -54,3 +54,13 @@ def test_cli_refuses_a_malformed_url_as_input(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "g6", "ledger", "list"], env=env, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("g6: G6_LEDGER_URL must start") and "Traceback" not in r.stderr
+
+
+def test_verifying_writes_nothing_to_the_ledger(tmp_path: Path) -> None:
+    """Reading the trusted keys kept with a SQLite ledger never creates their table."""
+    home = EvidenceHome(tmp_path, fsync=False)
+    home.keys.init()
+    assert home.verify().ok
+    tables = {r[0] for r in home.ledger._usable().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "trusted_keys" not in tables
+    home.close()
