@@ -110,7 +110,19 @@ class _PgConnection:
                 if sql == "ROLLBACK" and (self._c.closed or self._c.broken):
                     return None  # the transaction died with its connection: nothing to undo
                 return self._c.execute(sql)
+            scan = _SCAN.fullmatch(sql)
+            if scan is not None and not params:
+                return _Pages(self, scan["cols"])
             return self._live().execute(_pg_sql(sql), tuple(params))
+        except psycopg.Error as e:
+            raise explain(self._url, e) from None
+
+    def execute_pg(self, sql: str, params: Sequence[Any]) -> Any:
+        """One query in psycopg's own placeholders."""
+        import psycopg
+
+        try:
+            return self._live().execute(sql, tuple(params))
         except psycopg.Error as e:
             raise explain(self._url, e) from None
 
@@ -143,6 +155,31 @@ class _PgConnection:
 
 
 _QMARK = re.compile(r"\?")
+# A whole-ledger scan (verify, the Merkle leaves): read in pages by seq, never as one result.
+_SCAN = re.compile(r"SELECT (?P<cols>[a-z_, ]+) FROM receipts ORDER BY seq")
+_PAGE = 5000
+
+
+class _Pages:
+    """The rows of a whole-ledger scan, fetched ``_PAGE`` at a time by seq (keyset pagination), so
+    memory stays flat whatever the ledger's size. Iterate it once, like a cursor."""
+
+    def __init__(self, conn: _PgConnection, cols: str) -> None:
+        self._conn = conn
+        self._sql = f"SELECT seq, {cols} FROM receipts WHERE seq > %s ORDER BY seq LIMIT %s"
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        last = 0
+        while True:
+            rows = self._conn.execute_pg(self._sql, (last, _PAGE)).fetchall()
+            for row in rows:
+                yield tuple(row[1:])
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1][0]
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return list(self)
 
 
 def _pg_sql(sql: str) -> str:
