@@ -64,3 +64,15 @@ def test_verifying_writes_nothing_to_the_ledger(tmp_path: Path) -> None:
     tables = {r[0] for r in home.ledger._usable().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "trusted_keys" not in tables
     home.close()
+
+
+def test_settings_pick_the_backends(tmp_path: Path, pg_url: str, s3_url: str, s3_env: dict[str, str]) -> None:
+    """The wiring the CLI, the MCP server and ElasticIndex share: G6_* from the environment or the home's .env."""
+    from g6.config import load_settings
+
+    (tmp_path / ".env").write_text(f"G6_LEDGER_URL={pg_url}\nG6_BLOB_URL={s3_url}\n"
+                                   + "".join(f"{k}={v}\n" for k, v in s3_env.items()))
+    with EvidenceHome.from_settings(load_settings({"G6_HOME": str(tmp_path)})) as ev:
+        assert isinstance(ev.ledger, PostgresLedger) and isinstance(ev.store, S3BlobStore)
+    with EvidenceHome.from_settings(load_settings({"G6_HOME": str(tmp_path / "plain")})) as ev:
+        assert type(ev.ledger) is Ledger and isinstance(ev.store, BlobStore)
