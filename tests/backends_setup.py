@@ -62,12 +62,13 @@ class Server:
     url: str
     folder: Path
     env: dict[str, str]
+    grace: float = 30.0  # seconds to exit cleanly before SIGKILL
 
     def stop(self) -> None:
-        """Stop by PID (SIGINT is PostgreSQL's fast shutdown; weed exits on it too), then remove the folder."""
+        """Stop by PID (SIGINT: PostgreSQL's fast shutdown), SIGKILL after ``grace``, then remove the folder."""
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGINT)
-        for _ in range(300):
+        for _ in range(int(self.grace * 10)):
             try:
                 done, _ = os.waitpid(self.pid, os.WNOHANG)
             except ChildProcessError:  # not our child (started by another process): poll for it
@@ -197,7 +198,8 @@ def start_seaweedfs(folder: Path, *, detach: bool = False) -> Server:
             return False
 
     _wait(ready, "weed server", log, proc, tries=1200)
-    return Server("seaweedfs", proc.pid, endpoint, folder, env)
+    # weed takes ~25 s to wind down its master, volume and filer; its data is a throw-away folder
+    return Server("seaweedfs", proc.pid, endpoint, folder, env, grace=3.0)
 
 
 def main(argv: list[str]) -> int:
