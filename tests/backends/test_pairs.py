@@ -179,3 +179,15 @@ def test_keys_kept_with_the_ledger_and_pinning(pair_home: EvidenceHome, tmp_path
     sql(pair_home, "UPDATE trusted_keys SET key_id = ? WHERE key_id = ?",
         (pair_home.signing_key().key_id, other.key_id))
     assert trusted_keys(pair_home.ledger) == {}
+
+
+@pytest.mark.parametrize("size", [100, 9 << 20], ids=["one-put", "multipart-then-copy"])
+def test_a_second_put_never_rewrites_stored_bytes(pair_home: EvidenceHome, size: int) -> None:
+    """Put-if-absent: the same digest again writes nothing (on S3, ``If-None-Match: *`` on the put or the copy)."""
+    s = pair_home.store
+    body = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    ref = s.put(body)
+    replace_blob(pair_home, ref.blake3, b"planted")  # what is stored under the digest is now other bytes
+    assert s.put(body) == ref
+    assert s.read(ref.blake3) == b"planted" and not s.check(ref.blake3, ref).ok
+    assert s.gc([ref.blake3], grace_seconds=0).temp_files_removed == 0  # the large put's temp object is gone
