@@ -7,7 +7,7 @@ import os
 import platform
 import sys
 
-from bench import batch_fetch, compress, extract, fetch, hostile, ingest, ledger_append, recheck, scale, warc
+from bench import backends, batch_fetch, compress, extract, fetch, hostile, ingest, ledger_append, recheck, scale, warc
 
 
 def main() -> int:
@@ -16,13 +16,13 @@ def main() -> int:
     ap.add_argument("--scale", action="store_true",
                     help="also measure against a 1,000,000-receipt ledger (built once, cached in bench/.cache/)")
     ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck", "hostile",
-                                                 "tree", "compress", "batch"])
+                                                 "tree", "compress", "batch", "backends"])
     args = ap.parse_args()
     print(f"# machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()},"
           f" {platform.system()} {platform.release()}")
     runs = {"ingest": ingest.run, "ledger": ledger_append.run, "fetch": fetch.run, "extract": extract.run,
             "warc": warc.run, "recheck": recheck.run, "hostile": hostile.run, "compress": compress.run,
-            "batch": batch_fetch.run}
+            "batch": batch_fetch.run, "backends": backends.run}
     for name in args.names:
         if name not in runs and name != "tree":
             print(f"unknown benchmark {name!r}; known: {', '.join(runs)}", file=sys.stderr)

@@ -31,7 +31,7 @@ BUILD_BATCH = 5_000
 def _receipts(start: int, n: int) -> list[Receipt]:
     return [Receipt(kind="fetch", source="web", request={"url": f"https://example.org/page/{i}", "extract": "text"},
                     final_url=f"https://example.org/page/{i}", http_status=200, byte_count=4000 + i % 997,
-                    outcome="ok", outcome_code="G6_OK_KNOWLEDGE_FETCH",
+                    outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED",
                     content={"blake3": "blake3:" + f"{i:064x}", "sha256": "sha256:" + f"{i:064x}",
                              "size": 4000 + i % 997},
                     detail={"content_type": "text/html; charset=utf-8", "title": f"Page {i}"})

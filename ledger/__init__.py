@@ -1,8 +1,10 @@
 """Signed receipts and the append-only, hash-chained SQLite ledger that holds them."""
 
+from g6.ledger.backend import CopyReport, copy_ledger, open_ledger, trust_key, trusted_keys
 from g6.ledger.keys import KeyDir, SigningKey, VerifyKey
 from g6.ledger.ledger import Check, Ledger, LedgerEntry, LedgerVerifyReport
 from g6.ledger.note import Checkpoint, NoteError
+from g6.ledger.postgres import PostgresLedger
 from g6.ledger.proofs import (
                               ConsistencyProof,
                               InclusionProof,
@@ -17,8 +19,10 @@ __all__ = [
     "Check",
     "Checkpoint",
     "ConsistencyProof",
+    "CopyReport",
     "InclusionProof",
     "NoteError",
+    "PostgresLedger",
     "ProofReport",
     "Hop",
     "KeyDir",
@@ -29,6 +33,10 @@ __all__ = [
     "Signature",
     "SigningKey",
     "VerifyKey",
+    "copy_ledger",
+    "open_ledger",
+    "trust_key",
+    "trusted_keys",
     "verify_consistency_proof",
     "verify_inclusion_proof",
 ]

@@ -261,6 +261,10 @@ class Ledger:
             self._rollback()
             raise
 
+    def present(self) -> bool:
+        """Whether there is a ledger to read at all (a file here; a server's is always there)."""
+        return self.path.exists()
+
     def _usable(self) -> sqlite3.Connection:
         if self._broken is not None:
             raise LedgerError(f"ledger {self.path} is not usable: {self._broken}; run `g6 ledger verify`")

@@ -112,10 +112,14 @@ class Frontier:
 
 
 def ensure_table(conn: sqlite3.Connection) -> None:
-    conn.execute(CREATE)
+    if not table_exists(conn):  # PostgreSQL makes it at set-up (its column types are its own)
+        conn.execute(CREATE)
 
 
 def table_exists(conn: sqlite3.Connection) -> bool:
+    has_table = getattr(conn, "has_table", None)  # another backend's connection says for itself
+    if has_table is not None:
+        return bool(has_table(TABLE))
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone() \
         is not None
 

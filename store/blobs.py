@@ -243,6 +243,16 @@ class BlobWriter:
             self.abort()
 
 
+def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
+    """BlobCorrupt unless ``actual`` (the bytes' own hashes) matches the name and the digest asked for."""
+    if actual.blake3 != f"blake3:{b3hex}":
+        raise BlobCorrupt(f"{asked}: the bytes kept under blake3:{b3hex} hash to {actual.blake3}; "
+                          "refusing to serve them (run `g6 blob verify`)")
+    if asked.algo == "sha256" and actual.sha256 != str(asked):
+        raise BlobCorrupt(f"{asked}: the sha256 index points at blake3:{b3hex}, whose sha256 is "
+                          f"{actual.sha256}; refusing to serve it (run `g6 blob verify`)")
+
+
 class BlobStore:
     """A content-addressed store rooted at one folder. Nothing here reads global state."""
 
@@ -407,13 +417,7 @@ class BlobStore:
             return f.read()
 
     def _refuse(self, asked: Digest, b3hex: str, actual: BlobRef) -> None:
-        """BlobCorrupt unless ``actual`` (the bytes' own hashes) matches the name and the digest asked for."""
-        if actual.blake3 != f"blake3:{b3hex}":
-            raise BlobCorrupt(f"{asked}: the bytes kept under blake3:{b3hex} hash to {actual.blake3}; "
-                              "refusing to serve them (run `g6 blob verify`)")
-        if asked.algo == "sha256" and actual.sha256 != str(asked):
-            raise BlobCorrupt(f"{asked}: the sha256 index points at blake3:{b3hex}, whose sha256 is "
-                              f"{actual.sha256}; refusing to serve it (run `g6 blob verify`)")
+        refuse_mismatch(asked, b3hex, actual)
 
     def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
         """The blob's bytes and their own digests, after checking they are what was asked for."""

@@ -98,3 +98,102 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             for name, results in tally.items():
                 if results:
                     terminalreporter.write_line(f"{name}: {len(results)} tried, {sum(results)} held")
+
+
+# -- shared backends: PostgreSQL and SeaweedFS (S3) on loopback ------------------------------------
+BACKEND_PAIRS = ("sqlite+file", "postgresql+s3")
+
+
+@pytest.fixture(scope="session")
+def backend_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """PostgreSQL and SeaweedFS on loopback: the ones `.ci/run` started (G6_TEST_PG_URL, G6_TEST_S3_*),
+    or started here and stopped by PID. Never skipped: a server that cannot start fails the tests."""
+    import os
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import backends_setup
+
+    env = {k: v for k, v in os.environ.items() if k.startswith(("G6_TEST_PG_", "G6_TEST_S3_"))}
+    started = []
+    try:
+        if "G6_TEST_PG_URL" not in env:
+            started.append(backends_setup.start_postgres(tmp_path_factory.mktemp("pg")))
+            env.update(started[-1].env)
+        if "G6_TEST_S3_ENDPOINT" not in env:
+            started.append(backends_setup.start_seaweedfs(tmp_path_factory.mktemp("s3")))
+            env.update(started[-1].env)
+        yield env
+    finally:
+        for s in started:
+            s.stop()
+
+
+@pytest.fixture
+def pg_url(backend_servers: dict[str, str]) -> Iterator[str]:
+    """A ledger URL of its own: a fresh schema on the test PostgreSQL (search_path set in the URL)."""
+    import uuid
+
+    import psycopg
+
+    admin = backend_servers["G6_TEST_PG_URL"]
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(admin, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+    yield f"{admin}?options=-csearch_path%3D{schema}"
+    with psycopg.connect(admin, autocommit=True) as c:
+        c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def s3_env(backend_servers: dict[str, str]) -> dict[str, str]:
+    """The settings a home needs to reach the test S3 (endpoint and credentials)."""
+    return {"G6_S3_ENDPOINT": backend_servers["G6_TEST_S3_ENDPOINT"],
+            "AWS_ACCESS_KEY_ID": backend_servers["G6_TEST_S3_ACCESS_KEY"],
+            "AWS_SECRET_ACCESS_KEY": backend_servers["G6_TEST_S3_SECRET_KEY"]}
+
+
+@pytest.fixture
+def s3_url(backend_servers: dict[str, str]) -> str:
+    """A blob store URL of its own: a fresh prefix in the test bucket."""
+    import uuid
+
+    return f"s3://{backend_servers['G6_TEST_S3_BUCKET']}/t-{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture
+def make_pair_home(request: pytest.FixtureRequest) -> Callable[[str, Path], EvidenceHome]:
+    """Build an evidence home on one backend pair. The shared pair gets its own schema and prefix, and
+    its settings go in ``root/.env`` too, so ``g6 --home root`` in a subprocess reaches the same backends."""
+
+    def make(pair: str, root: Path) -> EvidenceHome:
+        if pair == "sqlite+file":
+            return EvidenceHome(root, fsync=False)
+        env = {**request.getfixturevalue("s3_env"), "G6_LEDGER_URL": request.getfixturevalue("pg_url"),
+               "G6_BLOB_URL": request.getfixturevalue("s3_url")}
+        root.mkdir(parents=True, exist_ok=True)
+        (root / ".env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        return EvidenceHome(root, fsync=False, ledger_url=env["G6_LEDGER_URL"], blob_url=env["G6_BLOB_URL"], env=env)
+
+    return make
+
+
+def _checked_home(ev: EvidenceHome) -> Iterator[EvidenceHome]:
+    ev.keys.init()
+    yield ev
+    for entry in ev.ledger.entries():
+        validate(json.loads(json.dumps(entry.receipt.to_json())), "receipt.v1")
+    ev.close()
+
+
+@pytest.fixture
+def shared_home(tmp_path: Path, make_pair_home: Callable[[str, Path], EvidenceHome]) -> Iterator[EvidenceHome]:
+    """The ``home`` fixture on PostgreSQL + SeaweedFS."""
+    yield from _checked_home(make_pair_home("postgresql+s3", tmp_path / "g6home"))
+
+
+@pytest.fixture(params=BACKEND_PAIRS)
+def pair_home(request: pytest.FixtureRequest, tmp_path: Path,
+              make_pair_home: Callable[[str, Path], EvidenceHome]) -> Iterator[EvidenceHome]:
+    """The ``home`` fixture once per backend pair: a behaviour that differs between them fails a test."""
+    yield from _checked_home(make_pair_home(request.param, tmp_path / "g6home"))

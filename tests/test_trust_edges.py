@@ -61,7 +61,7 @@ def one_line_error(r: subprocess.CompletedProcess[bytes]) -> str:
 
 def receipt(i: int, content: dict | None = None, kind: str = "fetch") -> Receipt:
     return Receipt(kind=kind, source="web", request={"url": f"https://example.org/{i}"}, outcome="ok",
-                   outcome_code="G6_OK_KNOWLEDGE_FETCH", content=content, byte_count=i)
+                   outcome_code="G6_E_KNOWLEDGE_FETCHED", content=content, byte_count=i)
 
 
 def build(root: Path, n: int = 3, *, blobs: bool = True) -> list[Receipt]:
@@ -669,7 +669,7 @@ _LEDGER_FULL = textwrap.dedent("""
 
     def r(i):
         return Receipt(kind="fetch", source="web", request={"url": f"https://example.org/{i}"}, outcome="ok",
-                       outcome_code="G6_OK_KNOWLEDGE_FETCH")
+                       outcome_code="G6_E_KNOWLEDGE_FETCHED")
 
     ev = EvidenceHome(sys.argv[1], fsync=False)
     ev.keys.ensure()

@@ -67,6 +67,7 @@ class _Ctx:
     def evidence(self, *, need_key: bool = False, write: bool = False) -> Any:
         """The evidence home. Commands that only read open it read-only (nothing is created); those
         that write (``write`` or ``need_key``) create it, and say so on stderr."""
+        from g6.errors import ConfigError
         from g6.home import EvidenceHome
         from g6.store.compression import parse_setting
 
@@ -76,10 +77,13 @@ class _Ctx:
         except G6Error as e:
             _fail(str(e))
         if not (write or need_key):
-            return EvidenceHome(home, readonly=True, blob_compression=compression)
+            try:
+                return EvidenceHome.from_settings(self.settings, readonly=True, blob_compression=compression)
+            except ConfigError as e:  # a malformed G6_LEDGER_URL / G6_BLOB_URL is a usage error
+                _fail(str(e))
         existed = (home / "knowledge").is_dir()
         try:
-            ev = EvidenceHome(home, blob_compression=compression)
+            ev = EvidenceHome.from_settings(self.settings, blob_compression=compression)
             if not existed:
                 click.echo(f"g6: created evidence home {home}", err=True)
             if need_key:
@@ -94,6 +98,8 @@ class _Ctx:
                 _fail(f"disk full (or file-size limit reached) while setting up {home} [{StoreDiskFull.code}: {e}]",
                       EXIT_FAILED)
             _fail(f"cannot write the evidence home {home}: {e}")
+        except ConfigError as e:  # a malformed G6_LEDGER_URL / G6_BLOB_URL is a usage error
+            _fail(str(e))
         return ev
 
 
@@ -147,15 +153,16 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
         current = kd.load_signing().public
     except G6Error as e:
         _fail(str(e), EXIT_FAILED)
-    trusted = kd.trusted()
     from g6.ledger.note import verifier_key
 
     vkey = None
     with c.evidence() as ev:
-        if ev.ledger.path.exists():
+        if ev.ledger.present():
             vkey = verifier_key(ev.ledger.origin, current)  # a damaged ledger / no log id: LedgerError, exit 1
+            trusted = ev.trusted()  # the key folder's and those kept with the ledger
         else:  # keys made before any ledger: the log id (part of the verifier key) does not exist yet
             click.echo("g6: no ledger yet, so no checkpoint verifier key (it names the log)", err=True)
+            trusted = kd.trusted()
     if as_json:
         _emit_json({"signing": {"key_id": current.key_id, "public_key": current.to_text(),
                                 "checkpoint_verifier_key": vkey},
@@ -173,16 +180,25 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
 @click.argument("public_key")
 @pass_ctx
 def keys_trust(c: _Ctx, public_key: str) -> None:
-    """Trust another public key ('ed25519:<base64>' or a file holding it)."""
-    from g6.ledger import KeyDir, VerifyKey
+    """Trust a public key ('ed25519:<base64>' or a file holding it; 'self' for this home's own key).
 
-    text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
+    The key is kept in this home's key folder and with the ledger (a table), so everyone who verifies
+    a shared ledger trusts it too."""
+    from g6.ledger import KeyDir, VerifyKey
+    from g6.ledger.backend import trust_key
+
+    kd = KeyDir(c.settings.home / "keys")
     try:
-        k = VerifyKey.from_text(text)
+        if public_key == "self":
+            k = kd.load_signing().public
+        else:
+            text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
+            k = VerifyKey.from_text(text)
     except G6Error as e:
         _fail(str(e))
-    with c.evidence(write=True):
-        KeyDir(c.settings.home / "keys").trust(k)
+    with c.evidence(write=True) as ev:
+        kd.trust(k)
+        trust_key(ev.ledger, k)
     click.echo(k.key_id)
 
 
@@ -227,6 +243,7 @@ def fetch_cmd(c: _Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int |
     from g6.adapters.redact import redact_text
     from g6.adapters.urls import not_a_url
     from g6.capture import fetch
+    from g6.errors import LedgerError
 
     policy = _policy(c.settings, allow, max_bytes)  # impossible settings end here, before anything is sent
     why = not_a_url(url)
@@ -235,7 +252,11 @@ def fetch_cmd(c: _Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int |
     if shape == "runx":
         _runx_fetch(c, url, allow, max_bytes, extract)
     with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
-        result = fetch(ev, client, url, extract=extract)
+        try:
+            result = fetch(ev, client, url, extract=extract)
+        except LedgerError as e:
+            _fail(f"fetched {url}, but its receipt could not be appended (the bytes are kept unreferenced; "
+                  f"`g6 blob gc` collects them): {e}", EXIT_FAILED)
         reply = _knowledge_reply(ev, result) if as_json else None
     if as_json:
         _emit_json(reply)
@@ -1013,6 +1034,36 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None
         click.echo(proof.text(), nl=False)
 
 
+@ledger.command("copy")
+@click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
+@click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
+    """Copy every receipt and checkpoint into another ledger, checking each row's chain link and
+    signature first; the copy keeps the same log id, hashes and checkpoint roots. An interrupted copy
+    resumes where it stopped."""
+    from g6.ledger.backend import copy_ledger, open_ledger
+
+    try:
+        pinned = {k.key_id: k for k in (_read_key(t)[0] for t in keys)} if keys else None
+    except (G6Error, ValueError) as e:
+        _fail(f"bad --key: {e}")
+    with c.evidence() as ev:
+        with open_ledger(url, url) as dst:
+            report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned)
+            check = dst.verify(ev.trusted() if pinned is None else pinned)
+    data = {**report.to_json(), "verify": check.to_json()}
+    if as_json:
+        _emit_json(data)
+    else:
+        click.echo(f"copied {report.copied} receipts ({report.already} already there), {report.checkpoints} "
+                   f"checkpoints, {report.keys} trusted keys; the copy holds {report.size} receipts, "
+                   f"root {report.root}")
+        click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {check.rows} receipts")
+    sys.exit(EXIT_OK if check.ok else EXIT_FAILED)
+
+
 def _read_key(text: str) -> tuple[Any, str | None]:
     """A public key given as 'ed25519:<b64>', a C2SP verifier key, or a file holding either."""
     from g6.ledger import VerifyKey
@@ -1242,12 +1293,9 @@ def blob() -> None:
 @pass_ctx
 def blob_cat(c: _Ctx, digest: str) -> None:
     """Write a blob's raw bytes to stdout (blake3:… or sha256:…)."""
-    from g6.store import BlobStore
-
-    store = BlobStore(c.settings.home / "knowledge" / "fetched", create=False)
     try:
         # hashed before a byte is served: a blob (or sha256 index entry) that lies is refused
-        with store.open_verified(digest) as f:
+        with c.evidence() as ev, ev.store.open_verified(digest) as f:
             out = click.get_binary_stream("stdout")
             while block := f.read(1 << 20):
                 out.write(block)
@@ -1260,9 +1308,8 @@ def blob_cat(c: _Ctx, digest: str) -> None:
 @pass_ctx
 def blob_verify(c: _Ctx, as_json: bool) -> None:
     """Re-hash every blob and check its meta and every sha256 index entry; list the bad ones."""
-    from g6.store import BlobStore
-
-    report = BlobStore(c.settings.home / "knowledge" / "fetched", create=False).verify()
+    with c.evidence() as ev:
+        report = ev.store.verify()
     if as_json:
         _emit_json({"ok": report.ok, "checked": report.checked, "index_checked": report.index_checked,
                     "bad": [{"digest": b.digest, "detail": b.detail} for b in report.bad],
@@ -1298,6 +1345,30 @@ def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
         click.echo(f"{verb} {len(report.removed)} blob(s), {report.temp_files_removed} temp file(s) and "
                    f"{report.index_entries_removed} index entries of unfinished writes; kept {report.kept} "
                    f"referenced, {len(report.skipped_young)} younger than {grace:g}s")
+
+
+@blob.command("copy")
+@click.option("--to", "url", required=True, help="The store to copy into: s3://bucket/prefix or file:///path.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
+    """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
+    from g6.store.backend import copy_blobs, describe, open_store
+
+    with c.evidence() as ev:
+        dst = open_store(url, url, env=c.settings.values)
+        try:
+            report = copy_blobs(ev.store, dst)
+        finally:
+            getattr(dst, "close", lambda: None)()
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        for b in report.bad:
+            click.echo(f"BAD {b.digest}: {b.detail}")
+        click.echo(f"blobs {'copied' if report.ok else 'FAILED'}: {report.copied} copied, {report.already} already in "
+                   f"{describe(dst)}, {len(report.bad)} bad")
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
 # -- mcp -----------------------------------------------------------------------------------

@@ -10,6 +10,9 @@
 | ``G6_HARD_CAP`` | a body past this is ``too_large`` | 67108864 |
 | ``G6_TIMEOUT`` | total seconds for one fetch | ``120`` |
 | ``G6_BLOB_COMPRESSION`` | ``zstd``: text bodies kept compressed at rest; ``off``: new bodies kept raw | ``zstd`` |
+| ``G6_LEDGER_URL`` | ``sqlite:///path`` or ``postgresql://user:pass@host:port/db`` | the home's ``ledger.sqlite`` |
+| ``G6_BLOB_URL`` | ``file:///path`` or ``s3://bucket/prefix`` | the home's ``knowledge/fetched`` |
+| ``G6_S3_ENDPOINT`` | S3 endpoint for non-AWS stores (SeaweedFS, MinIO ...) | AWS |
 
 Values in the process environment win over ``$G6_HOME/.env``. API keys (``G6_*_API_KEY``) are
 read from the same places and handed only to their own source.

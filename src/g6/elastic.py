@@ -58,7 +58,8 @@ class ElasticIndex:
         if isinstance(home, EvidenceHome):
             self.home = home
         else:
-            self.home = EvidenceHome(home if home is not None else settings.home)  # type: ignore[union-attr]
+            self.home = (EvidenceHome(home) if home is not None
+                         else EvidenceHome.from_settings(settings))
         if not self.home.keys.exists():
             self.home.keys.init()
         url = url or (settings.values.get("G6_ELASTIC_URL") if settings else None) or DEFAULT_URL

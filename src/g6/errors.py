@@ -5,11 +5,13 @@
     │   ├── BlobNotFound
     │   ├── BadDigest            (a digest string that is not ``algo:hex`` of the right length)
     │   ├── StoreDiskFull        (the disk ran out while writing a blob; nothing half-written shows)
-    │   └── BlobCorrupt          (bytes that do not hash to the digest they are kept or asked under)
+    │   ├── BlobCorrupt          (bytes that do not hash to the digest they are kept or asked under)
+    │   └── StoreBackendError    (the object store is down or refuses: names it and what to check)
     ├── LedgerError
     │   ├── SigningKeyError      (no signing key, an unreadable or unknown key)
     │   ├── ReceiptNotFound
-    │   └── LedgerDiskFull       (the disk ran out while appending; the transaction rolled back)
+    │   ├── LedgerDiskFull       (the disk ran out while appending; the transaction rolled back)
+    │   └── LedgerBackendError   (the ledger database is down or refuses: names it and what to check)
     ├── ConfigError              (a bad setting in the environment or ``$G6_HOME/.env``)
     ├── InputError               (bad input from a caller: a URL, a flag, a file)
     │   ├── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
@@ -44,8 +46,16 @@ class BadDigest(StoreError):
     code = "G6_E_STORE_BAD_DIGEST"
 
 
+class StoreBackendError(StoreError):
+    code = "G6_E_STORE_BACKEND"
+
+
 class LedgerError(G6Error):
     code = "G6_E_LEDGER"
+
+
+class LedgerBackendError(LedgerError):
+    code = "G6_E_LEDGER_BACKEND"
 
 
 class SigningKeyError(LedgerError):

@@ -1,34 +1,67 @@
-"""One evidence home: the blob store, the ledger and the keys under one root folder."""
+"""One evidence home: the blob store, the ledger and the keys under one root folder.
+
+The ledger and the store default to files under the root; ``ledger_url`` / ``blob_url``
+(``G6_LEDGER_URL`` / ``G6_BLOB_URL``) put them on PostgreSQL and S3 instead (see
+``g6.ledger.backend`` and ``g6.store.backend``). The keys always stay in the root.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from g6.errors import LedgerError
 from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
+from g6.ledger.backend import open_ledger, trusted_keys
 from g6.store import BlobStore
+from g6.store.backend import open_store
 
 
 class EvidenceHome:
     """``root/knowledge/fetched`` (blobs), ``root/knowledge/ledger.sqlite``, ``root/keys``.
 
     ``readonly=True`` is for commands that only read: no folder, file, table or log id is created,
-    and a missing home or ledger shows up as a failed database check in ``verify``.
+    and a missing home or ledger shows up as a failed database check in ``verify``. ``ledger_url``
+    and ``blob_url`` (``G6_LEDGER_URL``, ``G6_BLOB_URL``) put the ledger or the blobs elsewhere
+    (PostgreSQL, S3); ``env`` carries the S3 settings.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, readonly: bool = False,
-                 blob_compression: str = "zstd") -> None:
+                 blob_compression: str = "zstd", ledger_url: str | None = None, blob_url: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
         self.root = Path(root)
         self.readonly = readonly
-        self.store = BlobStore(self.root / "knowledge" / "fetched", fsync=fsync, create=not readonly,
-                               compression=blob_compression)
-        self.ledger = Ledger(self.root / "knowledge" / "ledger.sqlite", readonly=readonly)
+        self.store: BlobStore = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
+                                           create=not readonly, compression=blob_compression)
+        try:
+            self.ledger: Ledger = open_ledger(ledger_url, self.root / "knowledge" / "ledger.sqlite",
+                                              readonly=readonly)
+        except BaseException:
+            self._close_store()
+            raise
         self.keys = KeyDir(self.root / "keys")
         self._key: SigningKey | None = None
 
+    @classmethod
+    def from_settings(cls, settings: Any, **kw: Any) -> EvidenceHome:
+        """The home a :class:`g6.config.Settings` describes, backends included."""
+        from g6.store.compression import parse_setting
+
+        v = settings.values
+        kw.setdefault("blob_compression", parse_setting(v.get("G6_BLOB_COMPRESSION", "")))
+        return cls(settings.home, ledger_url=v.get("G6_LEDGER_URL") or None, blob_url=v.get("G6_BLOB_URL") or None,
+                   env=v, **kw)
+
+    def _close_store(self) -> None:
+        close = getattr(self.store, "close", None)
+        if close is not None:
+            close()
+
     def close(self) -> None:
         self.ledger.close()
+        self._close_store()
 
     def __enter__(self) -> EvidenceHome:
         return self
@@ -45,11 +78,20 @@ class EvidenceHome:
         """Sign and append one receipt; its blob (if any) must already be in the store."""
         return self.ledger.append(receipt, self.signing_key())
 
+    def trusted(self) -> dict[str, VerifyKey]:
+        """The keys this home trusts: its own key folder's and those kept with the ledger (``g6 keys trust``)."""
+        return {**trusted_keys(self.ledger), **self.keys.trusted()}
+
     def verify(self, keys: Mapping[str, VerifyKey] | None = None,
                kept: Sequence[tuple[str, str]] = ()) -> LedgerVerifyReport:
-        """Verify the ledger and its blobs. ``keys`` pins the public keys (``keys/trusted/`` is then
-        not consulted); ``kept`` are (label, note) checkpoints kept outside the home."""
-        keys = self.keys.trusted() if keys is None else keys
+        """Verify the ledger and its blobs. ``keys`` pins the public keys (``keys/trusted/`` and the
+        ledger's trusted keys are then not consulted); ``kept`` are (label, note) checkpoints kept
+        outside the home."""
+        if keys is None:
+            try:
+                keys = self.trusted()
+            except LedgerError:  # the ledger cannot be read: verify says why in its database verdict
+                keys = self.keys.trusted()
         report = self.ledger.verify(keys, self.store, kept)
         if self.ledger.reopen_if_changed():  # a writer came by during a lock-free read: read again
             report = self.ledger.verify(keys, self.store, kept)

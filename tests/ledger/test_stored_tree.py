@@ -23,7 +23,7 @@ KEYS = {KEY.key_id: KEY.public}
 
 def receipts(start: int, n: int) -> list[Receipt]:
     return [Receipt(kind="fetch", source="web", request={"url": f"https://e.org/{i}"}, outcome="ok",
-                    outcome_code="G6_OK_KNOWLEDGE_FETCH", byte_count=i) for i in range(start, start + n)]
+                    outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=i) for i in range(start, start + n)]
 
 
 def stored(path: Path) -> list[tuple[int, bytes]]:

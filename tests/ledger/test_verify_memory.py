@@ -46,7 +46,7 @@ def test_verify_memory_is_flat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         with Ledger(path) as ledger:
             for i in range(0, n, 4000):
                 ledger.append_many([Receipt(kind="fetch", source="web", request={"url": f"https://e.org/{j}"},
-                                            outcome="ok", outcome_code="G6_OK_KNOWLEDGE_FETCH", byte_count=j,
+                                            outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=j,
                                             detail={"pad": body}) for j in range(i, min(n, i + 4000))], key)
     small_kib = peak_kib(small, key, 2_000, 1)
     big_kib = peak_kib(big, key, 24_000, 1)

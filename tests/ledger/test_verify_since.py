@@ -23,7 +23,7 @@ def add(home: EvidenceHome, start: int, n: int) -> None:
     for i in range(start, start + n):
         ref = home.store.put(f"body {i}".encode())
         rs.append(Receipt(kind="fetch", source="web", request={"url": f"https://e.org/{i}"}, outcome="ok",
-                          outcome_code="G6_OK_KNOWLEDGE_FETCH", byte_count=ref.size, content=ref.to_json()))
+                          outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=ref.size, content=ref.to_json()))
     home.ledger.append_many(rs, home.signing_key())
 
 
