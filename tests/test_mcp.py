@@ -33,7 +33,9 @@ def session_calls(env: dict[str, str], calls: list[tuple[str, dict[str, Any]]]) 
             out = []
             for name, args in calls:
                 res = await s.call_tool(name, args)
-                assert not res.is_error, res.content
+                # a refusal or failure (the blocked-escalated status) is an error result, anything else is not
+                assert res.structured_content is not None, res.content
+                assert res.is_error is (res.structured_content["status"] == "blocked-escalated"), res.content
                 out.append(res.structured_content)
             return tools, out
     return anyio.run(main)

@@ -29,7 +29,12 @@ def invoke_all(env: dict[str, str], calls: list[tuple[str, str, dict[str, Any]]]
             out = []
             for skill, op, args in calls:
                 res = await s.call_tool("g6_invoke", {"skill": skill, "op": op, "args": args})
-                assert not res.is_error, res.content
-                out.append(res.structured_content)
+                r = res.structured_content
+                assert r is not None, res.content
+                # refusals and failures come back as error results (runx's fetch_result: by its decision)
+                failed = r["decision"] in ("policy_denied", "provider_error") if "decision" in r \
+                    else r["status"] == "blocked-escalated"
+                assert res.is_error is failed, res.content
+                out.append(r)
             return out
     return anyio.run(main)
