@@ -55,7 +55,7 @@ def test_sensitive_ops_are_refused_unless_allowed(tmp_path: Path, site: Site) ->
     assert out[0]["code"] == "G6_E_MCP_OP_NOT_ALLOWED" and "G6_MCP_SENSITIVE=fetch" in out[0]["message"]
     assert out[3]["code"] == "G6_E_MCP_OP_NOT_ALLOWED"
     assert {x["name"] for x in out[1]["sources"]} == {"arxiv", "oai_pmh", "openalex", "semantic_scholar"}
-    assert out[2]["ok"] is True and out[2]["rows"] == 0
+    assert out[2]["ok"] is False and out[2]["rows"] == 0  # no ledger yet: a failed check, nothing created
     assert [q.path for q in s.requests] == []  # nothing was fetched
     _, only = session_calls(env_for(tmp_path, G6_MCP_SENSITIVE="fetch"),
                             [("fetch", {"url": s.url("/p")}), ("search", {"source": "arxiv", "query": "x"})])

@@ -93,9 +93,13 @@ def test_refusals_are_error_results(tmp_path: Path, site: Site) -> None:
 
 def test_read_only_tools_create_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    _, (verified,) = session(env_for(home), [("ledger_verify", {})])
-    assert verified.is_error is False and verified.structured_content["rows"] == 0
-    assert not (home / "keys").exists() or not any((home / "keys").iterdir())
+    _, (verified, shown) = session(env_for(home), [("ledger_verify", {}), ("receipt_show", {"receipt_id":
+                                                                                      "rcpt_" + "0" * 26})])
+    # no ledger is a failed check (fails closed), and reading it created nothing: no home, no key, no table
+    assert verified.is_error is True and verified.structured_content["rows"] == 0
+    assert "no ledger" in json.dumps(verified.structured_content)
+    assert shown.is_error is True
+    assert not home.exists()
 
 
 def oai(seen: list[dict[str, str]]) -> Callable[[SeenRequest], Reply]:
