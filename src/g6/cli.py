@@ -1,7 +1,8 @@
 """The ``g6`` command: thin click commands over the library.
 
 Results go to stdout (``--json`` for machines), diagnostics to stderr. Exit codes: 0 ok,
-1 a check failed or a fetch did not succeed, 2 usage or input error.
+1 a check failed or a fetch did not succeed, 2 usage or input error, 70 an internal error (a bug:
+one line saying where to report it; the traceback only under ``g6 --debug``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import logging
 import os
 import sqlite3
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -21,6 +23,8 @@ from g6.config import Settings, load_settings
 from g6.errors import G6Error, InputError, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug in g6, not in what the user gave it
+REPORT_AT = "the g6-evidence issue tracker (with the command and its `g6 --debug` output)"
 
 
 def _emit_json(data: Any) -> None:
@@ -45,6 +49,24 @@ def _check_home(path: Path, label: str) -> None:
         _fail(f"{label} {path} is not a folder" + (f" ({probe} is a file)" if probe != path else ""))
     if not os.access(probe, os.R_OK | os.X_OK):
         _fail(f"{label} {path} is not readable" + (f" ({probe} is not)" if probe != path else ""))
+
+
+def _check_out(path: Path, flag: str) -> None:
+    """An output path must name a file in a folder that exists: said before any work is done."""
+    if path.is_dir():
+        _fail(f"{flag} {path} is a folder; give a file name")
+    if not path.parent.is_dir():
+        _fail(f"{flag} {path}: folder {path.parent} does not exist")
+
+
+def _write_out(path: Path, text: str, flag: str) -> None:
+    from g6.transparency import write_note  # atomic: a temporary file beside it, then a rename
+
+    try:
+        write_note(path, text)
+    except OSError as e:
+        _fail(f"cannot write {flag} {path}: {e.strerror or e}", EXIT_FAILED)
+    click.echo(f"wrote {path}", err=True)
 
 
 class _Ctx:
@@ -106,12 +128,63 @@ class _Ctx:
 pass_ctx = click.make_pass_decorator(_Ctx)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _G6Group(click.Group):
+    """The top group: whatever goes wrong becomes one ``g6:`` line on stderr and an exit code, never a
+    traceback (unless ``--debug`` asks for it)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise  # click's own: handled in main()
+        except InputError as e:
+            _fail(str(e), EXIT_USAGE)
+        except G6Error as e:
+            _fail(str(e), EXIT_FAILED)
+        except sqlite3.DatabaseError as e:  # a ledger damaged past what the read paths check
+            _fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED)
+        except Exception as e:  # a bug: say so in one line, and where to report it
+            if ctx.params.get("debug"):
+                traceback.print_exc()
+            else:
+                click.echo(f"g6: internal error: {type(e).__name__}: {_one_line(str(e))}; please report it at "
+                           f"{REPORT_AT}", err=True)
+            sys.exit(EXIT_INTERNAL)
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:  # bare `g6` or `g6 ledger`: the help, as click shows it
+            e.show()
+            sys.exit(e.exit_code)
+        except click.UsageError as e:
+            hint = f" (see `{e.ctx.command_path} --help`)" if e.ctx is not None else ""
+            click.echo(f"g6: {_one_line(e.format_message())}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"g6: {_one_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:  # Ctrl-C, or EOF at a prompt
+            click.echo("g6: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else EXIT_OK)  # an int is click's Exit code (e.g. after --help)
+
+
+@click.group(cls=_G6Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", type=str, default=None,
               help="Evidence home (default: $G6_HOME or ~/.g6); its .env is read as for G6_HOME.")
+@click.option("--debug", is_flag=True,
+              help="On an internal error (exit 70) print the Python traceback instead of one line.")
 @click.version_option(__version__, prog_name="g6")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None) -> None:
+def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
     """g6-evidence: fetch, keep and prove what every read returned."""
     path = None
     if home is not None:
@@ -192,10 +265,13 @@ def keys_trust(c: _Ctx, public_key: str) -> None:
         if public_key == "self":
             k = kd.load_signing().public
         else:
-            text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
+            text = Path(public_key).read_text(encoding="utf-8") if Path(public_key).is_file() else public_key
             k = VerifyKey.from_text(text)
     except G6Error as e:
         _fail(str(e))
+    except (OSError, UnicodeDecodeError) as e:  # an unreadable or binary key file
+        why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        _fail(f"cannot read a public key from {public_key}: {why}")
     with c.evidence(write=True) as ev:
         kd.trust(k)
         trust_key(ev.ledger, k)
@@ -995,6 +1071,8 @@ def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None) -> None:
     """Print an inclusion proof (C2SP tlog-proof) of RECEIPT_ID against the latest checkpoint."""
     from g6.transparency import prove
 
+    if output is not None:
+        _check_out(output, "-o")
     with c.evidence(need_key=True) as ev:
         try:
             proof, made = prove(ev, receipt_id)
@@ -1005,8 +1083,7 @@ def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None) -> None:
     if made:
         click.echo("g6: no checkpoint covered that receipt; signed a new one", err=True)
     if output:
-        output.write_text(proof.text())
-        click.echo(f"wrote {output}", err=True)
+        _write_out(output, proof.text(), "-o")
     else:
         click.echo(proof.text(), nl=False)
 
@@ -1020,6 +1097,8 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None
     """Prove the checkpoint of size NEW extends the checkpoint of size OLD."""
     from g6.transparency import consistency
 
+    if output is not None:
+        _check_out(output, "-o")
     with c.evidence() as ev:
         try:
             proof = consistency(ev, old, new)
@@ -1028,8 +1107,7 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None
         except ValueError as e:
             _fail(str(e), EXIT_USAGE)
     if output:
-        output.write_text(proof.text())
-        click.echo(f"wrote {output}", err=True)
+        _write_out(output, proof.text(), "-o")
     else:
         click.echo(proof.text(), nl=False)
 
@@ -1194,6 +1272,7 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
         _fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
     if html_out is not None:
         _fail("--html is for `g6 bundle verify BUNDLE.zip`")
+    _check_out(output, "-o")
     from g6.bundle import build_bundle
 
     with c.evidence(need_key=True) as ev:
@@ -1228,8 +1307,7 @@ def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
     conversion and metadata (receipt, urn:g6:receipt:ID) records."""
     from g6.warc_export import export_warc
 
-    if output.is_dir() or not output.parent.is_dir():
-        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
+    _check_out(output, "-o")
     with c.evidence() as ev:
         summary = export_warc(ev, output, _export_entries(ev, manifest_path))
     if as_json:
@@ -1251,8 +1329,7 @@ def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
     inside, for ReplayWeb.page or pywb."""
     from g6.wacz_export import export_wacz
 
-    if output.is_dir() or not output.parent.is_dir():
-        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
+    _check_out(output, "-o")
     with c.evidence(need_key=True) as ev:
         entries = _export_entries(ev, manifest_path)
         try:
@@ -1432,11 +1509,4 @@ def main() -> None:
         # past a file-size limit a write then fails with EFBIG (a typed "disk full" error), instead
         # of the signal killing the process in the middle of it
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    try:
-        cli(standalone_mode=True)
-    except InputError as e:
-        _fail(str(e), EXIT_USAGE)
-    except G6Error as e:
-        _fail(str(e), EXIT_FAILED)
-    except sqlite3.DatabaseError as e:  # a ledger damaged past what the read paths check: one line, not a traceback
-        _fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED)
+    cli.main(prog_name="g6")

@@ -58,9 +58,13 @@ def _check_secret(name: str, value: str) -> None:
 def read_dotenv(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return out
+    except UnicodeDecodeError as e:  # never quote the bytes: a .env holds secrets
+        raise ConfigError(f"{path} is not UTF-8 text (byte {e.start}); a .env holds NAME=value lines") from None
+    except OSError as e:  # a folder, unreadable: the settings cannot be known, so nothing runs
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
