@@ -203,14 +203,21 @@ def keys() -> None:
 
 @keys.command("init")
 @click.option("--force", is_flag=True, help="Replace the signing key; the old public key stays trusted.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the new key as JSON (schemas/keys-init.v1.schema.json).")
 @pass_ctx
-def keys_init(c: _Ctx, force: bool) -> None:
+def keys_init(c: _Ctx, force: bool, as_json: bool) -> None:
     """Create the Ed25519 signing key (mode 0600) under $G6_HOME/keys (and the home, if new)."""
     with c.evidence(write=True) as ev:
         try:
             key = ev.keys.init(force=force)
         except G6Error as e:
             _fail(str(e), EXIT_FAILED)
+        path = ev.keys.signing_path
+    if as_json:
+        _emit_json({"key_id": key.key_id, "public_key": key.public.to_text(), "path": str(path),
+                    "replaced": force})
+        return
     click.echo(f"{key.key_id} {key.public.to_text()}")
 
 
@@ -251,8 +258,10 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
 
 @keys.command("trust")
 @click.argument("public_key")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the trusted key as JSON (schemas/keys-trust.v1.schema.json).")
 @pass_ctx
-def keys_trust(c: _Ctx, public_key: str) -> None:
+def keys_trust(c: _Ctx, public_key: str, as_json: bool) -> None:
     """Trust a public key ('ed25519:<base64>' or a file holding it; 'self' for this home's own key).
 
     The key is kept in this home's key folder and with the ledger (a table), so everyone who verifies
@@ -275,6 +284,9 @@ def keys_trust(c: _Ctx, public_key: str) -> None:
     with c.evidence(write=True) as ev:
         kd.trust(k)
         trust_key(ev.ledger, k)
+    if as_json:
+        _emit_json({"key_id": k.key_id, "public_key": k.to_text()})
+        return
     click.echo(k.key_id)
 
 
@@ -710,8 +722,10 @@ def manifest_group() -> None:
 
 @manifest_group.command("sign")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True,
+              help="Print what was signed as JSON (schemas/manifest-sign.v1.schema.json).")
 @pass_ctx
-def manifest_sign(c: _Ctx, path: Path) -> None:
+def manifest_sign(c: _Ctx, path: Path, as_json: bool) -> None:
     """Sign PATH with the evidence home's key (Ed25519 over RFC 8785 canonical JSON)."""
     from g6.manifest import load_manifest, save_manifest
 
@@ -722,6 +736,10 @@ def manifest_sign(c: _Ctx, path: Path) -> None:
             _fail(str(e))
     save_manifest(m, path)
     assert m.signature is not None
+    if as_json:
+        _emit_json({"path": str(path), "manifest_id": m.manifest_id, "citations": len(m.citations),
+                    "signature": m.signature.to_json()})
+        return
     click.echo(f"signed {m.manifest_id} with {m.signature.key_id}")
 
 
@@ -904,7 +922,9 @@ def receipt() -> None:
 
 @receipt.command("show")
 @click.argument("receipt_id")
-@click.option("--json", "as_json", is_flag=True, help="(the receipt is printed as JSON either way)")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the receipt as JSON (schemas/receipt.v1.schema.json); the receipt is JSON without it "
+                   "too, so `receipt show ID | jq` works.")
 @pass_ctx
 def receipt_show(c: _Ctx, receipt_id: str, as_json: bool) -> None:
     """Print one receipt as JSON, signature included."""
@@ -1063,11 +1083,20 @@ def ledger_checkpoints(c: _Ctx, as_json: bool) -> None:
         click.echo(f"{cp.size:>8} {cp.root.hex()} {cp.origin}")
 
 
+def _checkpoint_of(note: str) -> Any:
+    """The checkpoint a signed note carries (the ledger signed it just now, or kept it)."""
+    from g6.ledger.note import Checkpoint, parse_note
+
+    return Checkpoint.parse(parse_note(note)[0])
+
+
 @ledger.command("prove")
 @click.argument("receipt_id")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the proof here (else stdout).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the proof as JSON, its tlog-proof text included (schemas/ledger-prove.v1.schema.json).")
 @pass_ctx
-def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None) -> None:
+def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None, as_json: bool) -> None:
     """Print an inclusion proof (C2SP tlog-proof) of RECEIPT_ID against the latest checkpoint."""
     from g6.transparency import prove
 
@@ -1084,16 +1113,24 @@ def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None) -> None:
         click.echo("g6: no checkpoint covered that receipt; signed a new one", err=True)
     if output:
         _write_out(output, proof.text(), "-o")
-    else:
+    if as_json:
+        cp = _checkpoint_of(proof.checkpoint_note)
+        _emit_json({"receipt_id": receipt_id, "index": proof.index, "tree_size": cp.size, "root": cp.root.hex(),
+                    "origin": cp.origin, "hashes": [h.hex() for h in proof.hashes],
+                    "checkpoint": proof.checkpoint_note, "new_checkpoint": made,
+                    "path": str(output) if output else None, "proof": proof.text()})
+    elif not output:
         click.echo(proof.text(), nl=False)
 
 
 @ledger.command("consistency")
 @click.argument("old", type=click.IntRange(min=1))
 @click.argument("new", type=click.IntRange(min=1))
-@click.option("-o", "--output", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the proof here (else stdout).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the proof as JSON, its text included (schemas/ledger-consistency.v1.schema.json).")
 @pass_ctx
-def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None:
+def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None, as_json: bool) -> None:
     """Prove the checkpoint of size NEW extends the checkpoint of size OLD."""
     from g6.transparency import consistency
 
@@ -1108,7 +1145,13 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None
             _fail(str(e), EXIT_USAGE)
     if output:
         _write_out(output, proof.text(), "-o")
-    else:
+    if as_json:
+        old_cp, new_cp = _checkpoint_of(proof.old_note), _checkpoint_of(proof.new_note)
+        _emit_json({"old": proof.old, "new": proof.new, "origin": new_cp.origin, "old_root": old_cp.root.hex(),
+                    "new_root": new_cp.root.hex(), "hashes": [h.hex() for h in proof.hashes],
+                    "old_checkpoint": proof.old_note, "new_checkpoint": proof.new_note,
+                    "path": str(output) if output else None, "proof": proof.text()})
+    elif not output:
         click.echo(proof.text(), nl=False)
 
 
