@@ -198,7 +198,7 @@ def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
 # -- keys ----------------------------------------------------------------------------------
 @cli.group()
 def keys() -> None:
-    """Signing keys: create, show, trust."""
+    """Signing keys: init, show, trust."""
 
 
 @keys.command("init")
@@ -222,7 +222,8 @@ def keys_init(c: _Ctx, force: bool, as_json: bool) -> None:
 
 
 @keys.command("show")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the signing key, the checkpoint verifier key and the trusted keys as JSON.")
 @pass_ctx
 def keys_show(c: _Ctx, as_json: bool) -> None:
     """Print the public signing key and every trusted key."""
@@ -307,8 +308,10 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable): host or *.domain.")
 @click.option("--max-bytes", type=click.IntRange(min=0, max=2**53), default=None,
               help="Stop reading here (truncated); at most 2^53, what a receipt can hold.")
-@click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text", show_default=True,
+              help="What to take from the page: its main text, its metadata, or its links.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as JSON (schemas/fetch-result.v1.schema.json; --as runx: fetch-result.runx.v1).")
 @click.option("--as", "shape", type=click.Choice(["g6", "runx"]), default="g6", show_default=True,
               help="runx: answer with runx web-fetch's fetch_result (JSON).")
 @click.option("--input", "input_file", type=click.File("r"), default=None, metavar="FILE",
@@ -452,7 +455,7 @@ def _sources(c: _Ctx) -> Any:
 
 
 @cli.command("sources")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the sources as JSON.")
 @pass_ctx
 def sources_cmd(c: _Ctx, as_json: bool) -> None:
     """List the paper sources, what each needs, its pause and whether robots.txt applies. Fetches nothing."""
@@ -479,21 +482,26 @@ def sources_cmd(c: _Ctx, as_json: bool) -> None:
 @click.argument("source")
 @click.argument("query", required=False)
 @click.option("--category", "categories", multiple=True, help="arXiv category (repeatable), checked locally.")
-@click.option("--max-results", type=click.IntRange(min=1), default=25, show_default=True)
-@click.option("--page-size", type=click.IntRange(min=1), default=None)
-@click.option("--max-pages", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--max-results", type=click.IntRange(min=1), default=25, show_default=True,
+              help="Stop after this many papers.")
+@click.option("--page-size", type=click.IntRange(min=1), default=None,
+              help="Papers asked for per page (default: set by the source and --max-results).")
+@click.option("--max-pages", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Stop after this many pages (each one kept and receipted).")
 @click.option("--filter", "filters", multiple=True, metavar="KEY:VALUE", help="OpenAlex filter (repeatable).")
 @click.option("--field", "fields", multiple=True, help="Semantic Scholar field (repeatable).")
-@click.option("--mode", type=click.Choice(["relevance", "bulk"]), default="relevance", show_default=True)
+@click.option("--mode", type=click.Choice(["relevance", "bulk"]), default="relevance", show_default=True,
+              help="Semantic Scholar: relevance search (/paper/search) or bulk search (/paper/search/bulk).")
 @click.option("--endpoint", help="OAI-PMH base URL.")
 @click.option("--set", "set_spec", help="OAI-PMH set.")
 @click.option("--since", help="OAI-PMH from (YYYY-MM-DD).")
 @click.option("--until", help="OAI-PMH until (YYYY-MM-DD).")
-@click.option("--metadata-prefix", default="oai_dc", show_default=True)
+@click.option("--metadata-prefix", default="oai_dc", show_default=True, help="OAI-PMH metadataPrefix.")
 @click.option("--verb", type=click.Choice(["ListRecords", "ListIdentifiers"]), default="ListRecords",
-              show_default=True)
+              show_default=True, help="OAI-PMH verb: full records, or identifiers and datestamps only.")
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as JSON (schemas/search-result.v1.schema.json).")
 @pass_ctx
 def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, ...], max_results: int,
                page_size: int | None, max_pages: int, filters: tuple[str, ...], fields: tuple[str, ...], mode: str,
@@ -546,7 +554,7 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
 # -- elasticsearch -------------------------------------------------------------------------
 @cli.group("es")
 def es_group() -> None:
-    """Read a local Elasticsearch (G6_ELASTIC_URL, loopback only). Never writes."""
+    """A local Elasticsearch (G6_ELASTIC_URL, loopback only): mapping, search, count, get. Never writes."""
 
 
 def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
@@ -611,7 +619,7 @@ def _filters(items: tuple[str, ...]) -> dict[str, Any]:
 
 @es_group.command("mapping")
 @click.argument("index")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
     """The fields of INDEX and their types, keyed by the concrete index."""
@@ -623,8 +631,9 @@ def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
 @click.argument("query", required=False)
 @click.option("--field", "fields", multiple=True, help="Field to match (repeatable; default: every text field).")
 @click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
-@click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Return at most this many hits.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
               top_k: int, as_json: bool) -> None:
@@ -635,9 +644,9 @@ def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], f
 @es_group.command("count")
 @click.argument("index")
 @click.argument("query", required=False)
-@click.option("--field", "fields", multiple=True)
-@click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--field", "fields", multiple=True, help="Field to match (repeatable; default: every text field).")
+@click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
              as_json: bool) -> None:
@@ -648,7 +657,7 @@ def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], fi
 @es_group.command("get")
 @click.argument("index")
 @click.argument("doc_id")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
     """One document's _source."""
@@ -660,7 +669,7 @@ def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
 @click.argument("receipt_id")
 @click.option("--text", "source", type=click.Choice(["main", "visible"]), default="main", show_default=True,
               help="main: the main-content extraction; visible: all reader-visible text (navigation, sidebars…).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the passages as JSON, with the receipt and text source.")
 @pass_ctx
 def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
     """Cut a stored page's text into passages with stable ids and offsets."""
@@ -686,8 +695,9 @@ def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
 @click.option("--quote", help="Exact words from the page (compared after normalising).")
 @click.option("--paper", type=click.IntRange(min=1), help="Paper number N of a search page receipt.")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=Path("citations.json"),
-              show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+              show_default=True, help="The manifest to add the citation to (created if absent).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the new citation as JSON (a citation of schemas/manifest.v1.schema.json).")
 @pass_ctx
 def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, paper: int | None,
              manifest_path: Path, as_json: bool) -> None:
@@ -717,7 +727,7 @@ def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, p
 
 @cli.group("manifest")
 def manifest_group() -> None:
-    """Sign, verify and show citation manifests."""
+    """Citation manifests: sign, verify."""
 
 
 @manifest_group.command("sign")
@@ -745,7 +755,7 @@ def manifest_sign(c: _Ctx, path: Path, as_json: bool) -> None:
 
 @manifest_group.command("verify")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts (signature, each citation) as JSON.")
 @pass_ctx
 def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
     """Check the manifest's signature and every citation: its receipt is in the ledger and verifies, its digests,
@@ -785,7 +795,8 @@ def _shown(text: str) -> str:
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the report as JSON (schemas/recheck-report.v1.schema.json).")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the report as one self-contained HTML page to this file.")
 @pass_ctx
@@ -893,7 +904,7 @@ def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], mani
 
 @cli.command("convert")
 @click.argument("digest")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_ctx
 def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
     """Turn a kept PDF (by its digest) into text; the text is kept and receipted too."""
@@ -917,7 +928,7 @@ def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
 # -- receipts and ledger -------------------------------------------------------------------
 @cli.group()
 def receipt() -> None:
-    """Read receipts."""
+    """Receipts: show one."""
 
 
 @receipt.command("show")
@@ -938,13 +949,15 @@ def receipt_show(c: _Ctx, receipt_id: str, as_json: bool) -> None:
 
 @cli.group()
 def ledger() -> None:
-    """The receipt ledger: list and verify."""
+    """The receipt ledger: list, verify, checkpoint, checkpoints, prove, consistency, copy."""
 
 
 @ledger.command("list")
-@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert"]))
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert"]),
+              help="Only receipts of this kind.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="At most this many, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipts as a JSON list.")
 @pass_ctx
 def ledger_list(c: _Ctx, kind: str | None, limit: int, as_json: bool) -> None:
     """List the newest receipts."""
@@ -1044,7 +1057,8 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               help="Also write the signed note to this file: keep it away from the home, and check the ledger "
                    "against it later with `ledger verify --checkpoint FILE`.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the checkpoint (origin, size, root, note, verifier key) as JSON.")
 @pass_ctx
 def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
@@ -1070,7 +1084,7 @@ def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
 
 
 @ledger.command("checkpoints")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the checkpoints as a JSON list.")
 @pass_ctx
 def ledger_checkpoints(c: _Ctx, as_json: bool) -> None:
     """List every checkpoint issued."""
@@ -1158,7 +1172,7 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None, as_json
 @ledger.command("copy")
 @click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
 @click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the copy's counts and checks as JSON.")
 @pass_ctx
 def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
     """Copy every receipt and checkpoint into another ledger, checking each row's chain link and
@@ -1206,7 +1220,7 @@ def _read_key(text: str) -> tuple[Any, str | None]:
 @click.option("--key", "key_text", required=True,
               help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one.")
 @click.option("--origin", help="The log origin the checkpoint must name (implied by a verifier key).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a verdict per check as JSON.")
 def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str, origin: str | None,
                      as_json: bool) -> None:
     """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof."""
@@ -1252,7 +1266,8 @@ def _printable(text: str) -> str:
 @click.option("--max-parsed-body", type=click.IntRange(min=0), default=None,
               help="Re-read HTML pages and search replies up to this many bytes to check cited text (verify; "
                    "default 256 KiB, which keeps verifying under 128 MiB of memory).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the bundle's index (creating) or the verdicts (verify) as JSON.")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="verify: also write the result as one self-contained HTML page to this file.")
 @pass_ctx
@@ -1336,7 +1351,7 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
 
 @cli.group("export")
 def export_group() -> None:
-    """Export evidence in standard formats."""
+    """Export evidence in standard formats: warc, wacz."""
 
 
 @export_group.command("warc")
@@ -1405,7 +1420,7 @@ def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:
 # -- blobs ---------------------------------------------------------------------------------
 @cli.group()
 def blob() -> None:
-    """The blob store: read, verify, collect garbage."""
+    """The blob store: cat, verify, gc (collect garbage), copy."""
 
 
 @blob.command("cat")
@@ -1424,7 +1439,7 @@ def blob_cat(c: _Ctx, digest: str) -> None:
 
 
 @blob.command("verify")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts and the bad and dangling blobs as JSON.")
 @pass_ctx
 def blob_verify(c: _Ctx, as_json: bool) -> None:
     """Re-hash every blob and check its meta and every sha256 index entry; list the bad ones."""
@@ -1445,10 +1460,10 @@ def blob_verify(c: _Ctx, as_json: bool) -> None:
 
 
 @blob.command("gc")
-@click.option("--dry-run", is_flag=True)
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--grace", type=click.FloatRange(min=0), default=3600.0, show_default=True,
               help="Keep unreferenced blobs younger than this many seconds.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print what was (or would be) removed and kept as JSON.")
 @pass_ctx
 def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
     """Remove blobs that no receipt references, and what unfinished writes left behind."""
@@ -1469,7 +1484,7 @@ def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
 
 @blob.command("copy")
 @click.option("--to", "url", required=True, help="The store to copy into: s3://bucket/prefix or file:///path.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the copy's counts and checks as JSON.")
 @pass_ctx
 def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
     """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
@@ -1509,16 +1524,25 @@ def mcp_cmd(c: _Ctx) -> None:
 
 # -- demo ----------------------------------------------------------------------------------
 @cli.command("demo")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--home", "demo_home", type=str, default=None,
+              help="Evidence home for the demo (as `g6 --home DIR demo`); default: a new temporary folder.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the demo's results, ledger verdicts and bundle verdicts as JSON.")
 @pass_ctx
-def demo_cmd(c: _Ctx, as_json: bool) -> None:
+def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
     """Fetch a local fixture site on loopback, keep and receipt every read, verify the ledger.
 
-    Uses --home when given, else a new temporary evidence home (never ~/.g6).
+    Uses --home (before or after `demo`) when given, else a new temporary evidence home (never ~/.g6).
     """
     from g6.demo import run_demo
 
-    run = run_demo(c._home_override)
+    home = c._home_override
+    if demo_home is not None:
+        if not demo_home.strip():
+            _fail("--home is empty: give the evidence home's folder")
+        home = Path(demo_home).expanduser()
+        _check_home(home, "--home")
+    run = run_demo(home)
     if as_json:
         _emit_json({"home": str(run.home), "site": run.site, "ok": run.ok,
                     "results": [{"path": p, "expected": want, **r.to_json()} for p, want, r in run.results],
