@@ -421,6 +421,8 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
         urls = read_urls(input_file)
     except G6Error as e:
         _fail(str(e))
+    except UnicodeDecodeError:
+        _fail(f"--input {input_file.name}: not UTF-8 text (one URL a line)")
     if not urls:
         _fail("no URL in the input")
     policy = _policy(c.settings, allow, max_bytes)
@@ -1206,7 +1208,12 @@ def _read_key(text: str) -> tuple[Any, str | None]:
 
     p = Path(text)
     if len(text) < 4096 and p.is_file():
-        text = p.read_text().strip()
+        try:
+            text = p.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            raise InputError(f"{p} is not a key file (not UTF-8 text)") from None
+        except OSError as e:
+            raise InputError(f"cannot read the key file {p}: {e.strerror or e}") from None
     if text.startswith("ed25519:"):
         return VerifyKey.from_text(text), None
     name, key = parse_verifier_key(text)

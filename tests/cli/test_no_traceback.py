@@ -85,6 +85,19 @@ def _home_is_file(w: Path, m: Made) -> Path:
     return w / "h"
 
 
+def _home_env(line: str) -> Callable[[Path, Made], Path]:
+    def make(w: Path, m: Made) -> Path:
+        (w / "h").mkdir()
+        (w / "h" / ".env").write_text(line + "\n")
+        return w / "h"
+    return make
+
+
+def _binary(w: Path) -> str:
+    (w / "bin").write_bytes(b"\xff\xfe\x00\x80")
+    return str(w / "bin")
+
+
 def _folder(w: Path) -> str:
     (w / "out").mkdir(exist_ok=True)
     return str(w / "out")
@@ -97,6 +110,13 @@ CASES: list[Case] = [
     ("binary .env", _home_binary_env, lambda w, m: ["ledger", "list"], 2),
     ("binary .env, writing", _home_binary_env, lambda w, m: ["keys", "init"], 2),
     (".env is a folder", _home_env_folder, lambda w, m: ["ledger", "verify"], 2),
+    ("ledger URL with a bad IPv6 host", _home_env("G6_LEDGER_URL=postgresql://u:pw@[::1/db"),
+     lambda w, m: ["ledger", "list"], 2),
+    ("blob URL with a bad IPv6 host", _home_env("G6_BLOB_URL=s3://[bucket/p"), lambda w, m: ["keys", "init"], 2),
+    ("ledger URL port out of range", _home_env("G6_LEDGER_URL=postgresql://h:99999999/db"),
+     lambda w, m: ["ledger", "verify"], 2),
+    ("elastic URL with a bad IPv6 host", _home_env("G6_ELASTIC_URL=http://[::1"), lambda w, m: ["es", "get", "i", "1"],
+     2),
     ("home is a file", _home_is_file, lambda w, m: ["ledger", "list"], 2),
     ("home is a file, writing", _home_is_file, lambda w, m: ["keys", "init"], 2),
     ("--home is a file", _home_is_file, lambda w, m: ["--home", str(w / "h"), "receipt", "show", m.receipt_id], 2),
@@ -125,6 +145,12 @@ CASES: list[Case] = [
      lambda w, m: ["verify-proof", str((w / "p", (w / "p").write_bytes(b"\x00\xff" * 40))[0]), "--key", "x"], 2),
     ("keys trust, binary file", None,
      lambda w, m: ["keys", "trust", str((w / "k", (w / "k").write_bytes(b"\xff\xfe\x00"))[0])], 2),
+    ("fetch --input binary", None, lambda w, m: ["fetch", "--input", _binary(w)], 2),
+    ("verify-proof --key binary file", None,
+     lambda w, m: ["verify-proof", str((w / "p", (w / "p").write_text("x"))[0]), "--key", _binary(w)], 2),
+    ("bundle verify --key binary file", None, lambda w, m: ["bundle", "verify", str(m.bundle), "--key", _binary(w)],
+     2),
+    ("ledger verify --key binary file", None, lambda w, m: ["ledger", "verify", "--key", _binary(w)], 2),
     ("unknown option", None, lambda w, m: ["ledger", "list", "--no-such-option"], 2),
     ("unknown command", None, lambda w, m: ["ledger", "show"], 2),
 ]
