@@ -139,8 +139,8 @@ class _G6Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
-            raise  # click's own: handled in main()
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
+            raise  # click's own (a closed pipe too, as in `g6 ledger list | head -1`): handled in main()
         except InputError as e:
             _fail(str(e), EXIT_USAGE)
         except G6Error as e:

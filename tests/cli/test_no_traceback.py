@@ -251,6 +251,16 @@ def test_typed_errors_keep_their_codes(monkeypatch: pytest.MonkeyPatch, tmp_path
         assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("g6: ")
 
 
+def test_a_closed_pipe_is_not_an_internal_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`g6 ledger list | head -1`: the reader went away; that is click's quiet exit 1, not a bug report."""
+    def closed(*a: object, **k: object) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli_module.keys.commands["show"], "callback", closed)
+    r = CliRunner().invoke(cli_module.cli, ["--home", str(tmp_path), "keys", "show"], prog_name="g6")
+    assert r.exit_code == 1 and "internal error" not in r.stderr
+
+
 def test_leftovers_helper_sees_a_temp_file(tmp_path: Path) -> None:
     """The no-leftover check above can fail: it sees the names our atomic writers use."""
     (tmp_path / ".out.txt.abc123.tmp").write_text("x")
