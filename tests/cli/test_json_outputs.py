@@ -119,12 +119,46 @@ def test_ledger_consistency_json_verifies(fetched: tuple[Path, list[str]], tmp_p
     assert ok.returncode == 0 and json.loads(ok.stdout)["ok"], ok.stdout
 
 
-@pytest.mark.parametrize("name", ["keys-init.v1", "keys-trust.v1", "manifest-sign.v1", "ledger-prove.v1",
-                                  "ledger-consistency.v1"])
+NEW_SCHEMAS = ["keys-init.v1", "keys-trust.v1", "manifest-sign.v1", "ledger-prove.v1", "ledger-consistency.v1",
+               "keys-show.v1", "ledger-checkpoint.v1", "ledger-checkpoints.v1", "ledger-list.v1",
+               "manifest-verify.v1", "verify-proof.v1", "blob-verify.v1"]
+
+
+@pytest.mark.parametrize("name", NEW_SCHEMAS)
 def test_schemas_are_draft_2020_12_and_strict(name: str) -> None:
     schema = load(name)
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["additionalProperties"] is False and set(schema["required"]) == set(schema["properties"])
-    with pytest.raises(jsonschema.ValidationError):  # the schema can fail: an empty object is not a result
-        jsonschema.Draft202012Validator(schema).validate({})
+    shape = schema["items"] if schema["type"] == "array" else schema
+    assert shape["additionalProperties"] is False and set(shape["required"]) == set(shape["properties"])
+    with pytest.raises(jsonschema.ValidationError):  # the schema can fail: an object missing its fields
+        jsonschema.Draft202012Validator(schema).validate({} if schema["type"] == "object" else [{}])
+
+
+def test_read_outputs_match_their_schemas(fetched: tuple[Path, list[str]], tmp_path: Path) -> None:
+    """keys show, ledger checkpoint|checkpoints|list, manifest verify, verify-proof and blob verify: each
+    --json output, on a home that has something in it, is valid against its schema."""
+    home, rids = fetched
+    keys = json_out(home, "keys", "show", "--json", schema="keys-show.v1")
+    assert keys["signing"]["checkpoint_verifier_key"]
+    cp = json_out(home, "ledger", "checkpoint", "--json", schema="ledger-checkpoint.v1")
+    assert cp["size"] == 3 and cp["verifier_key"] == keys["signing"]["checkpoint_verifier_key"]
+    cps = json_out(home, "ledger", "checkpoints", "--json", schema="ledger-checkpoints.v1")
+    assert [x["note"] for x in cps] == [cp["note"]]
+    listed = json_out(home, "ledger", "list", "--json", schema="ledger-list.v1")
+    assert [x["receipt_id"] for x in listed] == rids[::-1]
+    man = tmp_path / "report.json"
+    assert g6(home, "cite", rids[2], "--quote", "read by a machine", "--manifest", str(man)).returncode == 0
+    r = g6(home, "manifest", "verify", str(man), "--json")  # unsigned: a failed check, still a valid shape
+    verdict = json.loads(r.stdout)
+    jsonschema.Draft202012Validator(load("manifest-verify.v1")).validate(verdict)
+    assert r.returncode == 1 and verdict["signature"]["ok"] is False and verdict["citations"][0]["ok"] is True
+    proof = tmp_path / "p"
+    proof.write_text(json.loads(g6(home, "ledger", "prove", rids[0], "--json").stdout)["proof"])
+    receipt = tmp_path / "r.json"
+    receipt.write_text(g6(home, "receipt", "show", rids[0]).stdout)
+    checked = json_out(home, "verify-proof", str(proof), "--receipt", str(receipt), "--key", cp["verifier_key"],
+                       "--json", schema="verify-proof.v1")
+    assert checked["kind"] == "inclusion" and checked["ok"]
+    blobs = json_out(home, "blob", "verify", "--json", schema="blob-verify.v1")
+    assert blobs["ok"] and blobs["checked"] == 1
