@@ -121,7 +121,7 @@ def test_ledger_consistency_json_verifies(fetched: tuple[Path, list[str]], tmp_p
 
 NEW_SCHEMAS = ["keys-init.v1", "keys-trust.v1", "manifest-sign.v1", "ledger-prove.v1", "ledger-consistency.v1",
                "keys-show.v1", "ledger-checkpoint.v1", "ledger-checkpoints.v1", "ledger-list.v1",
-               "manifest-verify.v1", "verify-proof.v1", "blob-verify.v1"]
+               "manifest-verify.v1", "verify-proof.v1", "blob-verify.v1", "chunk.v1", "blob-gc.v1"]
 
 
 @pytest.mark.parametrize("name", NEW_SCHEMAS)
@@ -162,3 +162,7 @@ def test_read_outputs_match_their_schemas(fetched: tuple[Path, list[str]], tmp_p
     assert checked["kind"] == "inclusion" and checked["ok"]
     blobs = json_out(home, "blob", "verify", "--json", schema="blob-verify.v1")
     assert blobs["ok"] and blobs["checked"] == 1
+    chunks = json_out(home, "chunk", rids[0], "--json", schema="chunk.v1")
+    assert chunks["receipt_id"] == rids[0] and any("read by a machine" in p["text"] for p in chunks["passages"])
+    gc = json_out(home, "blob", "gc", "--dry-run", "--grace", "0", "--json", schema="blob-gc.v1")
+    assert gc["dry_run"] and gc["removed"] == [] and gc["kept"] == 1
