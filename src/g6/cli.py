@@ -132,6 +132,16 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _internal_summary(e: BaseException, obj: Any) -> str:
+    """``Type: message`` on one line, with URL passwords, secret parameters and the settings' secret values
+    taken out: the line is meant to be pasted into a bug report."""
+    from g6.adapters.redact import redact_text
+
+    secrets = obj._settings.secret_values() if isinstance(obj, _Ctx) and obj._settings is not None else ()
+    message = redact_text(_one_line(str(e)), secrets)
+    return f"{type(e).__name__}: {message}" if message else type(e).__name__
+
+
 class _G6Group(click.Group):
     """The top group: whatever goes wrong becomes one ``g6:`` line on stderr and an exit code, never a
     traceback (unless ``--debug`` asks for it)."""
@@ -151,8 +161,8 @@ class _G6Group(click.Group):
             if ctx.params.get("debug"):
                 traceback.print_exc()
             else:
-                click.echo(f"g6: internal error: {type(e).__name__}: {_one_line(str(e))}; please report it at "
-                           f"{REPORT_AT}", err=True)
+                click.echo(f"g6: internal error: {_internal_summary(e, ctx.obj)}; please report it at {REPORT_AT}",
+                           err=True)
             sys.exit(EXIT_INTERNAL)
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,

@@ -224,6 +224,21 @@ def test_internal_error_with_debug_shows_the_traceback(broken_keys_show: None, t
     assert "internal error" not in r.stderr
 
 
+def test_internal_error_line_keeps_secrets_out(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The line is for pasting into a bug report: a URL password and a secret setting's value are not in it."""
+    secret = "s3cr3t-api-key-value-123"
+
+    def leaky(c: object, *a: object, **k: object) -> None:
+        _ = c.settings  # type: ignore[attr-defined]  # the settings (and their secrets) are loaded
+        raise RuntimeError(f"connect to https://user:hunter2pass@127.0.0.1/x failed; key {secret}")
+
+    monkeypatch.setattr(cli_module.keys.commands["show"], "callback", click.pass_obj(leaky))
+    r = CliRunner().invoke(cli_module.cli, ["--home", str(tmp_path), "keys", "show"], prog_name="g6",
+                           env={"G6_ELASTIC_API_KEY": secret})
+    assert r.exit_code == 70 and r.stderr.startswith("g6: internal error: RuntimeError: connect to https://")
+    assert "hunter2pass" not in r.stderr and secret not in r.stderr
+
+
 def test_main_is_the_same_path(broken_keys_show: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                capsys: pytest.CaptureFixture[str]) -> None:
     """`g6` (the console script, main()) goes through the same handling as the group."""
