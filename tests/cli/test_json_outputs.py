@@ -121,7 +121,8 @@ def test_ledger_consistency_json_verifies(fetched: tuple[Path, list[str]], tmp_p
 
 NEW_SCHEMAS = ["keys-init.v1", "keys-trust.v1", "manifest-sign.v1", "ledger-prove.v1", "ledger-consistency.v1",
                "keys-show.v1", "ledger-checkpoint.v1", "ledger-checkpoints.v1", "ledger-list.v1",
-               "manifest-verify.v1", "verify-proof.v1", "blob-verify.v1", "chunk.v1", "blob-gc.v1"]
+               "manifest-verify.v1", "verify-proof.v1", "blob-verify.v1", "chunk.v1", "blob-gc.v1",
+               "bundle-index.v1", "bundle-verify.v1"]
 
 
 @pytest.mark.parametrize("name", NEW_SCHEMAS)
@@ -166,3 +167,21 @@ def test_read_outputs_match_their_schemas(fetched: tuple[Path, list[str]], tmp_p
     assert chunks["receipt_id"] == rids[0] and any("read by a machine" in p["text"] for p in chunks["passages"])
     gc = json_out(home, "blob", "gc", "--dry-run", "--grace", "0", "--json", schema="blob-gc.v1")
     assert gc["dry_run"] and gc["removed"] == [] and gc["kept"] == 1
+
+
+def test_bundle_outputs_match_their_schemas(fetched: tuple[Path, list[str]], tmp_path: Path) -> None:
+    home, rids = fetched
+    man = tmp_path / "report.json"
+    assert g6(home, "cite", rids[0], "--quote", "read by a machine", "--manifest", str(man)).returncode == 0
+    assert g6(home, "manifest", "sign", str(man)).returncode == 0
+    zipped = tmp_path / "evidence.zip"
+    index = json_out(home, "bundle", str(man), "-o", str(zipped), "--json", schema="bundle-index.v1")
+    assert index["manifest_id"] == json.loads(man.read_text())["manifest_id"] and "manifest.json" in index["files"]
+    pub = json.loads(g6(home, "keys", "show", "--json").stdout)["signing"]["public_key"]
+    held = json_out(home, "bundle", "verify", str(zipped), "--key", pub, "--json", schema="bundle-verify.v1")
+    assert held["ok"] and held["manifest_signed"] and held["citations"][0]["receipt_id"] == rids[0]
+    other = json.loads(g6(tmp_path / "other", "keys", "init", "--json").stdout)["public_key"]
+    r = g6(home, "bundle", "verify", str(zipped), "--key", other, "--json")  # the wrong key: a failed check
+    failed = json.loads(r.stdout)
+    jsonschema.Draft202012Validator(load("bundle-verify.v1")).validate(failed)
+    assert r.returncode == 1 and failed["ok"] is False
