@@ -122,7 +122,7 @@ def test_ledger_consistency_json_verifies(fetched: tuple[Path, list[str]], tmp_p
 NEW_SCHEMAS = ["keys-init.v1", "keys-trust.v1", "manifest-sign.v1", "ledger-prove.v1", "ledger-consistency.v1",
                "keys-show.v1", "ledger-checkpoint.v1", "ledger-checkpoints.v1", "ledger-list.v1",
                "manifest-verify.v1", "verify-proof.v1", "blob-verify.v1", "chunk.v1", "blob-gc.v1",
-               "bundle-index.v1", "bundle-verify.v1"]
+               "bundle-index.v1", "bundle-verify.v1", "export-warc.v1", "sources.v1"]
 
 
 @pytest.mark.parametrize("name", NEW_SCHEMAS)
@@ -185,3 +185,11 @@ def test_bundle_outputs_match_their_schemas(fetched: tuple[Path, list[str]], tmp
     failed = json.loads(r.stdout)
     jsonschema.Draft202012Validator(load("bundle-verify.v1")).validate(failed)
     assert r.returncode == 1 and failed["ok"] is False
+
+
+def test_export_warc_and_sources_match_their_schemas(fetched: tuple[Path, list[str]], tmp_path: Path) -> None:
+    home, rids = fetched
+    out = json_out(home, "export", "warc", "-o", str(tmp_path / "x.warc.gz"), "--json", schema="export-warc.v1")
+    assert out["receipts"] == 3 and out["metadata"] == 3 and Path(out["path"]).is_file()
+    rows = json_out(home, "sources", "--json", schema="sources.v1")
+    assert {r["name"] for r in rows} >= {"arxiv", "openalex"}
