@@ -20,7 +20,7 @@ import click
 
 from g6 import __version__
 from g6.config import Settings, load_settings
-from g6.errors import G6Error, InputError, StoreError
+from g6.errors import ConfigError, G6Error, InputError, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug in g6, not in what the user gave it
@@ -89,7 +89,6 @@ class _Ctx:
     def evidence(self, *, need_key: bool = False, write: bool = False) -> Any:
         """The evidence home. Commands that only read open it read-only (nothing is created); those
         that write (``write`` or ``need_key``) create it, and say so on stderr."""
-        from g6.errors import ConfigError
         from g6.home import EvidenceHome
         from g6.store.compression import parse_setting
 
@@ -151,7 +150,7 @@ class _G6Group(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
             raise  # click's own (a closed pipe too, as in `g6 ledger list | head -1`): handled in main()
-        except InputError as e:
+        except (InputError, ConfigError) as e:  # what the user gave (an argument, a setting, a URL) is wrong
             _fail(str(e), EXIT_USAGE)
         except G6Error as e:
             _fail(str(e), EXIT_FAILED)
