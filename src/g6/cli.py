@@ -1196,7 +1196,13 @@ def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None
     except (G6Error, ValueError) as e:
         _fail(f"bad --key: {e}")
     with c.evidence() as ev:
-        with open_ledger(url, url) as dst:
+        try:  # the target cannot be opened (a folder, a missing folder): that is the --to argument's fault
+            target = open_ledger(url, url)
+        except sqlite3.DatabaseError as e:
+            from g6.adapters.redact import redact_text
+
+            _fail(redact_text(f"--to {url}: cannot open that ledger: {e}"))
+        with target as dst:
             report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned)
             check = dst.verify(ev.trusted() if pinned is None else pinned)
     data = {**report.to_json(), "verify": check.to_json()}

@@ -152,6 +152,7 @@ CASES: list[Case] = [
      2),
     ("ledger verify --key binary file", None, lambda w, m: ["ledger", "verify", "--key", _binary(w)], 2),
     ("ledger copy --to not a ledger URL", None, lambda w, m: ["ledger", "copy", "--to", "ftp://h/x"], 2),
+    ("ledger copy --to a folder", None, lambda w, m: ["ledger", "copy", "--to", f"sqlite:///{_folder(w)}"], 2),
     ("blob copy --to not a store URL", None, lambda w, m: ["blob", "copy", "--to", "garbage"], 2),
     ("unknown option", None, lambda w, m: ["ledger", "list", "--no-such-option"], 2),
     ("unknown command", None, lambda w, m: ["ledger", "show"], 2),
