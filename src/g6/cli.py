@@ -1,7 +1,8 @@
 """The ``g6`` command: thin click commands over the library.
 
 Results go to stdout (``--json`` for machines), diagnostics to stderr. Exit codes: 0 ok,
-1 a check failed or a fetch did not succeed, 2 usage or input error.
+1 a check failed or a fetch did not succeed, 2 usage or input error, 70 an internal error (a bug:
+one line saying where to report it; the traceback only under ``g6 --debug``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import logging
 import os
 import sqlite3
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -18,9 +20,11 @@ import click
 
 from g6 import __version__
 from g6.config import Settings, load_settings
-from g6.errors import G6Error, InputError, StoreError
+from g6.errors import ConfigError, G6Error, InputError, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug in g6, not in what the user gave it
+REPORT_AT = "the g6-evidence issue tracker (with the command and its `g6 --debug` output)"
 
 
 def _emit_json(data: Any) -> None:
@@ -47,6 +51,24 @@ def _check_home(path: Path, label: str) -> None:
         _fail(f"{label} {path} is not readable" + (f" ({probe} is not)" if probe != path else ""))
 
 
+def _check_out(path: Path, flag: str) -> None:
+    """An output path must name a file in a folder that exists: said before any work is done."""
+    if path.is_dir():
+        _fail(f"{flag} {path} is a folder; give a file name")
+    if not path.parent.is_dir():
+        _fail(f"{flag} {path}: folder {path.parent} does not exist")
+
+
+def _write_out(path: Path, text: str, flag: str) -> None:
+    from g6.transparency import write_note  # atomic: a temporary file beside it, then a rename
+
+    try:
+        write_note(path, text)
+    except OSError as e:
+        _fail(f"cannot write {flag} {path}: {e.strerror or e}", EXIT_FAILED)
+    click.echo(f"wrote {path}", err=True)
+
+
 class _Ctx:
     def __init__(self, home: Path | None) -> None:
         self._home_override = home
@@ -67,7 +89,6 @@ class _Ctx:
     def evidence(self, *, need_key: bool = False, write: bool = False) -> Any:
         """The evidence home. Commands that only read open it read-only (nothing is created); those
         that write (``write`` or ``need_key``) create it, and say so on stderr."""
-        from g6.errors import ConfigError
         from g6.home import EvidenceHome
         from g6.store.compression import parse_setting
 
@@ -106,12 +127,73 @@ class _Ctx:
 pass_ctx = click.make_pass_decorator(_Ctx)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _internal_summary(e: BaseException, obj: Any) -> str:
+    """``Type: message`` on one line, with URL passwords, secret parameters and the settings' secret values
+    taken out: the line is meant to be pasted into a bug report."""
+    from g6.adapters.redact import redact_text
+
+    secrets = obj._settings.secret_values() if isinstance(obj, _Ctx) and obj._settings is not None else ()
+    message = redact_text(_one_line(str(e)), secrets)
+    return f"{type(e).__name__}: {message}" if message else type(e).__name__
+
+
+class _G6Group(click.Group):
+    """The top group: whatever goes wrong becomes one ``g6:`` line on stderr and an exit code, never a
+    traceback (unless ``--debug`` asks for it)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
+            raise  # click's own (a closed pipe too, as in `g6 ledger list | head -1`): handled in main()
+        except (InputError, ConfigError) as e:  # what the user gave (an argument, a setting, a URL) is wrong
+            _fail(str(e), EXIT_USAGE)
+        except G6Error as e:
+            _fail(str(e), EXIT_FAILED)
+        except sqlite3.DatabaseError as e:  # a ledger damaged past what the read paths check
+            _fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED)
+        except Exception as e:  # a bug: say so in one line, and where to report it
+            if ctx.params.get("debug"):
+                traceback.print_exc()
+            else:
+                click.echo(f"g6: internal error: {_internal_summary(e, ctx.obj)}; please report it at {REPORT_AT}",
+                           err=True)
+            sys.exit(EXIT_INTERNAL)
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:  # bare `g6` or `g6 ledger`: the help, as click shows it
+            e.show()
+            sys.exit(e.exit_code)
+        except click.UsageError as e:
+            hint = f" (see `{e.ctx.command_path} --help`)" if e.ctx is not None else ""
+            click.echo(f"g6: {_one_line(e.format_message())}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"g6: {_one_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:  # Ctrl-C, or EOF at a prompt
+            click.echo("g6: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else EXIT_OK)  # an int is click's Exit code (e.g. after --help)
+
+
+@click.group(cls=_G6Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", type=str, default=None,
               help="Evidence home (default: $G6_HOME or ~/.g6); its .env is read as for G6_HOME.")
+@click.option("--debug", is_flag=True,
+              help="On an internal error (exit 70) print the Python traceback instead of one line.")
 @click.version_option(__version__, prog_name="g6")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None) -> None:
+def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
     """g6-evidence: fetch, keep and prove what every read returned."""
     path = None
     if home is not None:
@@ -125,24 +207,32 @@ def cli(ctx: click.Context, home: str | None) -> None:
 # -- keys ----------------------------------------------------------------------------------
 @cli.group()
 def keys() -> None:
-    """Signing keys: create, show, trust."""
+    """Signing keys: init, show, trust."""
 
 
 @keys.command("init")
 @click.option("--force", is_flag=True, help="Replace the signing key; the old public key stays trusted.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the new key as JSON (schemas/keys-init.v1.schema.json).")
 @pass_ctx
-def keys_init(c: _Ctx, force: bool) -> None:
+def keys_init(c: _Ctx, force: bool, as_json: bool) -> None:
     """Create the Ed25519 signing key (mode 0600) under $G6_HOME/keys (and the home, if new)."""
     with c.evidence(write=True) as ev:
         try:
             key = ev.keys.init(force=force)
         except G6Error as e:
             _fail(str(e), EXIT_FAILED)
+        path = ev.keys.signing_path
+    if as_json:
+        _emit_json({"key_id": key.key_id, "public_key": key.public.to_text(), "path": str(path),
+                    "replaced": force})
+        return
     click.echo(f"{key.key_id} {key.public.to_text()}")
 
 
 @keys.command("show")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the signing key, the checkpoint verifier key and the trusted keys as JSON.")
 @pass_ctx
 def keys_show(c: _Ctx, as_json: bool) -> None:
     """Print the public signing key and every trusted key."""
@@ -178,8 +268,10 @@ def keys_show(c: _Ctx, as_json: bool) -> None:
 
 @keys.command("trust")
 @click.argument("public_key")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the trusted key as JSON (schemas/keys-trust.v1.schema.json).")
 @pass_ctx
-def keys_trust(c: _Ctx, public_key: str) -> None:
+def keys_trust(c: _Ctx, public_key: str, as_json: bool) -> None:
     """Trust a public key ('ed25519:<base64>' or a file holding it; 'self' for this home's own key).
 
     The key is kept in this home's key folder and with the ledger (a table), so everyone who verifies
@@ -192,13 +284,19 @@ def keys_trust(c: _Ctx, public_key: str) -> None:
         if public_key == "self":
             k = kd.load_signing().public
         else:
-            text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
+            text = Path(public_key).read_text(encoding="utf-8") if Path(public_key).is_file() else public_key
             k = VerifyKey.from_text(text)
     except G6Error as e:
         _fail(str(e))
+    except (OSError, UnicodeDecodeError) as e:  # an unreadable or binary key file
+        why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        _fail(f"cannot read a public key from {public_key}: {why}")
     with c.evidence(write=True) as ev:
         kd.trust(k)
         trust_key(ev.ledger, k)
+    if as_json:
+        _emit_json({"key_id": k.key_id, "public_key": k.to_text()})
+        return
     click.echo(k.key_id)
 
 
@@ -219,8 +317,10 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable): host or *.domain.")
 @click.option("--max-bytes", type=click.IntRange(min=0, max=2**53), default=None,
               help="Stop reading here (truncated); at most 2^53, what a receipt can hold.")
-@click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--extract", type=click.Choice(["text", "metadata", "links"]), default="text", show_default=True,
+              help="What to take from the page: its main text, its metadata, or its links.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as JSON (schemas/fetch-result.v1.schema.json; --as runx: fetch-result.runx.v1).")
 @click.option("--as", "shape", type=click.Choice(["g6", "runx"]), default="g6", show_default=True,
               help="runx: answer with runx web-fetch's fetch_result (JSON).")
 @click.option("--input", "input_file", type=click.File("r"), default=None, metavar="FILE",
@@ -330,6 +430,8 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
         urls = read_urls(input_file)
     except G6Error as e:
         _fail(str(e))
+    except UnicodeDecodeError:
+        _fail(f"--input {input_file.name}: not UTF-8 text (one URL a line)")
     if not urls:
         _fail("no URL in the input")
     policy = _policy(c.settings, allow, max_bytes)
@@ -364,7 +466,7 @@ def _sources(c: _Ctx) -> Any:
 
 
 @cli.command("sources")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the sources as JSON.")
 @pass_ctx
 def sources_cmd(c: _Ctx, as_json: bool) -> None:
     """List the paper sources, what each needs, its pause and whether robots.txt applies. Fetches nothing."""
@@ -391,21 +493,26 @@ def sources_cmd(c: _Ctx, as_json: bool) -> None:
 @click.argument("source")
 @click.argument("query", required=False)
 @click.option("--category", "categories", multiple=True, help="arXiv category (repeatable), checked locally.")
-@click.option("--max-results", type=click.IntRange(min=1), default=25, show_default=True)
-@click.option("--page-size", type=click.IntRange(min=1), default=None)
-@click.option("--max-pages", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--max-results", type=click.IntRange(min=1), default=25, show_default=True,
+              help="Stop after this many papers.")
+@click.option("--page-size", type=click.IntRange(min=1), default=None,
+              help="Papers asked for per page (default: set by the source and --max-results).")
+@click.option("--max-pages", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Stop after this many pages (each one kept and receipted).")
 @click.option("--filter", "filters", multiple=True, metavar="KEY:VALUE", help="OpenAlex filter (repeatable).")
 @click.option("--field", "fields", multiple=True, help="Semantic Scholar field (repeatable).")
-@click.option("--mode", type=click.Choice(["relevance", "bulk"]), default="relevance", show_default=True)
+@click.option("--mode", type=click.Choice(["relevance", "bulk"]), default="relevance", show_default=True,
+              help="Semantic Scholar: relevance search (/paper/search) or bulk search (/paper/search/bulk).")
 @click.option("--endpoint", help="OAI-PMH base URL.")
 @click.option("--set", "set_spec", help="OAI-PMH set.")
 @click.option("--since", help="OAI-PMH from (YYYY-MM-DD).")
 @click.option("--until", help="OAI-PMH until (YYYY-MM-DD).")
-@click.option("--metadata-prefix", default="oai_dc", show_default=True)
+@click.option("--metadata-prefix", default="oai_dc", show_default=True, help="OAI-PMH metadataPrefix.")
 @click.option("--verb", type=click.Choice(["ListRecords", "ListIdentifiers"]), default="ListRecords",
-              show_default=True)
+              show_default=True, help="OAI-PMH verb: full records, or identifiers and datestamps only.")
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as JSON (schemas/search-result.v1.schema.json).")
 @pass_ctx
 def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, ...], max_results: int,
                page_size: int | None, max_pages: int, filters: tuple[str, ...], fields: tuple[str, ...], mode: str,
@@ -458,7 +565,7 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
 # -- elasticsearch -------------------------------------------------------------------------
 @cli.group("es")
 def es_group() -> None:
-    """Read a local Elasticsearch (G6_ELASTIC_URL, loopback only). Never writes."""
+    """A local Elasticsearch (G6_ELASTIC_URL, loopback only): mapping, search, count, get. Never writes."""
 
 
 def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
@@ -523,7 +630,7 @@ def _filters(items: tuple[str, ...]) -> dict[str, Any]:
 
 @es_group.command("mapping")
 @click.argument("index")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
     """The fields of INDEX and their types, keyed by the concrete index."""
@@ -535,8 +642,9 @@ def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
 @click.argument("query", required=False)
 @click.option("--field", "fields", multiple=True, help="Field to match (repeatable; default: every text field).")
 @click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
-@click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Return at most this many hits.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
               top_k: int, as_json: bool) -> None:
@@ -547,9 +655,9 @@ def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], f
 @es_group.command("count")
 @click.argument("index")
 @click.argument("query", required=False)
-@click.option("--field", "fields", multiple=True)
-@click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--field", "fields", multiple=True, help="Field to match (repeatable; default: every text field).")
+@click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
              as_json: bool) -> None:
@@ -560,7 +668,7 @@ def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], fi
 @es_group.command("get")
 @click.argument("index")
 @click.argument("doc_id")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 @pass_ctx
 def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
     """One document's _source."""
@@ -572,7 +680,7 @@ def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
 @click.argument("receipt_id")
 @click.option("--text", "source", type=click.Choice(["main", "visible"]), default="main", show_default=True,
               help="main: the main-content extraction; visible: all reader-visible text (navigation, sidebars…).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the passages as JSON, with the receipt and text source.")
 @pass_ctx
 def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
     """Cut a stored page's text into passages with stable ids and offsets."""
@@ -598,8 +706,9 @@ def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
 @click.option("--quote", help="Exact words from the page (compared after normalising).")
 @click.option("--paper", type=click.IntRange(min=1), help="Paper number N of a search page receipt.")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=Path("citations.json"),
-              show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+              show_default=True, help="The manifest to add the citation to (created if absent).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the new citation as JSON (a citation of schemas/manifest.v1.schema.json).")
 @pass_ctx
 def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, paper: int | None,
              manifest_path: Path, as_json: bool) -> None:
@@ -629,13 +738,15 @@ def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, p
 
 @cli.group("manifest")
 def manifest_group() -> None:
-    """Sign, verify and show citation manifests."""
+    """Citation manifests: sign, verify."""
 
 
 @manifest_group.command("sign")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True,
+              help="Print what was signed as JSON (schemas/manifest-sign.v1.schema.json).")
 @pass_ctx
-def manifest_sign(c: _Ctx, path: Path) -> None:
+def manifest_sign(c: _Ctx, path: Path, as_json: bool) -> None:
     """Sign PATH with the evidence home's key (Ed25519 over RFC 8785 canonical JSON)."""
     from g6.manifest import load_manifest, save_manifest
 
@@ -646,12 +757,16 @@ def manifest_sign(c: _Ctx, path: Path) -> None:
             _fail(str(e))
     save_manifest(m, path)
     assert m.signature is not None
+    if as_json:
+        _emit_json({"path": str(path), "manifest_id": m.manifest_id, "citations": len(m.citations),
+                    "signature": m.signature.to_json()})
+        return
     click.echo(f"signed {m.manifest_id} with {m.signature.key_id}")
 
 
 @manifest_group.command("verify")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts (signature, each citation) as JSON.")
 @pass_ctx
 def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
     """Check the manifest's signature and every citation: its receipt is in the ledger and verifies, its digests,
@@ -691,7 +806,8 @@ def _shown(text: str) -> str:
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the report as JSON (schemas/recheck-report.v1.schema.json).")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the report as one self-contained HTML page to this file.")
 @pass_ctx
@@ -799,7 +915,7 @@ def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], mani
 
 @cli.command("convert")
 @click.argument("digest")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_ctx
 def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
     """Turn a kept PDF (by its digest) into text; the text is kept and receipted too."""
@@ -823,12 +939,14 @@ def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
 # -- receipts and ledger -------------------------------------------------------------------
 @cli.group()
 def receipt() -> None:
-    """Read receipts."""
+    """Receipts: show one."""
 
 
 @receipt.command("show")
 @click.argument("receipt_id")
-@click.option("--json", "as_json", is_flag=True, help="(the receipt is printed as JSON either way)")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the receipt as JSON (schemas/receipt.v1.schema.json); the receipt is JSON without it "
+                   "too, so `receipt show ID | jq` works.")
 @pass_ctx
 def receipt_show(c: _Ctx, receipt_id: str, as_json: bool) -> None:
     """Print one receipt as JSON, signature included."""
@@ -842,13 +960,15 @@ def receipt_show(c: _Ctx, receipt_id: str, as_json: bool) -> None:
 
 @cli.group()
 def ledger() -> None:
-    """The receipt ledger: list and verify."""
+    """The receipt ledger: list, verify, checkpoint, checkpoints, prove, consistency, copy."""
 
 
 @ledger.command("list")
-@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert"]))
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert"]),
+              help="Only receipts of this kind.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="At most this many, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipts as a JSON list.")
 @pass_ctx
 def ledger_list(c: _Ctx, kind: str | None, limit: int, as_json: bool) -> None:
     """List the newest receipts."""
@@ -948,7 +1068,8 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               help="Also write the signed note to this file: keep it away from the home, and check the ledger "
                    "against it later with `ledger verify --checkpoint FILE`.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the checkpoint (origin, size, root, note, verifier key) as JSON.")
 @pass_ctx
 def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
@@ -974,7 +1095,7 @@ def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
 
 
 @ledger.command("checkpoints")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the checkpoints as a JSON list.")
 @pass_ctx
 def ledger_checkpoints(c: _Ctx, as_json: bool) -> None:
     """List every checkpoint issued."""
@@ -987,14 +1108,25 @@ def ledger_checkpoints(c: _Ctx, as_json: bool) -> None:
         click.echo(f"{cp.size:>8} {cp.root.hex()} {cp.origin}")
 
 
+def _checkpoint_of(note: str) -> Any:
+    """The checkpoint a signed note carries (the ledger signed it just now, or kept it)."""
+    from g6.ledger.note import Checkpoint, parse_note
+
+    return Checkpoint.parse(parse_note(note)[0])
+
+
 @ledger.command("prove")
 @click.argument("receipt_id")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the proof here (else stdout).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the proof as JSON, its tlog-proof text included (schemas/ledger-prove.v1.schema.json).")
 @pass_ctx
-def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None) -> None:
+def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None, as_json: bool) -> None:
     """Print an inclusion proof (C2SP tlog-proof) of RECEIPT_ID against the latest checkpoint."""
     from g6.transparency import prove
 
+    if output is not None:
+        _check_out(output, "-o")
     with c.evidence(need_key=True) as ev:
         try:
             proof, made = prove(ev, receipt_id)
@@ -1005,21 +1137,30 @@ def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None) -> None:
     if made:
         click.echo("g6: no checkpoint covered that receipt; signed a new one", err=True)
     if output:
-        output.write_text(proof.text())
-        click.echo(f"wrote {output}", err=True)
-    else:
+        _write_out(output, proof.text(), "-o")
+    if as_json:
+        cp = _checkpoint_of(proof.checkpoint_note)
+        _emit_json({"receipt_id": receipt_id, "index": proof.index, "tree_size": cp.size, "root": cp.root.hex(),
+                    "origin": cp.origin, "hashes": [h.hex() for h in proof.hashes],
+                    "checkpoint": proof.checkpoint_note, "new_checkpoint": made,
+                    "path": str(output) if output else None, "proof": proof.text()})
+    elif not output:
         click.echo(proof.text(), nl=False)
 
 
 @ledger.command("consistency")
 @click.argument("old", type=click.IntRange(min=1))
 @click.argument("new", type=click.IntRange(min=1))
-@click.option("-o", "--output", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the proof here (else stdout).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the proof as JSON, its text included (schemas/ledger-consistency.v1.schema.json).")
 @pass_ctx
-def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None:
+def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None, as_json: bool) -> None:
     """Prove the checkpoint of size NEW extends the checkpoint of size OLD."""
     from g6.transparency import consistency
 
+    if output is not None:
+        _check_out(output, "-o")
     with c.evidence() as ev:
         try:
             proof = consistency(ev, old, new)
@@ -1028,16 +1169,21 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None) -> None
         except ValueError as e:
             _fail(str(e), EXIT_USAGE)
     if output:
-        output.write_text(proof.text())
-        click.echo(f"wrote {output}", err=True)
-    else:
+        _write_out(output, proof.text(), "-o")
+    if as_json:
+        old_cp, new_cp = _checkpoint_of(proof.old_note), _checkpoint_of(proof.new_note)
+        _emit_json({"old": proof.old, "new": proof.new, "origin": new_cp.origin, "old_root": old_cp.root.hex(),
+                    "new_root": new_cp.root.hex(), "hashes": [h.hex() for h in proof.hashes],
+                    "old_checkpoint": proof.old_note, "new_checkpoint": proof.new_note,
+                    "path": str(output) if output else None, "proof": proof.text()})
+    elif not output:
         click.echo(proof.text(), nl=False)
 
 
 @ledger.command("copy")
 @click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
 @click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the copy's counts and checks as JSON.")
 @pass_ctx
 def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
     """Copy every receipt and checkpoint into another ledger, checking each row's chain link and
@@ -1050,7 +1196,13 @@ def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None
     except (G6Error, ValueError) as e:
         _fail(f"bad --key: {e}")
     with c.evidence() as ev:
-        with open_ledger(url, url) as dst:
+        try:  # the target cannot be opened (a folder, a missing folder): that is the --to argument's fault
+            target = open_ledger(url, url)
+        except sqlite3.DatabaseError as e:
+            from g6.adapters.redact import redact_text
+
+            _fail(redact_text(f"--to {url}: cannot open that ledger: {e}"))
+        with target as dst:
             report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned)
             check = dst.verify(ev.trusted() if pinned is None else pinned)
     data = {**report.to_json(), "verify": check.to_json()}
@@ -1071,7 +1223,12 @@ def _read_key(text: str) -> tuple[Any, str | None]:
 
     p = Path(text)
     if len(text) < 4096 and p.is_file():
-        text = p.read_text().strip()
+        try:
+            text = p.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            raise InputError(f"{p} is not a key file (not UTF-8 text)") from None
+        except OSError as e:
+            raise InputError(f"cannot read the key file {p}: {e.strerror or e}") from None
     if text.startswith("ed25519:"):
         return VerifyKey.from_text(text), None
     name, key = parse_verifier_key(text)
@@ -1085,7 +1242,7 @@ def _read_key(text: str) -> tuple[Any, str | None]:
 @click.option("--key", "key_text", required=True,
               help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one.")
 @click.option("--origin", help="The log origin the checkpoint must name (implied by a verifier key).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a verdict per check as JSON.")
 def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str, origin: str | None,
                      as_json: bool) -> None:
     """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof."""
@@ -1131,7 +1288,8 @@ def _printable(text: str) -> str:
 @click.option("--max-parsed-body", type=click.IntRange(min=0), default=None,
               help="Re-read HTML pages and search replies up to this many bytes to check cited text (verify; "
                    "default 256 KiB, which keeps verifying under 128 MiB of memory).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the bundle's index (creating) or the verdicts (verify) as JSON.")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="verify: also write the result as one self-contained HTML page to this file.")
 @pass_ctx
@@ -1194,6 +1352,7 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
         _fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
     if html_out is not None:
         _fail("--html is for `g6 bundle verify BUNDLE.zip`")
+    _check_out(output, "-o")
     from g6.bundle import build_bundle
 
     with c.evidence(need_key=True) as ev:
@@ -1214,7 +1373,7 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
 
 @cli.group("export")
 def export_group() -> None:
-    """Export evidence in standard formats."""
+    """Export evidence in standard formats: warc, wacz."""
 
 
 @export_group.command("warc")
@@ -1228,8 +1387,7 @@ def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
     conversion and metadata (receipt, urn:g6:receipt:ID) records."""
     from g6.warc_export import export_warc
 
-    if output.is_dir() or not output.parent.is_dir():
-        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
+    _check_out(output, "-o")
     with c.evidence() as ev:
         summary = export_warc(ev, output, _export_entries(ev, manifest_path))
     if as_json:
@@ -1251,8 +1409,7 @@ def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
     inside, for ReplayWeb.page or pywb."""
     from g6.wacz_export import export_wacz
 
-    if output.is_dir() or not output.parent.is_dir():
-        _fail(f"-o {output}: " + ("is a folder" if output.is_dir() else f"folder {output.parent} does not exist"))
+    _check_out(output, "-o")
     with c.evidence(need_key=True) as ev:
         entries = _export_entries(ev, manifest_path)
         try:
@@ -1285,7 +1442,7 @@ def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:
 # -- blobs ---------------------------------------------------------------------------------
 @cli.group()
 def blob() -> None:
-    """The blob store: read, verify, collect garbage."""
+    """The blob store: cat, verify, gc (collect garbage), copy."""
 
 
 @blob.command("cat")
@@ -1304,7 +1461,7 @@ def blob_cat(c: _Ctx, digest: str) -> None:
 
 
 @blob.command("verify")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts and the bad and dangling blobs as JSON.")
 @pass_ctx
 def blob_verify(c: _Ctx, as_json: bool) -> None:
     """Re-hash every blob and check its meta and every sha256 index entry; list the bad ones."""
@@ -1325,10 +1482,10 @@ def blob_verify(c: _Ctx, as_json: bool) -> None:
 
 
 @blob.command("gc")
-@click.option("--dry-run", is_flag=True)
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--grace", type=click.FloatRange(min=0), default=3600.0, show_default=True,
               help="Keep unreferenced blobs younger than this many seconds.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print what was (or would be) removed and kept as JSON.")
 @pass_ctx
 def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
     """Remove blobs that no receipt references, and what unfinished writes left behind."""
@@ -1349,7 +1506,7 @@ def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
 
 @blob.command("copy")
 @click.option("--to", "url", required=True, help="The store to copy into: s3://bucket/prefix or file:///path.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the copy's counts and checks as JSON.")
 @pass_ctx
 def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
     """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
@@ -1389,16 +1546,25 @@ def mcp_cmd(c: _Ctx) -> None:
 
 # -- demo ----------------------------------------------------------------------------------
 @cli.command("demo")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--home", "demo_home", type=str, default=None,
+              help="Evidence home for the demo (as `g6 --home DIR demo`); default: a new temporary folder.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the demo's results, ledger verdicts and bundle verdicts as JSON.")
 @pass_ctx
-def demo_cmd(c: _Ctx, as_json: bool) -> None:
+def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
     """Fetch a local fixture site on loopback, keep and receipt every read, verify the ledger.
 
-    Uses --home when given, else a new temporary evidence home (never ~/.g6).
+    Uses --home (before or after `demo`) when given, else a new temporary evidence home (never ~/.g6).
     """
     from g6.demo import run_demo
 
-    run = run_demo(c._home_override)
+    home = c._home_override
+    if demo_home is not None:
+        if not demo_home.strip():
+            _fail("--home is empty: give the evidence home's folder")
+        home = Path(demo_home).expanduser()
+        _check_home(home, "--home")
+    run = run_demo(home)
     if as_json:
         _emit_json({"home": str(run.home), "site": run.site, "ok": run.ok,
                     "results": [{"path": p, "expected": want, **r.to_json()} for p, want, r in run.results],
@@ -1432,11 +1598,4 @@ def main() -> None:
         # past a file-size limit a write then fails with EFBIG (a typed "disk full" error), instead
         # of the signal killing the process in the middle of it
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    try:
-        cli(standalone_mode=True)
-    except InputError as e:
-        _fail(str(e), EXIT_USAGE)
-    except G6Error as e:
-        _fail(str(e), EXIT_FAILED)
-    except sqlite3.DatabaseError as e:  # a ledger damaged past what the read paths check: one line, not a traceback
-        _fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED)
+    cli.main(prog_name="g6")

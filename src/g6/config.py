@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from g6.errors import ConfigError
 
@@ -58,9 +59,13 @@ def _check_secret(name: str, value: str) -> None:
 def read_dotenv(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return out
+    except UnicodeDecodeError as e:  # never quote the bytes: a .env holds secrets
+        raise ConfigError(f"{path} is not UTF-8 text (byte {e.start}); a .env holds NAME=value lines") from None
+    except OSError as e:  # a folder, unreadable: the settings cannot be known, so nothing runs
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -134,12 +139,26 @@ def non_negative_number(name: str, v: str | None, kind: type, default: object) -
     return n
 
 
+def _check_url(name: str, value: str) -> None:
+    """A URL setting the URL parser refuses (a bad IPv6 host, a port that is not a number) is a config error
+    here, once, not a ValueError deep in whichever backend parses it first. The value may hold a password:
+    it is not quoted."""
+    if not value:
+        return
+    try:
+        urlsplit(value).port  # noqa: B018 - parsing the port is the check
+    except ValueError as e:
+        raise ConfigError(f"{name} is not a valid URL ({e})") from None
+
+
 def load_settings(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
     """``home`` (the CLI's ``--home``) wins over ``G6_HOME``; its ``.env`` is read the same way."""
     env = dict(os.environ if environ is None else environ)
     home = Path(home if home is not None else env.get("G6_HOME") or Path.home() / ".g6").expanduser()
     values = {**read_dotenv(home / ".env"), **{k: v for k, v in env.items() if k.startswith("G6_")}}
     allowlist = tuple(p.strip() for p in values.get("G6_ALLOWLIST", "").split(",") if p.strip())
+    for name in ("G6_LEDGER_URL", "G6_BLOB_URL", "G6_ELASTIC_URL"):
+        _check_url(name, values.get(name, ""))
     return Settings(
         home=home,
         allow_loopback=_bool("G6_ALLOW_LOOPBACK", values.get("G6_ALLOW_LOOPBACK", "")),
