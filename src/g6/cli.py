@@ -102,7 +102,7 @@ class _Ctx:
                 return EvidenceHome.from_settings(self.settings, readonly=True, blob_compression=compression)
             except ConfigError as e:  # a malformed G6_LEDGER_URL / G6_BLOB_URL is a usage error
                 _fail(str(e))
-        existed = (home / "knowledge").is_dir()
+        existed = (home / "knowledge").is_dir() or (home / "keys").is_dir()  # blobs and ledger may live elsewhere
         try:
             ev = EvidenceHome.from_settings(self.settings, blob_compression=compression)
             if not existed:
