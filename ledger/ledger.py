@@ -217,15 +217,24 @@ class Ledger:
         """Read-only: say what is missing instead of creating it."""
         if self._broken is not None:
             return
-        names = set(self.db.table_names())
-        missing = [t for t in TABLES if t not in names]
+        missing = self._missing_tables(self.REQUIRED_TABLES)
         if missing:
             self._broken = f"the ledger at {self.path} lacks the table(s) {', '.join(missing)}"
             return
         self._broken = self._layout_problem()
 
+    # What a reading open requires; another backend keeps more tables with the ledger.
+    REQUIRED_TABLES: tuple[str, ...] = TABLES
+
+    def _missing_tables(self, tables: Sequence[str]) -> list[str]:
+        names = set(self.db.table_names())
+        return [t for t in tables if t not in names]
+
+    def _receipt_columns(self) -> set[str]:
+        return {r[1] for r in self._conn.execute("PRAGMA table_info(receipts)")}
+
     def _layout_problem(self) -> str | None:
-        cols = {r[1] for r in self._conn.execute("PRAGMA table_info(receipts)")}
+        cols = self._receipt_columns()
         lacking = [c for c in RECEIPT_COLUMNS if c not in cols]
         if lacking:
             return f"the receipts table lacks the column(s) {', '.join(lacking)}"

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from g6.errors import LedgerBackendError
 from g6.ledger.keys import VerifyKey
-from g6.ledger.ledger import RECEIPT_COLUMNS, Check, Ledger, LedgerVerifyReport
+from g6.ledger.ledger import Check, Ledger, LedgerVerifyReport
 from g6.ledger.note import Checkpoint
 from g6.store import BlobStore
 
@@ -227,32 +227,20 @@ class PostgresLedger(Ledger):
     def present(self) -> bool:
         return True
 
-    def _missing_tables(self) -> list[str]:
-        return [t for t in _TABLES if not self._conn.has_table(t)]  # type: ignore[attr-defined]
+    # trusted_keys is read with the ledger; merkle_hashes is not required to read (older set-ups lack it)
+    REQUIRED_TABLES = ("receipts", "checkpoints", "meta", "trusted_keys")
 
-    def _check_layout(self) -> None:
-        """Read-only: say what is missing instead of creating it."""
-        missing = [t for t in self._missing_tables() if t != "merkle_hashes"]  # older set-ups lack it
-        if missing:
-            self._broken = f"the ledger at {self.path} lacks the table(s) {', '.join(missing)}"
-            return
-        self._broken = self._layout_problem()
+    def _missing_tables(self, tables: Sequence[str]) -> list[str]:
+        return [t for t in tables if not self._conn.has_table(t)]  # type: ignore[attr-defined]
 
-    def _layout_problem(self) -> str | None:
-        cols = {r[0] for r in self._conn.execute(
+    def _receipt_columns(self) -> set[str]:
+        return {r[0] for r in self._conn.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'receipts'"
             " AND table_schema = current_schema()").fetchall()}
-        lacking = [c for c in RECEIPT_COLUMNS if c not in cols]
-        if lacking:
-            return f"the receipts table lacks the column(s) {', '.join(lacking)}"
-        row = self._conn.execute("SELECT value FROM meta WHERE key = 'log_id'").fetchone()
-        if row is None or not isinstance(row[0], str) or not row[0]:
-            return "the meta table holds no log id (the log's identity, part of every checkpoint's origin)"
-        return None
 
     def _setup(self) -> None:
         conn = self._conn
-        if not self._missing_tables():
+        if not self._missing_tables(_TABLES):
             return  # set up already (and a role that may only read or append need not create anything)
         conn.execute("BEGIN IMMEDIATE")  # two first writers at once must not both create the tables
         try:
