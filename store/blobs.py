@@ -253,7 +253,35 @@ def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
                           f"{actual.sha256}; refusing to serve it (run `g6 blob verify`)")
 
 
-class BlobStore:
+class VerifiedReads:
+    """The reads that check before they serve, for any store with ``_resolve`` (digest -> blake3
+    hex, through the sha256 index) and ``read``."""
+
+    def _resolve(self, digest: str | Digest) -> str:
+        raise NotImplementedError
+
+    def read(self, digest: str | Digest) -> bytes:
+        raise NotImplementedError
+
+    def indexed_as(self, digest: str | Digest) -> str | None:
+        """The blake3 digest the sha256 index gives for ``digest`` (None if not indexed or unreadable)."""
+        try:
+            return f"blake3:{self._resolve(digest)}"
+        except (BlobNotFound, BlobCorrupt, BadDigest):
+            return None
+
+    def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
+        """The blob's bytes and their own digests, after checking they are what was asked for."""
+        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
+        data = self.read(d)
+        b3hex = self._resolve(d)
+        actual = BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
+                         len(data))
+        refuse_mismatch(d, b3hex, actual)
+        return actual, data
+
+
+class BlobStore(VerifiedReads):
     """A content-addressed store rooted at one folder. Nothing here reads global state."""
 
     def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, create: bool = True,
@@ -302,13 +330,6 @@ class BlobStore:
             return Digest.parse(line).hex
         except BadDigest:
             raise BlobCorrupt(f"the index entry of {d} does not hold a blake3 digest") from None
-
-    def indexed_as(self, digest: str | Digest) -> str | None:
-        """The blake3 digest the sha256 index gives for ``digest`` (None if not indexed or unreadable)."""
-        try:
-            return f"blake3:{self._resolve(digest)}"
-        except (BlobNotFound, BlobCorrupt, BadDigest):
-            return None
 
     # -- writing -----------------------------------------------------------------------------
     def writer(self, content_type: str | None = None) -> BlobWriter:
@@ -416,19 +437,6 @@ class BlobStore:
         with self.open(digest) as f:
             return f.read()
 
-    def _refuse(self, asked: Digest, b3hex: str, actual: BlobRef) -> None:
-        refuse_mismatch(asked, b3hex, actual)
-
-    def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
-        """The blob's bytes and their own digests, after checking they are what was asked for."""
-        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
-        data = self.read(d)
-        b3hex = self._resolve(d)
-        actual = BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
-                         len(data))
-        self._refuse(d, b3hex, actual)
-        return actual, data
-
     def open_verified(self, digest: str | Digest) -> BinaryIO:
         """The blob opened for reading, after one hashing pass over that same open file showed the
         bytes are what was asked for (the file is never rewritten in place, only replaced, so the
@@ -442,7 +450,7 @@ class BlobStore:
                 b3.update(block)
                 sha.update(block)
                 size += len(block)
-            self._refuse(d, b3hex, BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size))
+            refuse_mismatch(d, b3hex, BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size))
             f.seek(0)
         except BaseException:
             f.close()

@@ -39,8 +39,8 @@ from typing import Any, BinaryIO
 
 import blake3
 
-from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreBackendError
-from g6.store.blobs import CHUNK, BlobCheck, BlobRef, GcReport, StoreVerifyReport, refuse_mismatch
+from g6.errors import BadDigest, BlobNotFound, StoreBackendError
+from g6.store.blobs import CHUNK, BlobCheck, BlobRef, GcReport, StoreVerifyReport, VerifiedReads, refuse_mismatch
 from g6.store.digest import Digest
 
 PART = 8 << 20
@@ -138,7 +138,7 @@ class S3BlobWriter:
             self.abort()
 
 
-class S3BlobStore:
+class S3BlobStore(VerifiedReads):
     """A content-addressed store in one bucket under one prefix. Takes a boto3 client or makes one."""
 
     def __init__(self, bucket: str, prefix: str = "", *, client: Any = None, endpoint: str | None = None,
@@ -331,23 +331,6 @@ class S3BlobStore:
     def read(self, digest: str | Digest) -> bytes:
         with self.open(digest) as f:
             return f.read()
-
-    def indexed_as(self, digest: str | Digest) -> str | None:
-        """The blake3 digest the sha256 index gives for ``digest`` (None if not indexed or unreadable)."""
-        try:
-            return f"blake3:{self._resolve(digest)}"
-        except (BlobNotFound, BlobCorrupt, BadDigest):
-            return None
-
-    def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
-        """The blob's bytes and their own digests, after checking they are what was asked for."""
-        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
-        b3hex = self._resolve(d)
-        data = self.read(d)
-        actual = BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
-                         len(data))
-        refuse_mismatch(d, b3hex, actual)
-        return actual, data
 
     def open_verified(self, digest: str | Digest) -> BinaryIO:
         """The blob, read once from the bucket into a local spool (memory up to 8 MiB, then a temp
