@@ -11,7 +11,6 @@ a file).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from g6.home import EvidenceHome
 from g6.ledger.keys import VerifyKey
 from g6.ledger.ledger import Check, LedgerVerifyReport
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
+from g6.transparency import write_note
 
 STATE_NAME = "verified-checkpoint"
 
@@ -67,8 +67,5 @@ def record_verified(home: EvidenceHome, size: int) -> Path | None:
     cp = Checkpoint(home.ledger.origin, size, home.ledger.tree().root(size))
     note = sign_checkpoint(cp, home.signing_key())
     path = state_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(note)
-    os.replace(tmp, path)
+    write_note(path, note)  # whole or not at all: a full disk leaves no torn or stray file
     return path
