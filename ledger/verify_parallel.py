@@ -164,6 +164,16 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     return out
 
 
+def _range_tree_ids(lo_seq: int, hi_seq: int, tree_end: int | None) -> tuple[int, int] | None:
+    """The id range [start, end) of the stored hashes that rows lo_seq..hi_seq produce (None: no
+    stored tree to check), cut at ``tree_end``."""
+    if tree_end is None:
+        return None
+    start = stored_tree.stored_hash_count(lo_seq - 1)
+    m = hi_seq - lo_seq + 1  # hashes inside an aligned range of m leaves: 2m - popcount(m)
+    return start, min(tree_end, start + 2 * m - m.bit_count())
+
+
 def _worker(path: str, keys_raw: dict[str, bytes], store_root: str | None, lo_seq: int, hi_seq: int,
             tree_end: int | None, compact: bool) -> RangeResult:
     """One range in a worker process: its own read-only connection, nothing written."""
@@ -173,12 +183,9 @@ def _worker(path: str, keys_raw: dict[str, bytes], store_root: str | None, lo_se
     try:
         keys = {k: VerifyKey(v) for k, v in keys_raw.items()}
         store = BlobStore(store_root, fsync=False, create=False) if store_root else None
-        tree_ids = None
-        if tree_end is not None:
-            start = stored_tree.stored_hash_count(lo_seq - 1)
-            m = hi_seq - lo_seq + 1  # hashes inside an aligned range of m leaves: 2m - popcount(m)
-            tree_ids = (start, min(tree_end, start + 2 * m - m.bit_count()))
-        return verify_range(conn, keys, store, lo_seq, hi_seq, prev=None, tree_ids=tree_ids, compact=compact)
+        return verify_range(conn, keys, store, lo_seq, hi_seq, prev=None, tree_ids=_range_tree_ids(lo_seq, hi_seq,
+                                                                                                   tree_end),
+                            compact=compact)
     finally:
         conn.close()
 
@@ -206,10 +213,8 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
         keys_map = dict(keys)
         results = []
         for lo, hi in bounds:
-            start = stored_tree.stored_hash_count(lo - 1)
-            m = hi - lo + 1
-            ids = None if tree_end is None else (start, min(tree_end, start + 2 * m - m.bit_count()))
-            results.append(verify_range(conn, keys_map, store, lo, hi, prev=None, tree_ids=ids, compact=compact))
+            results.append(verify_range(conn, keys_map, store, lo, hi, prev=None,
+                                        tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact))
     else:
         keys_raw = {k: v.raw for k, v in keys.items()}
         root = str(store.root) if store is not None else None
