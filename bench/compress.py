@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-import time
 from pathlib import Path
 
 import blake3
 import zstandard
 
-from bench.report import line
+from bench.report import best_time, line
 from g6.store import BlobStore
 from g6.store.compression import LEVEL
 
@@ -40,11 +39,11 @@ def run(quick: bool = False) -> None:
     big = b"".join(bodies) * (4 if quick else 40)
     mib = len(big) / (1 << 20)
     cctx, dctx = zstandard.ZstdCompressor(level=LEVEL), zstandard.ZstdDecompressor()
-    zstd_alone = _best(lambda: cctx.compress(big))
+    zstd_alone = best_time(lambda: cctx.compress(big))
     # the least any content-addressed, compressed store does with these bytes: both digests and zstd
-    ref_put = _best(lambda: (blake3.blake3(big).digest(), hashlib.sha256(big).digest(), cctx.compress(big)))
+    ref_put = best_time(lambda: (blake3.blake3(big).digest(), hashlib.sha256(big).digest(), cctx.compress(big)))
     frame = cctx.compress(big)
-    ref_read = _best(lambda: dctx.decompress(frame, max_output_size=len(big)))
+    ref_read = best_time(lambda: dctx.decompress(frame, max_output_size=len(big)))
     with tempfile.TemporaryDirectory() as d:
         n = [0]
 
@@ -53,11 +52,11 @@ def run(quick: bool = False) -> None:
             BlobStore(Path(d) / str(n[0]), fsync=False).put_stream(big[i:i + (1 << 20)]
                                                                     for i in range(0, len(big), 1 << 20))
 
-        ours_put = _best(put)
+        ours_put = best_time(put)
         store = BlobStore(Path(d) / "1", fsync=False)
         ref = store.info(store.put(big).blake3)
         assert store.path(ref.blake3).name.endswith(".zst")
-        ours_read = _best(lambda: store.read(ref.blake3))
+        ours_read = best_time(lambda: store.read(ref.blake3))
     line(f"blob put {mib:.0f} MiB of HTML/XML, zstd at rest", mib / ours_put, mib / ref_put, "MiB/s")
     print(f"{'':<44} reference: blake3 + sha256 + zstd level {LEVEL} of the same bytes in memory; zstd alone "
           f"{mib / zstd_alone:,.0f} MiB/s")
@@ -65,10 +64,3 @@ def run(quick: bool = False) -> None:
     print(f"{'':<44} reference: zstd decompress alone (ours also reads the file and its meta)")
 
 
-def _best(fn, repeat: int = 3) -> float:  # noqa: ANN001 - any zero-argument callable
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.report import line
+from bench.report import best_time, line
 from g6.ledger import Ledger, Receipt, SigningKey
 from g6.ledger.merkle import MerkleTree
 from g6.ledger.note import Checkpoint, parse_note
@@ -77,22 +77,13 @@ def _cached_1m(key_path: Path, db: Path, note_path: Path) -> tuple[Ledger, Signi
     return Ledger(db), key, note
 
 
-def _time(fn, repeat: int = 5) -> float:  # noqa: ANN001 - any zero-argument callable
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def _tree_figures(ledger: Ledger, key: SigningKey, size: int) -> None:
     rng = random.Random(size)
     idx = rng.randrange(size)
     old = rng.randrange(1, size)
     kept = ledger.tree()
-    ours_cp = _time(lambda: ledger.checkpoint(key))
-    ours_proof = _time(lambda: (ledger.tree().inclusion_proof(idx), ledger.tree().consistency_proof(old)))
+    ours_cp = best_time(lambda: ledger.checkpoint(key), repeat=5)
+    ours_proof = best_time(lambda: (ledger.tree().inclusion_proof(idx), ledger.tree().consistency_proof(old)), repeat=5)
     # today's way before this change: every leaf read and hashed again, then the tree built in memory
     t = time.perf_counter()
     rebuilt = MerkleTree(ledger.leaf_hashes())
@@ -183,11 +174,11 @@ def _verify_figures(ledger: Ledger, key: SigningKey, note: str) -> None:
           f"{v['rss_kib'] / 1024:,.0f} MiB (parent), {v['children_rss_kib'] / 1024:,.0f} MiB (largest worker)")
     # verify --since: the last SINCE rows of this ledger vs a whole ledger of SINCE rows
     cp = Checkpoint.parse(parse_note(note)[0])
-    since = _time(lambda: ledger.verify(keys, since=cp), repeat=3)
+    since = best_time(lambda: ledger.verify(keys, since=cp), repeat=3)
     with tempfile.TemporaryDirectory() as d:
         small = Ledger(Path(d) / "small.sqlite")
         _grow(small, key, SINCE)
-        whole = _time(lambda: small.verify(keys, workers=1), repeat=3)
+        whole = best_time(lambda: small.verify(keys, workers=1), repeat=3)
         small.close()
     line(f"verify --since: {SINCE:,} new rows of {size:,}", since * 1e3, whole * 1e3, "ms", higher_is_better=False)
     print(f"{'':<44} reference: full verify of a {SINCE:,}-row ledger (target ratio >= 0.5)")
