@@ -342,6 +342,10 @@ class Ledger:
     # -- reading ---------------------------------------------------------------------------
     def _entry(self, row: tuple[Any, ...]) -> LedgerEntry:
         seq, text, prev, h = row
+        if not isinstance(seq, int) or seq < 1:
+            # verify walks 1..head only: a row outside it was never checked, so it is never served
+            raise LedgerError(f"ledger {self.path} holds a row at seq={seq!r}, outside its sequence 1..head; "
+                              "run `g6 ledger verify`")
         try:
             if not isinstance(text, str):
                 raise InputError(f"the receipt is stored as {type(text).__name__}, not text")
@@ -508,6 +512,9 @@ class Ledger:
                 return LedgerVerifyReport(0, (Check("database", False, None, None, problem),
                                               *check_kept_checkpoints(self, kept, keys)))
             last_seq, _ = self.head()
+            stray = self._rows_outside_sequence()
+            if stray is not None:
+                checks.append(stray)
             if since is not None:
                 found, counts, rows = verify_parallel.verify_since(self._conn, keys, store, self.origin, since,
                                                                    last_seq)
@@ -524,6 +531,16 @@ class Ledger:
         except sqlite3.DatabaseError as e:
             checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
         return LedgerVerifyReport(rows, tuple(checks), passed)
+
+    def _rows_outside_sequence(self) -> Check | None:
+        """Verify walks the rows 1..head (a gap in it is a chain failure); a row below 1 (seq 0, a
+        negative seq) would be served by ``get`` and ``entries`` without ever being checked."""
+        count, low = self._conn.execute("SELECT count(*), min(seq) FROM receipts WHERE seq < 1").fetchone()
+        if not count:
+            return None
+        return Check("chain", False, low if isinstance(low, int) else None, None,
+                     f"{count} row(s) below seq 1 (lowest {low}): rows outside 1..head are never checked "
+                     "(planted or renumbered rows)")
 
     def _checkpoint_checks(self, keys: Mapping[str, VerifyKey], *, trust_stored_tree: bool = False) -> list[Check]:
         """Every checkpoint issued must be signed and match the tree's root at its size now:
