@@ -6,7 +6,7 @@ blob; a crash between the two leaves an unreferenced blob, which ``gc`` may remo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -135,12 +135,14 @@ class SearchResult:
         }
 
 
-def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any) -> SearchResult:
+def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any, *,
+           progress: Callable[[int, int], None] | None = None) -> SearchResult:
     """Run a paper search: every page kept in the store and receipted as soon as it is read.
 
     Each page's receipt carries the time that page was read. The last page's receipt also carries
     the run's summary, so it waits until the run ends; a run cut short (Ctrl-C, a crash) appends it
-    with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost."""
+    with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost.
+    ``progress(pages read, the request's max_pages)`` after each page."""
     from g6.adapters.search import run_search
 
     secrets = tuple(getattr(client, "secrets", ())) + tuple(s for s in (getattr(source, "api_key", None),) if s)
@@ -164,6 +166,8 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any)
         if pending:
             signed.append(home.record(pending.pop()))
         pending.append(receipt)
+        if progress is not None:
+            progress(len(read), max(request.max_pages, len(read)))
 
     def flush(run_detail: dict[str, Any]) -> None:
         if pending:
