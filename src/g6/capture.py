@@ -142,7 +142,7 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any,
     Each page's receipt carries the time that page was read. The last page's receipt also carries
     the run's summary, so it waits until the run ends; a run cut short (Ctrl-C, a crash) appends it
     with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost.
-    ``progress(pages read, the request's max_pages)`` after each page."""
+    ``progress(pages read, the request's max_pages)`` after each page, and (pages, pages) at the end."""
     from g6.adapters.search import run_search
 
     secrets = tuple(getattr(client, "secrets", ())) + tuple(s for s in (getattr(source, "api_key", None),) if s)
@@ -181,6 +181,8 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any,
         raise
     flush({"outcome": run.outcome.value, "total": run.total, "complete": run.complete,
            "returned": len(run.papers), "pages": len(run.pages)})
+    if progress is not None:  # max_pages was only the most there could be
+        progress(len(read), len(read))
     pages = tuple({"receipt_id": r.receipt_id, "outcome": r.outcome, "status": r.http_status,
                    "returned": r.detail.get("returned", 0), "url": redact_text(page.url, secrets)}
                   for r, page in zip(signed, run.pages, strict=True))
