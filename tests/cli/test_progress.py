@@ -22,6 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from g6.home import EvidenceHome
+from g6.ledger import Receipt
 from g6.localsite import LocalSite, Reply, SeenRequest
 
 PAGES = 6
@@ -210,3 +212,89 @@ def test_piped_diagnostics_stay_and_quiet_drops_them(world: World) -> None:
     assert q.returncode == 0 and q.stderr == "" and q.stdout.count("\n") == PAGES
     bad = on_terminal(world.home, "-q", "bundle", "verify", str(world.tmp / "missing.zip"))
     assert bad.returncode == 2 and bad.stderr.startswith("g6: no bundle file at ")
+
+
+# -- the library loops behind the bars: progress(done, total) climbs to (total, total) ----------------
+class Calls(list[tuple[int, int]]):
+    def __call__(self, done: int, total: int) -> None:
+        self.append((done, total))
+
+    def climbs_to(self, total: int) -> bool:
+        """Never goes back, never past its total, and ends at (total, total)."""
+        dones = [d for d, _ in self]
+        return bool(self) and dones == sorted(dones) and all(d <= t for d, t in self) and self[-1] == (total, total)
+
+
+def _fill(home: EvidenceHome, n: int) -> None:
+    key = home.signing_key()
+    for i in range(n):
+        ref = home.store.put(f"body {i}".encode() * (1 + i % 3))
+        home.ledger.append(Receipt(kind="fetch", source="web", request={"url": f"https://example.org/{i}"},
+                                   outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=ref.size,
+                                   content=ref.to_json()), key)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ledger_verify_reports_rows_in_ranges_and_in_workers(home: EvidenceHome, monkeypatch: pytest.MonkeyPatch,
+                                                            workers: int) -> None:
+    from g6.ledger import verify_parallel
+
+    monkeypatch.setattr(verify_parallel, "CHUNK", 8)
+    monkeypatch.setattr(verify_parallel, "PROGRESS_EVERY", 2)
+    _fill(home, 37)
+    calls = Calls()
+    assert home.ledger.verify(home.trusted(), home.store, workers=workers, progress=calls).ok
+    assert calls.climbs_to(37) and {t for _, t in calls} == {37}
+    # every range is reported when it ends (8, 16, …); in this process also every PROGRESS_EVERY rows inside it
+    assert {8, 16, 24, 32} <= {d for d, _ in calls}
+    if workers == 1:
+        assert {2, 4, 6, 10} <= {d for d, _ in calls}
+
+
+def test_verify_since_reports_the_new_rows(home: EvidenceHome) -> None:
+    from g6.incremental import verify_since
+    from g6.transparency import checkpoint
+
+    _fill(home, 5)
+    _, note = checkpoint(home)
+    _fill(home, 4)
+    calls = Calls()
+    assert verify_since(home, note, progress=calls).ok
+    assert calls.climbs_to(4)
+
+
+def test_store_verify_gc_and_copies_report_every_blob(home: EvidenceHome, tmp_path: Path) -> None:
+    from g6.ledger import Ledger
+    from g6.ledger.backend import copy_ledger
+    from g6.store import BlobStore, copy_blobs
+
+    _fill(home, 7)  # bodies repeat every 3 receipts' sizes, but each text differs: 7 blobs
+    blobs = sum(1 for _ in home.store.iter_digests())
+    for run in (lambda p: home.store.verify(progress=p),
+                lambda p: home.store.gc(home.ledger.referenced_digests(), grace_seconds=0, dry_run=True, progress=p),
+                lambda p: copy_blobs(home.store, BlobStore(tmp_path / "copy", fsync=False), progress=p)):
+        calls = Calls()
+        run(calls)
+        assert calls.climbs_to(blobs), calls
+    calls = Calls()
+    copy_ledger(home.ledger, Ledger(tmp_path / "copy.sqlite"), home.trusted(), batch=3, progress=calls)
+    assert calls.climbs_to(7) and [d for d, _ in calls] == [3, 6, 7]
+
+
+def test_bundle_and_exports_report_to_the_end(world: World, tmp_path: Path) -> None:
+    from g6.bundle import build_bundle, verify_bundle
+    from g6.ledger import VerifyKey
+    from g6.warc_export import export_warc
+
+    with EvidenceHome(world.home) as home:
+        entries = [e.receipt for e in home.ledger.entries()]
+        calls = Calls()
+        export_warc(home, tmp_path / "out.warc.gz", iter(entries), progress=calls)  # an iterator: counted once read
+        assert calls.climbs_to(len(entries))
+        calls = Calls()
+        index = build_bundle(home, world.manifest, tmp_path / "b.zip", progress=calls)
+    cited = len({c["receipt_id"] for c in json.loads(world.manifest.read_text())["citations"]})
+    assert calls.climbs_to(2 * cited + len(index["files"]))  # each receipt read and proved, then each file zipped
+    calls = Calls()
+    assert verify_bundle(tmp_path / "b.zip", [VerifyKey.from_text(world.key)], progress=calls).ok
+    assert calls.climbs_to(len(index["files"]))  # every file bundle.json lists, each read once
