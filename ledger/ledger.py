@@ -475,11 +475,18 @@ class Ledger:
                 return cp, note
         raise ReceiptNotFound(f"no checkpoint of size {size} was issued; `g6 ledger checkpoints` lists them")
 
-    def referenced_digests(self) -> set[str]:
+    def referenced_digests(self, *, progress: Callable[[int, int], None] | None = None) -> set[str]:
+        """Every blob digest a receipt names (``progress(receipts read, receipts)`` every 1024)."""
         out: set[str] = set()
-        for e in self.entries():
+        total = self.head()[0] if progress is not None else 0
+        n = 0
+        for n, e in enumerate(self.entries(), 1):
             if e.receipt.content:
                 out.update(str(v) for k, v in e.receipt.content.items() if k in ("blake3", "sha256"))
+            if progress is not None and n % 1024 == 0:
+                progress(n, max(total, n))
+        if progress is not None:
+            progress(n, n)
         return out
 
     # -- verifying -------------------------------------------------------------------------

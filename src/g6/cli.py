@@ -126,6 +126,7 @@ class _Bar:
         if self._bar is not None:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+            self._drawn = 0.0  # drawn again at the next step, whatever REDRAW says
 
     def close(self) -> None:
         if self._bar is not None:
@@ -1609,7 +1610,8 @@ def blob_verify(c: _Ctx, as_json: bool) -> None:
 def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
     """Remove blobs that no receipt references, and what unfinished writes left behind."""
     with c.evidence() as ev:  # the ledger is only read; an unreadable ledger stops gc (exit 1), never empties it
-        referenced = ev.ledger.referenced_digests()
+        with _progress("reading receipts", "receipts") as bar:
+            referenced = ev.ledger.referenced_digests(progress=bar)
         with _progress("collecting", "blobs") as bar:
             report = ev.store.gc(referenced, grace_seconds=grace, dry_run=dry_run, progress=bar)
     if as_json:

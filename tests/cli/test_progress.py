@@ -277,6 +277,9 @@ def test_store_verify_gc_and_copies_report_every_blob(home: EvidenceHome, tmp_pa
         run(calls)
         assert calls.climbs_to(blobs), calls
     calls = Calls()
+    home.ledger.referenced_digests(progress=calls)
+    assert calls.climbs_to(7)
+    calls = Calls()
     copy_ledger(home.ledger, Ledger(tmp_path / "copy.sqlite"), home.trusted(), batch=3, progress=calls)
     assert calls.climbs_to(7) and [d for d, _ in calls] == [3, 6, 7]
 
