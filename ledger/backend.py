@@ -108,13 +108,14 @@ _COLUMNS = "seq, receipt_id, kind, outcome, fetched_at, receipt, prev_hash, entr
 
 
 def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batch: int = 500,
-                progress: Callable[[int], None] | None = None) -> CopyReport:
+                progress: Callable[[int, int], None] | None = None) -> CopyReport:
     """Copy every row of ``src`` to ``dst`` byte for byte (same receipts, hashes, log id, checkpoints).
 
     Each row is checked before it is written: its chain link, its entry hash and its signature
     (against ``keys``). Rows go in batches, each one transaction under ``dst``'s write lock, so an
     interrupted copy resumes where it stopped: ``dst`` must be empty or hold exactly the first rows
-    of ``src`` (the same head hash), else nothing is written. Raises :class:`LedgerError` on a row
+    of ``src`` (the same head hash), else nothing is written. ``progress(rows in dst, rows in src)``
+    after each batch. Raises :class:`LedgerError` on a row
     that fails its checks, with everything before it copied.
     """
     s, d = src._usable(), _trust_table(dst, create=True)
@@ -138,6 +139,7 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
         raise
     already, copied, prev = done, 0, dst_head if done else GENESIS
     signers: set[str] = set()
+    total = src.head()[0] if progress is not None else 0
     while True:
         rows = s.execute(f"SELECT {_COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?",
                          (done, batch)).fetchall()
@@ -158,7 +160,7 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
             raise
         copied += len(rows)
         if progress is not None:
-            progress(done)
+            progress(done, max(total, done))
     have = {r[0] for r in d.execute("SELECT note FROM checkpoints").fetchall()}
     cps = 0
     for size, root, note, created in s.execute("SELECT size, root, note, created_at FROM checkpoints ORDER BY id"):

@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -479,24 +479,33 @@ class Ledger:
                 return cp, note
         raise ReceiptNotFound(f"no checkpoint of size {size} was issued; `g6 ledger checkpoints` lists them")
 
-    def referenced_digests(self) -> set[str]:
+    def referenced_digests(self, *, progress: Callable[[int, int], None] | None = None) -> set[str]:
+        """Every blob digest a receipt names (``progress(receipts read, receipts)`` every 1024)."""
         out: set[str] = set()
-        for e in self.entries():
+        total = self.head()[0] if progress is not None else 0
+        n = 0
+        for n, e in enumerate(self.entries(), 1):
             if e.receipt.content:
                 out.update(str(v) for k, v in e.receipt.content.items() if k in ("blake3", "sha256"))
+            if progress is not None and n % 1024 == 0:
+                progress(n, max(total, n))
+        if progress is not None:
+            progress(n, n)
         return out
 
     # -- verifying -------------------------------------------------------------------------
     def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
                kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
-               since: Checkpoint | None = None) -> LedgerVerifyReport:
+               since: Checkpoint | None = None,
+               progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
         """Check every signature, every chain link, every column beside the receipt, (with ``store``)
         every referenced blob and the stored Merkle hashes, on ``workers`` processes (default: every
         core; 1: in this process). ``kept`` holds (label, signed note) checkpoints kept away from the
         ledger: each must be extended by the ledger as it is now (see ``g6.ledger.kept``).
 
         With ``since`` (a checkpoint whose signature the caller has checked), prove the ledger
-        extends it and check only the rows after it (see ``g6.ledger.verify_parallel``)."""
+        extends it and check only the rows after it (see ``g6.ledger.verify_parallel``).
+        ``progress(receipts checked, receipts to check)`` is called as the rows are checked."""
         from g6.ledger import verify_parallel
         from g6.ledger.kept import check_kept_checkpoints
 
@@ -517,11 +526,11 @@ class Ledger:
                 checks.append(stray)
             if since is not None:
                 found, counts, rows = verify_parallel.verify_since(self._conn, keys, store, self.origin, since,
-                                                                   last_seq)
+                                                                   last_seq, progress)
             else:
                 tree_size, found = verify_parallel._tree_count_check(self._conn, last_seq)
                 more, counts, rows = verify_parallel.verify_ranges(self.path, self._conn, keys, store, last_seq,
-                                                                   tree_size, workers)
+                                                                   tree_size, workers, progress)
                 found += more
             checks.extend(found)
             passed = dict(counts)

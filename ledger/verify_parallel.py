@@ -22,7 +22,7 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from g6.store import BlobStore
 
 CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
+PROGRESS_EVERY = 1 << 10  # rows between two progress calls inside a range
 MAX_TREE_FAILURES = 5  # per range: one wrong hash is enough to fail; the rest would only be noise
 
 
@@ -81,11 +82,12 @@ class RangeResult:
 def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
                  lo_seq: int, hi_seq: int, *, prev: tuple[int, str] | None,
                  frontier: stored_tree.Frontier | None = None, tree_ids: tuple[int, int] | None = None,
-                 compact: bool = False) -> RangeResult:
+                 compact: bool = False, progress: Callable[[int, int], None] | None = None) -> RangeResult:
     """Check rows with lo_seq <= seq <= hi_seq. ``prev`` is (seq, entry_hash) of the row before, or
     None to take it on trust from the first row (the caller then checks that boundary).
     ``tree_ids`` is the id range [start, end) of the stored hashes these rows' leaves produce on top
-    of ``frontier``; None skips the tree check (no stored tree)."""
+    of ``frontier``; None skips the tree check (no stored tree). ``progress(rows checked, rows in the
+    range)`` is called every PROGRESS_EVERY rows."""
     from g6.ledger.ledger import RECEIPT_COLUMNS, Check, Ledger, stored_leaf_hash
 
     out = RangeResult(frontier=frontier or stored_tree.Frontier())
@@ -102,6 +104,8 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
                        (lo_seq, hi_seq))
     for seq, rid_col, kind, outcome, fetched_at, text, stored_prev, stored_hash in cur:
         out.rows += 1
+        if progress is not None and out.rows % PROGRESS_EVERY == 0:
+            progress(out.rows, hi_seq - lo_seq + 1)
         columns = {"receipt_id": rid_col, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
         rid = rid_col if isinstance(rid_col, str) else repr(rid_col)  # verdicts name the row as stored
         if out.first is None:
@@ -198,9 +202,11 @@ def default_workers() -> int:
 
 
 def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
-                  last_seq: int, tree_size: int | None, workers: int | None) -> tuple[list[Check], Counter[str], int]:
+                  last_seq: int, tree_size: int | None, workers: int | None,
+                  progress: Callable[[int, int], None] | None = None) -> tuple[list[Check], Counter[str], int]:
     """Every row from seq 1 to ``last_seq`` in CHUNK ranges, then what spans ranges.
     ``tree_size``: the leaves the stored tree covers (checked up to there), or None to skip it.
+    ``progress(rows checked, last_seq)``: within a range in this process, per range from workers.
     Returns (checks, passed counts, rows)."""
     from g6.ledger.ledger import GENESIS, Check
 
@@ -213,8 +219,11 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
         keys_map = dict(keys)
         results = []
         for lo, hi in bounds:
+            step = None if progress is None else (lambda n, _, lo=lo: progress(lo - 1 + n, last_seq))
             results.append(verify_range(conn, keys_map, store, lo, hi, prev=None,
-                                        tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact))
+                                        tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact, progress=step))
+            if progress is not None:
+                progress(hi, last_seq)
     else:
         keys_raw = {k: v.raw for k, v in keys.items()}
         root = str(store.root) if store is not None else None
@@ -226,11 +235,15 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
                                      mp_context=multiprocessing.get_context("spawn")) as pool:
                 futures = [pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact)
                            for lo, hi in bounds]
-                results = [f.result() for f in futures]
+                results = []
+                for f, (_, hi) in zip(futures, bounds, strict=True):
+                    results.append(f.result())
+                    if progress is not None:
+                        progress(hi, last_seq)
         except BrokenProcessPool:
             # no worker could start (e.g. a script without a ``__main__`` guard, which spawn
             # needs): the same ranges, in this process
-            return verify_ranges(path, conn, keys, store, last_seq, tree_size, 1)
+            return verify_ranges(path, conn, keys, store, last_seq, tree_size, 1, progress)
     checks: list[Check] = []
     passed: Counter[str] = Counter()
     rows = 0
@@ -306,8 +319,10 @@ def _tree_count_check(conn: sqlite3.Connection, rows_size: int) -> tuple[int | N
 
 
 def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
-                 origin: str, cp: Checkpoint, last_seq: int) -> tuple[list[Check], Counter[str], int]:
-    """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows."""
+                 origin: str, cp: Checkpoint, last_seq: int,
+                 progress: Callable[[int, int], None] | None = None) -> tuple[list[Check], Counter[str], int]:
+    """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows
+    (``progress(new rows checked, new rows)``)."""
     from g6.ledger.ledger import Check
 
     checks: list[Check] = []
@@ -363,7 +378,9 @@ def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     compact = last_seq - s > CHUNK
     r = verify_range(conn, dict(keys), store, s + 1, last_seq, prev=prev, frontier=fr,
                      tree_ids=(stored_tree.stored_hash_count(s), stored_tree.stored_hash_count(last_seq))
-                     if kept else None, compact=compact)
+                     if kept else None, compact=compact, progress=progress)
+    if progress is not None:
+        progress(r.rows, last_seq - s)
     checks.extend(r.checks)
     new_root = r.frontier.root()
     if not kept or not s:  # the new root was computed on top of the checkpoint's own tree: nothing to prove

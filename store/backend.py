@@ -43,8 +43,9 @@ class BlobBackend(Protocol):
     def info(self, digest: str | Digest) -> BlobRef: ...
     def iter_digests(self) -> Iterator[str]: ...
     def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck: ...
-    def verify(self) -> StoreVerifyReport: ...
-    def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False) -> GcReport: ...
+    def verify(self, *, progress: Callable[[int, int], None] | None = None) -> StoreVerifyReport: ...
+    def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
+           progress: Callable[[int, int], None] | None = None) -> GcReport: ...
 
 
 def open_store(url: str | None, default_root: str | os.PathLike[str], *, fsync: bool = True,
@@ -90,14 +91,18 @@ class BlobCopyReport:
                 "bad": [{"digest": b.digest, "detail": b.detail} for b in self.bad]}
 
 
-def copy_blobs(src: Any, dst: Any, *, progress: Callable[[str], None] | None = None) -> BlobCopyReport:
-    """Copy every blob of ``src`` into ``dst``, streamed and re-hashed on the way.
+def copy_blobs(src: Any, dst: Any, *, progress: Callable[[int, int], None] | None = None) -> BlobCopyReport:
+    """Copy every blob of ``src`` into ``dst``, streamed and re-hashed on the way
+    (``progress(blobs done, blobs)`` after each, copied, skipped or refused).
 
     A blob ``dst`` holds already (same digest, whole) is skipped, so a stopped copy resumes. A blob
     whose bytes no longer match its name or its recorded sha256/size is not copied and is reported.
     """
     copied, already, bad = 0, 0, []
+    total = sum(1 for _ in src.iter_digests()) if progress is not None else 0  # a listing, no reads
     for digest in src.iter_digests():
+        if progress is not None:
+            progress(copied + already + len(bad), max(total, copied + already + len(bad) + 1))
         if dst.has(digest) and dst.info(digest).size == src.info(digest).size:
             already += 1
             continue
@@ -118,6 +123,6 @@ def copy_blobs(src: Any, dst: Any, *, progress: Callable[[str], None] | None = N
         if ref != want:
             raise StoreError(f"{digest}: stored as {ref.blake3}, not what the source holds")
         copied += 1
-        if progress is not None:
-            progress(digest)
+    if progress is not None:
+        progress(copied + already + len(bad), copied + already + len(bad))
     return BlobCopyReport(copied, already, tuple(bad))

@@ -36,7 +36,7 @@ import queue
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -552,13 +552,15 @@ class BlobStore(VerifiedReads):
                 if a.is_dir():
                     yield from sorted(a.iterdir())
 
-    def verify(self) -> StoreVerifyReport:
+    def verify(self, *, progress: Callable[[int, int], None] | None = None) -> StoreVerifyReport:
         """Re-hash every blob (name, meta), then check every sha256 index entry points at a blob
-        whose sha256 is that entry's name. A missing store is a failure, not an empty success."""
+        whose sha256 is that entry's name. A missing store is a failure, not an empty success.
+        ``progress(blobs checked, blobs)`` after each blob."""
         if not (self.root / "blake3").is_dir():
             return StoreVerifyReport(0, (BlobCheck(str(self.root), False, "no blob store here (home missing?)"),))
         bad, n = [], 0
         sha_of: dict[str, str] = {}  # blake3 hex -> its sha256, so the index check hashes nothing again
+        total = sum(1 for _ in self.iter_digests()) if progress is not None else 0  # a listing, no hashing
         for d in self.iter_digests():
             n += 1
             c, actual = self._check(d)
@@ -566,6 +568,8 @@ class BlobStore(VerifiedReads):
                 sha_of[d.split(":", 1)[1]] = actual.sha256
             if not c.ok:
                 bad.append(c)
+            if progress is not None:
+                progress(n, max(total, n))
         entries, dangling = 0, []
         for p in self._index_entries():
             entries += 1
@@ -592,8 +596,9 @@ class BlobStore(VerifiedReads):
         return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
 
     # -- removal -----------------------------------------------------------------------------
-    def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False) -> GcReport:
-        """Remove blobs no receipt references.
+    def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
+           progress: Callable[[int, int], None] | None = None) -> GcReport:
+        """Remove blobs no receipt references (``progress(blobs looked at, blobs)`` as it goes).
 
         ``grace_seconds`` protects blobs written moments ago whose receipt is not appended yet
         (the capture path writes the blob first, then the receipt).
@@ -604,7 +609,10 @@ class BlobStore(VerifiedReads):
                 keep.add(self._resolve(r))
         now = time.time()
         removed, young, kept = [], [], 0
-        for d in list(self.iter_digests()):
+        digests = list(self.iter_digests())
+        for i, d in enumerate(digests):
+            if progress is not None:
+                progress(i, len(digests))
             hexd = d.split(":", 1)[1]
             if hexd in keep:
                 kept += 1
@@ -624,6 +632,8 @@ class BlobStore(VerifiedReads):
                     self._meta_path(hexd).unlink()
                 with contextlib.suppress(FileNotFoundError, BadDigest):
                     self._sha_path(Digest.parse(ref.sha256).hex).unlink()
+        if progress is not None:
+            progress(len(digests), len(digests))
         temps = 0
         for t in (self.tmp_dir.iterdir() if self.tmp_dir.is_dir() else ()):
             if now - t.stat().st_mtime >= grace_seconds:

@@ -33,7 +33,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
@@ -424,20 +424,24 @@ class S3BlobStore(VerifiedReads):
                 return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}")
         return BlobCheck(name, True)
 
-    def verify(self) -> StoreVerifyReport:
+    def verify(self, *, progress: Callable[[int, int], None] | None = None) -> StoreVerifyReport:
         bad, n = [], 0
+        total = sum(1 for _ in self.iter_digests()) if progress is not None else 0  # a listing, no reads
         for d in self.iter_digests():
             n += 1
             c = self.check(d)
             if not c.ok:
                 bad.append(c)
+            if progress is not None:
+                progress(n, max(total, n))
         return StoreVerifyReport(n, tuple(bad))
 
     # -- removal -------------------------------------------------------------------------------
     def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
-           now: float | None = None) -> GcReport:
+           now: float | None = None, progress: Callable[[int, int], None] | None = None) -> GcReport:
         """Remove blobs no receipt references (older than ``grace_seconds``), old temporary objects
-        and stale multipart uploads. The object's ``LastModified`` is its age."""
+        and stale multipart uploads. The object's ``LastModified`` is its age. ``progress(blobs looked
+        at, blobs)`` as it goes."""
         keep = set()
         for r in referenced:
             with contextlib.suppress(BlobNotFound, BadDigest):
@@ -445,7 +449,10 @@ class S3BlobStore(VerifiedReads):
         now = time.time() if now is None else now
         start = len(self._key("blake3", ""))
         removed, young, kept = [], [], 0
-        for obj in list(self._list("blake3")):
+        objects = list(self._list("blake3"))
+        for i, obj in enumerate(objects):
+            if progress is not None:
+                progress(i, len(objects))
             hexd = obj["Key"][start:]
             if hexd in keep:
                 kept += 1
@@ -459,6 +466,8 @@ class S3BlobStore(VerifiedReads):
                 with self._errors(f"delete blob {hexd}"):
                     self.s3.delete_object(Bucket=self.bucket, Key=obj["Key"])
                     self.s3.delete_object(Bucket=self.bucket, Key=self._key("sha256", Digest.parse(ref.sha256).hex))
+        if progress is not None:
+            progress(len(objects), len(objects))
         temps = 0
         for obj in list(self._list("tmp")):
             if now - obj["LastModified"].timestamp() >= grace_seconds:

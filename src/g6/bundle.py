@@ -145,8 +145,10 @@ class BundleReport:
                 "citations": [c.to_json() for c in self.citations]}
 
 
-def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str],
-                 out: str | os.PathLike[str]) -> dict[str, Any]:
+def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out: str | os.PathLike[str], *,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Pack the manifest, its receipts, blobs, proofs, checkpoint and keys into a zip at ``out``.
+    ``progress(steps done, steps)``: a step per receipt read, per proof, per file written."""
     try:
         manifest_bytes = Path(manifest_path).read_bytes()
     except OSError as e:
@@ -164,6 +166,12 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str],
         raise BundleError("the manifest cites nothing")
     files: dict[str, bytes] = {"manifest.json": manifest_bytes}
     receipt_ids = sorted({c.receipt_id for c in manifest.citations})
+    steps = [0, 5 * len(receipt_ids) + 5]  # done, and at most (the files are counted once the blobs are known)
+
+    def step() -> None:
+        steps[0] += 1
+        if progress is not None:
+            progress(steps[0], max(steps))
     # one checkpoint covering every cited receipt, so all proofs share it
     _, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
     for rid in receipt_ids:
@@ -172,12 +180,14 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str],
         if receipt.content:
             hexd = str(receipt.content["blake3"]).split(":", 1)[1]
             files[f"blobs/{hexd}"] = home.store.read(str(receipt.content["blake3"]))
+        step()
     tree = home.ledger.tree()  # hashed once for every proof
     for rid in receipt_ids:
         proof, _ = prove(home, rid, tree)
         if proof.checkpoint_note != note:
             raise BundleError("the ledger checkpoint changed while bundling; run again")
         files[f"proofs/{rid}.tlog-proof"] = proof.text().encode()
+        step()
     files["checkpoint.note"] = note.encode()
     key = home.signing_key().public
     files["keys/signing.pub"] = (key.to_text() + "\n").encode()
@@ -190,10 +200,12 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str],
                        for name, data in sorted(files.items())}}
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
+    steps[1] = 2 * len(receipt_ids) + len(files)
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.writestr("bundle.json", json.dumps(index, indent=2))
         for name, data in sorted(files.items()):
             z.writestr(name, data)
+            step()
     os.replace(tmp, out)
     return index
 
@@ -284,8 +296,9 @@ class _Members:
     """The bundle's members, each opened at most once, read bounded by what ``bundle.json`` declares."""
 
     def __init__(self, z: zipfile.ZipFile, infos: Mapping[str, zipfile.ZipInfo], refused: Mapping[str, str],
-                 declared: Mapping[str, tuple[str, int]]) -> None:
+                 declared: Mapping[str, tuple[str, int]], progress: Callable[[int, int], None] | None = None) -> None:
         self.z = z
+        self.progress = progress
         self.infos = infos
         self.refused = dict(refused)
         self.declared = declared
@@ -347,6 +360,8 @@ class _Members:
             elif "sha256:" + h.hexdigest() != want_sha:
                 why = f"{shown} does not hash to the sha256 bundle.json declares"
         self.results[name] = why or ""
+        if self.progress is not None:
+            self.progress(len(self.results), max(len(self.declared), len(self.results)))
         if why:
             raise BundleMemberError(why)
 
@@ -420,11 +435,13 @@ def _declared_files(index: Any) -> tuple[dict[str, tuple[str, int]], list[str]]:
 
 def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | PinnedKey] = (),
                   trust_bundle_keys: bool = False, *, origin: str | None = None, allow_unsigned: bool = False,
-                  max_parsed_body: int = MAX_PARSED_BODY) -> BundleReport:
+                  max_parsed_body: int = MAX_PARSED_BODY,
+                  progress: Callable[[int, int], None] | None = None) -> BundleReport:
     """Check a bundle offline. ``keys`` pins the publisher's public key(s); without them the
     report fails ``key_pinned`` unless ``trust_bundle_keys`` says to take the bundle's own.
     ``origin`` (or the origin a verifier key names) pins the log the checkpoint must be of.
-    An unsigned manifest fails ``manifest_signature`` unless ``allow_unsigned``."""
+    An unsigned manifest fails ``manifest_signature`` unless ``allow_unsigned``. ``progress(members
+    checked, members)`` is called as each member is read."""
     pinned = tuple(k if isinstance(k, PinnedKey) else PinnedKey(k) for k in keys)
     try:
         with open(path, "rb") as fp:
@@ -435,7 +452,7 @@ def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | Pinne
                                                        f"{MAX_CENTRAL_DIRECTORY} bytes"),))
             with zipfile.ZipFile(fp) as z:
                 return _Verifier(z, cd[2] if cd else None, pinned, trust_bundle_keys, origin, allow_unsigned,
-                                 max_parsed_body).run()
+                                 max_parsed_body, progress).run()
     except _ZIP_ERRORS as e:
         return BundleReport(None, (BundleCheck("zip", False, f"not a readable zip: {e}"),))
 
@@ -483,8 +500,10 @@ def _content_ok(content: Mapping[str, Any] | None) -> bool:
 
 class _Verifier:
     def __init__(self, z: zipfile.ZipFile, cd_offset: int | None, pinned: tuple[PinnedKey, ...],
-                 trust_bundle_keys: bool, origin: str | None, allow_unsigned: bool, max_parsed_body: int) -> None:
+                 trust_bundle_keys: bool, origin: str | None, allow_unsigned: bool, max_parsed_body: int,
+                 progress: Callable[[int, int], None] | None = None) -> None:
         self.z = z
+        self.progress = progress
         self.cd_offset = cd_offset
         self.pinned = pinned
         self.trust_bundle_keys = trust_bundle_keys
@@ -554,7 +573,7 @@ class _Verifier:
         if any(p.startswith("bundle.json declares") for p in problems):
             self.checks.append(self._index_check())
             return self._report()
-        self.members = _Members(self.z, by_name, refused, declared)
+        self.members = _Members(self.z, by_name, refused, declared, self.progress)
         self.members.inflated += self.root_inflated
         return self._verify(index)
 

@@ -6,7 +6,7 @@ blob; a crash between the two leaves an unreferenced blob, which ``gc`` may remo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -135,12 +135,14 @@ class SearchResult:
         }
 
 
-def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any) -> SearchResult:
+def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any, *,
+           progress: Callable[[int, int], None] | None = None) -> SearchResult:
     """Run a paper search: every page kept in the store and receipted as soon as it is read.
 
     Each page's receipt carries the time that page was read. The last page's receipt also carries
     the run's summary, so it waits until the run ends; a run cut short (Ctrl-C, a crash) appends it
-    with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost."""
+    with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost.
+    ``progress(pages read, the request's max_pages)`` after each page, and (pages, pages) at the end."""
     from g6.adapters.search import run_search
 
     secrets = tuple(getattr(client, "secrets", ())) + tuple(s for s in (getattr(source, "api_key", None),) if s)
@@ -164,6 +166,8 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any)
         if pending:
             signed.append(home.record(pending.pop()))
         pending.append(receipt)
+        if progress is not None:
+            progress(len(read), max(request.max_pages, len(read)))
 
     def flush(run_detail: dict[str, Any]) -> None:
         if pending:
@@ -177,6 +181,8 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any)
         raise
     flush({"outcome": run.outcome.value, "total": run.total, "complete": run.complete,
            "returned": len(run.papers), "pages": len(run.pages)})
+    if progress is not None:  # max_pages was only the most there could be
+        progress(len(read), len(read))
     pages = tuple({"receipt_id": r.receipt_id, "outcome": r.outcome, "status": r.http_status,
                    "returned": r.detail.get("returned", 0), "url": redact_text(page.url, secrets)}
                   for r, page in zip(signed, run.pages, strict=True))

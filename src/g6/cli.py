@@ -7,14 +7,17 @@ one line saying where to report it; the traceback only under ``g6 --debug``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import sqlite3
 import sys
+import time
 import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -66,13 +69,108 @@ def _write_out(path: Path, text: str, flag: str) -> None:
         write_note(path, text)
     except OSError as e:
         _fail(f"cannot write {flag} {path}: {e.strerror or e}", EXIT_FAILED)
-    click.echo(f"wrote {path}", err=True)
+    _info(f"wrote {path}")
+
+
+# -- progress and --quiet ------------------------------------------------------------------
+def _quiet() -> bool:
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_object(_Ctx) if ctx is not None else None
+    return bool(obj is not None and obj.quiet)
+
+
+def _info(message: str) -> None:
+    """A diagnostic that is neither an error nor a warning (what was written, receipt ids, run ids):
+    on stderr, unless --quiet."""
+    if not _quiet():
+        click.echo(message, err=True)
+
+
+class _Bar:
+    """A click progress bar on stderr with counts, percent, ETA and a rate in ``unit``/s; a library
+    loop calls it as ``progress(done, total)``. Drawn from the first call (a command that ends before
+    its loop starts draws nothing), at most ten times a second, and always in its final state."""
+
+    REDRAW = 0.1  # seconds: a loop over small items must not spend its time writing to the terminal
+
+    def __init__(self, label: str, unit: str) -> None:
+        self.label, self.unit = label, unit
+        self._bar: Any = None
+        self._start = self._drawn = 0.0
+        self._stale = False  # a step not drawn yet (within REDRAW of the last drawing)
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if self._bar is None:
+            self._start = now
+            self._bar = click.progressbar(length=max(total, done), label=self.label, file=sys.stderr,
+                                          show_pos=True, show_percent=True, item_show_func=self._rate)
+        bar = self._bar
+        bar.length = max(total, done)
+        if done >= bar.pos:
+            bar.make_step(done - bar.pos)
+        else:  # a check run again from the start (a writer came by): the bar goes back with it
+            bar.pos, bar.finished = done, False
+        self._stale = True
+        if now - self._drawn >= self.REDRAW or done >= bar.length:
+            self._drawn, self._stale = now, False
+            bar.render_progress()
+
+    def _rate(self, _item: object) -> str:
+        elapsed = max(time.monotonic() - self._start, 1e-3)
+        return f"{self._bar.pos / elapsed:,.0f} {self.unit}/s"
+
+    def clear(self) -> None:
+        """Take the bar off its line, so a result line written to the same terminal starts clean; the
+        next call draws it again below."""
+        if self._bar is not None:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self._drawn = 0.0  # drawn again at the next step, whatever REDRAW says
+
+    def close(self) -> None:
+        if self._bar is not None:
+            if self._stale:
+                self._bar.render_progress()
+            self._bar.render_finish()  # the newline after the bar, and the cursor shown again
+            self._bar = None
+
+
+@contextlib.contextmanager
+def _progress(label: str, unit: str) -> Iterator[_Bar | None]:
+    """A progress callback for a library loop when stderr is a terminal and --quiet was not given,
+    else None (the library then skips even counting its total). The bar is finished on the way out,
+    before any result is printed, whether the block ends or fails."""
+    if _quiet() or not sys.stderr.isatty():
+        yield None
+        return
+    bar = _Bar(label, unit)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    obj = ctx.find_object(_Ctx)
+    if value and obj is not None:
+        obj.quiet = True
+
+
+def _quiet_option(f: _F) -> _F:
+    """``-q/--quiet`` after a command too (``g6 ledger verify -q``), as ``g6 -q ledger verify``."""
+    return click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet,
+                        help="No progress bar and no notes on stderr; errors and warnings still shown.")(f)
 
 
 class _Ctx:
-    def __init__(self, home: Path | None) -> None:
+    def __init__(self, home: Path | None, quiet: bool = False) -> None:
         self._home_override = home
         self._settings: Settings | None = None
+        self.quiet = quiet
 
     @property
     def settings(self) -> Settings:
@@ -106,11 +204,11 @@ class _Ctx:
         try:
             ev = EvidenceHome.from_settings(self.settings, blob_compression=compression)
             if not existed:
-                click.echo(f"g6: created evidence home {home}", err=True)
+                _info(f"g6: created evidence home {home}")
             if need_key:
                 key, created = ev.keys.ensure()
                 if created:
-                    click.echo(f"g6: created signing key {key.key_id} in {ev.keys.path}", err=True)
+                    _info(f"g6: created signing key {key.key_id} in {ev.keys.path}")
         except OSError as e:  # a read-only mount, a folder we may not write, a full disk
             from g6.errors import StoreDiskFull
             from g6.store.diskfull import is_disk_full
@@ -191,9 +289,12 @@ class _G6Group(click.Group):
               help="Evidence home (default: $G6_HOME or ~/.g6); its .env is read as for G6_HOME.")
 @click.option("--debug", is_flag=True,
               help="On an internal error (exit 70) print the Python traceback instead of one line.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress bars and no notes on stderr (written files, receipt and run ids); errors and "
+                   "warnings still shown. Progress is drawn only when stderr is a terminal.")
 @click.version_option(__version__, prog_name="g6")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
+def cli(ctx: click.Context, home: str | None, debug: bool, quiet: bool = False) -> None:
     """g6-evidence: fetch, keep and prove what every read returned."""
     path = None
     if home is not None:
@@ -201,7 +302,7 @@ def cli(ctx: click.Context, home: str | None, debug: bool) -> None:
             _fail("--home is empty: give the evidence home's folder")
         path = Path(home).expanduser()
         _check_home(path, "--home")
-    ctx.obj = _Ctx(path)
+    ctx.obj = _Ctx(path, quiet)
 
 
 # -- keys ----------------------------------------------------------------------------------
@@ -328,6 +429,7 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
               help="With --input: hosts fetched in parallel (one request at a time per host).")
 @click.option("--run", "run_id", help="With --input: resume this run; URLs it already settled are skipped.")
+@_quiet_option
 @pass_ctx
 def fetch_cmd(c: _Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | None, extract: str,
               as_json: bool, shape: str = "g6", input_file: Any = None, concurrency: int = 8,
@@ -436,22 +538,30 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
         _fail("no URL in the input")
     policy = _policy(c.settings, allow, max_bytes)
 
-    def on_result(r: UrlResult, done: int, total: int) -> None:
-        if as_json:
-            click.echo(json.dumps(r.to_json(), ensure_ascii=False))
-        else:
-            click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} {r.url}")
-        click.echo(f"g6: {done}/{total} {r.outcome} {r.url}", err=True)
+    with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client, \
+            _progress("fetching", "URLs") as bar:
 
-    with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
+        def on_result(r: UrlResult, done: int, total: int) -> None:
+            if bar is not None and sys.stdout.isatty():
+                bar.clear()  # the result line goes where the bar was; the bar is drawn again below it
+            if as_json:
+                click.echo(json.dumps(r.to_json(), ensure_ascii=False))
+            else:
+                click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} "
+                           f"{r.url}")
+            if bar is not None:  # on a terminal the bar counts the URLs settled; in a log, a line each
+                bar(done, total)
+            else:
+                _info(f"g6: {done}/{total} {r.outcome} {r.url}")
+
         try:
             report = batch_fetch(ev, client, urls, run_id=run_id, concurrency=concurrency, extract=extract,
                                  on_result=on_result)
         except G6Error as e:
             _fail(str(e))
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())) or "nothing"
-    click.echo(f"g6: {len(report.results)} URLs ({report.resumed} from the earlier run): {counts}; "
-               f"run {report.run_id} (resume with --run {report.run_id})", err=True)
+    _info(f"g6: {len(report.results)} URLs ({report.resumed} from the earlier run): {counts}; "
+          f"run {report.run_id} (resume with --run {report.run_id})")
     sys.exit(EXIT_OK if report.ok and report.results else EXIT_FAILED)
 
 
@@ -513,6 +623,7 @@ def sources_cmd(c: _Ctx, as_json: bool) -> None:
 @click.option("--allow", multiple=True, metavar="HOST", help="Allowlist pattern (repeatable).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON (schemas/search-result.v1.schema.json).")
+@_quiet_option
 @pass_ctx
 def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, ...], max_results: int,
                page_size: int | None, max_pages: int, filters: tuple[str, ...], fields: tuple[str, ...], mode: str,
@@ -539,7 +650,8 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
     try:
         src = _sources(c).get(source)
         with c.evidence(need_key=True) as ev, CheckedClient(policy, secrets=c.settings.secret_values()) as client:
-            result = search(ev, client, src, request)
+            with _progress(f"searching {source}", "pages") as bar:  # one page is no progress to show
+                result = search(ev, client, src, request, progress=bar if max_pages > 1 else None)
             reply = _knowledge_reply(ev, result) if as_json else None
     except InputError as e:
         from g6.adapters.redact import redact_text
@@ -558,7 +670,7 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
         for i, p in enumerate(result.papers, 1):
             who = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
             click.echo(f"{i:>3}. {p.title}  [{who}]  {p.locator or ''}")
-        click.echo("receipts: " + " ".join(result.receipt_ids), err=True)
+        _info("receipts: " + " ".join(result.receipt_ids))
     sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
 
 
@@ -733,7 +845,7 @@ def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, p
     else:
         where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
         click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\"")
-    click.echo(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)", err=True)
+    _info(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)")
 
 
 @cli.group("manifest")
@@ -810,6 +922,7 @@ def _shown(text: str) -> str:
               help="Print the report as JSON (schemas/recheck-report.v1.schema.json).")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the report as one self-contained HTML page to this file.")
+@_quiet_option
 @pass_ctx
 def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: bool,
                 html_out: Path | None = None) -> None:
@@ -827,27 +940,15 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
         _fail(str(e))
     _check_html_out(html_out)
     policy = _policy(c.settings, (), None)
-    state: dict[str, Any] = {"bar": None}
-
-    def progress(done: int, total: int) -> None:
-        if state["bar"] is None:
-            state["bar"] = click.progressbar(length=total, label="re-checking", file=sys.stderr)
-            state["bar"].__enter__()
-            state["last"] = 0
-        state["bar"].update(done - state["last"])
-        state["last"] = done
-
     with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
         try:
-            report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=progress,
-                             sources=_sources(c))
+            with _progress("re-checking", "citations") as bar:
+                report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=bar, sources=_sources(c))
         except InputError as e:
             _fail(str(e))
         if html_out is not None:
             _write_recheck_html(ev, html_out, m, report.to_json(), path)
-    if state["bar"] is not None:
-        state["bar"].__exit__(None, None, None)
-    click.echo(f"run: {report.run_id} (resume with --run {report.run_id})", err=True)
+    _info(f"run: {report.run_id} (resume with --run {report.run_id})")
     sig = report.manifest_signature
     if sig["status"] != "ok":
         click.echo(f"g6: manifest {m.manifest_id} is {'UNSIGNED' if sig['status'] == 'unsigned' else 'NOT VERIFIED'}:"
@@ -899,7 +1000,7 @@ def _write_html(out: Path, page: str) -> None:
         write_html(out, page)
     except OSError as e:
         _fail(f"--html {out}: cannot write: {e.strerror or e}")
-    click.echo(f"report: {out}", err=True)
+    _info(f"report: {out}")
 
 
 def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], manifest_path: Path) -> None:
@@ -999,6 +1100,7 @@ def ledger_list(c: _Ctx, kind: str | None, limit: int, as_json: bool) -> None:
 @click.option("--record", is_flag=True,
               help="After a clean run, keep the verified head, signed, in state/verified-checkpoint for a later "
                    "`--since` (the only write verify makes, and only when asked).")
+@_quiet_option
 @pass_ctx
 def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
                   since: str | None, record: bool) -> None:
@@ -1032,10 +1134,12 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
         except G6Error:
             size = 0  # a damaged or missing ledger: verify reports it
         try:
-            if since is None:
-                report = ev.verify(keys, notes)
-            else:
-                report = verify_since(ev, read_note(ev, Path(since) if since else None), keys=keys, kept=notes)
+            with _progress("verifying", "receipts") as bar:
+                if since is None:
+                    report = ev.verify(keys, notes, progress=bar)
+                else:
+                    report = verify_since(ev, read_note(ev, Path(since) if since else None), keys=keys, kept=notes,
+                                          progress=bar)
         except G6Error as e:
             _fail(str(e))
         if record and report.ok and size:
@@ -1044,8 +1148,10 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
             except (G6Error, OSError) as e:  # the verdict stands; only the record for --since is missing
                 click.echo(f"g6: could not record the verified checkpoint: {e}", err=True)
             else:
-                click.echo(f"g6: recorded the verified head ({size} receipts) in {path}" if path else
-                           "g6: nothing recorded: the home has no signing key", err=True)
+                if path:
+                    _info(f"g6: recorded the verified head ({size} receipts) in {path}")
+                else:
+                    click.echo("g6: nothing recorded: the home has no signing key", err=True)
     data = report.to_json()
     if as_json:
         _emit_json(data)
@@ -1135,7 +1241,7 @@ def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None, as_json: bool) -
         except ValueError as e:
             _fail(str(e), EXIT_FAILED)
     if made:
-        click.echo("g6: no checkpoint covered that receipt; signed a new one", err=True)
+        _info("g6: no checkpoint covered that receipt; signed a new one")
     if output:
         _write_out(output, proof.text(), "-o")
     if as_json:
@@ -1184,6 +1290,7 @@ def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None, as_json
 @click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
 @click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the copy's counts and checks as JSON.")
+@_quiet_option
 @pass_ctx
 def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
     """Copy every receipt and checkpoint into another ledger, checking each row's chain link and
@@ -1203,8 +1310,10 @@ def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None
 
             _fail(redact_text(f"--to {url}: cannot open that ledger: {e}"))
         with target as dst:
-            report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned)
-            check = dst.verify(ev.trusted() if pinned is None else pinned)
+            with _progress("copying", "receipts") as bar:
+                report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned, progress=bar)
+            with _progress("verifying the copy", "receipts") as bar:
+                check = dst.verify(ev.trusted() if pinned is None else pinned, progress=bar)
     data = {**report.to_json(), "verify": check.to_json()}
     if as_json:
         _emit_json(data)
@@ -1292,6 +1401,7 @@ def _printable(text: str) -> str:
               help="Print the bundle's index (creating) or the verdicts (verify) as JSON.")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="verify: also write the result as one self-contained HTML page to this file.")
+@_quiet_option
 @pass_ctx
 def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...], origin: str | None,
                trust_bundle_keys: bool, allow_unsigned: bool, max_parsed_body: int | None, as_json: bool,
@@ -1317,9 +1427,11 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
                 _fail(f"--origin {origin!r} is not the log the verifier key names ({key_origin!r})")
             pinned.append(PinnedKey(key, key_origin))
         _check_html_out(html_out)
-        report = verify_bundle(args[1], tuple(pinned), trust_bundle_keys, origin=origin,
-                               allow_unsigned=allow_unsigned,
-                               max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body)
+        with _progress("verifying the bundle", "files") as bar:
+            report = verify_bundle(args[1], tuple(pinned), trust_bundle_keys, origin=origin,
+                                   allow_unsigned=allow_unsigned,
+                                   max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body,
+                                   progress=bar)
         if html_out is not None:
             from g6.ledger.receipts import utc_now
             from g6.report_html import render_bundle
@@ -1357,7 +1469,8 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
 
     with c.evidence(need_key=True) as ev:
         try:
-            index = build_bundle(ev, args[0], output)
+            with _progress("bundling", "steps") as bar:
+                index = build_bundle(ev, args[0], output, progress=bar)
         except G6Error as e:
             _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
         except (OSError, ValueError) as e:
@@ -1381,6 +1494,7 @@ def export_group() -> None:
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="Only the receipts a manifest cites, and their re-checks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@_quiet_option
 @pass_ctx
 def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WARC/1.1 file that replays in pywb: response (redirect hops too), revisit, request,
@@ -1389,7 +1503,9 @@ def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
 
     _check_out(output, "-o")
     with c.evidence() as ev:
-        summary = export_warc(ev, output, _export_entries(ev, manifest_path))
+        entries = _export_entries(ev, manifest_path)
+        with _progress("writing the WARC", "receipts") as bar:
+            summary = export_warc(ev, output, entries, progress=bar)
     if as_json:
         _emit_json(summary.to_json())
     else:
@@ -1403,6 +1519,7 @@ def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="Only the receipts a manifest cites, and their re-checks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@_quiet_option
 @pass_ctx
 def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WACZ (WARC, index, pages.jsonl) with the receipts, checkpoint and inclusion proofs
@@ -1413,7 +1530,8 @@ def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
     with c.evidence(need_key=True) as ev:
         entries = _export_entries(ev, manifest_path)
         try:
-            summary = export_wacz(ev, output, entries)
+            with _progress("writing the WACZ", "steps") as bar:
+                summary = export_wacz(ev, output, entries, progress=bar)
         except G6Error as e:
             _fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
     if as_json:
@@ -1462,11 +1580,12 @@ def blob_cat(c: _Ctx, digest: str) -> None:
 
 @blob.command("verify")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts and the bad and dangling blobs as JSON.")
+@_quiet_option
 @pass_ctx
 def blob_verify(c: _Ctx, as_json: bool) -> None:
     """Re-hash every blob and check its meta and every sha256 index entry; list the bad ones."""
-    with c.evidence() as ev:
-        report = ev.store.verify()
+    with c.evidence() as ev, _progress("verifying", "blobs") as bar:
+        report = ev.store.verify(progress=bar)
     if as_json:
         _emit_json({"ok": report.ok, "checked": report.checked, "index_checked": report.index_checked,
                     "bad": [{"digest": b.digest, "detail": b.detail} for b in report.bad],
@@ -1486,11 +1605,15 @@ def blob_verify(c: _Ctx, as_json: bool) -> None:
 @click.option("--grace", type=click.FloatRange(min=0), default=3600.0, show_default=True,
               help="Keep unreferenced blobs younger than this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was (or would be) removed and kept as JSON.")
+@_quiet_option
 @pass_ctx
 def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
     """Remove blobs that no receipt references, and what unfinished writes left behind."""
     with c.evidence() as ev:  # the ledger is only read; an unreadable ledger stops gc (exit 1), never empties it
-        report = ev.store.gc(ev.ledger.referenced_digests(), grace_seconds=grace, dry_run=dry_run)
+        with _progress("reading receipts", "receipts") as bar:
+            referenced = ev.ledger.referenced_digests(progress=bar)
+        with _progress("collecting", "blobs") as bar:
+            report = ev.store.gc(referenced, grace_seconds=grace, dry_run=dry_run, progress=bar)
     if as_json:
         _emit_json({"dry_run": dry_run, "removed": list(report.removed), "kept": report.kept,
                     "young": list(report.skipped_young), "temp_files_removed": report.temp_files_removed,
@@ -1507,6 +1630,7 @@ def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
 @blob.command("copy")
 @click.option("--to", "url", required=True, help="The store to copy into: s3://bucket/prefix or file:///path.")
 @click.option("--json", "as_json", is_flag=True, help="Print the copy's counts and checks as JSON.")
+@_quiet_option
 @pass_ctx
 def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
     """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
@@ -1515,7 +1639,8 @@ def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
     with c.evidence() as ev:
         dst = open_store(url, url, env=c.settings.values)
         try:
-            report = copy_blobs(ev.store, dst)
+            with _progress("copying", "blobs") as bar:
+                report = copy_blobs(ev.store, dst, progress=bar)
         finally:
             getattr(dst, "close", lambda: None)()
     if as_json:

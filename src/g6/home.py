@@ -8,7 +8,7 @@ The ledger and the store default to files under the root; ``ledger_url`` / ``blo
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,16 +83,17 @@ class EvidenceHome:
         return {**trusted_keys(self.ledger), **self.keys.trusted()}
 
     def verify(self, keys: Mapping[str, VerifyKey] | None = None,
-               kept: Sequence[tuple[str, str]] = ()) -> LedgerVerifyReport:
+               kept: Sequence[tuple[str, str]] = (), *,
+               progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
         """Verify the ledger and its blobs. ``keys`` pins the public keys (``keys/trusted/`` and the
         ledger's trusted keys are then not consulted); ``kept`` are (label, note) checkpoints kept
-        outside the home."""
+        outside the home. ``progress(receipts checked, receipts)`` is called as it goes."""
         if keys is None:
             try:
                 keys = self.trusted()
             except LedgerError:  # the ledger cannot be read: verify says why in its database verdict
                 keys = self.keys.trusted()
-        report = self.ledger.verify(keys, self.store, kept)
+        report = self.ledger.verify(keys, self.store, kept, progress=progress)
         if self.ledger.reopen_if_changed():  # a writer came by during a lock-free read: read again
-            report = self.ledger.verify(keys, self.store, kept)
+            report = self.ledger.verify(keys, self.store, kept, progress=progress)
         return report

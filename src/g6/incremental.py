@@ -11,7 +11,7 @@ a file).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from g6.errors import InputError
@@ -43,7 +43,8 @@ def read_note(home: EvidenceHome, path: Path | None) -> str:
 
 
 def verify_since(home: EvidenceHome, note: str, *, keys: Mapping[str, VerifyKey] | None = None,
-                 kept: Sequence[tuple[str, str]] = (), workers: int | None = None) -> LedgerVerifyReport:
+                 kept: Sequence[tuple[str, str]] = (), workers: int | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
     """Prove the ledger extends the checkpoint in ``note``, then check the rows after it. ``keys``
     pins the public keys (``keys/trusted/`` is then not consulted); ``kept`` as in ``Ledger.verify``."""
     try:
@@ -57,7 +58,7 @@ def verify_since(home: EvidenceHome, note: str, *, keys: Mapping[str, VerifyKey]
         why = f"is for {cp.origin}, not this ledger ({origin})" if cp.origin != origin else \
             "is not signed by a trusted key"
         return LedgerVerifyReport(0, (Check("consistency", False, None, None, f"the checkpoint {why}"),))
-    return home.ledger.verify(keys, home.store, kept, since=cp, workers=workers)
+    return home.ledger.verify(keys, home.store, kept, since=cp, workers=workers, progress=progress)
 
 
 def record_verified(home: EvidenceHome, size: int) -> Path | None:

@@ -21,7 +21,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,8 @@ def pages_jsonl(summary: WarcSummary, title: str) -> bytes:
     return b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in lines)
 
 
-def _evidence_files(home: EvidenceHome, receipts: list[Receipt]) -> dict[str, bytes]:
+def _evidence_files(home: EvidenceHome, receipts: list[Receipt],
+                    step: Callable[[], None] | None = None) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for r in receipts:
         files[f"receipts/{r.receipt_id}.json"] = json.dumps(r.to_json(), indent=2, ensure_ascii=False).encode()
@@ -73,6 +74,8 @@ def _evidence_files(home: EvidenceHome, receipts: list[Receipt]) -> dict[str, by
         if proof.checkpoint_note != note:
             raise WaczError("the ledger checkpoint changed while exporting; run again")
         files[f"proofs/{r.receipt_id}.tlog-proof"] = proof.text().encode()
+        if step is not None:
+            step()
     files["checkpoint/checkpoint.note"] = note.encode()
     key = home.signing_key().public
     files["keys/signing.pub"] = (key.to_text() + "\n").encode()
@@ -98,16 +101,27 @@ def _run_wacz_create(warc: Path, pages: Path, out: Path) -> None:
         raise WaczError(f"wacz create failed: {chatter.getvalue().strip().splitlines()[-1:]}")
 
 
-def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt]) -> WaczSummary:
+def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt], *,
+                progress: Callable[[int, int], None] | None = None) -> WaczSummary:
+    """Write a WACZ at ``out``; ``progress(steps done, steps)``: a step per receipt written to the WARC,
+    one for packaging, one per inclusion proof."""
     out = Path(out)
     _wacz_main()  # before any work: without the package there is nothing to package with
     receipts = list(receipts)
+    steps = [0, 2 * len(receipts) + 1]
+
+    def step() -> None:
+        steps[0] += 1
+        if progress is not None:
+            progress(*steps)
+
     with tempfile.TemporaryDirectory(prefix="g6-wacz-", dir=out.parent) as tmpd:
         tmp = Path(tmpd)
-        warc = export_warc(home, tmp / "data.warc.gz", receipts)
+        warc = export_warc(home, tmp / "data.warc.gz", receipts, progress=lambda _i, _n: step())
         (tmp / "pages.jsonl").write_bytes(pages_jsonl(warc, "Pages read (g6 receipts)"))
         _run_wacz_create(tmp / "data.warc.gz", tmp / "pages.jsonl", tmp / "base.wacz")
-        extra = _evidence_files(home, receipts)
+        step()
+        extra = _evidence_files(home, receipts, step)
         final = tmp / "final.wacz"
         with zipfile.ZipFile(tmp / "base.wacz") as zin, zipfile.ZipFile(final, "w") as zout:
             package = json.loads(zin.read("datapackage.json"))

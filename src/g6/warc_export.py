@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -206,8 +206,14 @@ class _Exporter:
         self._write(meta, "metadata")
 
 
-def export_warc(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt]) -> WarcSummary:
+def export_warc(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt], *,
+                progress: Callable[[int, int], None] | None = None) -> WarcSummary:
+    """Write every receipt's records into a WARC at ``out`` (whole or not at all);
+    ``progress(receipts written, receipts)`` after each."""
     out = Path(out)
+    if progress is not None and not isinstance(receipts, Sized):
+        receipts = list(receipts)  # counted for the progress, so read once
+    total = len(receipts) if isinstance(receipts, Sized) else 0
     tmp = out.with_name(out.name + ".tmp")
     try:
         with tmp.open("wb") as f:
@@ -218,8 +224,10 @@ def export_warc(home: EvidenceHome, out: str | os.PathLike[str], receipts: Itera
                                                             "description": "reads recorded in a g6 evidence ledger"})
             writer.write_record(info)
             ex = _Exporter(home, writer)
-            for r in receipts:
+            for i, r in enumerate(receipts, 1):
                 ex.receipt(r)
+                if progress is not None:
+                    progress(i, max(total, i))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, out)

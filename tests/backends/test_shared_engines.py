@@ -199,7 +199,7 @@ def test_ledger_copy_resumes_and_keeps_the_checkpoint_roots(tmp_path: Path, pg_u
     with PostgresLedger(pg_url) as dst:
         stop_after = [0]
 
-        def interrupt(done: int) -> None:
+        def interrupt(done: int, total: int) -> None:
             stop_after[0] += 1
             if stop_after[0] == 2:
                 raise KeyboardInterrupt
