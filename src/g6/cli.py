@@ -718,6 +718,7 @@ def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, p
 
     if sum(x is not None for x in (passage, quote, paper)) != 1:
         _fail("give exactly one of --passage, --quote or --paper")
+    _check_out(manifest_path, "--manifest")  # never a folder, never a folder made for it
     with c.evidence() as ev:
         try:
             citation = cite_paper(ev, receipt_id, paper) if paper is not None else \
@@ -1075,8 +1076,8 @@ def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
     from g6.transparency import checkpoint, note_verifier_key, write_note
 
-    if out is not None and out.exists() and not out.is_file():
-        _fail(f"--out {out} is not a file")
+    if out is not None:  # a folder, or a folder that does not exist: refused before a checkpoint is signed
+        _check_out(out, "--out")
     with c.evidence(need_key=True) as ev:
         cp, note = checkpoint(ev)
         vkey = note_verifier_key(ev)
