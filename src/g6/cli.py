@@ -594,6 +594,14 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
         from g6.knowledge.ctx_elastic import reply_for
 
         _emit_json(reply_for(answer))
+    elif op == "get":  # only the document on stdout, so `g6 es get … | jq` works; the rest is diagnostics
+        if r.document is not None:
+            click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))
+        else:
+            message = r.detail.get("message")
+            click.echo(f"g6: {r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else "")
+                       + (f": {_one_line(str(message))}" if message else ""), err=True)
+        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
     else:
         click.echo(f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else ""))
         if r.detail.get("message"):
@@ -612,8 +620,6 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
                 click.echo("     " + p.text.replace("\n", " | ")[:300])
         elif op == "count" and r.count is not None:
             click.echo(f"count={r.count}")
-        elif op == "get" and r.document is not None:
-            click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))
         click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
     sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
 
@@ -630,7 +636,8 @@ def _filters(items: tuple[str, ...]) -> dict[str, Any]:
 
 @es_group.command("mapping")
 @click.argument("index")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the reply as JSON (schemas/es-mapping.v1.schema.json).")
 @pass_ctx
 def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
     """The fields of INDEX and their types, keyed by the concrete index."""
@@ -644,7 +651,8 @@ def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
 @click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
 @click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="Return at most this many hits.")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the reply as JSON (schemas/es-search.v1.schema.json).")
 @pass_ctx
 def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
               top_k: int, as_json: bool) -> None:
@@ -657,7 +665,8 @@ def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], f
 @click.argument("query", required=False)
 @click.option("--field", "fields", multiple=True, help="Field to match (repeatable; default: every text field).")
 @click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the reply as JSON (schemas/es-count.v1.schema.json).")
 @pass_ctx
 def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
              as_json: bool) -> None:
@@ -668,10 +677,11 @@ def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], fi
 @es_group.command("get")
 @click.argument("index")
 @click.argument("doc_id")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole reply as JSON (schemas/es-get.v1.schema.json); without it only the document.")
 @pass_ctx
 def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
-    """One document's _source."""
+    """One document's _source: only the document goes to stdout (`g6 es get hb 1 | jq .title`)."""
     _es_run(c, index, as_json, "get", doc_id)
 
 
@@ -916,7 +926,7 @@ def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], mani
 
 @cli.command("convert")
 @click.argument("digest")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (schemas/convert.v1.schema.json).")
 @pass_ctx
 def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
     """Turn a kept PDF (by its digest) into text; the text is kept and receipted too."""
@@ -1550,7 +1560,8 @@ def mcp_cmd(c: _Ctx) -> None:
 @click.option("--home", "demo_home", type=str, default=None,
               help="Evidence home for the demo (as `g6 --home DIR demo`); default: a new temporary folder.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the demo's results, ledger verdicts and bundle verdicts as JSON.")
+              help="Print what the demo did and each verdict (pages, ledger, bundle) as JSON "
+                   "(schemas/demo.v1.schema.json).")
 @pass_ctx
 def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
     """Fetch a local fixture site on loopback, keep and receipt every read, verify the ledger.
@@ -1568,7 +1579,8 @@ def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
     run = run_demo(home)
     if as_json:
         _emit_json({"home": str(run.home), "site": run.site, "ok": run.ok,
-                    "results": [{"path": p, "expected": want, **r.to_json()} for p, want, r in run.results],
+                    "results": [{"path": p, "expected": want, "as_expected": r.outcome.value == want, **r.to_json()}
+                                for p, want, r in run.results],
                     "verify": run.verify.to_json(), "bundle_path": str(run.bundle_path),
                     "bundle": run.bundle.to_json()})
     else:
