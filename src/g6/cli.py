@@ -594,34 +594,42 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
         from g6.knowledge.ctx_elastic import reply_for
 
         _emit_json(reply_for(answer))
-    elif op == "get":  # only the document on stdout, so `g6 es get … | jq` works; the rest is diagnostics
-        if r.document is not None:
-            click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))
-        else:
-            message = r.detail.get("message")
-            click.echo(f"g6: {r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else "")
-                       + (f": {_one_line(str(message))}" if message else ""), err=True)
-        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
     else:
-        click.echo(f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else ""))
-        if r.detail.get("message"):
-            click.echo(f"message: {r.detail['message']}")
-        if op == "mapping" and r.mapping is not None:
-            click.echo(f"index: {r.concrete_index or ', '.join(r.detail.get('concrete_indices', []))}")
-            flat = r.mapping if r.concrete_index else {}
-            for path, info in flat.items():
+        _es_text(op, r)
+        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
+    sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
+
+
+def _es_text(op: str, r: Any) -> None:
+    """A read in text mode: what it found on stdout (for `es get`, only the document, so it pipes into jq);
+    a read that found nothing to show (refused, not found, unreachable…) is a `g6:` line on stderr."""
+    head = f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else "")
+    message = r.detail.get("message")
+    if not (r.outcome.is_success or r.outcome.value == "partial"):
+        click.echo(f"g6: {head}" + (f": {_one_line(str(message))}" if message else ""), err=True)
+        return
+    if message:  # a partial answer: the server's words on what is missing
+        click.echo(f"g6: {head}: {_one_line(str(message))}", err=True)
+    if op == "get":
+        click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))
+        return
+    click.echo(head)
+    if op == "mapping" and r.mapping is not None:
+        # one concrete index, or an alias over several: each index with its own fields
+        per_index = {r.concrete_index: r.mapping} if r.concrete_index else dict(r.mapping)
+        for index, fields in per_index.items():
+            click.echo(f"index: {index}")
+            for path, info in fields.items():
                 extra = f" fields={info['fields']}" if "fields" in info else ""
                 nested = f" (nested in {info['nested_in']})" if "nested_in" in info else ""
                 click.echo(f"  {path:<30} {info['type']}{extra}{nested}")
-        elif op == "search" and r.total is not None:
-            click.echo(f"total={r.total} relation={r.total_relation}")
-            for p in r.passages:
-                click.echo(f"{p.rank:>3}. score={p.score} {p.address}")
-                click.echo("     " + p.text.replace("\n", " | ")[:300])
-        elif op == "count" and r.count is not None:
-            click.echo(f"count={r.count}")
-        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
-    sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
+    elif op == "search" and r.total is not None:
+        click.echo(f"total={r.total} relation={r.total_relation}")
+        for p in r.passages:
+            click.echo(f"{p.rank:>3}. score={p.score} {p.address}")
+            click.echo("     " + p.text.replace("\n", " | ")[:300])
+    elif op == "count" and r.count is not None:
+        click.echo(f"count={r.count}")
 
 
 def _filters(items: tuple[str, ...]) -> dict[str, Any]:

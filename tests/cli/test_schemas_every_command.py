@@ -342,3 +342,19 @@ def test_receipt_ids_go_to_stderr_in_text_mode(world: World, args: list[str]) ->
     assert r.stdout.strip() and "receipts:" not in r.stdout
     ids = [x for x in r.stderr.splitlines() if x.startswith("receipts: rcpt_")]
     assert len(ids) == 1 and all(x.startswith("rcpt_") for x in ids[0].split()[1:])
+
+
+def test_es_text_failure_is_a_diagnostic(world: World) -> None:
+    """A read that found nothing to show leaves stdout empty: one `g6:` line with the reason, and the receipt."""
+    r = world.run("es", "search", "nosuch", "x")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines()[0] == ("g6: not_found G6_E_KNOWLEDGE_ELASTIC_NOT_FOUND reason=index_not_found: "
+                                        "no such index [nosuch]")
+    assert r.stderr.splitlines()[1].startswith("receipts: rcpt_")
+
+
+def test_es_mapping_text_of_an_alias_lists_each_index(world: World) -> None:
+    r = world.run("es", "mapping", "both")
+    assert r.returncode == 0, r.stderr
+    assert [x for x in r.stdout.splitlines() if x.startswith("index: ")] == ["index: handbook", "index: handbook2"]
+    assert sum(x.split()[:2] == ["title.raw", "keyword"] for x in r.stdout.splitlines()) == 2
