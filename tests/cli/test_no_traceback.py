@@ -80,6 +80,24 @@ def _home_env_folder(w: Path, m: Made) -> Path:
     return w / "h"
 
 
+def _home_env_device(w: Path, m: Made) -> Path:
+    (w / "h").mkdir()
+    (w / "h" / ".env").symlink_to("/dev/zero")  # read whole, it would never end
+    return w / "h"
+
+
+def _home_env_fifo(w: Path, m: Made) -> Path:
+    (w / "h").mkdir()
+    os.mkfifo(w / "h" / ".env")  # opened for reading, it would wait for a writer forever
+    return w / "h"
+
+
+def _home_env_huge(w: Path, m: Made) -> Path:
+    (w / "h").mkdir()
+    (w / "h" / ".env").write_text("# padding\n" * 200_000)
+    return w / "h"
+
+
 def _home_is_file(w: Path, m: Made) -> Path:
     (w / "h").write_text("not a folder\n")
     return w / "h"
@@ -155,6 +173,9 @@ CASES: list[Case] = [
     ("ledger copy --to a folder", None, lambda w, m: ["ledger", "copy", "--to", f"sqlite:///{_folder(w)}"], 2),
     ("blob copy --to not a store URL", None, lambda w, m: ["blob", "copy", "--to", "garbage"], 2),
     ("corrupt .env line", _home_env("this is not a setting"), lambda w, m: ["ledger", "list"], 2),
+    (".env is a link to /dev/zero", _home_env_device, lambda w, m: ["ledger", "list"], 2),
+    (".env is a named pipe", _home_env_fifo, lambda w, m: ["keys", "init"], 2),
+    (".env over 1 MiB", _home_env_huge, lambda w, m: ["ledger", "list"], 2),
     ("corrupt .env number", _home_env("G6_MAX_BYTES=lots"), lambda w, m: ["keys", "init"], 2),
     ("checkpoint --out missing folder", None, lambda w, m: ["ledger", "checkpoint", "--out", str(w / "missing/x")],
      2),
