@@ -56,7 +56,8 @@ def _check_out(path: Path, flag: str) -> None:
     if path.is_dir():
         _fail(f"{flag} {path} is a folder; give a file name")
     if not path.parent.is_dir():
-        _fail(f"{flag} {path}: folder {path.parent} does not exist")
+        _fail(f"{flag} {path}: {path.parent} is a file, not a folder" if path.parent.exists() else
+              f"{flag} {path}: folder {path.parent} does not exist")
 
 
 def _write_out(path: Path, text: str, flag: str) -> None:
@@ -908,7 +909,8 @@ def _check_html_out(out: Path | None) -> None:
     if out.is_dir():
         _fail(f"--html {out}: is a folder, not a file")
     if not out.parent.is_dir():
-        _fail(f"--html {out}: folder {out.parent} does not exist")
+        _fail(f"--html {out}: {out.parent} is a file, not a folder" if out.parent.exists() else
+              f"--html {out}: folder {out.parent} does not exist")
 
 
 def _write_html(out: Path, page: str) -> None:

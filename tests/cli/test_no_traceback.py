@@ -181,6 +181,9 @@ CASES: list[Case] = [
      2),
     ("checkpoint --out under a file", None,
      lambda w, m: ["ledger", "checkpoint", "--out", str((w / "f", (w / "f").write_text("x"))[0] / "x")], 2),
+    ("recheck --html under a file", None,
+     lambda w, m: ["recheck", str(m.manifest), "--html", str((w / "f", (w / "f").write_text("x"))[0] / "r.html")],
+     2),
     ("cite --manifest folder", None,
      lambda w, m: ["cite", m.receipt_id, "--quote", QUOTE, "--manifest", _folder(w)], 2),
     ("cite --manifest missing folder", None,
@@ -329,3 +332,13 @@ def test_leftovers_helper_sees_a_temp_file(tmp_path: Path) -> None:
     (tmp_path / ".out.txt.abc123.tmp").write_text("x")
     assert _temp_files(tmp_path)
     shutil.rmtree(tmp_path)
+
+
+def test_an_output_path_under_a_file_says_so(made: Made, tmp_path: Path) -> None:
+    """`-o file/x`: the message names the file in the way, not a folder that "does not exist"."""
+    (tmp_path / "f").write_text("x")
+    r = g6(made.home, "export", "warc", "-o", str(tmp_path / "f" / "x.warc"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == f"g6: -o {tmp_path / 'f' / 'x.warc'}: {tmp_path / 'f'} is a file, not a " \
+                                             "folder\n"
+    r = g6(made.home, "export", "warc", "-o", str(tmp_path / "no" / "x.warc"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.endswith(f"folder {tmp_path / 'no'} does not exist\n")
