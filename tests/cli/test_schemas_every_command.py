@@ -33,7 +33,7 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 keys trust": ("keys-trust.v1",),
     "g6 fetch": ("fetch-result.v1", "fetch-result.runx.v1", "fetch-line.v1"),
     "g6 sources": ("sources.v1",),
-    "g6 search": ("search-result.v1",),
+    "g6 search": ("search-result.v1", "refusal.v1"),
     "g6 es mapping": ("es-mapping.v1",),
     "g6 es search": ("es-search.v1",),
     "g6 es count": ("es-count.v1",),
@@ -105,7 +105,8 @@ def test_every_schema_file_is_mapped() -> None:
     assert on_disk == mapped
 
 
-NEW = ["es-mapping.v1", "es-search.v1", "es-count.v1", "es-get.v1", "convert.v1", "demo.v1", "fetch-line.v1"]
+NEW = ["es-mapping.v1", "es-search.v1", "es-count.v1", "es-get.v1", "convert.v1", "demo.v1", "fetch-line.v1",
+       "refusal.v1"]
 
 
 @pytest.mark.parametrize("name", NEW)
@@ -241,6 +242,8 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
     ("sources", "g6 sources", "sources.v1", lambda w, t: ["sources"], (0,), False),
     ("search", "g6 search", "search-result.v1", lambda w, t: ["search", "arxiv", "testing", "--max-results", "3"],
      (0,), False),
+    ("search, refused", "g6 search", "refusal.v1",
+     lambda w, t: ["search", "arxiv", "x", "--category", "cs.XX"], (2,), False),
     ("es mapping", "g6 es mapping", "es-mapping.v1", lambda w, t: ["es", "mapping", "hb"], (0,), False),
     ("es mapping, an alias of two", "g6 es mapping", "es-mapping.v1", lambda w, t: ["es", "mapping", "both"], (0,),
      False),
