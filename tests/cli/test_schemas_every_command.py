@@ -166,6 +166,7 @@ class World:
     page_url: str
     rid: str
     pdf_sha256: str
+    page_sha256: str  # an HTML body: what `convert` cannot read
     manifest: Path  # signed, citing the page
     bundle: Path
     proof: Path
@@ -199,9 +200,10 @@ def world(tmp_path_factory: pytest.TempPathFactory, elastic_url: str) -> Iterato
     try:
         env = {"G6_HOST_PAUSE": "0", "G6_ALLOW_LOOPBACK": "1", "G6_ELASTIC_URL": elastic_url,
                "G6_ARXIV_URL": papers.url("/arxiv/api/query"), "G6_ARXIV_PAUSE": "0"}
-        w = World(base, base / "home", env, site.url("/"), "", "", base / "report.json", base / "evidence.zip",
+        w = World(base, base / "home", env, site.url("/"), "", "", "", base / "report.json", base / "evidence.zip",
                   base / "p.tlog-proof", base / "r.json", "", "", (0, 0))
         w.rid = json.loads(w.ok("fetch", w.page_url, "--json").stdout)["receipt_id"]
+        w.page_sha256 = json.loads(w.ok("receipt", "show", w.rid).stdout)["content"]["sha256"]
         w.ok("fetch", site.url("/paper.pdf"))
         pdf_rid = json.loads(w.ok("ledger", "list", "--json", "--limit", "1").stdout)[0]["receipt_id"]
         w.pdf_sha256 = json.loads(w.ok("receipt", "show", pdf_rid).stdout)["content"]["sha256"]
@@ -234,6 +236,8 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
     ("keys show", "g6 keys show", "keys-show.v1", lambda w, t: ["keys", "show"], (0,), False),
     ("keys trust", "g6 keys trust", "keys-trust.v1", lambda w, t: ["keys", "trust", "self"], (0,), False),
     ("fetch", "g6 fetch", "fetch-result.v1", lambda w, t: ["fetch", w.page_url], (0,), False),
+    ("fetch, denied by --allow", "g6 fetch", "fetch-result.v1",
+     lambda w, t: ["fetch", w.page_url, "--allow", "example.org"], (1,), False),
     ("fetch --as runx", "g6 fetch", "fetch-result.runx.v1", lambda w, t: ["fetch", w.page_url, "--as", "runx"],
      (0,), False),
     ("fetch --input", "g6 fetch", "fetch-line.v1",
@@ -265,6 +269,7 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
                                                                                   str(w.manifest)], (0,), False),
     ("recheck", "g6 recheck", "recheck-report.v1", lambda w, t: ["recheck", str(w.manifest)], (0,), False),
     ("convert", "g6 convert", "convert.v1", lambda w, t: ["convert", w.pdf_sha256], (0,), False),
+    ("convert, not a PDF", "g6 convert", "convert.v1", lambda w, t: ["convert", w.page_sha256], (1,), False),
     ("receipt show", "g6 receipt show", "receipt.v1", lambda w, t: ["receipt", "show", w.rid], (0,), False),
     ("ledger list", "g6 ledger list", "ledger-list.v1", lambda w, t: ["ledger", "list"], (0,), False),
     ("ledger verify", "g6 ledger verify", "ledger-verify.v1", lambda w, t: ["ledger", "verify"], (0,), False),
