@@ -307,6 +307,7 @@ def test_checkpoint_out_then_verify_against_it(tmp_path: Path) -> None:
     home = tmp_path / "h"
     build(home, 3)
     kept = tmp_path / "offsite" / "cp-3.note"
+    kept.parent.mkdir()  # --out makes no folder (a missing one is an input error)
     r = g6(home, "ledger", "checkpoint", "--out", str(kept))
     assert r.returncode == 0 and kept.read_text() == r.stdout.decode()
     append(home, 2)

@@ -59,7 +59,8 @@ def _check_out(path: Path, flag: str) -> None:
     if path.is_dir():
         _fail(f"{flag} {path} is a folder; give a file name")
     if not path.parent.is_dir():
-        _fail(f"{flag} {path}: folder {path.parent} does not exist")
+        _fail(f"{flag} {path}: {path.parent} is a file, not a folder" if path.parent.exists() else
+              f"{flag} {path}: folder {path.parent} does not exist")
 
 
 def _write_out(path: Path, text: str, flag: str) -> None:
@@ -707,27 +708,41 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
 
         _emit_json(reply_for(answer))
     else:
-        click.echo(f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else ""))
-        if r.detail.get("message"):
-            click.echo(f"message: {r.detail['message']}")
-        if op == "mapping" and r.mapping is not None:
-            click.echo(f"index: {r.concrete_index or ', '.join(r.detail.get('concrete_indices', []))}")
-            flat = r.mapping if r.concrete_index else {}
-            for path, info in flat.items():
+        _es_text(op, r)
+        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
+    sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
+
+
+def _es_text(op: str, r: Any) -> None:
+    """A read in text mode: what it found on stdout (for `es get`, only the document, so it pipes into jq);
+    a read that found nothing to show (refused, not found, unreachable…) is a `g6:` line on stderr."""
+    head = f"{r.outcome.value} {r.code}" + (f" reason={r.reason}" if r.reason else "")
+    message = r.detail.get("message")
+    if not (r.outcome.is_success or r.outcome.value == "partial"):
+        click.echo(f"g6: {head}" + (f": {_one_line(str(message))}" if message else ""), err=True)
+        return
+    if message:  # a partial answer: the server's words on what is missing
+        click.echo(f"g6: {head}: {_one_line(str(message))}", err=True)
+    if op == "get":
+        click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))
+        return
+    click.echo(head)
+    if op == "mapping" and r.mapping is not None:
+        # one concrete index, or an alias over several: each index with its own fields
+        per_index = {r.concrete_index: r.mapping} if r.concrete_index else dict(r.mapping)
+        for index, fields in per_index.items():
+            click.echo(f"index: {index}")
+            for path, info in fields.items():
                 extra = f" fields={info['fields']}" if "fields" in info else ""
                 nested = f" (nested in {info['nested_in']})" if "nested_in" in info else ""
                 click.echo(f"  {path:<30} {info['type']}{extra}{nested}")
-        elif op == "search" and r.total is not None:
-            click.echo(f"total={r.total} relation={r.total_relation}")
-            for p in r.passages:
-                click.echo(f"{p.rank:>3}. score={p.score} {p.address}")
-                click.echo("     " + p.text.replace("\n", " | ")[:300])
-        elif op == "count" and r.count is not None:
-            click.echo(f"count={r.count}")
-        elif op == "get" and r.document is not None:
-            click.echo(json.dumps(r.document, indent=2, ensure_ascii=False))
-        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
-    sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
+    elif op == "search" and r.total is not None:
+        click.echo(f"total={r.total} relation={r.total_relation}")
+        for p in r.passages:
+            click.echo(f"{p.rank:>3}. score={p.score} {p.address}")
+            click.echo("     " + p.text.replace("\n", " | ")[:300])
+    elif op == "count" and r.count is not None:
+        click.echo(f"count={r.count}")
 
 
 def _filters(items: tuple[str, ...]) -> dict[str, Any]:
@@ -742,7 +757,8 @@ def _filters(items: tuple[str, ...]) -> dict[str, Any]:
 
 @es_group.command("mapping")
 @click.argument("index")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the reply as JSON (schemas/es-mapping.v1.schema.json).")
 @pass_ctx
 def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
     """The fields of INDEX and their types, keyed by the concrete index."""
@@ -756,7 +772,8 @@ def es_mapping(c: _Ctx, index: str, as_json: bool) -> None:
 @click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
 @click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="Return at most this many hits.")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the reply as JSON (schemas/es-search.v1.schema.json).")
 @pass_ctx
 def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
               top_k: int, as_json: bool) -> None:
@@ -769,7 +786,8 @@ def es_search(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], f
 @click.argument("query", required=False)
 @click.option("--field", "fields", multiple=True, help="Field to match (repeatable; default: every text field).")
 @click.option("--filter", "filters", multiple=True, metavar="FIELD=VALUE", help="Exact filter (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the reply as JSON (schemas/es-count.v1.schema.json).")
 @pass_ctx
 def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], filters: tuple[str, ...],
              as_json: bool) -> None:
@@ -780,10 +798,11 @@ def es_count(c: _Ctx, index: str, query: str | None, fields: tuple[str, ...], fi
 @es_group.command("get")
 @click.argument("index")
 @click.argument("doc_id")
-@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole reply as JSON (schemas/es-get.v1.schema.json); without it only the document.")
 @pass_ctx
 def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
-    """One document's _source."""
+    """One document's _source: only the document goes to stdout (`g6 es get hb 1 | jq .title`)."""
     _es_run(c, index, as_json, "get", doc_id)
 
 
@@ -830,6 +849,7 @@ def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, p
 
     if sum(x is not None for x in (passage, quote, paper)) != 1:
         _fail("give exactly one of --passage, --quote or --paper")
+    _check_out(manifest_path, "--manifest")  # never a folder, never a folder made for it
     with c.evidence() as ev:
         try:
             citation = cite_paper(ev, receipt_id, paper) if paper is not None else \
@@ -990,7 +1010,8 @@ def _check_html_out(out: Path | None) -> None:
     if out.is_dir():
         _fail(f"--html {out}: is a folder, not a file")
     if not out.parent.is_dir():
-        _fail(f"--html {out}: folder {out.parent} does not exist")
+        _fail(f"--html {out}: {out.parent} is a file, not a folder" if out.parent.exists() else
+              f"--html {out}: folder {out.parent} does not exist")
 
 
 def _write_html(out: Path, page: str) -> None:
@@ -1016,7 +1037,7 @@ def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], mani
 
 @cli.command("convert")
 @click.argument("digest")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (schemas/convert.v1.schema.json).")
 @pass_ctx
 def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
     """Turn a kept PDF (by its digest) into text; the text is kept and receipted too."""
@@ -1181,8 +1202,8 @@ def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
     from g6.transparency import checkpoint, note_verifier_key, write_note
 
-    if out is not None and out.exists() and not out.is_file():
-        _fail(f"--out {out} is not a file")
+    if out is not None:  # a folder, or a folder that does not exist: refused before a checkpoint is signed
+        _check_out(out, "--out")
     with c.evidence(need_key=True) as ev:
         cp, note = checkpoint(ev)
         vkey = note_verifier_key(ev)
@@ -1674,7 +1695,8 @@ def mcp_cmd(c: _Ctx) -> None:
 @click.option("--home", "demo_home", type=str, default=None,
               help="Evidence home for the demo (as `g6 --home DIR demo`); default: a new temporary folder.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the demo's results, ledger verdicts and bundle verdicts as JSON.")
+              help="Print what the demo did and each verdict (pages, ledger, bundle) as JSON "
+                   "(schemas/demo.v1.schema.json).")
 @pass_ctx
 def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
     """Fetch a local fixture site on loopback, keep and receipt every read, verify the ledger.
@@ -1692,7 +1714,8 @@ def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
     run = run_demo(home)
     if as_json:
         _emit_json({"home": str(run.home), "site": run.site, "ok": run.ok,
-                    "results": [{"path": p, "expected": want, **r.to_json()} for p, want, r in run.results],
+                    "results": [{"path": p, "expected": want, "as_expected": r.outcome.value == want, **r.to_json()}
+                                for p, want, r in run.results],
                     "verify": run.verify.to_json(), "bundle_path": str(run.bundle_path),
                     "bundle": run.bundle.to_json()})
     else:

@@ -56,10 +56,21 @@ def _check_secret(name: str, value: str) -> None:
         raise ConfigError(f"{name} holds a control character (the value is not shown)")
 
 
+MAX_DOTENV = 1 << 20  # a .env is a few NAME=value lines; more is not one
+
+
 def read_dotenv(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
-        text = path.read_text(encoding="utf-8")
+        # a .env that is a device or a pipe (a link to /dev/zero) would be read forever: only a regular file,
+        # and only so much of it
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise ConfigError(f"{path} is not a regular file; a .env holds NAME=value lines")
+        with path.open("rb") as f:
+            data = f.read(MAX_DOTENV + 1)
+        if len(data) > MAX_DOTENV:
+            raise ConfigError(f"{path} is larger than {MAX_DOTENV >> 20} MiB; a .env holds NAME=value lines")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return out
     except UnicodeDecodeError as e:  # never quote the bytes: a .env holds secrets

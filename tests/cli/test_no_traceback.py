@@ -80,6 +80,24 @@ def _home_env_folder(w: Path, m: Made) -> Path:
     return w / "h"
 
 
+def _home_env_device(w: Path, m: Made) -> Path:
+    (w / "h").mkdir()
+    (w / "h" / ".env").symlink_to("/dev/zero")  # read whole, it would never end
+    return w / "h"
+
+
+def _home_env_fifo(w: Path, m: Made) -> Path:
+    (w / "h").mkdir()
+    os.mkfifo(w / "h" / ".env")  # opened for reading, it would wait for a writer forever
+    return w / "h"
+
+
+def _home_env_huge(w: Path, m: Made) -> Path:
+    (w / "h").mkdir()
+    (w / "h" / ".env").write_text("# padding\n" * 200_000)
+    return w / "h"
+
+
 def _home_is_file(w: Path, m: Made) -> Path:
     (w / "h").write_text("not a folder\n")
     return w / "h"
@@ -154,6 +172,35 @@ CASES: list[Case] = [
     ("ledger copy --to not a ledger URL", None, lambda w, m: ["ledger", "copy", "--to", "ftp://h/x"], 2),
     ("ledger copy --to a folder", None, lambda w, m: ["ledger", "copy", "--to", f"sqlite:///{_folder(w)}"], 2),
     ("blob copy --to not a store URL", None, lambda w, m: ["blob", "copy", "--to", "garbage"], 2),
+    ("corrupt .env line", _home_env("this is not a setting"), lambda w, m: ["ledger", "list"], 2),
+    (".env is a link to /dev/zero", _home_env_device, lambda w, m: ["ledger", "list"], 2),
+    (".env is a named pipe", _home_env_fifo, lambda w, m: ["keys", "init"], 2),
+    (".env over 1 MiB", _home_env_huge, lambda w, m: ["ledger", "list"], 2),
+    ("corrupt .env number", _home_env("G6_MAX_BYTES=lots"), lambda w, m: ["keys", "init"], 2),
+    ("checkpoint --out missing folder", None, lambda w, m: ["ledger", "checkpoint", "--out", str(w / "missing/x")],
+     2),
+    ("checkpoint --out under a file", None,
+     lambda w, m: ["ledger", "checkpoint", "--out", str((w / "f", (w / "f").write_text("x"))[0] / "x")], 2),
+    ("recheck --html under a file", None,
+     lambda w, m: ["recheck", str(m.manifest), "--html", str((w / "f", (w / "f").write_text("x"))[0] / "r.html")],
+     2),
+    ("cite --manifest folder", None,
+     lambda w, m: ["cite", m.receipt_id, "--quote", QUOTE, "--manifest", _folder(w)], 2),
+    ("cite --manifest missing folder", None,
+     lambda w, m: ["cite", m.receipt_id, "--quote", QUOTE, "--manifest", str(w / "no/m.json")], 2),
+    ("recheck --html folder", None, lambda w, m: ["recheck", str(m.manifest), "--html", _folder(w)], 2),
+    ("bundle verify --html missing", None,
+     lambda w, m: ["bundle", "verify", str(m.bundle), "--trust-bundle-keys", "--html", str(w / "no/r.html")], 2),
+    ("chunk, unknown id", None, lambda w, m: ["chunk", "rcpt_01M8WVAF30SH7D20VBDX9K87BB"], 1),
+    ("cite, unknown id", None,
+     lambda w, m: ["cite", "rcpt_01M8WVAF30SH7D20VBDX9K87BB", "--quote", QUOTE, "--manifest", str(w / "m.json")], 1),
+    ("convert, unknown digest", None, lambda w, m: ["convert", "blake3:" + "0" * 64], 1),
+    ("convert, not a digest", None, lambda w, m: ["convert", "../../etc/passwd"], 2),
+    ("blob cat, unknown digest", None, lambda w, m: ["blob", "cat", "sha256:" + "0" * 64], 1),
+    ("recheck, binary manifest", None, lambda w, m: ["recheck", _binary(w)], 2),
+    ("export warc --manifest binary", None,
+     lambda w, m: ["export", "warc", "-o", str(w / "x.warc"), "--manifest", _binary(w)], 2),
+    ("ledger verify --since binary", None, lambda w, m: ["ledger", "verify", "--since", _binary(w)], 2),
     ("unknown option", None, lambda w, m: ["ledger", "list", "--no-such-option"], 2),
     ("unknown command", None, lambda w, m: ["ledger", "show"], 2),
 ]
@@ -175,6 +222,7 @@ def test_bad_input_is_one_line(made: Made, tmp_path: Path, name: str, make_home:
     assert [x for x in lines if x.startswith("g6:")] and len(lines) == 1, r.stderr
     assert r.returncode == code, r.stderr
     assert _temp_files(work) == [] and _temp_files(made.home) == []
+    assert not (work / "no").exists() and not (work / "missing").exists()  # no folder made for an output path
 
 
 @pytest.mark.parametrize("index", [b"\xff\xfe\x00", b"[]", b'{"files": 5, "manifest_id": ["x"]}',
@@ -284,3 +332,13 @@ def test_leftovers_helper_sees_a_temp_file(tmp_path: Path) -> None:
     (tmp_path / ".out.txt.abc123.tmp").write_text("x")
     assert _temp_files(tmp_path)
     shutil.rmtree(tmp_path)
+
+
+def test_an_output_path_under_a_file_says_so(made: Made, tmp_path: Path) -> None:
+    """`-o file/x`: the message names the file in the way, not a folder that "does not exist"."""
+    (tmp_path / "f").write_text("x")
+    r = g6(made.home, "export", "warc", "-o", str(tmp_path / "f" / "x.warc"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == f"g6: -o {tmp_path / 'f' / 'x.warc'}: {tmp_path / 'f'} is a file, not a " \
+                                             "folder\n"
+    r = g6(made.home, "export", "warc", "-o", str(tmp_path / "no" / "x.warc"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.endswith(f"folder {tmp_path / 'no'} does not exist\n")
