@@ -709,7 +709,7 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
         _emit_json(reply_for(answer))
     else:
         _es_text(op, r)
-        click.echo("receipts: " + " ".join(answer.receipt_ids), err=True)
+        _info("receipts: " + " ".join(answer.receipt_ids))
     sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
 
 
@@ -1212,13 +1212,13 @@ def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
             write_note(out, note)
         except OSError as e:
             _fail(f"checkpoint kept in the ledger, but writing --out {out} failed: {e}", EXIT_FAILED)
-        click.echo(f"g6: wrote the checkpoint to {out}; keep it away from the home", err=True)
+        _info(f"g6: wrote the checkpoint to {out}; keep it away from the home")
     if as_json:
         _emit_json({"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
                     "verifier_key": vkey})
     else:
         click.echo(note, nl=False)
-        click.echo(f"verifier key: {vkey}", err=True)
+        _info(f"verifier key: {vkey}")
 
 
 @ledger.command("checkpoints")
@@ -1719,8 +1719,8 @@ def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
                     "verify": run.verify.to_json(), "bundle_path": str(run.bundle_path),
                     "bundle": run.bundle.to_json()})
     else:
-        click.echo(f"evidence home: {run.home}", err=True)
-        click.echo(f"fixture site:  {run.site} (loopback, allowed for the demo only)", err=True)
+        _info(f"evidence home: {run.home}")
+        _info(f"fixture site:  {run.site} (loopback, allowed for the demo only)")
         for path, want, r in run.results:
             mark = "ok " if r.outcome.value == want else "!! "
             click.echo(f"{mark}{path:<15} {r.outcome.value:<18} {r.code:<40} {r.byte_count:>6} B  {r.receipt_id}")

@@ -212,6 +212,11 @@ def test_piped_diagnostics_stay_and_quiet_drops_them(world: World) -> None:
     assert q.returncode == 0 and q.stderr == "" and q.stdout.count("\n") == PAGES
     bad = on_terminal(world.home, "-q", "bundle", "verify", str(world.tmp / "missing.zip"))
     assert bad.returncode == 2 and bad.stderr.startswith("g6: no bundle file at ")
+    kept = world.tmp / "quiet-cp.note"
+    c = piped(world.home, "ledger", "checkpoint", "--out", str(kept))
+    assert c.returncode == 0 and "wrote the checkpoint" in c.stderr and "verifier key:" in c.stderr
+    cq = piped(world.home, "-q", "ledger", "checkpoint", "--out", str(kept))
+    assert cq.returncode == 0 and cq.stderr == "" and cq.stdout.startswith("g6-evidence/")
 
 
 # -- the library loops behind the bars: progress(done, total) climbs to (total, total) ----------------
