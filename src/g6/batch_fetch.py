@@ -1,11 +1,15 @@
 """Fetch a list of URLs: hosts in parallel, one request at a time per host, a receipt per URL.
 
-Each URL goes through ``capture.fetch`` exactly as ``g6 fetch URL`` does (checked client, robots,
-the host's pause, the store, extraction, a signed receipt). The host pool is re-check's
-(``g6.host_pool``). Receipts are appended by one ledger-writer thread that owns its own SQLite
-connection and commits whatever receipts are waiting in one transaction (group commit): a worker
-hands its receipt over and waits for it to be signed and durable, so no result is reported before
-its receipt is on disk, and concurrent hosts do not pay one fsync each.
+Each URL goes through ``capture.prepare_fetch`` as ``g6 fetch URL`` does (checked client, robots,
+the host's pause, the store, a signed receipt), with ``documents=False``: the outcome is decided
+as ``g6 fetch`` decides it, but the page's main text, which a batch does not print, is not read.
+The host pool is re-check's (``g6.host_pool``). Receipts are appended by one ledger-writer thread
+that owns its own SQLite connection and commits whatever receipts are waiting in one transaction
+(group commit, one fsync per group). A host's thread hands its receipt over and goes on to its
+next URL; the calling thread waits until the receipt is signed and durable, then writes the
+result's run-file line (the lines of every result ready at that moment in one append and one
+fsync) and only then reports it. So nothing is reported before its receipt and its line are on
+disk, and a kill -9 loses no reported result.
 
 Each result is appended to a run file (``$G6_HOME/knowledge/fetches/<run id>.jsonl``) after its
 receipt; re-running with the same run id skips the URLs it already settled (ok or not).
@@ -24,7 +28,8 @@ from typing import Any
 
 from g6.adapters.checked_client import CheckedClient
 from g6.adapters.urls import redact_url
-from g6.capture import fetch
+from g6.adapters.web import EXTRACT_MODES
+from g6.capture import FetchResult, PreparedFetch, prepare_fetch
 from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.host_pool import host_of, per_host
@@ -143,38 +148,30 @@ class _LedgerWriter:
                 with contextlib.suppress(InvalidStateError):  # another thread refused it first
                     item[1].set_exception(InputError("the batch was stopped before this receipt was written"))
 
-    def record(self, receipt: Receipt) -> Receipt:
+    def submit(self, receipt: Receipt) -> Future[Receipt]:
+        """Queue ``receipt``; the future ends with it signed and durable (or with the append's error)."""
         f: Future[Receipt] = Future()
         if self._closed.is_set():
             raise InputError("the batch was stopped before this receipt was written")
         self._q.put((receipt, f))
         if self._closed.is_set():  # closed between the check and the put: nobody else will drain it
             self._refuse_waiting()
-        return f.result()
+        return f
 
     def close(self) -> None:
         self._q.put(None)
         self._t.join()
 
 
-class _Home:
-    """The home as ``capture.fetch`` sees it from a worker thread: ``record`` goes through the writer
-    thread (a SQLite connection belongs to the thread that made it); the rest is the home's."""
-
-    def __init__(self, home: EvidenceHome, writer: _LedgerWriter) -> None:
-        self._home = home
-        self.store = home.store
-        self.record = writer.record
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._home, name)
-
-
 def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
                 state_dir: Path | None = None, concurrency: int = 8, extract: str = "text",
-                on_result: Callable[[UrlResult, int, int], None] | None = None) -> BatchReport:
+                on_result: Callable[[UrlResult, int, int], None] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> BatchReport:
     """Fetch every URL (those a resumed run settled are skipped); ``on_result(result, done, total)``
-    is called in this thread as each URL ends, after its receipt and run-file line are written."""
+    and ``progress(done, total)`` are called in this thread as each URL ends, after its receipt and
+    run-file line are written (``progress`` once first with the URLs an earlier run settled)."""
+    if extract not in EXTRACT_MODES:
+        raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
     if not run_id.replace("_", "").replace("-", "").isalnum():
         raise InputError(f"a run id is letters, digits, '-' and '_', got {run_id!r}")
@@ -191,27 +188,62 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                 finished += 1
                 on_result(done[key], finished, total)
     finished = resumed
+    if progress and resumed:
+        progress(finished, total)
     writer = _LedgerWriter(home)
-    proxy = _Home(home, writer)
-    results = per_host(pending, host_of, lambda u: fetch(proxy, client, u, extract=extract),  # type: ignore[arg-type]
-                       concurrency)
-    try:
-        for url, res, _ in results:
-            if isinstance(res, G6Error):  # a bad input for this URL: settled as failed, the rest go on
-                r = UrlResult(redact_url(url), "error", res.code, None, reason=str(res)[:300])
-            elif isinstance(res, BaseException):
-                raise res
-            else:
-                r = UrlResult(redact_url(url), res.outcome.value, res.code, res.receipt_id, res.status,
-                              res.byte_count, res.reason, res.content)
-            state.add(r)
+
+    def work(url: str) -> tuple[PreparedFetch, Future[Receipt]]:
+        # documents=False: a batch reports outcomes, not page text, so the main-text pass runs only
+        # where it could change the outcome (capture.page_outcome). The receipt is handed to the
+        # writer and the host goes on to its next URL; this thread waits for it before reporting.
+        prepared = prepare_fetch(home.store, client, url, extract=extract, documents=False)
+        return prepared, writer.submit(prepared.receipt)
+
+    results = per_host(pending, host_of, work, concurrency)
+    ready: list[UrlResult] = []
+
+    def settle() -> None:
+        """Write the run-file lines of every result that is ready in one append (one fsync), then
+        report them: each one's receipt is already durable, and now its line too."""
+        nonlocal finished
+        if not ready:
+            return
+        state.add_many(ready)
+        for r in ready:
             done[r.url] = r
             finished += 1
             if on_result:
                 on_result(r, finished, total)
+            if progress:
+                progress(finished, total)
+        ready.clear()
+
+    try:
+        for url, res, more in results:
+            if isinstance(res, BaseException):
+                outcome: FetchResult | BaseException = res
+            else:
+                prepared, appended = res
+                try:
+                    outcome = prepared.result(appended.result())  # its receipt is durable from here
+                except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
+                    outcome = e
+            if isinstance(outcome, G6Error):  # a bad input, a refused append: settled as failed, the rest go on
+                ready.append(UrlResult(redact_url(url), "error", outcome.code, None, reason=str(outcome)[:300]))
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                ready.append(UrlResult(redact_url(url), outcome.outcome.value, outcome.code, outcome.receipt_id,
+                                       outcome.status, outcome.byte_count, outcome.reason, outcome.content))
+            if not more or len(ready) >= MAX_GROUP:
+                settle()
+        settle()
     finally:
         results.close()  # on an early stop: no host starts another URL
         writer.close()
+        if ready:  # stopped early: what ended before the stop keeps its line, so a resume skips it
+            with contextlib.suppress(OSError):
+                state.add_many(ready)
     results = tuple(done[k] for k in dict.fromkeys(redact_url(u) for u in urls) if k in done)
     counts: dict[str, int] = {}
     for r in results:

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.html_text import HTMLParseError, parse_html, strip_unseen, visible_text
 from g6.adapters.outcomes import Outcome, es_code
 from g6.adapters.redact import redact_json, redact_text, redact_url
-from g6.adapters.web import Document, fetch_page
+from g6.adapters.web import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Hop, Receipt
 
@@ -85,11 +86,112 @@ def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, reques
     )
 
 
-def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str = "text",
-          policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
-          kind: str = "fetch") -> FetchResult:
-    """Fetch a page through every check, keep its bytes, append a signed receipt."""
-    page = fetch_page(client, url, home.store, extract=extract, policy=policy)
+class _KeptBody:
+    """A store writer that also keeps the body it writes (up to ``limit`` bytes) in memory."""
+
+    def __init__(self, inner: Any, kept: dict[str, bytes], limit: int) -> None:
+        self._inner, self._kept, self._limit = inner, kept, limit
+        self._chunks: list[bytes] | None = []
+        self._size = 0
+
+    def write(self, chunk: bytes) -> None:
+        self._inner.write(chunk)
+        if self._chunks is not None:
+            self._size += len(chunk)
+            if self._size > self._limit:
+                self._chunks = None  # too large to be read as a page anyway: not held
+            else:
+                self._chunks.append(bytes(chunk))
+
+    def commit(self) -> Any:
+        ref = self._inner.commit()
+        if self._chunks is not None:
+            self._kept[ref.blake3] = b"".join(self._chunks)
+        return ref
+
+    def abort(self) -> None:
+        self._inner.abort()
+
+    def __enter__(self) -> _KeptBody:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inner.__exit__(*exc)
+
+
+class _ReadBack:
+    """The store as one fetch sees it: the body the fetch just wrote is read from memory (the very
+    bytes that were hashed and written), not decompressed back from disk; the rest is the store's."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._kept: dict[str, bytes] = {}
+
+    def writer(self, *args: Any, **kwargs: Any) -> _KeptBody:
+        return _KeptBody(self._store.writer(*args, **kwargs), self._kept, MAX_EXTRACT_BYTES)
+
+    def read(self, digest: Any) -> bytes:
+        body = self._kept.get(str(digest))
+        return body if body is not None else self._store.read(digest)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def page_outcome(resp: FetchResponse, store: Any, url: str, extract: str = "text") -> PageRead:
+    """``read_page``'s outcome, reason and detail without its documents, for a caller that does not
+    show them (``g6 fetch --input``). A page is ``ok`` when its text is not blank, and its text is
+    the main text or, where that is blank, the visible text: so visible text that is not blank
+    decides ``ok`` without the main-text pass (trafilatura, most of the cost). Anything else (no
+    visible text, not HTML, unreadable) goes through ``read_page`` itself, so the answer is the same."""
+    if resp.outcome is Outcome.OK and resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:
+        body = store.read(resp.body.blake3)
+        if media_type(resp.content_type, body) in ("text/html", "application/xhtml+xml"):
+            try:
+                root = parse_html(body, resp.content_type)
+                strip_unseen(root)  # hidden text is not a reader's text
+                title = root.find(".//title")
+                if title is not None and title.getparent() is not None:
+                    title.getparent().remove(title)  # nor is the title (extract_html keeps it apart)
+                if visible_text(root).strip():
+                    return PageRead(resp, Outcome.OK, "", ())
+            except (HTMLParseError, RecursionError, ValueError):
+                pass  # read_page gives the answer (parse_failed) in its own words
+    page = read_page(resp, store, url, extract)
+    return replace(page, documents=())
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedFetch:
+    """A page fetched, kept in the store and read, with its receipt not yet appended."""
+
+    page: PageRead
+    receipt: Receipt  # unsigned
+    requested_url: str
+
+    def result(self, signed: Receipt) -> FetchResult:
+        """The fetch's result once ``signed`` (this receipt, signed) is in the ledger."""
+        resp = self.page.response
+        return FetchResult(
+            outcome=self.page.outcome, receipt_id=signed.receipt_id, requested_url=self.requested_url,
+            final_url=signed.final_url, status=resp.status, byte_count=resp.byte_count, truncated=resp.truncated,
+            content=signed.content, documents=self.page.documents, reason=signed.detail.get("reason", ""),
+            detail={k: v for k, v in signed.detail.items() if k != "reason"},
+        )
+
+
+def prepare_fetch(store: Any, client: CheckedClient, url: str, *, extract: str = "text",
+                  policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
+                  kind: str = "fetch", documents: bool = True) -> PreparedFetch:
+    """Fetch a page through every check, keep its bytes in ``store``, read it, and make its receipt
+    (unsigned): ``fetch`` without the append, for a caller that appends receipts in groups
+    (``g6.batch_fetch``). ``documents=False`` (a caller that does not show the page's text)
+    decides the outcome without reading the main text (``page_outcome``)."""
+    if extract not in EXTRACT_MODES:
+        raise ValueError(f"extract must be one of {EXTRACT_MODES}")
+    kept = _ReadBack(store)
+    resp = client.fetch(url, kept, source="web", policy=policy)  # type: ignore[arg-type]
+    page = read_page(resp, kept, url, extract) if documents else page_outcome(resp, kept, url, extract)  # type: ignore[arg-type]
     resp = page.response  # already through the redaction path (the client's)
     secrets = tuple(getattr(client, "secrets", ()))
     request: dict[str, Any] = {"url": redact_text(url, secrets), "extract": extract}
@@ -99,13 +201,16 @@ def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str =
     receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
                                     reason=redact_text(page.reason or resp.reason, secrets),
                                     detail=redact_json(page.detail, secrets), links=links)
-    signed = home.record(receipt)
-    return FetchResult(
-        outcome=page.outcome, receipt_id=signed.receipt_id, requested_url=request["url"],
-        final_url=signed.final_url, status=resp.status, byte_count=resp.byte_count, truncated=resp.truncated,
-        content=signed.content, documents=page.documents, reason=signed.detail.get("reason", ""),
-        detail={k: v for k, v in signed.detail.items() if k != "reason"},
-    )
+    return PreparedFetch(page, receipt, request["url"])
+
+
+def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str = "text",
+          policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
+          kind: str = "fetch", documents: bool = True) -> FetchResult:
+    """Fetch a page through every check, keep its bytes, append a signed receipt."""
+    prepared = prepare_fetch(home.store, client, url, extract=extract, policy=policy, links=links, kind=kind,
+                             documents=documents)
+    return prepared.result(home.record(prepared.receipt))
 
 
 @dataclass(frozen=True, slots=True)

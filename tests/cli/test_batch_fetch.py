@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
+import trafilatura
 from click.testing import CliRunner
 
 from g6.adapters import CheckedClient, FetchPolicy
+from g6.adapters.checked_client import FetchResponse
+from g6.adapters.outcomes import Outcome
+from g6.adapters.web import read_page
 from g6.batch_fetch import batch_fetch
+from g6.capture import page_outcome
 from g6.cli import cli
 from g6.home import EvidenceHome
 from g6.localsite import Reply, SeenRequest
@@ -102,3 +111,107 @@ def test_an_unexpected_error_stops_the_batch_without_hanging(site, home: Evidenc
             pytest.raises(ValueError, match="extract must be one of"):
         batch_fetch(home, client, [s.url("/a"), s.url("/a?2"), s.url("/a?3")], extract="bogus")
     assert len(home.ledger) == 0 and not any(q.path.startswith("/a") for q in s.requests)
+
+
+def test_kill_9_loses_no_reported_result(site, tmp_path: Path) -> None:
+    """Every result printed on stdout has a durable receipt and a run-file line, whenever the process dies."""
+    release = threading.Event()
+
+    def held(req: SeenRequest) -> Reply:
+        release.wait(60)  # keeps the run from ending before the kill; set as soon as the kill is done
+        return page(0)
+
+    a = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(40)}})
+    b = site({"/robots.txt": Reply(404, b""), "/held": held}, host="127.0.0.2")
+    urls = [b.url("/held")] + [a.url(f"/{i}") for i in range(40)]
+    home = tmp_path / "h"
+    env = {**os.environ, **ENV, "G6_HOME": str(home)}
+    p = subprocess.Popen([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--json",
+                          "--run", "killed", "--concurrency", "2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=env, text=True)
+    try:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write("\n".join(urls) + "\n")
+        p.stdin.close()
+        printed = [json.loads(p.stdout.readline()) for _ in range(5)]  # host A's pages, while B is held
+    finally:
+        p.kill()  # SIGKILL: no finally, no flush, no atexit in the child
+        p.wait()
+        release.set()
+    assert all(r["outcome"] == "ok" and r["receipt_id"] for r in printed)
+    with EvidenceHome(home) as ev:
+        durable = {e.receipt.receipt_id for e in ev.ledger.entries()}
+        assert ev.verify().ok
+    assert {r["receipt_id"] for r in printed} <= durable
+    lines = [json.loads(x) for x in (home / "knowledge" / "fetches" / "killed.jsonl").read_text().splitlines()]
+    assert {r["url"] for r in printed} <= {x["url"] for x in lines}
+
+
+def test_a_host_goes_on_while_its_receipts_wait_for_the_ledger(site, home: EvidenceHome) -> None:
+    """Group commit: a host's thread hands its receipt to the writer and fetches its next URL; the
+    results are reported only once their receipts are in (here: after the test lets the writer in)."""
+    all_asked = threading.Event()
+    n = 6
+
+    def last(req: SeenRequest) -> Reply:
+        all_asked.set()
+        return page(n - 1)
+
+    s = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(n - 1)}, f"/{n - 1}": last})
+    blocker = sqlite3.connect(home.ledger.path, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN IMMEDIATE")  # the ledger's write lock: no receipt can be appended
+
+    def let_the_writer_in() -> None:
+        all_asked.wait(30)  # a host that waited for each receipt would never ask for its last page
+        blocker.execute("ROLLBACK")
+
+    opener = threading.Thread(target=let_the_writer_in)
+    opener.start()
+    seen: list[tuple[bool, int]] = []
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+        report = batch_fetch(home, client, [s.url(f"/{i}") for i in range(n)], concurrency=1,
+                             on_result=lambda r, done, total: seen.append((all_asked.is_set(), len(home.ledger))),
+                             progress=lambda done, total: seen.append((True, -done)))
+    opener.join()
+    blocker.close()
+    assert report.ok and len(home.ledger) == n
+    reported = [x for x in seen if x[1] >= 0]
+    assert len(reported) == n and all(asked for asked, _ in reported)  # every page asked before any was reported
+    assert all(in_ledger >= i + 1 for i, (_, in_ledger) in enumerate(reported))  # none before its receipt
+    assert [-d for _, d in seen if d < 0] == list(range(1, n + 1))  # progress as each URL settled
+
+
+def test_the_outcome_without_documents_is_the_outcome_with_them(home: EvidenceHome) -> None:
+    """page_outcome skips the main-text pass only where the visible text already decides ``ok``."""
+    bodies = {
+        "visible": b"<html><head><title>T</title></head><body><p>Some text a reader sees.</p></body></html>",
+        "only hidden": b"<html><body><p hidden>secret</p><div style='display:none'>gone</div></body></html>",
+        "css hidden": b"<html><head><style>.x{display:none}</style></head><body><p class=x>gone</p></body></html>",
+        "only script": b"<html><body><script>document.write('hi')</script></body></html>",
+        "only title": b"<html><head><title>Just a title</title></head><body></body></html>",
+        "blank": b"   ",
+        "plain text": b"plain words",
+        "noscript": b"<html><body><noscript>Turn scripts on.</noscript></body></html>",
+    }
+    for name, body in bodies.items():
+        ctype = "text/plain" if name == "plain text" else "text/html; charset=utf-8"
+        ref = home.store.put(body)
+        resp = FetchResponse("http://127.0.0.1/x", Outcome.OK, final_url="http://127.0.0.1/x", status=200,
+                             body=ref, byte_count=len(body), content_type=ctype)
+        full = read_page(resp, home.store, "http://127.0.0.1/x")
+        quick = page_outcome(resp, home.store, "http://127.0.0.1/x")
+        assert (quick.outcome, quick.reason, quick.detail) == (full.outcome, full.reason, full.detail), name
+        assert quick.documents == ()
+
+
+def test_a_batch_reads_no_main_text_where_the_visible_text_decides(site, home: EvidenceHome,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = trafilatura.extract
+    monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: calls.append(k.get("url", "")) or real(*a, **k))
+    s = site({"/robots.txt": Reply(404, b""), "/a": page(1),
+              "/hidden": Reply(body=b"<html><body><p hidden>not seen</p></body></html>")})
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+        report = batch_fetch(home, client, [s.url("/a"), s.url("/hidden")])
+    assert [r.outcome for r in report.results] == ["ok", "empty"]
+    assert calls == [s.url("/hidden")]  # the page whose visible text is blank still gets the main-text pass
