@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -485,14 +485,16 @@ class Ledger:
     # -- verifying -------------------------------------------------------------------------
     def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
                kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
-               since: Checkpoint | None = None) -> LedgerVerifyReport:
+               since: Checkpoint | None = None,
+               progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
         """Check every signature, every chain link, every column beside the receipt, (with ``store``)
         every referenced blob and the stored Merkle hashes, on ``workers`` processes (default: every
         core; 1: in this process). ``kept`` holds (label, signed note) checkpoints kept away from the
         ledger: each must be extended by the ledger as it is now (see ``g6.ledger.kept``).
 
         With ``since`` (a checkpoint whose signature the caller has checked), prove the ledger
-        extends it and check only the rows after it (see ``g6.ledger.verify_parallel``)."""
+        extends it and check only the rows after it (see ``g6.ledger.verify_parallel``).
+        ``progress(rows_done, total_rows)`` is called as each range of a full verify is done."""
         from g6.ledger import verify_parallel
         from g6.ledger.kept import check_kept_checkpoints
 
@@ -514,7 +516,7 @@ class Ledger:
             else:
                 tree_size, found = verify_parallel._tree_count_check(self._conn, last_seq)
                 more, counts, rows = verify_parallel.verify_ranges(self.path, self._conn, keys, store, last_seq,
-                                                                   tree_size, workers)
+                                                                   tree_size, workers, progress)
                 found += more
             checks.extend(found)
             passed = dict(counts)

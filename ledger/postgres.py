@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -261,10 +261,11 @@ class PostgresLedger(Ledger):
 
     def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
                kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
-               since: Checkpoint | None = None) -> LedgerVerifyReport:
+               since: Checkpoint | None = None,
+               progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
         """The SQLite ledger's checks, in this process (worker processes open SQLite files); a server
         that fails mid-way is a failed ``database`` verdict."""
         try:
-            return super().verify(keys, store, kept, workers=1, since=since)
+            return super().verify(keys, store, kept, workers=1, since=since, progress=progress)
         except LedgerBackendError as e:
             return LedgerVerifyReport(0, (Check("database", False, None, None, str(e)),))

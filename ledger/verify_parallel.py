@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
+import multiprocessing.context
 import os
 import sqlite3
+import threading
+import warnings
 from collections import Counter
-from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,45 +239,93 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+MIN_CHUNK = 256  # below this a range's own costs (a task, a connection, a result) start to show
+RANGES_PER_WORKER = 4  # so a slow range (a busy core, a range of large blobs) does not leave a core idle
+
+
+def range_size(last_seq: int, workers: int) -> int:
+    """Rows per range: CHUNK, halved (staying a power of two, so ranges stay whole subtrees) until
+    every worker gets a few ranges, but not below MIN_CHUNK. A 2,000-row ledger is then 16 ranges
+    of 128 on 2 cores, not one range on one core."""
+    chunk = CHUNK
+    while workers > 1 and chunk > MIN_CHUNK and -(-last_seq // chunk) < workers * RANGES_PER_WORKER:
+        chunk //= 2
+    return chunk
+
+
+def _no_other_python_thread() -> bool:
+    """Whether this process runs no Python thread but this one."""
+    return threading.active_count() == 1
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """fork where it is safe, else spawn.
+
+    fork starts a worker in milliseconds; spawn starts a fresh interpreter that imports g6 again
+    (about a second on a busy machine, per worker, and a process pool of a script without a
+    ``__main__`` guard even re-runs that script). fork is used when no other Python thread exists,
+    so none can hold a lock (logging's, an import lock, a half-done write) that the child would
+    inherit held. Native threads idle in a library are not counted: numpy, which sqlite_utils
+    imports when installed, starts an OpenBLAS thread pool at import, and OpenBLAS shuts it down
+    across fork itself (pthread_atfork); a worker never calls into it. SQLite: the parent has no
+    statement open while the pool starts, and a worker never touches the parent's connection; it
+    opens its own, read-only, and exits without closing the inherited one."""
+    if "fork" in multiprocessing.get_all_start_methods() and _no_other_python_thread():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
 def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
-                  last_seq: int, tree_size: int | None, workers: int | None) -> tuple[list[Check], Counter[str], int]:
-    """Every row from seq 1 to ``last_seq`` in CHUNK ranges, then what spans ranges.
+                  last_seq: int, tree_size: int | None, workers: int | None,
+                  progress: Callable[[int, int], None] | None = None) -> tuple[list[Check], Counter[str], int]:
+    """Every row from seq 1 to ``last_seq`` in ranges of ``range_size`` rows, then what spans ranges.
     ``tree_size``: the leaves the stored tree covers (checked up to there), or None to skip it.
+    ``progress(rows_done, total_rows)`` is called in this process as each range's result arrives.
     Returns (checks, passed counts, rows)."""
     from g6.ledger.ledger import GENESIS, Check
 
     compact = last_seq > CHUNK
     tree_end = stored_tree.stored_hash_count(min(tree_size, last_seq)) if tree_size is not None else None
-    bounds = [(lo, min(lo + CHUNK - 1, last_seq)) for lo in range(1, last_seq + 1, CHUNK)]
     workers = default_workers() if workers is None else max(1, workers)
-    results: list[RangeResult]
+    chunk = range_size(last_seq, workers)
+    bounds = [(lo, min(lo + chunk - 1, last_seq)) for lo in range(1, last_seq + 1, chunk)]
+    results: list[RangeResult | None] = [None] * len(bounds)
+    done = 0
     if workers == 1 or len(bounds) <= 1:
         keys_map = dict(keys)
-        results = []
-        for lo, hi in bounds:
-            results.append(verify_range(conn, keys_map, store, lo, hi, prev=None,
-                                        tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact))
+        for j, (lo, hi) in enumerate(bounds):
+            results[j] = verify_range(conn, keys_map, store, lo, hi, prev=None,
+                                      tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact)
+            done += hi - lo + 1
+            if progress is not None:
+                progress(done, last_seq)
     else:
         keys_raw = {k: v.raw for k, v in keys.items()}
         root = str(store.root) if store is not None else None
-        import multiprocessing
-
-        # spawn: a worker must not inherit this process's SQLite handles or threads
+        ctx = _pool_context()
         try:
-            with ProcessPoolExecutor(max_workers=min(workers, len(bounds)),
-                                     mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = [pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact)
-                           for lo, hi in bounds]
-                results = [f.result() for f in futures]
+            with ProcessPoolExecutor(max_workers=min(workers, len(bounds)), mp_context=ctx) as pool:
+                with warnings.catch_warnings():  # the workers are forked at the first submit
+                    # Python 3.12+ warns on a fork of a process with any native thread (see _pool_context)
+                    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+                    futures = {pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact): j
+                               for j, (lo, hi) in enumerate(bounds)}
+                for f in as_completed(futures):
+                    j = futures[f]
+                    results[j] = f.result()
+                    done += bounds[j][1] - bounds[j][0] + 1
+                    if progress is not None:
+                        progress(done, last_seq)
         except BrokenProcessPool:
-            # no worker could start (e.g. a script without a ``__main__`` guard, which spawn
-            # needs): the same ranges, in this process
-            return verify_ranges(path, conn, keys, store, last_seq, tree_size, 1)
+            # no worker could start (e.g. spawn, for a script without a ``__main__`` guard): the
+            # same ranges, in this process
+            return verify_ranges(path, conn, keys, store, last_seq, tree_size, 1, progress)
     checks: list[Check] = []
     passed: Counter[str] = Counter()
     rows = 0
     prev: tuple[int, str] = (0, GENESIS)
     for r in results:
+        assert r is not None  # every range has its result, or the pool raised
         rows += r.rows
         checks.extend(r.checks)
         passed.update(r.passed)
@@ -290,23 +342,25 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
         if r.last is not None:
             prev = r.last
     if tree_end is not None and tree_size is not None:
-        checks.extend(_upper_tree_checks(conn, results, min(tree_size, last_seq)))
+        checks.extend(_upper_tree_checks(conn, [r for r in results if r is not None], min(tree_size, last_seq),
+                                         chunk))
     return checks, passed, rows
 
 
-def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], size: int) -> list[Check]:
-    """The stored hashes above one range: fold the ranges' roots as leaves at level log2(CHUNK)."""
+def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], size: int,
+                       chunk: int) -> list[Check]:
+    """The stored hashes above one range: fold the ranges' roots as leaves at level log2(chunk)."""
     from g6.ledger.ledger import Check
 
-    base = CHUNK.bit_length() - 1
+    base = chunk.bit_length() - 1
     expect: list[tuple[int, bytes, int]] = []  # (id, hash, level)
     stack: list[tuple[int, bytes]] = []
     for j, r in enumerate(results):
-        if (j + 1) * CHUNK > size:
+        if (j + 1) * chunk > size:
             break  # a part range closes nothing above itself
-        if len(r.frontier.stack) != 1 or r.frontier.size != CHUNK:
-            return [Check("tree", False, None, None, f"rows {j * CHUNK + 1}..{(j + 1) * CHUNK} are not "
-                                                     f"{CHUNK} receipts, so the stored tree above them cannot match")]
+        if len(r.frontier.stack) != 1 or r.frontier.size != chunk:
+            return [Check("tree", False, None, None, f"rows {j * chunk + 1}..{(j + 1) * chunk} are not "
+                                                     f"{chunk} receipts, so the stored tree above them cannot match")]
         h, level = r.frontier.stack[0][1], base
         while stack and stack[-1][0] == level:
             h = node_hash(stack.pop()[1], h)
@@ -320,7 +374,7 @@ def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], siz
     if bad:
         return [Check("tree", False, None, None, f"stored tree hash {i} (level {lv}) differs from the hash of "
                                                  "the receipts") for i, lv in bad[:MAX_TREE_FAILURES]]
-    return [Check("tree", True, None, None, f"{len(expect)} stored hashes above {CHUNK}-row ranges")]
+    return [Check("tree", True, None, None, f"{len(expect)} stored hashes above {chunk}-row ranges")]
 
 
 def _tree_count_check(conn: sqlite3.Connection, rows_size: int) -> tuple[int | None, list[Check]]:
