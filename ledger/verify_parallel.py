@@ -1,7 +1,8 @@
 """Verifying a ledger in row ranges: every core, flat memory, and only the new rows when asked.
 
-A full verify cuts the rows into ranges of ``CHUNK`` (a power of two) receipts. Each range is
-checked on its own, in a worker process with its own read-only connection: signatures, chain
+A full verify cuts the rows into ranges of a power of two receipts (``CHUNK``, smaller for a small
+ledger so that every core gets several ranges). Each range is checked on its own, in a worker
+process (forked when that is safe, see ``_pool_context``) with its own read-only connection: signatures, chain
 links inside the range, referenced blobs, and the stored Merkle hashes of the complete subtrees
 inside the range (recomputed from the receipts and compared one by one). The parent then checks
 what spans ranges: each range's first ``prev_hash`` against the previous range's last entry hash,
@@ -245,8 +246,8 @@ RANGES_PER_WORKER = 4  # so a slow range (a busy core, a range of large blobs) d
 
 def range_size(last_seq: int, workers: int) -> int:
     """Rows per range: CHUNK, halved (staying a power of two, so ranges stay whole subtrees) until
-    every worker gets a few ranges, but not below MIN_CHUNK. A 2,000-row ledger is then 16 ranges
-    of 128 on 2 cores, not one range on one core."""
+    every worker gets a few ranges, but not below MIN_CHUNK. A 2,000-row ledger is then 8 ranges
+    of 256 on 2 cores, not one range on one core."""
     chunk = CHUNK
     while workers > 1 and chunk > MIN_CHUNK and -(-last_seq // chunk) < workers * RANGES_PER_WORKER:
         chunk //= 2
