@@ -241,6 +241,37 @@ def _signature_member(sig: Mapping[str, Any]) -> bytes:
     return rfc8785.dumps({"signature": dict(sig)})[1:-1]
 
 
+def _cut_signature_member(text: str, sig: Mapping[str, Any]) -> str | None:
+    """``text`` with its ``,"signature":{…}`` member cut out from right after the top-level
+    ``"schema"`` member (where RFC 8785 order puts it), or None if it is not found there."""
+    member = "," + _signature_member(sig).decode()
+    anchor = f'"schema":"{SCHEMA}"'
+    i = text.rfind(anchor + member)
+    if i < 0:
+        return None
+    start = i + len(anchor)
+    return text[:start] + text[start + len(member):]
+
+
+def signed_message_fast(text: str, data: Mapping[str, Any]) -> bytes | None:
+    """The signed message of a stored receipt by the cut alone, without parsing the result again
+    (what ``unsigned_bytes_of_stored`` does), or None where the cut could be misread.
+
+    Taken only when ``"signature"`` occurs once in the text and no ``\\u`` escape does. Then the
+    top-level ``signature`` key of ``data`` (every key is written literally, since no escape can
+    spell one of its letters) is that one occurrence, and the cut member begins with it, so the
+    cut removes exactly that top-level member (the comma before it, the key and its whole value):
+    the remainder parses to ``data`` minus its signature, as the checked slow path would find.
+    If it is not in canonical form its signature simply fails, and the caller then takes the slow
+    path, so every verdict is the slow path's.
+    """
+    sig = data.get("signature")
+    if not isinstance(sig, dict) or text.count('"signature"') != 1 or "\\u" in text:
+        return None
+    cut = _cut_signature_member(text, sig)
+    return None if cut is None else cut.encode()
+
+
 def unsigned_bytes_of_stored(text: str, data: Mapping[str, Any]) -> bytes | None:
     """The signed message of a receipt stored as canonical JSON, without re-canonicalising it.
 
@@ -253,13 +284,9 @@ def unsigned_bytes_of_stored(text: str, data: Mapping[str, Any]) -> bytes | None
     sig = data.get("signature")
     if not isinstance(sig, dict):
         return None
-    member = "," + _signature_member(sig).decode()
-    anchor = f'"schema":"{SCHEMA}"'
-    i = text.rfind(anchor + member)
-    if i < 0:
+    derived = _cut_signature_member(text, sig)
+    if derived is None:
         return None
-    start = i + len(anchor)
-    derived = text[:start] + text[start + len(member):]
     try:
         rest = json.loads(derived)
     except ValueError:

@@ -1,7 +1,8 @@
 """Verifying a ledger in row ranges: every core, flat memory, and only the new rows when asked.
 
-A full verify cuts the rows into ranges of ``CHUNK`` (a power of two) receipts. Each range is
-checked on its own, in a worker process with its own read-only connection: signatures, chain
+A full verify cuts the rows into ranges of a power of two receipts (``CHUNK``, smaller for a small
+ledger so that every core gets several ranges). Each range is checked on its own, in a worker
+process (forked when that is safe, see ``_pool_context``) with its own read-only connection: signatures, chain
 links inside the range, referenced blobs, and the stored Merkle hashes of the complete subtrees
 inside the range (recomputed from the receipts and compared one by one). The parent then checks
 what spans ranges: each range's first ``prev_hash`` against the previous range's last entry hash,
@@ -19,11 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
+import multiprocessing.context
 import os
 import sqlite3
+import threading
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +42,7 @@ from g6.ledger import stored_tree
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import ProofError, node_hash, verify_consistency, verify_inclusion
 from g6.ledger.note import Checkpoint
-from g6.ledger.receipts import Receipt, Signature, check_signature, unsigned_bytes_of_stored
+from g6.ledger.receipts import Signature, check_signature, signed_message_fast, unsigned_bytes_of_stored
 
 if TYPE_CHECKING:
     from g6.ledger.ledger import Check
@@ -70,7 +75,6 @@ class RangeResult:
     first: tuple[int, str, str] | None = None  # (seq, receipt_id, stored prev_hash) of the first row
     last: tuple[int, str] | None = None  # (seq, entry_hash) of the last row
     frontier: stored_tree.Frontier = field(default_factory=stored_tree.Frontier)
-    last_leaf: tuple[int, str, bytes] | None = None  # (seq, receipt_id, leaf hash)
 
     def add(self, check: Check, compact: bool) -> None:
         if compact and check.ok:
@@ -88,7 +92,8 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     ``tree_ids`` is the id range [start, end) of the stored hashes these rows' leaves produce on top
     of ``frontier``; None skips the tree check (no stored tree). ``progress(rows checked, rows in the
     range)`` is called every PROGRESS_EVERY rows."""
-    from g6.ledger.ledger import RECEIPT_COLUMNS, Check, Ledger, stored_leaf_hash
+    from g6.ledger.ledger import RECEIPT_COLUMNS, Check, Ledger, entry_hash, stored_bytes
+    from g6.ledger.merkle import leaf_hash
 
     out = RangeResult(frontier=frontier or stored_tree.Frontier())
     loaded: Mapping[str, Any] = {k: _LoadedKey(v) for k, v in keys.items()}
@@ -100,30 +105,45 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     next_id = tree_ids[0] if tree_ids is not None else 0
     pos = 0
     tree_bad = 0
+    # passing checks of a compact range are counted here, not made into Check objects: one row
+    # costs a few microseconds besides its Ed25519 verification, and three objects a row were a
+    # visible part of that
+    n_chain = n_sig = n_blob = 0
+    add = out.checks.append
+    append_leaf = out.frontier.append
+    loads = json.loads
     cur = conn.execute(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM receipts WHERE seq >= ? AND seq <= ? ORDER BY seq",
                        (lo_seq, hi_seq))
     for seq, rid_col, kind, outcome, fetched_at, text, stored_prev, stored_hash in cur:
         out.rows += 1
         if progress is not None and out.rows % PROGRESS_EVERY == 0:
             progress(out.rows, hi_seq - lo_seq + 1)
-        columns = {"receipt_id": rid_col, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
         rid = rid_col if isinstance(rid_col, str) else repr(rid_col)  # verdicts name the row as stored
         if out.first is None:
             out.first = (seq, rid, stored_prev)
             if prev is None:
                 prev = (seq - 1, stored_prev)
         data: Any = None
-        if isinstance(text, str):
+        is_text = isinstance(text, str)
+        if is_text:
             with contextlib.suppress(ValueError):
-                data = json.loads(text)
-        out.add(Ledger._chain_check(seq, rid, text, data, stored_prev, stored_hash, prev[0], prev[1], columns),
-                compact)
+                data = loads(text)
+        raw = text.encode() if is_text else stored_bytes(text)
+        # the common row, checked inline: in sequence, linked, hashing to its entry hash, its
+        # columns those of the receipt; anything else gets the full check and its wording
+        if (compact and is_text and seq == prev[0] + 1 and stored_prev == prev[1] and type(data) is dict
+                and entry_hash(seq, stored_prev, raw) == stored_hash and data.get("receipt_id") == rid_col
+                and data.get("kind") == kind and data.get("outcome") == outcome
+                and data.get("fetched_at") == fetched_at):
+            n_chain += 1
+        else:
+            columns = {"receipt_id": rid_col, "kind": kind, "outcome": outcome, "fetched_at": fetched_at}
+            out.add(Ledger._chain_check(seq, rid, text, data, stored_prev, stored_hash, prev[0], prev[1], columns),
+                    compact)
         prev = (seq, stored_hash)
-        out.last = prev
-        leaf = stored_leaf_hash(text)
-        out.last_leaf = (seq, rid, leaf)
+        leaf = leaf_hash(raw)
         if tree_ids is not None:
-            for level, h in enumerate(out.frontier.append(leaf)):
+            for level, h in enumerate(append_leaf(leaf)):
                 if next_id >= tree_ids[1]:
                     break
                 if pos < len(stored) and stored[pos][0] == next_id:
@@ -135,30 +155,52 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
                     tree_bad += 1
                     if tree_bad <= MAX_TREE_FAILURES:
                         what = "is missing" if got is None else "differs from the hash of the receipts"
-                        out.checks.append(Check("tree", False, seq, rid,
-                                                f"stored tree hash {next_id} (level {level}) {what}"))
+                        add(Check("tree", False, seq, rid, f"stored tree hash {next_id} (level {level}) {what}"))
                 next_id += 1
         else:
-            out.frontier.append(leaf)
+            append_leaf(leaf)
         try:
-            if not isinstance(text, str):
+            if not is_text:
                 raise InputError(f"stored as {type(text).__name__}, not text")
             if not isinstance(data, dict):
                 raise InputError("not a JSON object")
-            message = unsigned_bytes_of_stored(text, data)
-            if message is None:  # not in canonical form: rebuild it (and let the signature judge)
-                message = Receipt.from_json(data).canonical_bytes()
             raw_sig = data.get("signature")
             sig = Signature(raw_sig["alg"], raw_sig["key_id"], raw_sig["value"]) if raw_sig else None
-            ok, why = check_signature(sig, loaded, message, "receipt")
+            fast = signed_message_fast(text, data)
+            message = fast if fast is not None else _checked_message(text, data)
+            if sig is not None and set(raw_sig) != SIGNATURE_MEMBERS:
+                ok, why = False, "the signature object carries members no signature covers"
+            elif message is None:
+                ok, why = False, "the stored receipt is not the canonical form of a signed receipt: bytes in it " \
+                                 "are covered by no signature"
+            else:
+                ok, why = check_signature(sig, loaded, message, "receipt")
+                if not ok and fast is not None:
+                    # the fast cut is only ever trusted when it verifies: otherwise the checked
+                    # derivation decides, so a failing row gets exactly the verdict it always had
+                    slow = _checked_message(text, data)
+                    if slow is not None and slow != fast:
+                        ok, why = check_signature(sig, loaded, slow, "receipt")
         except (InputError, KeyError, TypeError, ValueError, AttributeError) as e:
             # a malformed row (wrong JSON types, say) is a verdict on that row, never a traceback
-            out.add(Check("signature", False, seq, rid, f"receipt unreadable: {e}"), compact)
+            add(Check("signature", False, seq, rid, f"receipt unreadable: {e}"))
             continue
-        out.add(Check("signature", ok, seq, rid, "" if ok else why), compact)
+        if ok and compact:
+            n_sig += 1
+        else:
+            add(Check("signature", ok, seq, rid, "" if ok else why))
         content = data.get("content")
         if store is not None and content:
-            out.add(Ledger._blob_check(store, seq, rid, content, blob_cache), compact)
+            c = Ledger._blob_check(store, seq, rid, content, blob_cache)
+            if c.ok and compact:
+                n_blob += 1
+            else:
+                add(c)
+    if out.first is not None:
+        out.last = prev
+    for name, n in (("chain", n_chain), ("signature", n_sig), ("blob", n_blob)):
+        if n:
+            out.passed[name] += n
     if tree_ids is not None:
         if tree_bad > MAX_TREE_FAILURES:
             out.checks.append(Check("tree", False, None, None, f"{tree_bad - MAX_TREE_FAILURES} more wrong "
@@ -166,6 +208,17 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
         elif not tree_bad:
             out.add(Check("tree", True, None, None, f"stored hashes of rows {lo_seq}..{hi_seq}"), compact)
     return out
+
+
+SIGNATURE_MEMBERS = {"alg", "key_id", "value"}
+
+
+def _checked_message(text: str, data: Mapping[str, Any]) -> bytes | None:
+    """The signed message by the checked way: the cut parsed again and compared; None when the
+    stored text is not in canonical form. Such a text is never rebuilt into what a key signed:
+    rebuilding drops members the receipt type does not know (an extra key in a hop, say), so
+    unsigned bytes would sit in a row that verifies and in the leaf its proofs cover."""
+    return unsigned_bytes_of_stored(text, data)
 
 
 def _range_tree_ids(lo_seq: int, hi_seq: int, tree_end: int | None) -> tuple[int, int] | None:
@@ -201,54 +254,95 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+MIN_CHUNK = 256  # below this a range's own costs (a task, a connection, a result) start to show
+RANGES_PER_WORKER = 4  # so a slow range (a busy core, a range of large blobs) does not leave a core idle
+
+
+def range_size(last_seq: int, workers: int) -> int:
+    """Rows per range: CHUNK, halved (staying a power of two, so ranges stay whole subtrees) until
+    every worker gets a few ranges, but not below MIN_CHUNK. A 2,000-row ledger is then 8 ranges
+    of 256 on 2 cores, not one range on one core."""
+    chunk = CHUNK
+    while workers > 1 and chunk > MIN_CHUNK and -(-last_seq // chunk) < workers * RANGES_PER_WORKER:
+        chunk //= 2
+    return chunk
+
+
+def _no_other_python_thread() -> bool:
+    """Whether this process runs no Python thread but this one."""
+    return threading.active_count() == 1
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """fork where it is safe, else spawn.
+
+    fork starts a worker in milliseconds; spawn starts a fresh interpreter that imports g6 again
+    (about a second on a busy machine, per worker, and a process pool of a script without a
+    ``__main__`` guard even re-runs that script). fork is used when no other Python thread exists,
+    so none can hold a lock (logging's, an import lock, a half-done write) that the child would
+    inherit held. Native threads idle in a library are not counted: numpy, which sqlite_utils
+    imports when installed, starts an OpenBLAS thread pool at import, and OpenBLAS shuts it down
+    across fork itself (pthread_atfork); a worker never calls into it. SQLite: the parent has no
+    statement open while the pool starts, and a worker never touches the parent's connection; it
+    opens its own, read-only, and exits without closing the inherited one."""
+    if "fork" in multiprocessing.get_all_start_methods() and _no_other_python_thread():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
 def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store: BlobStore | None,
                   last_seq: int, tree_size: int | None, workers: int | None,
                   progress: Callable[[int, int], None] | None = None) -> tuple[list[Check], Counter[str], int]:
-    """Every row from seq 1 to ``last_seq`` in CHUNK ranges, then what spans ranges.
+    """Every row from seq 1 to ``last_seq`` in ranges of ``range_size`` rows, then what spans ranges.
     ``tree_size``: the leaves the stored tree covers (checked up to there), or None to skip it.
-    ``progress(rows checked, last_seq)``: within a range in this process, per range from workers.
+    ``progress(rows_done, total_rows)`` is called in this process within each range checked here and as each
+    worker's range result arrives.
     Returns (checks, passed counts, rows)."""
     from g6.ledger.ledger import GENESIS, Check
 
     compact = last_seq > CHUNK
     tree_end = stored_tree.stored_hash_count(min(tree_size, last_seq)) if tree_size is not None else None
-    bounds = [(lo, min(lo + CHUNK - 1, last_seq)) for lo in range(1, last_seq + 1, CHUNK)]
     workers = default_workers() if workers is None else max(1, workers)
-    results: list[RangeResult]
+    chunk = range_size(last_seq, workers)
+    bounds = [(lo, min(lo + chunk - 1, last_seq)) for lo in range(1, last_seq + 1, chunk)]
+    results: list[RangeResult | None] = [None] * len(bounds)
+    done = 0
     if workers == 1 or len(bounds) <= 1:
         keys_map = dict(keys)
-        results = []
-        for lo, hi in bounds:
-            step = None if progress is None else (lambda n, _, lo=lo: progress(lo - 1 + n, last_seq))
-            results.append(verify_range(conn, keys_map, store, lo, hi, prev=None,
-                                        tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact, progress=step))
+        for j, (lo, hi) in enumerate(bounds):
+            step = None if progress is None else (lambda n, _, base=done: progress(base + n, last_seq))
+            results[j] = verify_range(conn, keys_map, store, lo, hi, prev=None,
+                                      tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact, progress=step)
+            done += hi - lo + 1
             if progress is not None:
-                progress(hi, last_seq)
+                progress(done, last_seq)
     else:
         keys_raw = {k: v.raw for k, v in keys.items()}
         root = str(store.root) if store is not None else None
-        import multiprocessing
-
-        # spawn: a worker must not inherit this process's SQLite handles or threads
+        ctx = _pool_context()
         try:
-            with ProcessPoolExecutor(max_workers=min(workers, len(bounds)),
-                                     mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = [pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact)
-                           for lo, hi in bounds]
-                results = []
-                for f, (_, hi) in zip(futures, bounds, strict=True):
-                    results.append(f.result())
+            with ProcessPoolExecutor(max_workers=min(workers, len(bounds)), mp_context=ctx) as pool:
+                with warnings.catch_warnings():  # the workers are forked at the first submit
+                    # Python 3.12+ warns on a fork of a process with any native thread (see _pool_context)
+                    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+                    futures = {pool.submit(_worker, str(path), keys_raw, root, lo, hi, tree_end, compact): j
+                               for j, (lo, hi) in enumerate(bounds)}
+                for f in as_completed(futures):
+                    j = futures[f]
+                    results[j] = f.result()
+                    done += bounds[j][1] - bounds[j][0] + 1
                     if progress is not None:
-                        progress(hi, last_seq)
+                        progress(done, last_seq)
         except BrokenProcessPool:
-            # no worker could start (e.g. a script without a ``__main__`` guard, which spawn
-            # needs): the same ranges, in this process
+            # no worker could start (e.g. spawn, for a script without a ``__main__`` guard): the
+            # same ranges, in this process
             return verify_ranges(path, conn, keys, store, last_seq, tree_size, 1, progress)
     checks: list[Check] = []
     passed: Counter[str] = Counter()
     rows = 0
     prev: tuple[int, str] = (0, GENESIS)
     for r in results:
+        assert r is not None  # every range has its result, or the pool raised
         rows += r.rows
         checks.extend(r.checks)
         passed.update(r.passed)
@@ -265,23 +359,25 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
         if r.last is not None:
             prev = r.last
     if tree_end is not None and tree_size is not None:
-        checks.extend(_upper_tree_checks(conn, results, min(tree_size, last_seq)))
+        checks.extend(_upper_tree_checks(conn, [r for r in results if r is not None], min(tree_size, last_seq),
+                                         chunk))
     return checks, passed, rows
 
 
-def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], size: int) -> list[Check]:
-    """The stored hashes above one range: fold the ranges' roots as leaves at level log2(CHUNK)."""
+def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], size: int,
+                       chunk: int) -> list[Check]:
+    """The stored hashes above one range: fold the ranges' roots as leaves at level log2(chunk)."""
     from g6.ledger.ledger import Check
 
-    base = CHUNK.bit_length() - 1
+    base = chunk.bit_length() - 1
     expect: list[tuple[int, bytes, int]] = []  # (id, hash, level)
     stack: list[tuple[int, bytes]] = []
     for j, r in enumerate(results):
-        if (j + 1) * CHUNK > size:
+        if (j + 1) * chunk > size:
             break  # a part range closes nothing above itself
-        if len(r.frontier.stack) != 1 or r.frontier.size != CHUNK:
-            return [Check("tree", False, None, None, f"rows {j * CHUNK + 1}..{(j + 1) * CHUNK} are not "
-                                                     f"{CHUNK} receipts, so the stored tree above them cannot match")]
+        if len(r.frontier.stack) != 1 or r.frontier.size != chunk:
+            return [Check("tree", False, None, None, f"rows {j * chunk + 1}..{(j + 1) * chunk} are not "
+                                                     f"{chunk} receipts, so the stored tree above them cannot match")]
         h, level = r.frontier.stack[0][1], base
         while stack and stack[-1][0] == level:
             h = node_hash(stack.pop()[1], h)
@@ -295,7 +391,7 @@ def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], siz
     if bad:
         return [Check("tree", False, None, None, f"stored tree hash {i} (level {lv}) differs from the hash of "
                                                  "the receipts") for i, lv in bad[:MAX_TREE_FAILURES]]
-    return [Check("tree", True, None, None, f"{len(expect)} stored hashes above {CHUNK}-row ranges")]
+    return [Check("tree", True, None, None, f"{len(expect)} stored hashes above {chunk}-row ranges")]
 
 
 def _tree_count_check(conn: sqlite3.Connection, rows_size: int) -> tuple[int | None, list[Check]]:
