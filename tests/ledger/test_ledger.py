@@ -222,12 +222,13 @@ def test_fast_signature_path_agrees_with_the_slow_one(home: EvidenceHome) -> Non
     text = conn.execute("SELECT receipt FROM receipts WHERE seq = 2").fetchone()[0]
     data = json.loads(text)
     assert unsigned_bytes_of_stored(text, data) == rs[1].canonical_bytes()
-    # the same receipt stored non-canonically (keys reordered): no fast path, and the chain flags it
+    # the same receipt stored non-canonically (keys reordered): no fast path, and both the chain and the
+    # signature flag it (a stored text is never rebuilt into what was signed: see test_unsigned_members_fail)
     reordered = json.dumps(dict(reversed(list(data.items()))))
     assert unsigned_bytes_of_stored(reordered, json.loads(reordered)) is None
     conn.execute("UPDATE receipts SET receipt = ? WHERE seq = 2", (reordered,))
     report = home.verify()
-    assert not report.failures("signature") and [f.seq for f in report.failures("chain")] == [2]
+    assert [f.seq for f in report.failures("signature")] == [2] and [f.seq for f in report.failures("chain")] == [2]
     # a signature member planted inside another object is not taken for the real one
     planted = dict(data, detail={"schema": "runx.receipt.v1", "signature": data["signature"]})
     import rfc8785
@@ -236,3 +237,35 @@ def test_fast_signature_path_agrees_with_the_slow_one(home: EvidenceHome) -> Non
     derived = unsigned_bytes_of_stored(ptext, planted)
     assert derived is not None and b'"detail":{"schema"' in derived
     assert not Receipt.from_json(planted).verify_signature(home.keys.trusted(), message=derived)[0]
+
+
+@pytest.mark.parametrize("where", ["top", "hop", "allowlist", "signature"])
+def test_unsigned_members_fail(home: EvidenceHome, where: str) -> None:
+    """An attacker with the ledger file but no key adds a member the receipt type does not know (at the
+    top, in a hop, in the allowlist, in the signature object) and re-hashes the chain. Rebuilding the
+    receipt would drop the member and verify; the stored text is what leaves and proofs cover, so the
+    row must fail its signature check instead."""
+    import rfc8785
+
+    from g6.ledger.ledger import entry_hash
+
+    fill(home, 3)
+    conn = raw(home)
+    seq, text, prev = conn.execute("SELECT seq, receipt, prev_hash FROM receipts WHERE seq = 3").fetchone()
+    data = json.loads(text)
+    if where == "top":
+        data["note"] = "unsigned words"
+    elif where == "hop":
+        data["hops"] = [dict(data["hops"][0] if data["hops"] else {"url": "https://e.org/", "status": 200,
+                                                                    "connected_address": "192.0.2.1"},
+                             note="unsigned words")]
+    elif where == "allowlist":
+        data["allowlist"] = dict(data["allowlist"], note="unsigned words")
+    else:
+        data["signature"] = dict(data["signature"], note="unsigned words")
+    forged = rfc8785.dumps(data)
+    conn.execute("UPDATE receipts SET receipt = ?, entry_hash = ? WHERE seq = 3",
+                 (forged.decode(), entry_hash(seq, prev, forged)))
+    conn.execute("DELETE FROM merkle_hashes")
+    report = home.verify()
+    assert [f.seq for f in report.failures("signature")] == [3], report.failures()
