@@ -107,6 +107,16 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _replace(src: str | Path, dst: Path) -> None:
+    """``os.replace``, making ``dst``'s folder first only when it is missing (most puts land in a
+    folder that exists: one syscall, not a mkdir per level on every put)."""
+    try:
+        os.replace(src, dst)
+    except FileNotFoundError:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dst)
+
+
 class _Sha256Thread:
     """sha256 on a second thread, so it runs beside blake3 and the file write (hashlib drops the
     GIL for large updates). A bounded queue keeps memory flat: a slow hash slows the writer."""
@@ -141,16 +151,26 @@ class BlobWriter:
     """Incremental writer: ``write`` chunks as they arrive, then ``commit`` (or ``abort``).
 
     Hashes while writing, so memory stays flat whatever the body size. Past ``PIPELINE_AFTER``
-    bytes, sha256 moves to a second thread.
+    bytes, sha256 moves to a second thread (it is the slowest of the three passes, and hashlib,
+    blake3 and zstd all drop the GIL, so it runs beside blake3, zstd and the file write).
+
+    A body that is not compressed goes to the temp file as it comes. A text body is held (the
+    chunks as given, not copied) up to ``HOLD`` bytes and compressed at commit in one call into one
+    frame that declares its size, written with one write: such a frame is read back in one pass
+    (``compression.read_compressed``). A text body past ``HOLD`` streams through a zstd stream
+    writer instead, so memory stays bounded by ``HOLD`` whatever the size.
     """
 
-    PIPELINE_AFTER = 4 << 20
+    PIPELINE_AFTER = 256 << 10
+    HOLD = 16 << 20
 
     def __init__(self, store: BlobStore, content_type: str | None = None) -> None:
         self._store = store
         self._content_type = content_type
         self._zfile: compression_mod.CompressingFile | None = None
-        self._pending: bytearray | None = bytearray()  # the first bytes, held until they decide compression
+        self._held: list[bytes] | None = []  # chunks not written yet (see the class docstring)
+        self._held_size = 0
+        self._compress: bool | None = None  # decided by the first MIN_SIZE bytes
         fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="put-")
         self._path = Path(name)
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
@@ -162,7 +182,7 @@ class BlobWriter:
     def write(self, chunk: bytes) -> None:
         if self._file is None:
             raise ValueError("writer already closed")
-        chunk = bytes(chunk)  # the hash thread must see bytes no caller can change later
+        chunk = bytes(chunk)  # the hash thread and the held list must see bytes no caller can change later
         if self._sha_thread is not None:
             self._sha_thread.update(chunk)
         elif self.size + len(chunk) > self.PIPELINE_AFTER:
@@ -173,10 +193,16 @@ class BlobWriter:
         self._b3.update(chunk)
         self.size += len(chunk)
         try:
-            if self._pending is not None:
-                self._pending += chunk
-                if len(self._pending) >= compression_mod.MIN_SIZE:
-                    self._decide(compress=True)
+            if self._held is not None:
+                self._held.append(chunk)
+                self._held_size += len(chunk)
+                if self._compress is None and self._held_size >= compression_mod.MIN_SIZE:
+                    self._compress = self._decide()
+                if self._compress is False:
+                    self._write_held()  # kept raw: from now on straight to the file
+                elif self._compress and self._held_size > self.HOLD:
+                    self._zfile = compression_mod.CompressingFile(self._file)
+                    self._write_held()  # too large to hold: streamed compression from now on
                 return
             (self._zfile or self._file).write(chunk)
         except OSError as e:
@@ -185,15 +211,18 @@ class BlobWriter:
                 raise full from e
             raise
 
-    def _decide(self, compress: bool) -> None:
-        """The first bytes decide: text is kept compressed, already-compressed formats and tiny
-        bodies raw. Then what was held is written."""
-        assert self._file is not None and self._pending is not None
-        pending, self._pending = bytes(self._pending), None
-        if compress and self._store.compression == "zstd" and \
-                compression_mod.worth_compressing(pending, self._content_type):
-            self._zfile = compression_mod.CompressingFile(self._file)
-        (self._zfile or self._file).write(pending)
+    def _decide(self) -> bool:
+        """The first bytes decide: text is kept compressed, already-compressed formats raw."""
+        assert self._held is not None
+        sample = b"".join(self._held)[:compression_mod.SNIFF]
+        return self._store.compression == "zstd" and compression_mod.worth_compressing(sample, self._content_type)
+
+    def _write_held(self) -> None:
+        assert self._file is not None and self._held is not None
+        held, self._held = self._held, None
+        out = self._zfile or self._file
+        for c in held:
+            out.write(c)
 
     def _sha_hex(self) -> str:
         if self._sha_thread is not None:
@@ -204,12 +233,18 @@ class BlobWriter:
     def commit(self) -> BlobRef:
         if self._file is None:
             raise ValueError("writer already closed")
-        if self._pending is not None:
-            self._decide(compress=False)  # the whole body is shorter than MIN_SIZE
         f, self._file = self._file, None
+        compressed = bool(self._compress)
         try:
             try:
-                if self._zfile is not None:
+                if self._held is not None:
+                    held, self._held = self._held, None
+                    if compressed:  # one frame declaring its size, one write
+                        f.write(compression_mod.compress_frame(held, self._held_size))
+                    else:  # shorter than MIN_SIZE: kept raw
+                        for c in held:
+                            f.write(c)
+                elif self._zfile is not None:
                     self._zfile.finish()
                 f.flush()
                 if self._store.fsync:
@@ -217,7 +252,7 @@ class BlobWriter:
             finally:
                 f.close()
             ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
-            self._store._install(self._path, ref, compressed=self._zfile is not None)
+            self._store._install(self._path, ref, compressed=compressed)
         except BaseException as e:
             self.abort()
             if (full := _full(e, "writing a blob")) is not None:
@@ -226,6 +261,7 @@ class BlobWriter:
         return ref
 
     def abort(self) -> None:
+        self._held = None
         if self._sha_thread is not None:
             self._sha_thread.finish()
             self._sha_thread = None
@@ -241,6 +277,25 @@ class BlobWriter:
     def __exit__(self, *exc: object) -> None:
         if self._file is not None:
             self.abort()
+
+
+PARALLEL_AFTER = 1 << 20  # below this a second thread costs about what it saves
+
+
+def digests(data: bytes) -> BlobRef:
+    """blake3, sha256 and size of ``data``. Past ``PARALLEL_AFTER`` bytes sha256 runs on a second
+    thread beside blake3 (both drop the GIL), so the pair costs about the slower one, not the sum."""
+    if len(data) < PARALLEL_AFTER:
+        return BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
+                       len(data))
+    sha = hashlib.sha256()
+    t = threading.Thread(target=sha.update, args=(data,), daemon=True)
+    t.start()
+    try:
+        b3 = blake3.blake3(data).hexdigest()
+    finally:
+        t.join()
+    return BlobRef(f"blake3:{b3}", f"sha256:{sha.hexdigest()}", len(data))
 
 
 def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
@@ -275,8 +330,7 @@ class VerifiedReads:
         d = digest if isinstance(digest, Digest) else Digest.parse(digest)
         data = self.read(d)
         b3hex = self._resolve(d)
-        actual = BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
-                         len(data))
+        actual = digests(data)
         refuse_mismatch(d, b3hex, actual)
         return actual, data
 
@@ -352,7 +406,6 @@ class BlobStore(VerifiedReads):
         return self.put_stream([data])
 
     def _atomic_write_small(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(dir=self.tmp_dir, prefix="meta-")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -360,7 +413,7 @@ class BlobStore(VerifiedReads):
                 if self.fsync:
                     f.flush()
                     os.fsync(f.fileno())
-            os.replace(name, path)
+            _replace(name, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name)
@@ -378,8 +431,7 @@ class BlobStore(VerifiedReads):
             meta = json.dumps(ref.to_json(), sort_keys=True).encode()
             self._atomic_write_small(self._meta_path(b3hex), meta)
             self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
-            data_path.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, data_path)
+            _replace(tmp, data_path)
             if self.fsync:
                 _fsync_dir(data_path.parent)
         except BaseException:
@@ -430,12 +482,20 @@ class BlobStore(VerifiedReads):
         return found[0].open("rb")
 
     def read(self, digest: str | Digest) -> bytes:
+        """The raw bytes, read with one open and one read (no stat first); a compressed blob is
+        inflated in one call bounded by its recorded size."""
         b3hex = self._resolve(digest)
-        found = self._stored_path(b3hex)
-        if found is not None and found[1]:
-            return compression_mod.read_compressed(found[0], self._raw_size(b3hex))
-        with self.open(digest) as f:
-            return f.read()
+        raw = self._data_path(b3hex)
+        try:
+            return raw.read_bytes()
+        except FileNotFoundError:
+            pass
+        z = raw.with_name(raw.name + compression_mod.SUFFIX)
+        try:
+            data = z.read_bytes()
+        except FileNotFoundError:
+            raise BlobNotFound(f"no blob {digest}") from None
+        return compression_mod.decompress(data, self._raw_size(b3hex), b3hex)
 
     def open_verified(self, digest: str | Digest) -> BinaryIO:
         """The blob opened for reading, after one hashing pass over that same open file showed the
