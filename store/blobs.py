@@ -266,8 +266,11 @@ class BlobWriter:
             self._sha_thread.finish()
             self._sha_thread = None
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            f, self._file = self._file, None
+            # the temp file is discarded: a close that fails flushing what was buffered (a full
+            # disk, the error being handled now) must not hide that error or keep the file
+            with contextlib.suppress(OSError):
+                f.close()
         with contextlib.suppress(FileNotFoundError):
             self._path.unlink()
 
