@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import queue
@@ -500,12 +501,33 @@ class BlobStore(VerifiedReads):
             raise BlobNotFound(f"no blob {digest}") from None
         return compression_mod.decompress(data, self._raw_size(b3hex), b3hex)
 
+    def _read_if_small(self, b3hex: str) -> bytes | None:
+        """The raw bytes of a blob of at most ``BlobWriter.HOLD`` raw bytes; None for a larger (or
+        absent) one, which is streamed instead."""
+        raw = self._data_path(b3hex)
+        try:
+            with raw.open("rb") as f:
+                return f.read() if os.fstat(f.fileno()).st_size <= BlobWriter.HOLD else None
+        except FileNotFoundError:
+            pass
+        z = raw.with_name(raw.name + compression_mod.SUFFIX)
+        if not z.is_file():
+            return None
+        size = self._raw_size(b3hex)
+        return compression_mod.read_compressed(z, size) if size <= BlobWriter.HOLD else None
+
     def open_verified(self, digest: str | Digest) -> BinaryIO:
-        """The blob opened for reading, after one hashing pass over that same open file showed the
-        bytes are what was asked for (the file is never rewritten in place, only replaced, so the
-        open file keeps the bytes that were checked). Memory stays flat whatever the size."""
+        """The blob opened for reading, after one hashing pass showed the bytes are what was asked
+        for. A blob of up to ``BlobWriter.HOLD`` raw bytes is read (and inflated) once and served from
+        memory; a larger one is hashed through its open file, then that same file is served (it is
+        never rewritten in place, only replaced, so the open file keeps the bytes that were checked):
+        memory stays bounded whatever the size."""
         d = digest if isinstance(digest, Digest) else Digest.parse(digest)
         b3hex = self._resolve(d)
+        whole = self._read_if_small(b3hex)
+        if whole is not None:  # one read (one inflate), both digests at once, served from that memory
+            refuse_mismatch(d, b3hex, digests(whole))
+            return io.BytesIO(whole)
         f = self.open(d)
         try:
             b3, sha, size = blake3.blake3(), hashlib.sha256(), 0

@@ -145,3 +145,21 @@ def test_a_full_disk_while_streaming_a_text_body_is_typed_and_leaves_nothing(tmp
     out = json.loads(r.stdout)
     assert out["code"] == "G6_E_STORE_DISK_FULL" and "File too large" in out["message"]
     assert [p for p in root.rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.parametrize("compression", ["zstd", "off"])
+def test_open_verified_of_a_small_blob_reads_once_and_still_refuses_a_lie(tmp_path: Path, compression: str) -> None:
+    store = BlobStore(tmp_path, fsync=False, compression=compression)
+    ref, other = store.put(TEXT), store.put(TEXT[:5000])
+    with store.open_verified(ref.sha256) as f:
+        assert f.read(10) + f.read() == TEXT
+    # the sha256 index now leads to another blob: refused before a byte is served
+    store._sha_path(ref.sha256.split(":")[1]).write_text(other.blake3)
+    with pytest.raises(BlobCorrupt, match="sha256 index points at"):
+        store.open_verified(ref.sha256)
+    # the bytes under the name changed (a whole valid frame, or raw bytes, of something else)
+    p = kept(store, other.blake3)
+    p.write_bytes(zstandard.ZstdCompressor().compress(TEXT[:4999] + b"X") if compression == "zstd"
+                  else TEXT[:4999] + b"X")
+    with pytest.raises(BlobCorrupt, match="refusing to serve"):
+        store.open_verified(other.blake3)
