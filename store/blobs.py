@@ -118,6 +118,32 @@ def _replace(src: str | Path, dst: Path) -> None:
         os.replace(src, dst)
 
 
+class _InThread:
+    """``fn(*args)`` on its own thread (file writes and fsyncs drop the GIL); ``result`` joins and
+    returns its value or raises its error."""
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._t = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._t.start()
+
+    def _run(self, fn: Any, args: tuple[Any, ...]) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - re-raised in result()
+            self._error = e
+
+    def join(self) -> None:
+        self._t.join()
+
+    def result(self) -> Any:
+        self._t.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class _Sha256Thread:
     """sha256 on a second thread, so it runs beside blake3 and the file write (hashlib drops the
     GIL for large updates). A bounded queue keeps memory flat: a slow hash slows the writer."""
@@ -236,6 +262,7 @@ class BlobWriter:
             raise ValueError("writer already closed")
         f, self._file = self._file, None
         compressed = bool(self._compress)
+        data_synced: _InThread | None = None
         try:
             try:
                 if self._held is not None:
@@ -249,11 +276,15 @@ class BlobWriter:
                     self._zfile.finish()
                 f.flush()
                 if self._store.fsync:
-                    os.fsync(f.fileno())
+                    # the data's fsync runs beside the sha256 wait and the meta and index writes (and
+                    # their fsyncs); the rename into place waits for it
+                    data_synced = _InThread(os.fsync, f.fileno())
+                ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
+                self._store._install(self._path, ref, compressed=compressed, data_synced=data_synced)
             finally:
+                if data_synced is not None:
+                    data_synced.join()  # before the file is closed, whatever happened
                 f.close()
-            ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
-            self._store._install(self._path, ref, compressed=compressed)
         except BaseException as e:
             self.abort()
             if (full := _full(e, "writing a blob")) is not None:
@@ -423,7 +454,10 @@ class BlobStore(VerifiedReads):
                 os.unlink(name)
             raise
 
-    def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False) -> None:
+    def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False,
+                 data_synced: _InThread | None = None) -> None:
+        """Meta and sha256 index (written at once, each on its own thread), then the data renamed
+        into place once ``data_synced`` (the temp file's fsync, when there is one) is done."""
         b3hex = Digest.parse(ref.blake3).hex
         data_path = self._data_path(b3hex)
         if compressed:
@@ -433,8 +467,13 @@ class BlobStore(VerifiedReads):
             return
         try:
             meta = json.dumps(ref.to_json(), sort_keys=True).encode()
-            self._atomic_write_small(self._meta_path(b3hex), meta)
-            self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
+            side = _InThread(self._atomic_write_small, self._meta_path(b3hex), meta)
+            try:
+                self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
+            finally:
+                side.result()
+            if data_synced is not None:
+                data_synced.result()
             _replace(tmp, data_path)
             if self.fsync:
                 _fsync_dir(data_path.parent)

@@ -163,3 +163,31 @@ def test_open_verified_of_a_small_blob_reads_once_and_still_refuses_a_lie(tmp_pa
                   else TEXT[:4999] + b"X")
     with pytest.raises(BlobCorrupt, match="refusing to serve"):
         store.open_verified(other.blake3)
+
+
+@pytest.mark.parametrize("failing", ["data", "meta", "any"])
+def test_a_failed_fsync_on_any_of_the_parallel_writes_is_typed_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
+    import errno
+
+    from g6.errors import StoreDiskFull
+
+    store = BlobStore(tmp_path / "s")  # fsync on: the data's fsync runs beside the meta and index writes
+    ok = store.put(TEXT[:3000])
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        temp = "/tmp/put-" in name
+        if failing == "any" or (failing == "data" and temp) or (failing == "meta" and "/tmp/meta-" in name):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(blobs_mod.os, "fsync", fsync)
+    with pytest.raises(StoreDiskFull, match="No space left"):
+        store.put(TEXT)
+    monkeypatch.setattr(blobs_mod.os, "fsync", real_fsync)
+    left = sorted(str(p.relative_to(store.root)) for p in store.root.rglob("*") if p.is_file())
+    assert left == sorted(str(p.relative_to(store.root)) for p in (store.path(ok.blake3), store._meta_path(
+        ok.blake3.split(":")[1]), store._sha_path(ok.sha256.split(":")[1])))
+    assert store.put(TEXT).size == len(TEXT) and store.verify().ok  # the next put works
