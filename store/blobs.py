@@ -456,8 +456,8 @@ class BlobStore(VerifiedReads):
 
     def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False,
                  data_synced: _InThread | None = None) -> None:
-        """Meta and sha256 index (written at once, each on its own thread), then the data renamed
-        into place once ``data_synced`` (the temp file's fsync, when there is one) is done."""
+        """Meta and sha256 index (with fsync: at once, on two threads), then the data renamed into
+        place once ``data_synced`` (the temp file's fsync, when there is one) is done."""
         b3hex = Digest.parse(ref.blake3).hex
         data_path = self._data_path(b3hex)
         if compressed:
@@ -467,11 +467,16 @@ class BlobStore(VerifiedReads):
             return
         try:
             meta = json.dumps(ref.to_json(), sort_keys=True).encode()
-            side = _InThread(self._atomic_write_small, self._meta_path(b3hex), meta)
+            # with fsync each write waits on the disk, and two at once share the wait; without, they are
+            # a few cheap syscalls that a thread hand-off would only delay
+            side = _InThread(self._atomic_write_small, self._meta_path(b3hex), meta) if self.fsync else None
             try:
+                if side is None:
+                    self._atomic_write_small(self._meta_path(b3hex), meta)
                 self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
             finally:
-                side.result()
+                if side is not None:
+                    side.result()
             if data_synced is not None:
                 data_synced.result()
             _replace(tmp, data_path)
