@@ -191,3 +191,15 @@ def test_a_failed_fsync_on_any_of_the_parallel_writes_is_typed_and_leaves_nothin
     assert left == sorted(str(p.relative_to(store.root)) for p in (store.path(ok.blake3), store._meta_path(
         ok.blake3.split(":")[1]), store._sha_path(ok.sha256.split(":")[1])))
     assert store.put(TEXT).size == len(TEXT) and store.verify().ok  # the next put works
+
+
+def test_slurp_reads_a_whole_file_whatever_its_stat_says(tmp_path: Path) -> None:
+    p = tmp_path / "f"
+    for body in (b"", b"x", TEXT):
+        p.write_bytes(body)
+        assert blobs_mod._slurp(str(p)) == body
+    # a file whose size fstat does not know (0 here) is read to its end, not cut at the stat's size
+    status = blobs_mod._slurp("/proc/self/status")
+    assert os.stat("/proc/self/status").st_size == 0 and status.startswith(b"Name:") and b"\nPid:" in status
+    with pytest.raises(FileNotFoundError):
+        blobs_mod._slurp(str(tmp_path / "absent"))
