@@ -9,9 +9,10 @@ Layout under the root (``$G6_HOME/knowledge/fetched``)::
     tmp/                      partial writes; never read, swept by ``gc``
 
 Write order and durability (the fsync policy): bytes go to a temp file in ``tmp/`` while both
-digests are computed in the same pass; the temp file is fsynced, its meta and sha256 index are
-written (each temp + fsync + ``os.replace``), then the data file is renamed into place with
-``os.replace`` and the containing folder is fsynced. A blob is visible under its digest only
+digests are computed in the same pass; the temp file is fsynced while its meta and sha256 index
+are written (each temp + fsync + ``os.replace``; the three fsyncs run at once, on their own
+threads), and only when all three are done is the data file renamed into place with
+``os.replace`` and the containing folder fsynced. A blob is visible under its digest only
 after that last rename, so a crash at any point leaves either no blob or a whole one; a crash
 before the rename leaves only a temp file (and possibly a meta file for an absent blob, which is
 harmless and swept by ``gc``). ``fsync=False`` skips the fsyncs for throw-away stores (tests,
