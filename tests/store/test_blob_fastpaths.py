@@ -203,3 +203,25 @@ def test_slurp_reads_a_whole_file_whatever_its_stat_says(tmp_path: Path) -> None
     assert os.stat("/proc/self/status").st_size == 0 and status.startswith(b"Name:") and b"\nPid:" in status
     with pytest.raises(FileNotFoundError):
         blobs_mod._slurp(str(tmp_path / "absent"))
+
+
+@pytest.mark.parametrize("helper", ["runs first", "never runs"])
+def test_digests_are_right_whichever_thread_hashes_sha256(monkeypatch: pytest.MonkeyPatch, helper: str) -> None:
+    import threading
+
+    class Scheduled(threading.Thread):
+        """A helper thread the scheduler runs at once, or not before the caller is done."""
+
+        def start(self) -> None:
+            if helper == "runs first":
+                self.run()
+
+        def join(self, timeout: float | None = None) -> None:
+            pass
+
+    monkeypatch.setattr(blobs_mod.threading, "Thread", Scheduled)
+    data = TEXT * 2
+    assert len(data) >= blobs_mod.PARALLEL_AFTER
+    ref = digests(data)
+    assert (ref.blake3, ref.sha256) == (f"blake3:{blake3.blake3(data).hexdigest()}",
+                                        f"sha256:{hashlib.sha256(data).hexdigest()}")
