@@ -9,9 +9,10 @@ Layout under the root (``$G6_HOME/knowledge/fetched``)::
     tmp/                      partial writes; never read, swept by ``gc``
 
 Write order and durability (the fsync policy): bytes go to a temp file in ``tmp/`` while both
-digests are computed in the same pass; the temp file is fsynced, its meta and sha256 index are
-written (each temp + fsync + ``os.replace``), then the data file is renamed into place with
-``os.replace`` and the containing folder is fsynced. A blob is visible under its digest only
+digests are computed in the same pass; the temp file is fsynced while its meta and sha256 index
+are written (each temp + fsync + ``os.replace``; the three fsyncs run at once, on their own
+threads), and only when all three are done is the data file renamed into place with
+``os.replace`` and the containing folder fsynced. A blob is visible under its digest only
 after that last rename, so a crash at any point leaves either no blob or a whole one; a crash
 before the rename leaves only a temp file (and possibly a meta file for an absent blob, which is
 harmless and swept by ``gc``). ``fsync=False`` skips the fsyncs for throw-away stores (tests,
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import queue
@@ -107,6 +109,59 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _slurp(path: str) -> bytes:
+    """A whole file with the fewest syscalls: open, fstat, one read (more only for a file past one
+    read's limit, or one that grew since the fstat)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)
+        if len(data) == size:
+            return data
+        parts = [data]
+        while block := os.read(fd, max(size, CHUNK)):
+            parts.append(block)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def _replace(src: str | Path, dst: Path) -> None:
+    """``os.replace``, making ``dst``'s folder first only when it is missing (most puts land in a
+    folder that exists: one syscall, not a mkdir per level on every put)."""
+    try:
+        os.replace(src, dst)
+    except FileNotFoundError:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dst)
+
+
+class _InThread:
+    """``fn(*args)`` on its own thread (file writes and fsyncs drop the GIL); ``result`` joins and
+    returns its value or raises its error."""
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._t = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._t.start()
+
+    def _run(self, fn: Any, args: tuple[Any, ...]) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - re-raised in result()
+            self._error = e
+
+    def join(self) -> None:
+        self._t.join()
+
+    def result(self) -> Any:
+        self._t.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class _Sha256Thread:
     """sha256 on a second thread, so it runs beside blake3 and the file write (hashlib drops the
     GIL for large updates). A bounded queue keeps memory flat: a slow hash slows the writer."""
@@ -141,16 +196,26 @@ class BlobWriter:
     """Incremental writer: ``write`` chunks as they arrive, then ``commit`` (or ``abort``).
 
     Hashes while writing, so memory stays flat whatever the body size. Past ``PIPELINE_AFTER``
-    bytes, sha256 moves to a second thread.
+    bytes, sha256 moves to a second thread (it is the slowest of the three passes, and hashlib,
+    blake3 and zstd all drop the GIL, so it runs beside blake3, zstd and the file write).
+
+    A body that is not compressed goes to the temp file as it comes. A text body is held (the
+    chunks as given, not copied) up to ``HOLD`` bytes and compressed at commit in one call into one
+    frame that declares its size, written with one write: such a frame is read back in one pass
+    (``compression.read_compressed``). A text body past ``HOLD`` streams through a zstd stream
+    writer instead, so memory stays bounded by ``HOLD`` whatever the size.
     """
 
-    PIPELINE_AFTER = 4 << 20
+    PIPELINE_AFTER = 256 << 10
+    HOLD = 16 << 20
 
     def __init__(self, store: BlobStore, content_type: str | None = None) -> None:
         self._store = store
         self._content_type = content_type
         self._zfile: compression_mod.CompressingFile | None = None
-        self._pending: bytearray | None = bytearray()  # the first bytes, held until they decide compression
+        self._held: list[bytes] | None = []  # chunks not written yet (see the class docstring)
+        self._held_size = 0
+        self._compress: bool | None = None  # decided by the first MIN_SIZE bytes
         fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="put-")
         self._path = Path(name)
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
@@ -162,7 +227,7 @@ class BlobWriter:
     def write(self, chunk: bytes) -> None:
         if self._file is None:
             raise ValueError("writer already closed")
-        chunk = bytes(chunk)  # the hash thread must see bytes no caller can change later
+        chunk = bytes(chunk)  # the hash thread and the held list must see bytes no caller can change later
         if self._sha_thread is not None:
             self._sha_thread.update(chunk)
         elif self.size + len(chunk) > self.PIPELINE_AFTER:
@@ -173,10 +238,16 @@ class BlobWriter:
         self._b3.update(chunk)
         self.size += len(chunk)
         try:
-            if self._pending is not None:
-                self._pending += chunk
-                if len(self._pending) >= compression_mod.MIN_SIZE:
-                    self._decide(compress=True)
+            if self._held is not None:
+                self._held.append(chunk)
+                self._held_size += len(chunk)
+                if self._compress is None and self._held_size >= compression_mod.MIN_SIZE:
+                    self._compress = self._decide()
+                if self._compress is False:
+                    self._write_held()  # kept raw: from now on straight to the file
+                elif self._compress and self._held_size > self.HOLD:
+                    self._zfile = compression_mod.CompressingFile(self._file)
+                    self._write_held()  # too large to hold: streamed compression from now on
                 return
             (self._zfile or self._file).write(chunk)
         except OSError as e:
@@ -185,15 +256,18 @@ class BlobWriter:
                 raise full from e
             raise
 
-    def _decide(self, compress: bool) -> None:
-        """The first bytes decide: text is kept compressed, already-compressed formats and tiny
-        bodies raw. Then what was held is written."""
-        assert self._file is not None and self._pending is not None
-        pending, self._pending = bytes(self._pending), None
-        if compress and self._store.compression == "zstd" and \
-                compression_mod.worth_compressing(pending, self._content_type):
-            self._zfile = compression_mod.CompressingFile(self._file)
-        (self._zfile or self._file).write(pending)
+    def _decide(self) -> bool:
+        """The first bytes decide: text is kept compressed, already-compressed formats raw."""
+        assert self._held is not None
+        sample = b"".join(self._held)[:compression_mod.SNIFF]
+        return self._store.compression == "zstd" and compression_mod.worth_compressing(sample, self._content_type)
+
+    def _write_held(self) -> None:
+        assert self._file is not None and self._held is not None
+        held, self._held = self._held, None
+        out = self._zfile or self._file
+        for c in held:
+            out.write(c)
 
     def _sha_hex(self) -> str:
         if self._sha_thread is not None:
@@ -204,20 +278,31 @@ class BlobWriter:
     def commit(self) -> BlobRef:
         if self._file is None:
             raise ValueError("writer already closed")
-        if self._pending is not None:
-            self._decide(compress=False)  # the whole body is shorter than MIN_SIZE
         f, self._file = self._file, None
+        compressed = bool(self._compress)
+        data_synced: _InThread | None = None
         try:
             try:
-                if self._zfile is not None:
+                if self._held is not None:
+                    held, self._held = self._held, None
+                    if compressed:  # one frame declaring its size, one write
+                        f.write(compression_mod.compress_frame(held, self._held_size))
+                    else:  # shorter than MIN_SIZE: kept raw
+                        for c in held:
+                            f.write(c)
+                elif self._zfile is not None:
                     self._zfile.finish()
                 f.flush()
                 if self._store.fsync:
-                    os.fsync(f.fileno())
+                    # the data's fsync runs beside the sha256 wait and the meta and index writes (and
+                    # their fsyncs); the rename into place waits for it
+                    data_synced = _InThread(os.fsync, f.fileno())
+                ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
+                self._store._install(self._path, ref, compressed=compressed, data_synced=data_synced)
             finally:
+                if data_synced is not None:
+                    data_synced.join()  # before the file is closed, whatever happened
                 f.close()
-            ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
-            self._store._install(self._path, ref, compressed=self._zfile is not None)
         except BaseException as e:
             self.abort()
             if (full := _full(e, "writing a blob")) is not None:
@@ -226,12 +311,16 @@ class BlobWriter:
         return ref
 
     def abort(self) -> None:
+        self._held = None
         if self._sha_thread is not None:
             self._sha_thread.finish()
             self._sha_thread = None
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            f, self._file = self._file, None
+            # the temp file is discarded: a close that fails flushing what was buffered (a full
+            # disk, the error being handled now) must not hide that error or keep the file
+            with contextlib.suppress(OSError):
+                f.close()
         with contextlib.suppress(FileNotFoundError):
             self._path.unlink()
 
@@ -241,6 +330,34 @@ class BlobWriter:
     def __exit__(self, *exc: object) -> None:
         if self._file is not None:
             self.abort()
+
+
+PARALLEL_AFTER = 1 << 20  # below this a second thread costs about what it saves
+
+
+def digests(data: bytes) -> BlobRef:
+    """blake3, sha256 and size of ``data``. Past ``PARALLEL_AFTER`` bytes sha256 runs on a second
+    thread beside blake3 (both drop the GIL), so the pair costs about the slower one, not the sum."""
+    if len(data) < PARALLEL_AFTER:
+        return BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
+                       len(data))
+    sha = hashlib.sha256()
+    claim = threading.Lock()  # whoever takes it hashes sha256: the helper, or this thread if it never got to run
+
+    def helper() -> None:
+        if claim.acquire(blocking=False):
+            sha.update(data)
+
+    t = threading.Thread(target=helper, daemon=True)
+    t.start()
+    b3 = blake3.blake3(data).hexdigest()
+    if claim.acquire(blocking=False):
+        # on a busy machine the helper may still wait for a core: hash here rather than wait for it
+        # (the helper, when it runs, finds the claim taken and ends)
+        sha.update(data)
+    else:
+        t.join()
+    return BlobRef(f"blake3:{b3}", f"sha256:{sha.hexdigest()}", len(data))
 
 
 def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
@@ -275,8 +392,7 @@ class VerifiedReads:
         d = digest if isinstance(digest, Digest) else Digest.parse(digest)
         data = self.read(d)
         b3hex = self._resolve(d)
-        actual = BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
-                         len(data))
+        actual = digests(data)
         refuse_mismatch(d, b3hex, actual)
         return actual, data
 
@@ -290,6 +406,7 @@ class BlobStore(VerifiedReads):
         self.root = Path(root)
         self.fsync = fsync
         self.compression = compression_mod.parse_setting(compression)
+        self._root = str(self.root)
         self.tmp_dir = self.root / "tmp"
         if create:
             for sub in ("blake3", "meta", "sha256", "tmp"):
@@ -352,7 +469,6 @@ class BlobStore(VerifiedReads):
         return self.put_stream([data])
 
     def _atomic_write_small(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(dir=self.tmp_dir, prefix="meta-")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -360,13 +476,16 @@ class BlobStore(VerifiedReads):
                 if self.fsync:
                     f.flush()
                     os.fsync(f.fileno())
-            os.replace(name, path)
+            _replace(name, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name)
             raise
 
-    def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False) -> None:
+    def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False,
+                 data_synced: _InThread | None = None) -> None:
+        """Meta and sha256 index (with fsync: at once, on two threads), then the data renamed into
+        place once ``data_synced`` (the temp file's fsync, when there is one) is done."""
         b3hex = Digest.parse(ref.blake3).hex
         data_path = self._data_path(b3hex)
         if compressed:
@@ -376,10 +495,19 @@ class BlobStore(VerifiedReads):
             return
         try:
             meta = json.dumps(ref.to_json(), sort_keys=True).encode()
-            self._atomic_write_small(self._meta_path(b3hex), meta)
-            self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
-            data_path.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, data_path)
+            # with fsync each write waits on the disk, and two at once share the wait; without, they are
+            # a few cheap syscalls that a thread hand-off would only delay
+            side = _InThread(self._atomic_write_small, self._meta_path(b3hex), meta) if self.fsync else None
+            try:
+                if side is None:
+                    self._atomic_write_small(self._meta_path(b3hex), meta)
+                self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
+            finally:
+                if side is not None:
+                    side.result()
+            if data_synced is not None:
+                data_synced.result()
+            _replace(tmp, data_path)
             if self.fsync:
                 _fsync_dir(data_path.parent)
         except BaseException:
@@ -409,8 +537,8 @@ class BlobStore(VerifiedReads):
     def _raw_size(self, b3hex: str) -> int:
         """The recorded raw size of a compressed blob: the bound on its decompression."""
         try:
-            return int(json.loads(self._meta_path(b3hex).read_text())["size"])
-        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            return int(json.loads(_slurp(f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"))["size"])
+        except (FileNotFoundError, NotADirectoryError, ValueError, KeyError, TypeError):
             # meta lost: the size is derived from the bytes, streamed (flat memory, hard limit)
             found = self._stored_path(b3hex)
             if found is None:
@@ -430,19 +558,47 @@ class BlobStore(VerifiedReads):
         return found[0].open("rb")
 
     def read(self, digest: str | Digest) -> bytes:
+        """The raw bytes, read with one open and one read (no stat first); a compressed blob is
+        inflated in one call bounded by its recorded size."""
         b3hex = self._resolve(digest)
-        found = self._stored_path(b3hex)
-        if found is not None and found[1]:
-            return compression_mod.read_compressed(found[0], self._raw_size(b3hex))
-        with self.open(digest) as f:
-            return f.read()
+        raw = f"{self._root}/blake3/{b3hex[:2]}/{b3hex[2:4]}/{b3hex}"  # a string: Path joins cost more than the read
+        try:
+            return _slurp(raw)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        try:
+            data = _slurp(raw + compression_mod.SUFFIX)
+        except (FileNotFoundError, NotADirectoryError):
+            raise BlobNotFound(f"no blob {digest}") from None
+        return compression_mod.decompress(data, self._raw_size(b3hex), b3hex)
+
+    def _read_if_small(self, b3hex: str) -> bytes | None:
+        """The raw bytes of a blob of at most ``BlobWriter.HOLD`` raw bytes; None for a larger (or
+        absent) one, which is streamed instead."""
+        raw = self._data_path(b3hex)
+        try:
+            with raw.open("rb") as f:
+                return f.read() if os.fstat(f.fileno()).st_size <= BlobWriter.HOLD else None
+        except FileNotFoundError:
+            pass
+        z = raw.with_name(raw.name + compression_mod.SUFFIX)
+        if not z.is_file():
+            return None
+        size = self._raw_size(b3hex)
+        return compression_mod.read_compressed(z, size) if size <= BlobWriter.HOLD else None
 
     def open_verified(self, digest: str | Digest) -> BinaryIO:
-        """The blob opened for reading, after one hashing pass over that same open file showed the
-        bytes are what was asked for (the file is never rewritten in place, only replaced, so the
-        open file keeps the bytes that were checked). Memory stays flat whatever the size."""
+        """The blob opened for reading, after one hashing pass showed the bytes are what was asked
+        for. A blob of up to ``BlobWriter.HOLD`` raw bytes is read (and inflated) once and served from
+        memory; a larger one is hashed through its open file, then that same file is served (it is
+        never rewritten in place, only replaced, so the open file keeps the bytes that were checked):
+        memory stays bounded whatever the size."""
         d = digest if isinstance(digest, Digest) else Digest.parse(digest)
         b3hex = self._resolve(d)
+        whole = self._read_if_small(b3hex)
+        if whole is not None:  # one read (one inflate), both digests at once, served from that memory
+            refuse_mismatch(d, b3hex, digests(whole))
+            return io.BytesIO(whole)
         f = self.open(d)
         try:
             b3, sha, size = blake3.blake3(), hashlib.sha256(), 0

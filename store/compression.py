@@ -17,6 +17,7 @@ a memory blow-up.
 from __future__ import annotations
 
 import io
+import threading
 from pathlib import Path
 from typing import BinaryIO
 
@@ -65,6 +66,39 @@ def worth_compressing(sample: bytes, content_type: str | None = None) -> bool:
         ct = content_type.split(";", 1)[0].strip().lower()
         return ct.startswith(_TEXT_TYPES) or ct.endswith(("+json", "+xml"))
     return b"\x00" not in sample[:SNIFF]
+
+
+_local = threading.local()
+
+
+def _cctx() -> zstandard.ZstdCompressor:
+    """This thread's compressor, kept: a new context costs an allocation of its tables (a few hundred
+    KiB, zeroed) on every put. Only for one-call use (``compress_frame``): a streaming writer holds its
+    context across calls, so it gets its own."""
+    c: zstandard.ZstdCompressor | None = getattr(_local, "cctx", None)
+    if c is None:
+        c = _local.cctx = zstandard.ZstdCompressor(level=LEVEL)
+    return c
+
+
+def _dctx() -> zstandard.ZstdDecompressor:
+    d: zstandard.ZstdDecompressor | None = getattr(_local, "dctx", None)
+    if d is None:
+        d = _local.dctx = zstandard.ZstdDecompressor()
+    return d
+
+
+def compress_frame(chunks: list[bytes], size: int) -> bytes:
+    """One zstd frame of the concatenated ``chunks`` (``size`` bytes in all) that declares its content
+    size, so ``read_compressed`` inflates it in one pass straight into the output buffer (a frame
+    without the size goes through zstd's window buffer: an extra copy of every byte)."""
+    cctx = _cctx()
+    if len(chunks) == 1:
+        return cctx.compress(chunks[0])
+    co = cctx.compressobj(size=size)
+    out = [co.compress(c) for c in chunks]
+    out.append(co.flush())
+    return b"".join(out)
 
 
 class CompressingFile:
@@ -146,15 +180,19 @@ def open_compressed(path: Path, size: int, exact: bool = True) -> BinaryIO:
 
 
 def read_compressed(path: Path, size: int) -> bytes:
-    data = path.read_bytes()
-    name = path.name.removesuffix(SUFFIX)
+    return decompress(path.read_bytes(), size, path.name.removesuffix(SUFFIX))
+
+
+def decompress(data: bytes, size: int, name: str) -> bytes:
+    """The raw bytes of the frame ``data`` of blob ``name``, whose recorded raw size is ``size``:
+    one call, never inflating past ``size``."""
     try:
         # a frame that declares its size is checked before anything is inflated; one that does not
         # is inflated into at most ``size`` bytes
         declared = zstandard.frame_content_size(data)
         if declared not in (-1, size):
             raise StoreError(f"blob {name} declares {declared} bytes, not its recorded size {size}")
-        out = zstandard.ZstdDecompressor().decompress(data, max_output_size=max(size, 1))
+        out = _dctx().decompress(data, max_output_size=max(size, 1))
     except zstandard.ZstdError as e:
         raise StoreError(f"blob {name} does not decompress within its recorded size: {e}") from None
     if len(out) != size:

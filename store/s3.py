@@ -397,6 +397,9 @@ class S3BlobStore(VerifiedReads):
 
     def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck:
         """Re-hash one blob; compare with its name, its metadata and ``expect`` (e.g. a receipt's)."""
+        return self._check(digest, expect)[0]
+
+    def _check(self, digest: str | Digest, expect: BlobRef | None = None) -> tuple[BlobCheck, BlobRef | None]:
         import botocore.exceptions as bx
 
         name = str(digest)
@@ -407,34 +410,76 @@ class S3BlobStore(VerifiedReads):
                     head = self.s3.head_object(Bucket=self.bucket, Key=self._key("blake3", b3hex))
                 except bx.ClientError as e:
                     if _code(e) in _MISSING:
-                        return BlobCheck(name, False, "missing")
+                        return BlobCheck(name, False, "missing"), None
                     raise
             actual = self._hash_object(b3hex)
         except (BlobNotFound, BadDigest) as e:
-            return BlobCheck(name, False, str(e))
+            return BlobCheck(name, False, str(e)), None
         if actual.blake3 != f"blake3:{b3hex}":
-            return BlobCheck(name, False, f"content hashes to {actual.blake3}")
+            return BlobCheck(name, False, f"content hashes to {actual.blake3}"), actual
+        if isinstance(digest, str) and digest.startswith("sha256:") and actual.sha256 != str(Digest.parse(digest)):
+            return BlobCheck(name, False, f"the sha256 index points at a blob whose sha256 is {actual.sha256}"), actual
         meta = head.get("Metadata") or {}
         if meta and (meta.get("sha256") != actual.sha256 or meta.get("size") != str(actual.size)):
-            return BlobCheck(name, False, "meta disagrees with content")
+            return BlobCheck(name, False, "meta disagrees with content"), actual
         if expect is not None:
             if expect.sha256 != actual.sha256:
-                return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}")
+                return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}"), actual
             if expect.size != actual.size:
-                return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}")
-        return BlobCheck(name, True)
+                return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}"), actual
+        return BlobCheck(name, True), actual
 
     def verify(self, *, progress: Callable[[int, int], None] | None = None) -> StoreVerifyReport:
+        """Re-hash every blob (name, metadata), then check every sha256 index object points at a blob
+        whose sha256 is that object's name, as the folder store's ``verify`` does."""
+        import botocore.exceptions as bx
+
         bad, n = [], 0
+        stored: set[str] = set()
+        sha_of: dict[str, str] = {}  # blake3 hex -> its sha256, so the index check hashes nothing again
         total = sum(1 for _ in self.iter_digests()) if progress is not None else 0  # a listing, no reads
         for d in self.iter_digests():
             n += 1
-            c = self.check(d)
+            stored.add(d.split(":", 1)[1])
+            c, actual = self._check(d)
+            if actual is not None and actual.blake3 == d:
+                sha_of[d.split(":", 1)[1]] = actual.sha256
             if not c.ok:
                 bad.append(c)
             if progress is not None:
                 progress(n, max(total, n))
-        return StoreVerifyReport(n, tuple(bad))
+        entries, dangling = 0, []
+        start = len(self._key("sha256", ""))
+        for obj in self._list("sha256"):
+            name = f"sha256:{obj['Key'][start:]}"
+            entries += 1
+            with self._errors(f"read the sha256 index entry {name}"):
+                try:
+                    stream = self.s3.get_object(Bucket=self.bucket, Key=obj["Key"])["Body"]
+                    try:
+                        body = stream.read(200)  # an entry is 71 bytes: a huge one is not read whole
+                    finally:
+                        stream.close()
+                except bx.ClientError as e:
+                    if _code(e) in _MISSING:  # removed (gc) between the listing and this read
+                        entries -= 1
+                        continue
+                    raise
+            try:
+                target = Digest.parse(body.decode().strip())
+                if target.algo != "blake3":
+                    raise BadDigest("not blake3")
+            except (BadDigest, UnicodeDecodeError):
+                bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
+                continue
+            if target.hex not in sha_of:
+                if target.hex not in stored:
+                    dangling.append(name)  # a put that never finished; not evidence of anything
+                continue  # a blob that failed its own check above
+            if sha_of[target.hex] != name:
+                bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is "
+                                                  f"{sha_of[target.hex]}"))
+        return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
 
     # -- removal -------------------------------------------------------------------------------
     def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
