@@ -8,6 +8,8 @@ A console block is run when the line before its opening fence is a marker::
 
     <!-- example: SESSION -->                 run it; blocks of one SESSION share one shell state
     <!-- example: not-run: REASON -->         shown as written, never run (the test counts these)
+    <!-- example-file: NAME -->               (before any fenced block) its text is the file NAME in
+                                              every session's folder, so a shown script is the one run
 
 Each ``$ `` line (with its ``\\``-continued lines) is a command; ``A$ `` runs it in shell ``A`` of the
 session (its own exported variables and folder). Everything else in the block is output and is
@@ -38,6 +40,7 @@ import concurrent.futures
 import difflib
 import os
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -52,10 +55,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 MARKER = re.compile(r"^<!-- example: (?P<spec>.+?) -->$")
+FILE_MARKER = re.compile(r"^<!-- example-file: (?P<name>[A-Za-z0-9_.-]+) -->$")
 PROMPT = re.compile(r"^(?P<shell>[A-Z]?)\$ (?P<cmd>.*)$")
 SHOWN_FOLDER = "/tmp/ex"  # where the README says the examples run
 DOC_PORTS = {"site": 8421, "elastic": 9200, "postgres": 5432, "s3": 8333}
 COMMAND_TIMEOUT = 180
+VERBOSE = False
 
 
 # -- the README's blocks ---------------------------------------------------------------------------
@@ -79,6 +84,20 @@ class Block:
     session: str | None  # None: not run
     reason: str
     commands: list[Command]
+
+
+def files(text: str) -> dict[str, str]:
+    """The fenced blocks marked ``<!-- example-file: NAME -->``: written as NAME in every session's folder."""
+    lines = text.split("\n")
+    out: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        m = FILE_MARKER.match(line)
+        if m:
+            if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
+                raise SystemExit(f"README.md:{i + 1}: an example-file marker must be followed by a fenced block")
+            end = lines.index("```", i + 2)
+            out[m["name"]] = "\n".join(lines[i + 2:end]) + "\n"
+    return out
 
 
 def parse(text: str) -> list[Block]:
@@ -158,7 +177,10 @@ class Normaliser:
         text = re.sub(r"(?P<pre>\bport )(?P<port>[0-9]{2,5})\b", self._port, text)
         text = re.sub(r"(?<![A-Za-z0-9])(rcpt|mfst|run)_([0-9A-HJKMNP-TV-Z]{26})(?![A-Za-z0-9])",
                       lambda m: self._n(m[1], m[0], m[1] + "_<{}>"), text)
-        text = re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)", "<time>", text)
+        # a citation id hashes its receipt id (a passage id hashes only its text, so it stays)
+        text = re.sub(r"(?<![A-Za-z0-9])c_[0-9a-f]{16}(?![A-Za-z0-9])", lambda m: self._n("c", m[0], "c_<{}>"), text)
+        # a time g6 took (with microseconds); a date read from a page or reply (seconds at most) stays
+        text = re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+(?:Z|[+-]\d\d:\d\d)", "<time>", text)
         text = re.sub(r"\bg6-(demo|site|pg)-[a-z0-9_]{8}\b", lambda m: f"g6-{m[1]}-<tmp>", text)
         text = re.sub(r"ed25519:([0-9a-f]{32})\b", lambda m: self._n("key", m[1], "ed25519:<key-{}>"), text)
         text = re.sub(rf"ed25519:({B64}{{43}}=)", lambda m: self._n("pub", m[1], "ed25519:<pub-{}>"), text)
@@ -249,8 +271,10 @@ def servers(work: Path) -> Iterator[Servers]:
 
 
 # -- running a session -----------------------------------------------------------------------------
-def _doc_to_real(command: str, ports: dict[int, int]) -> str:
-    """The README shows the documented ports; the servers run on free ones."""
+def _doc_to_real(command: str, ports: dict[int, int], folder: Path) -> str:
+    """The README shows the documented ports and folder; the servers run on free ports, the session in a
+    fresh folder."""
+    command = re.sub(rf"{re.escape(SHOWN_FOLDER)}(?=/|\b)", str(folder), command)
     for real, shown in ports.items():
         command = re.sub(rf"(?<=[:/]){shown}\b|(?<=127\.0\.0\.[12]:){shown}\b", str(real), command)
     return command
@@ -265,16 +289,53 @@ def _wanted(session: str, setting: str) -> bool:
     return True
 
 
-def run_session(name: str, blocks: list[Block], work: Path, srv: Servers) -> dict[int, list[list[str]]]:
+def run_session(name: str, blocks: list[Block], work: Path, srv: Servers,
+                given: dict[str, str]) -> dict[int, list[list[str]]]:
     folder = work / name
     (folder / "home").mkdir(parents=True)
-    base = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-            "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "PYTHONUNBUFFERED": "1", "TERM": "dumb", "COLUMNS": "100",
-            "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    for file_name, content in given.items():
+        (folder / file_name).write_text(content, encoding="utf-8")
     start_env = {k: v for k, v in srv.env.items() if _wanted(name, k)} | {"G6_HOME": str(folder / "home")}
+    shown = {str(folder): SHOWN_FOLDER, str(work / "site"): f"{SHOWN_FOLDER}/site"}
+    with ExitStack() as stack:
+        if name.startswith("pg"):
+            start_env |= _fresh_backends(srv.env, shown, stack)
+        return _run_blocks(blocks, folder, base_env(), start_env, Normaliser(shown, srv.ports), srv.ports)
+
+
+def _fresh_backends(env: dict[str, str], shown: dict[str, str], stack: ExitStack) -> dict[str, str]:
+    """A new database and bucket on the PostgreSQL and S3 servers, so that a session starts as on servers
+    just started by tests/backends_setup.py; shown under the names that script gives."""
+    import boto3
+    import psycopg
+
+    token = secrets.token_hex(6)
+    db, bucket = f"readme_{token}", f"readme-{token}"
+    admin = env["G6_TEST_PG_URL"]
+    with psycopg.connect(admin, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {db}")
+
+    def drop() -> None:
+        with psycopg.connect(admin, autocommit=True) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+    stack.callback(drop)
+    s3 = boto3.client("s3", endpoint_url=env["G6_TEST_S3_ENDPOINT"], aws_access_key_id=env["G6_TEST_S3_ACCESS_KEY"],
+                      aws_secret_access_key=env["G6_TEST_S3_SECRET_KEY"], region_name="us-east-1")
+    s3.create_bucket(Bucket=bucket)
+    shown |= {db: admin.rsplit("/", 1)[1], bucket: env["G6_TEST_S3_BUCKET"]}
+    return {"G6_TEST_PG_URL": f"{admin.rsplit('/', 1)[0]}/{db}", "G6_TEST_S3_BUCKET": bucket}
+
+
+def base_env() -> dict[str, str]:
+    """What every command starts from, before the session's exports: a plain shell with this Python first."""
+    return {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "PYTHONUNBUFFERED": "1", "TERM": "dumb", "COLUMNS": "100", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+
+
+def _run_blocks(blocks: list[Block], folder: Path, base: dict[str, str], start_env: dict[str, str],
+                norm: Normaliser, ports: dict[int, int]) -> dict[int, list[list[str]]]:
     shells: dict[str, tuple[Path, Path, int]] = {}  # shell -> (exports file, folder file, last exit code)
-    norm = Normaliser({str(folder): SHOWN_FOLDER, str(work / "site"): f"{SHOWN_FOLDER}/site"}, srv.ports)
     out: dict[int, list[list[str]]] = {}
     for block in blocks:
         results: list[list[str]] = []
@@ -285,9 +346,12 @@ def run_session(name: str, blocks: list[Block], work: Path, srv: Servers) -> dic
                 (folder / f".cwd{cmd.shell or '_'}").write_text(str(folder))
                 shells[cmd.shell] = (state, folder / f".cwd{cmd.shell or '_'}", 0)
             state, cwdf, rc = shells[cmd.shell]
-            script = (f". {shlex.quote(str(state))}; cd {shlex.quote(cwdf.read_text().strip())}; (exit {rc})\n"
-                      f"{_doc_to_real(cmd.text, srv.ports)}\n"
+            # set -a: a variable the command sets is exported, so the session's next commands see it
+            script = (f"set -a; . {shlex.quote(str(state))}; cd {shlex.quote(cwdf.read_text().strip())}\n"
+                      f"(exit {rc})\n"
+                      f"{_doc_to_real(cmd.text, ports, folder)}\n"
                       f"__rc=$?; export -p > {shlex.quote(str(state))}; pwd > {shlex.quote(str(cwdf))}; exit $__rc\n")
+            began = time.monotonic()
             try:
                 r = subprocess.run(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    env=base, cwd=folder, timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
@@ -295,6 +359,8 @@ def run_session(name: str, blocks: list[Block], work: Path, srv: Servers) -> dic
             except subprocess.TimeoutExpired:
                 text, rc = f"(readme_examples: timed out after {COMMAND_TIMEOUT} s)\n", 124
             shells[cmd.shell] = (state, cwdf, rc)
+            if VERBOSE:
+                print(f"{time.monotonic() - began:6.1f} s  {folder.name}: {cmd.text[:100]}", file=sys.stderr)
             results.append(norm(text.removesuffix("\n")).split("\n") if text.strip() else [])
         out[block.start] = results
     return out
@@ -321,7 +387,8 @@ def regenerate(text: str, *, jobs: int = 3, only: set[str] | None = None) -> str
     work = Path(tempfile.mkdtemp(prefix="g6-readme-"))
     try:
         with servers(work) as srv, concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            futures = [pool.submit(run_session, name, bs, work, srv) for name, bs in sessions.items()]
+            given = files(text)
+            futures = [pool.submit(run_session, name, bs, work, srv, given) for name, bs in sessions.items()]
             outputs: dict[int, list[list[str]]] = {}
             for f in futures:
                 outputs.update(f.result())
@@ -337,7 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", type=Path, default=README, help="the file to check or rewrite")
     ap.add_argument("--session", action="append", help="only this session (repeatable)")
     ap.add_argument("--jobs", type=int, default=3, help="sessions run at once")
+    ap.add_argument("--verbose", action="store_true", help="print each command's time on stderr")
     args = ap.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
     text = args.readme.read_text(encoding="utf-8")
     if args.list:
         for b in parse(text):
