@@ -397,6 +397,9 @@ class S3BlobStore(VerifiedReads):
 
     def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck:
         """Re-hash one blob; compare with its name, its metadata and ``expect`` (e.g. a receipt's)."""
+        return self._check(digest, expect)[0]
+
+    def _check(self, digest: str | Digest, expect: BlobRef | None = None) -> tuple[BlobCheck, BlobRef | None]:
         import botocore.exceptions as bx
 
         name = str(digest)
@@ -407,31 +410,58 @@ class S3BlobStore(VerifiedReads):
                     head = self.s3.head_object(Bucket=self.bucket, Key=self._key("blake3", b3hex))
                 except bx.ClientError as e:
                     if _code(e) in _MISSING:
-                        return BlobCheck(name, False, "missing")
+                        return BlobCheck(name, False, "missing"), None
                     raise
             actual = self._hash_object(b3hex)
         except (BlobNotFound, BadDigest) as e:
-            return BlobCheck(name, False, str(e))
+            return BlobCheck(name, False, str(e)), None
         if actual.blake3 != f"blake3:{b3hex}":
-            return BlobCheck(name, False, f"content hashes to {actual.blake3}")
+            return BlobCheck(name, False, f"content hashes to {actual.blake3}"), actual
         meta = head.get("Metadata") or {}
         if meta and (meta.get("sha256") != actual.sha256 or meta.get("size") != str(actual.size)):
-            return BlobCheck(name, False, "meta disagrees with content")
+            return BlobCheck(name, False, "meta disagrees with content"), actual
         if expect is not None:
             if expect.sha256 != actual.sha256:
-                return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}")
+                return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}"), actual
             if expect.size != actual.size:
-                return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}")
-        return BlobCheck(name, True)
+                return BlobCheck(name, False, f"size is {actual.size}, expected {expect.size}"), actual
+        return BlobCheck(name, True), actual
 
     def verify(self) -> StoreVerifyReport:
+        """Re-hash every blob, then check every sha256 index entry names a blob whose sha256 is that
+        entry's name, as the folder store does (an entry whose blob is absent is a put that never
+        finished: dangling, swept by gc, not a failure)."""
         bad, n = [], 0
+        sha_of: dict[str, str] = {}  # blake3 hex -> its sha256, so the index check hashes nothing again
         for d in self.iter_digests():
             n += 1
-            c = self.check(d)
+            c, actual = self._check(d)
+            if actual is not None and actual.blake3 == d:
+                sha_of[d.split(":", 1)[1]] = actual.sha256
             if not c.ok:
                 bad.append(c)
-        return StoreVerifyReport(n, tuple(bad))
+        entries, dangling = 0, []
+        start = len(self._key("sha256", ""))
+        for obj in self._list("sha256"):
+            entries += 1
+            name = f"sha256:{obj['Key'][start:]}"
+            with self._errors("read the sha256 index"):
+                line = self.s3.get_object(Bucket=self.bucket, Key=obj["Key"])["Body"].read()
+            try:
+                target = Digest.parse(line.decode().strip())
+                if target.algo != "blake3":
+                    raise BadDigest("not blake3")
+            except (BadDigest, UnicodeDecodeError):
+                bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
+                continue
+            if target.hex not in sha_of:
+                if not self._exists(self._key("blake3", target.hex)):
+                    dangling.append(name)
+                continue  # a blob that failed its own check above
+            if sha_of[target.hex] != name:
+                bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is "
+                                                  f"{sha_of[target.hex]}"))
+        return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
 
     # -- removal -------------------------------------------------------------------------------
     def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
