@@ -378,7 +378,15 @@ def render(text: str, blocks: list[Block], outputs: dict[int, list[list[str]]]) 
     return "\n".join(lines)
 
 
+TOOLS = ("bash", "jq", "sqlite3", "unzip", "wacz", "warcio")  # what the examples' commands call besides g6
+
+
 def regenerate(text: str, *, jobs: int = 3, only: set[str] | None = None) -> str:
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    missing = [t for t in TOOLS if shutil.which(t, path=path) is None]
+    if missing:
+        raise SystemExit(f"the README's examples need {', '.join(missing)} on PATH (apt-get install jq sqlite3 "
+                         "unzip; pip install -e '.[test]' for wacz and warcio)")
     blocks = parse(text)
     sessions: dict[str, list[Block]] = {}
     for b in blocks:
