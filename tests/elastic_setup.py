@@ -87,3 +87,12 @@ def load(url: str) -> None:
         c.post("/_aliases", json={"actions": [{"add": {"index": "handbook", "alias": "hb"}},
                                               {"add": {"index": "handbook", "alias": "both"}},
                                               {"add": {"index": "handbook2", "alias": "both"}}]}).raise_for_status()
+
+
+if __name__ == "__main__":  # python tests/elastic_setup.py load URL: the README's Elasticsearch examples' index
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "load":
+        sys.exit("usage: python tests/elastic_setup.py load URL")
+    wait_ready(sys.argv[2].rstrip("/"))
+    load(sys.argv[2].rstrip("/"))

@@ -1697,14 +1697,45 @@ def mcp_cmd(c: _Ctx) -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="Print what the demo did and each verdict (pages, ledger, bundle) as JSON "
                    "(schemas/demo.v1.schema.json).")
+@click.option("--serve", is_flag=True,
+              help="Do not run the demo: serve its site (the README's examples' pages) on 127.0.0.1 and "
+                   "127.0.0.2 until Ctrl-C, and print the settings to export.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8421, show_default=True,
+              help="With --serve: the port on both addresses (0: a free one).")
+@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="With --serve: the folder the pages are served from, read again on every request (edit "
+                   "them to change the site); filled with the demo's pages when they are missing. "
+                   "Default: a new temporary folder.")
+@click.option("--recorded", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="With --serve: a checkout's fixtures/http folder, to serve the recorded arXiv, OAI-PMH, "
+                   "OpenAlex and Semantic Scholar replies on the same port.")
 @pass_ctx
-def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None) -> None:
+def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None, serve: bool, port: int, site_dir: Path | None,
+             recorded: Path | None) -> None:
     """Fetch a local fixture site on loopback, keep and receipt every read, verify the ledger.
 
     Uses --home (before or after `demo`) when given, else a new temporary evidence home (never ~/.g6).
+    With --serve, serves the site instead, for the README's examples.
     """
-    from g6.demo import run_demo
+    from g6.demo import ServedSite, run_demo
 
+    if serve:
+        import shlex
+        import time
+
+        try:
+            served = ServedSite(port=port, site_dir=site_dir, recorded=recorded).start()
+        except OSError as e:
+            _fail(f"cannot serve the demo site on port {port}: {e.strerror or e}")
+        click.echo(f"serving the demo site on {' and '.join(served.urls())} (pages read from {served.site_dir} "
+                   "on every request); Ctrl-C stops it", err=True)
+        click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in served.exports().items()))
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            served.stop()
+            sys.exit(EXIT_OK)
     home = c._home_override
     if demo_home is not None:
         if not demo_home.strip():

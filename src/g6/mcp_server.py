@@ -22,6 +22,7 @@ Fetched text is returned as untrusted data: every result that carries text from 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -571,4 +572,7 @@ def _arg(args: Mapping[str, Any], name: str) -> str:
 
 
 def serve(settings: Settings) -> None:
+    # the SDK logs at INFO on stderr, which would add a timestamped line for every Elasticsearch
+    # request httpx sends (the reader's replies and receipts already say what was read)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     build_server(settings).run()

@@ -222,3 +222,29 @@ def test_a_reading_open_of_an_empty_postgres_database_creates_nothing(pg_url: st
         assert not ev.ledger.present() or ev.ledger._broken
     assert tables() == []
     assert not (tmp_path / "h").exists()
+
+
+def point_index(home: EvidenceHome, sha256: str, blake3: str) -> None:
+    """Rewrite the sha256 index entry ``sha256`` to name the blob ``blake3``, behind the store's back."""
+    store, hexd = home.store, sha256.split(":", 1)[1]
+    if isinstance(store, BlobStore):
+        store._sha_path(hexd).write_text(blake3)
+    else:
+        store.s3.put_object(Bucket=store.bucket, Key=store._key("sha256", hexd), Body=blake3.encode())
+
+
+def test_store_verify_checks_every_sha256_index_entry(pair_home: EvidenceHome) -> None:
+    """`blob verify` on either pair counts the sha256 index entries and fails one that names another blob
+    (on S3 it used to check the blobs only and report 0 index entries)."""
+    s = pair_home.store
+    a, b = s.put(b"first body"), s.put(b"second body")
+    report = s.verify()
+    assert report.ok and report.checked == 2 and report.index_checked == 2 and report.dangling == ()
+    point_index(pair_home, a.sha256, b.blake3)
+    report = s.verify()
+    assert not report.ok and report.index_checked == 2
+    assert [(c.digest, c.detail) for c in report.bad] == [
+        (a.sha256, f"index entry points at {b.blake3}, whose sha256 is {b.sha256}")]
+    point_index(pair_home, a.sha256, "blake3:" + "0" * 64)  # a put that never finished: dangling, not bad
+    report = s.verify()
+    assert report.ok and report.dangling == (a.sha256,)
