@@ -38,7 +38,7 @@ import queue
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -395,6 +395,21 @@ class VerifiedReads:
         actual = digests(data)
         refuse_mismatch(d, b3hex, actual)
         return actual, data
+
+    def read_as(self, content: Mapping[str, Any]) -> bytes:
+        """The bytes a receipt's ``content`` ({"blake3", "sha256", "size"}) names, served only once
+        hashed and found to be exactly those: what an export, a bundle or a citation hands on must be
+        the bytes the signed receipt vouches for, not whatever file sits under that name."""
+        try:
+            b3, sha, size = str(content["blake3"]), str(content["sha256"]), content["size"]
+        except (KeyError, TypeError):
+            raise BlobCorrupt(f"a receipt's content record {content!r} lacks blake3, sha256 or size") from None
+        actual, data = self.read_checked(b3)
+        if actual.sha256 != sha or isinstance(size, bool) or actual.size != size:
+            raise BlobCorrupt(f"{b3}: the stored bytes (sha256 {actual.sha256}, {actual.size} bytes) are not "
+                              f"those of the receipt ({sha}, {size} bytes); refusing to use them "
+                              "(run `g6 blob verify`)")
+        return data
 
 
 class BlobStore(VerifiedReads):

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 import zstandard
 from click.testing import CliRunner
-from tests.attack.conftest import BIG, SMALL
 
 from g6.cli import cli
 from g6.errors import StoreError
@@ -23,6 +22,7 @@ from g6.home import EvidenceHome
 from g6.store import BlobStore
 from g6.store import blobs as blobs_mod
 from g6.store.blobs import BlobWriter
+from tests.attack.conftest import BIG, SMALL
 
 
 def g6(home: Path, *args: str):

@@ -6,24 +6,37 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from pathlib import Path
 
 import pytest
 import zstandard
 from click.testing import CliRunner
 
+from g6.citing import cite_web
 from g6.cli import cli
 from g6.errors import BlobCorrupt
 from g6.home import EvidenceHome
 from g6.store import BlobStore
-from tests.attack.test_blob_attacks import EXPORT_NOT_REFUSED, export_bundle, export_warc, refused
+from tests.attack.test_blob_attacks import (
+    EXPORT_NOT_REFUSED,
+    export_bundle,
+    export_warc,
+    g6,
+    refused,
+    t_raw_other_content,
+    t_zst_other_content,
+)
 
 
-@pytest.mark.xfail(strict=True, reason="open finding F2: bundle building and WARC export read blobs with the "
-                                       "unverified BlobStore.read; a stored file whose bytes do not hash to the "
-                                       "receipt's digest is exported, exit 0")
+def export_wacz(ev) -> tuple[object, Path]:
+    out = ev["tmp"] / "out.wacz"
+    return g6(ev["home"], "export", "wacz", "-o", str(out), "--manifest", str(ev["manifest"])), out
+
+
 @pytest.mark.parametrize("attack", EXPORT_NOT_REFUSED, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("export", [export_bundle, export_warc], ids=["bundle", "warc"])
+@pytest.mark.parametrize("export", [export_bundle, export_warc, export_wacz], ids=["bundle", "warc", "wacz"])
 def test_export_refuses_bytes_that_do_not_hash_to_the_receipt(ev, attack, export) -> None:
+    """Finding F2 (closed): every export serves only bytes verified against the receipt's digest."""
     attack(ev)
     r, out = export(ev)
     refused(r, f"{export.__name__} after {attack.__name__}")
@@ -89,3 +102,16 @@ def test_blob_verify_and_blob_cat_agree_when_the_raw_path_is_a_directory(tmp_pat
     assert (v.exit_code, c.exit_code) in ((0, 0), (1, 1)), (v.output, c.output)
     if c.exit_code == 0:
         assert c.stdout_bytes == text
+
+
+@pytest.mark.parametrize("attack", [t_raw_other_content, t_zst_other_content], ids=lambda f: f.__name__)
+def test_citing_refuses_bytes_that_do_not_hash_to_the_receipt(ev, attack) -> None:
+    """Part of F2: a citation (and the passages and re-checks built on the same reads) quotes only bytes
+    verified against the receipt, never a file swapped in under its name."""
+    attack(ev)
+    victim = ev["small"] if attack is t_raw_other_content else ev["big"]
+    with EvidenceHome(ev["home"], fsync=False) as home:
+        rid = next(e.receipt.receipt_id for e in home.ledger.entries()
+                   if e.receipt.kind == "fetch" and e.receipt.content == victim)
+        with pytest.raises(BlobCorrupt):
+            cite_web(home, rid, quote="sways in the stored bytes")
