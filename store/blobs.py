@@ -550,18 +550,27 @@ class BlobStore(VerifiedReads):
         return found[0]
 
     def _raw_size(self, b3hex: str) -> int:
-        """The recorded raw size of a compressed blob: the bound on its decompression."""
+        """The recorded raw size of a compressed blob: the bound on its decompression. A meta whose size
+        is not a non-negative int within ``compression.MAX_RAW_SIZE`` is corrupt (it is never used to
+        size an allocation)."""
         try:
-            return int(json.loads(_slurp(f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"))["size"])
-        except (FileNotFoundError, NotADirectoryError, ValueError, KeyError, TypeError):
-            # meta lost: the size is derived from the bytes, streamed (flat memory, hard limit)
-            found = self._stored_path(b3hex)
-            if found is None:
-                raise BlobNotFound(f"no blob blake3:{b3hex}") from None
-            ref = self._hash_file(found[0])
-            if ref.blake3 != f"blake3:{b3hex}":
-                raise StoreError(f"blob blake3:{b3hex} lost its meta and its bytes hash to {ref.blake3}") from None
-            return ref.size
+            meta = json.loads(_slurp(f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"))
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            meta = None
+        if isinstance(meta, dict) and "size" in meta:
+            size = meta["size"]
+            if not compression_mod.valid_size(size):
+                raise BlobCorrupt(f"blob blake3:{b3hex}: its meta records a size of {repr(size)[:40]}, not a size "
+                                  f"in 0..{compression_mod.MAX_RAW_SIZE}; refusing to read it (run `g6 blob verify`)")
+            return int(size)
+        # meta lost or damaged: the size is derived from the bytes, streamed (flat memory, hard limit)
+        found = self._stored_path(b3hex)
+        if found is None:
+            raise BlobNotFound(f"no blob blake3:{b3hex}")
+        ref = self._hash_file(found[0])
+        if ref.blake3 != f"blake3:{b3hex}":
+            raise StoreError(f"blob blake3:{b3hex} lost its meta and its bytes hash to {ref.blake3}")
+        return ref.size
 
     def open(self, digest: str | Digest) -> BinaryIO:
         b3hex = self._resolve(digest)
@@ -602,18 +611,17 @@ class BlobStore(VerifiedReads):
         size = self._raw_size(b3hex)
         return compression_mod.read_compressed(z, size) if size <= BlobWriter.HOLD else None
 
-    def open_verified(self, digest: str | Digest) -> BinaryIO:
-        """The blob opened for reading, after one hashing pass showed the bytes are what was asked
-        for. A blob of up to ``BlobWriter.HOLD`` raw bytes is read (and inflated) once and served from
-        memory; a larger one is hashed through its open file, then that same file is served (it is
-        never rewritten in place, only replaced, so the open file keeps the bytes that were checked):
-        memory stays bounded whatever the size."""
-        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
+    def _checked(self, d: Digest) -> tuple[BlobRef, bytes | BinaryIO]:
+        """The blob's own digests and its bytes (a small blob) or its open file rewound (a larger one),
+        after one hashing pass showed they are what ``d`` asks for. A blob of up to ``BlobWriter.HOLD``
+        raw bytes is read (and inflated) once and hashed in memory; a larger one is hashed through its
+        open file, which is never rewritten in place, only replaced, so it keeps the bytes checked."""
         b3hex = self._resolve(d)
         whole = self._read_if_small(b3hex)
-        if whole is not None:  # one read (one inflate), both digests at once, served from that memory
-            refuse_mismatch(d, b3hex, digests(whole))
-            return io.BytesIO(whole)
+        if whole is not None:  # one read (one inflate), both digests at once
+            actual = digests(whole)
+            refuse_mismatch(d, b3hex, actual)
+            return actual, whole
         f = self.open(d)
         try:
             b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
@@ -621,12 +629,34 @@ class BlobStore(VerifiedReads):
                 b3.update(block)
                 sha.update(block)
                 size += len(block)
-            refuse_mismatch(d, b3hex, BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size))
+            actual = BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
+            refuse_mismatch(d, b3hex, actual)
             f.seek(0)
         except BaseException:
             f.close()
             raise
-        return f
+        return actual, f
+
+    def open_verified(self, digest: str | Digest) -> BinaryIO:
+        """The blob opened for reading, after one hashing pass showed the bytes are what was asked
+        for (``_checked``): a small blob is served from the memory it was hashed in, a larger one from
+        the file it was hashed through, so memory stays bounded whatever the size."""
+        _, got = self._checked(digest if isinstance(digest, Digest) else Digest.parse(digest))
+        return io.BytesIO(got) if isinstance(got, bytes) else got
+
+    def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
+        """The blob's bytes and their own digests, after checking they are what was asked for. A blob
+        past ``BlobWriter.HOLD`` is hashed as it streams before it is held in memory, so a meta that
+        lies about the size, or a frame that inflates past what was stored, is refused having cost
+        only a stream's buffers, not the size it claims."""
+        actual, got = self._checked(digest if isinstance(digest, Digest) else Digest.parse(digest))
+        if isinstance(got, bytes):
+            return actual, got
+        with got as f:
+            data = f.read()
+        if len(data) != actual.size:
+            raise BlobCorrupt(f"blob {actual.blake3} changed while it was read; run `g6 blob verify`")
+        return actual, data
 
     def info(self, digest: str | Digest) -> BlobRef:
         b3hex = self._resolve(digest)

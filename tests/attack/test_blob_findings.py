@@ -54,9 +54,6 @@ def _home_with_text_blob(tmp_path):  # type: ignore[no-untyped-def]
     return tmp_path / "h", ref, text, path, root / "meta" / h[:2] / f"{h}.json"
 
 
-@pytest.mark.xfail(strict=True, reason="open finding F6: BlobStore.read inflates a frame that declares no size into "
-                                       "a buffer of the meta's recorded size: a meta raised to 2**40 or 2**70 gives "
-                                       "MemoryError / OverflowError (exit 70), a raised meta plus a bomb that much RSS")
 @pytest.mark.parametrize("size", [1 << 40, 1 << 70])
 def test_a_lying_meta_size_is_a_typed_refusal_on_the_read_path(tmp_path, size: int) -> None:
     g6home, ref, text, path, meta = _home_with_text_blob(tmp_path)
@@ -68,8 +65,6 @@ def test_a_lying_meta_size_is_a_typed_refusal_on_the_read_path(tmp_path, size: i
     refused(r, f"convert with a meta size of {size}")
 
 
-@pytest.mark.xfail(strict=True, reason="open finding F6: read_checked (convert, bundle, WARC, cite) of a 2 KiB blob "
-                                       "whose meta says 256 MiB and whose frame declares no size allocates 256 MiB")
 def test_read_checked_memory_is_not_set_by_a_lying_meta(tmp_path) -> None:
     _, ref, _, path, meta = _home_with_text_blob(tmp_path)
     co = zstandard.ZstdCompressor(write_content_size=False).compressobj()
@@ -89,6 +84,48 @@ def test_read_checked_memory_is_not_set_by_a_lying_meta(tmp_path) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20, f"{peak >> 20} MiB allocated reading a 2 KiB blob"
+
+
+@pytest.mark.parametrize("bad", [-1, "12", 2.5, True, None, [1], 1 << 40])
+def test_a_meta_size_that_is_not_a_sane_int_is_corrupt(tmp_path, bad: object) -> None:
+    """F6: a recorded size that is not a non-negative int within the hard limit is a corrupt meta on
+    every read path (and a failed verify), never a number to allocate by."""
+    _, ref, _, path, meta = _home_with_text_blob(tmp_path)
+    m = json.loads(meta.read_text())
+    m["size"] = bad
+    meta.write_text(json.dumps(m))
+    store = BlobStore(meta.parents[2], create=False, fsync=False)
+    for read in (store.read, store.read_checked, store.open_verified):
+        with pytest.raises(BlobCorrupt):
+            read(ref.blake3)
+    assert not store.verify().ok
+
+
+@pytest.mark.parametrize("declare", [False, True])
+def test_unverified_read_allocates_what_the_frame_holds_not_what_the_meta_claims(tmp_path, declare: bool) -> None:
+    """F6: BlobStore.read of a 2 KiB frame whose meta (and, forged, its frame header) says 256 MiB
+    allocates about the 2 KiB it inflates to before refusing, not 256 MiB."""
+    _, ref, text, path, meta = _home_with_text_blob(tmp_path)
+    big = 256 << 20
+    frame = zstandard.ZstdCompressor(write_content_size=False).compress(text)
+    if declare:  # the header of a frame that declares 256 MiB on the small frame's blocks
+        lie = zstandard.ZstdCompressor().compress(b"\0" * big)
+        hdr_lie, hdr = zstandard.frame_header_size(lie), zstandard.frame_header_size(frame)
+        frame = lie[:hdr_lie] + frame[hdr:]
+        assert zstandard.frame_content_size(frame) == big
+    path.write_bytes(frame)
+    m = json.loads(meta.read_text())
+    m["size"] = big
+    meta.write_text(json.dumps(m))
+    store = BlobStore(meta.parents[2], create=False, fsync=False)
+    tracemalloc.start()
+    try:
+        with pytest.raises(BlobCorrupt):
+            store.read(ref.blake3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak >> 20} MiB allocated reading a 2 KiB blob"
 
 
 @pytest.mark.xfail(strict=True, reason="open finding F7 (perf-blob regression): read() and open_verified probe the "
