@@ -30,11 +30,13 @@ served and refuse (``BlobCorrupt``) unless they match the blake3 name and the di
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
 import os
 import queue
+import stat
 import tempfile
 import threading
 import time
@@ -109,12 +111,32 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _slurp(path: str) -> bytes:
-    """A whole file with the fewest syscalls: open, fstat, one read (more only for a file past one
-    read's limit, or one that grew since the fstat)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+class _NotAFile(FileNotFoundError):
+    """What sits at a blob's (or meta's) path is not a regular file (a folder, a FIFO, a device): it
+    is not a blob, exactly as ``_stored_path`` (``is_file``) and ``verify`` see it, so every reader
+    takes it for absent."""
+
+
+def _open_regular(path: str) -> tuple[int, int]:
+    """An fd open on ``path`` and its size; ``_NotAFile`` unless it is a regular file. O_NONBLOCK so
+    that a FIFO planted there cannot hang the open (it changes nothing for a regular file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _NotAFile(errno.ENOENT, "not a regular file", path)
+    return fd, st.st_size
+
+
+def _slurp(path: str) -> bytes:
+    """A whole regular file with the fewest syscalls: open, fstat, one read (more only for a file past
+    one read's limit, or one that grew since the fstat); anything else at ``path`` is ``_NotAFile``."""
+    fd, size = _open_regular(path)
+    try:
         data = os.read(fd, size + 1)
         if len(data) == size:
             return data
@@ -601,10 +623,12 @@ class BlobStore(VerifiedReads):
         absent) one, which is streamed instead."""
         raw = self._data_path(b3hex)
         try:
-            with raw.open("rb") as f:
-                return f.read() if os.fstat(f.fileno()).st_size <= BlobWriter.HOLD else None
-        except FileNotFoundError:
+            fd, size = _open_regular(str(raw))
+        except (FileNotFoundError, NotADirectoryError):  # absent, or not a file (a folder): not the blob
             pass
+        else:
+            with open(fd, "rb") as f:
+                return f.read() if size <= BlobWriter.HOLD else None
         z = raw.with_name(raw.name + compression_mod.SUFFIX)
         if not z.is_file():
             return None

@@ -1,10 +1,13 @@
-"""Open findings of the second attack round (perf-blob, perf-batch): attacks that currently SUCCEED,
-kept as strict xfails so the suite stays green and each turns into a failure (XPASS) the moment the
-hole is closed. See the attack report."""
+"""Findings F2, F6 and F7 of the second attack round (perf-blob, perf-batch), closed on branch
+fix-store: once strict xfails, now plain regression tests (each failed on the code before its fix),
+with the cases added alongside the fixes. See the attack report."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -128,9 +131,6 @@ def test_unverified_read_allocates_what_the_frame_holds_not_what_the_meta_claims
     assert peak < 8 << 20, f"{peak >> 20} MiB allocated reading a 2 KiB blob"
 
 
-@pytest.mark.xfail(strict=True, reason="open finding F7 (perf-blob regression): read() and open_verified probe the "
-                                       "raw path first and take a directory there for a fatal error: blob cat and "
-                                       "convert exit 70 (internal error) while blob verify says 'blobs ok'")
 def test_blob_verify_and_blob_cat_agree_when_the_raw_path_is_a_directory(tmp_path) -> None:
     g6home, ref, text, path, _ = _home_with_text_blob(tmp_path)
     path.with_name(path.name.removesuffix(".zst")).mkdir()
@@ -139,6 +139,49 @@ def test_blob_verify_and_blob_cat_agree_when_the_raw_path_is_a_directory(tmp_pat
     assert (v.exit_code, c.exit_code) in ((0, 0), (1, 1)), (v.output, c.output)
     if c.exit_code == 0:
         assert c.stdout_bytes == text
+
+
+def test_every_reader_takes_a_folder_at_the_raw_path_for_no_blob(tmp_path) -> None:
+    """F7 (closed): a folder where the raw file would be is not the blob, for every reader as for
+    ``blob verify``: the compressed blob beside it is served, verified."""
+    g6home, ref, text, path, meta = _home_with_text_blob(tmp_path)
+    path.with_name(path.name.removesuffix(".zst")).mkdir()
+    store = BlobStore(meta.parents[2], create=False, fsync=False)
+    assert store.read(ref.blake3) == text and store.read_checked(ref.sha256)[1] == text
+    with store.open_verified(ref.sha256) as f:
+        assert f.read() == text
+    assert store.verify().ok
+    r = CliRunner().invoke(cli, ["--home", str(g6home), "convert", ref.blake3, "--json"])
+    assert r.exit_code != 70 and "internal error" not in r.output, r.output
+
+
+def test_a_folder_at_the_compressed_path_is_no_blob_either(tmp_path) -> None:
+    g6home, ref, text, path, _ = _home_with_text_blob(tmp_path)
+    path.unlink()
+    path.mkdir()
+    for args in (["blob", "cat", ref.blake3], ["convert", ref.sha256], ["blob", "verify"]):
+        refused(CliRunner().invoke(cli, ["--home", str(g6home), *args]), " ".join(args))
+
+
+FIFO_READ = """
+import sys
+from g6.store import BlobStore
+store = BlobStore(sys.argv[1], create=False, fsync=False)
+sys.stdout.buffer.write(store.read(sys.argv[2]))
+with store.open_verified(sys.argv[2]) as f:
+    sys.stdout.buffer.write(f.read())
+print(store.verify().ok)
+"""
+
+
+def test_a_fifo_at_the_raw_path_is_no_blob_and_hangs_no_reader(tmp_path) -> None:
+    """A FIFO planted where the raw file would be: opened without O_NONBLOCK the read would wait for a
+    writer forever; it is not a regular file, so not the blob (the 600 s cap only ends a hang)."""
+    _, ref, text, path, meta = _home_with_text_blob(tmp_path)
+    os.mkfifo(path.with_name(path.name.removesuffix(".zst")))
+    out = subprocess.run([sys.executable, "-c", FIFO_READ, str(meta.parents[2]), ref.blake3], capture_output=True,
+                         timeout=600, check=True)
+    assert out.stdout == text + text + b"True\n"
 
 
 @pytest.mark.parametrize("attack", [t_raw_other_content, t_zst_other_content], ids=lambda f: f.__name__)
