@@ -137,15 +137,19 @@ def _slurp(path: str) -> bytes:
     one read's limit, or one that grew since the fstat); anything else at ``path`` is ``_NotAFile``."""
     fd, size = _open_regular(path)
     try:
-        data = os.read(fd, size + 1)
-        if len(data) == size:
-            return data
-        parts = [data]
-        while block := os.read(fd, max(size, CHUNK)):
-            parts.append(block)
-        return b"".join(parts)
+        return _read_fd(fd, size)
     finally:
         os.close(fd)
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data
+    parts = [data]
+    while block := os.read(fd, max(size, CHUNK)):
+        parts.append(block)
+    return b"".join(parts)
 
 
 def _replace(src: str | Path, dst: Path) -> None:
@@ -620,20 +624,23 @@ class BlobStore(VerifiedReads):
 
     def _read_if_small(self, b3hex: str) -> bytes | None:
         """The raw bytes of a blob of at most ``BlobWriter.HOLD`` raw bytes; None for a larger (or
-        absent) one, which is streamed instead."""
-        raw = self._data_path(b3hex)
-        try:
-            fd, size = _open_regular(str(raw))
-        except (FileNotFoundError, NotADirectoryError):  # absent, or not a file (a folder): not the blob
-            pass
-        else:
-            with open(fd, "rb") as f:
-                return f.read() if size <= BlobWriter.HOLD else None
-        z = raw.with_name(raw.name + compression_mod.SUFFIX)
-        if not z.is_file():
-            return None
-        size = self._raw_size(b3hex)
-        return compression_mod.read_compressed(z, size) if size <= BlobWriter.HOLD else None
+        absent) one, which is streamed instead. Only regular files are read (``_open_regular``)."""
+        raw = f"{self._root}/blake3/{b3hex[:2]}/{b3hex[2:4]}/{b3hex}"  # a string: Path joins cost more than the read
+        for path, compressed in ((raw, False), (raw + compression_mod.SUFFIX, True)):
+            try:
+                fd, size = _open_regular(path)
+            except (FileNotFoundError, NotADirectoryError):  # absent, or not a file (a folder): not the blob
+                continue
+            try:
+                if not compressed:
+                    return _read_fd(fd, size) if size <= BlobWriter.HOLD else None
+                raw_size = self._raw_size(b3hex)  # the bound, checked before anything is read or inflated
+                if raw_size > BlobWriter.HOLD:
+                    return None
+                return compression_mod.decompress(_read_fd(fd, size), raw_size, b3hex)
+            finally:
+                os.close(fd)
+        return None
 
     def _checked(self, d: Digest) -> tuple[BlobRef, bytes | BinaryIO]:
         """The blob's own digests and its bytes (a small blob) or its open file rewound (a larger one),

@@ -322,7 +322,7 @@ def test_a_failed_fsync_on_any_thread_leaves_nothing_visible(tmp_path: Path, mon
 
 # -- exports: a bundle or a WARC must not ship bytes that do not hash to their receipt ---------------
 # the attacks the export paths refuse today (the frame does not inflate to the recorded size); the
-# ones they do not refuse are open finding F2 in test_open_findings_2.py
+# others were finding F2, now refused too: see test_blob_findings.py
 EXPORT_REFUSED = [t_zst_declares_smaller, t_zst_declares_larger, t_zst_bomb, t_zst_truncated, t_raw_as_zst,
                   t_meta_smaller, t_meta_larger]
 EXPORT_NOT_REFUSED = [a for a in CONTENT_ATTACKS if a not in EXPORT_REFUSED]
