@@ -548,13 +548,17 @@ class BlobStore(VerifiedReads):
                     side.result()
             if data_synced is not None:
                 data_synced.result()
-            _replace(tmp, data_path)
+            try:
+                _replace(tmp, data_path)
+            except (IsADirectoryError, NotADirectoryError):  # a folder (or a file on a folder's path) is there
+                raise StoreError(f"cannot store blob {ref.blake3}: {data_path} is taken by something that is not "
+                                 "a blob file; move it away (run `g6 blob verify`)") from None
             if self.fsync:
                 _fsync_dir(data_path.parent)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
-            if not data_path.exists():  # an unfinished put leaves no index entry behind
+            if not data_path.is_file():  # an unfinished put leaves no index entry behind
                 for p in (self._meta_path(b3hex), self._sha_path(Digest.parse(ref.sha256).hex)):
                     with contextlib.suppress(OSError):
                         p.unlink()

@@ -17,9 +17,10 @@ from click.testing import CliRunner
 
 from g6.citing import cite_web
 from g6.cli import cli
-from g6.errors import BlobCorrupt
+from g6.errors import BlobCorrupt, StoreError
 from g6.home import EvidenceHome
 from g6.store import BlobStore
+from g6.store import blobs as blobs_mod
 from tests.attack.test_blob_attacks import (
     EXPORT_NOT_REFUSED,
     export_bundle,
@@ -161,6 +162,22 @@ def test_a_folder_at_the_compressed_path_is_no_blob_either(tmp_path) -> None:
     path.mkdir()
     for args in (["blob", "cat", ref.blake3], ["convert", ref.sha256], ["blob", "verify"]):
         refused(CliRunner().invoke(cli, ["--home", str(g6home), *args]), " ".join(args))
+
+
+def test_a_put_onto_a_folder_at_the_blob_path_is_a_typed_error_and_leaves_no_index(tmp_path) -> None:
+    """The write side of F7: a folder where a new blob's file goes is a StoreError (exit 1 in the CLI),
+    not an internal error, and leaves no meta or sha256 entry for a blob that is not there."""
+    store = BlobStore(tmp_path, fsync=False)
+    body = b"\x00 a small binary body, kept raw"
+    want = blobs_mod.digests(body)
+    h = want.blake3.split(":", 1)[1]
+    (tmp_path / "blake3" / h[:2] / h[2:4] / h).mkdir(parents=True)
+    with pytest.raises(StoreError) as e:
+        store.put(body)
+    assert "not a blob file" in str(e.value)
+    assert not [p for p in (tmp_path / "meta").rglob("*") if p.is_file()]
+    assert not [p for p in (tmp_path / "sha256").rglob("*") if p.is_file()]
+    assert not list((tmp_path / "tmp").iterdir())
 
 
 FIFO_READ = """
