@@ -30,15 +30,17 @@ served and refuse (``BlobCorrupt``) unless they match the blake3 name and the di
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
 import os
 import queue
+import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -109,21 +111,45 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _slurp(path: str) -> bytes:
-    """A whole file with the fewest syscalls: open, fstat, one read (more only for a file past one
-    read's limit, or one that grew since the fstat)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+class _NotAFile(FileNotFoundError):
+    """What sits at a blob's (or meta's) path is not a regular file (a folder, a FIFO, a device): it
+    is not a blob, exactly as ``_stored_path`` (``is_file``) and ``verify`` see it, so every reader
+    takes it for absent."""
+
+
+def _open_regular(path: str) -> tuple[int, int]:
+    """An fd open on ``path`` and its size; ``_NotAFile`` unless it is a regular file. O_NONBLOCK so
+    that a FIFO planted there cannot hang the open (it changes nothing for a regular file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
-        size = os.fstat(fd).st_size
-        data = os.read(fd, size + 1)
-        if len(data) == size:
-            return data
-        parts = [data]
-        while block := os.read(fd, max(size, CHUNK)):
-            parts.append(block)
-        return b"".join(parts)
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _NotAFile(errno.ENOENT, "not a regular file", path)
+    return fd, st.st_size
+
+
+def _slurp(path: str) -> bytes:
+    """A whole regular file with the fewest syscalls: open, fstat, one read (more only for a file past
+    one read's limit, or one that grew since the fstat); anything else at ``path`` is ``_NotAFile``."""
+    fd, size = _open_regular(path)
+    try:
+        return _read_fd(fd, size)
     finally:
         os.close(fd)
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data
+    parts = [data]
+    while block := os.read(fd, max(size, CHUNK)):
+        parts.append(block)
+    return b"".join(parts)
 
 
 def _replace(src: str | Path, dst: Path) -> None:
@@ -396,6 +422,21 @@ class VerifiedReads:
         refuse_mismatch(d, b3hex, actual)
         return actual, data
 
+    def read_as(self, content: Mapping[str, Any]) -> bytes:
+        """The bytes a receipt's ``content`` ({"blake3", "sha256", "size"}) names, served only once
+        hashed and found to be exactly those: what an export, a bundle or a citation hands on must be
+        the bytes the signed receipt vouches for, not whatever file sits under that name."""
+        try:
+            b3, sha, size = str(content["blake3"]), str(content["sha256"]), content["size"]
+        except (KeyError, TypeError):
+            raise BlobCorrupt(f"a receipt's content record {content!r} lacks blake3, sha256 or size") from None
+        actual, data = self.read_checked(b3)
+        if actual.sha256 != sha or isinstance(size, bool) or actual.size != size:
+            raise BlobCorrupt(f"{b3}: the stored bytes (sha256 {actual.sha256}, {actual.size} bytes) are not "
+                              f"those of the receipt ({sha}, {size} bytes); refusing to use them "
+                              "(run `g6 blob verify`)")
+        return data
+
 
 class BlobStore(VerifiedReads):
     """A content-addressed store rooted at one folder. Nothing here reads global state."""
@@ -507,13 +548,17 @@ class BlobStore(VerifiedReads):
                     side.result()
             if data_synced is not None:
                 data_synced.result()
-            _replace(tmp, data_path)
+            try:
+                _replace(tmp, data_path)
+            except (IsADirectoryError, NotADirectoryError):  # a folder (or a file on a folder's path) is there
+                raise StoreError(f"cannot store blob {ref.blake3}: {data_path} is taken by something that is not "
+                                 "a blob file; move it away (run `g6 blob verify`)") from None
             if self.fsync:
                 _fsync_dir(data_path.parent)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
-            if not data_path.exists():  # an unfinished put leaves no index entry behind
+            if not data_path.is_file():  # an unfinished put leaves no index entry behind
                 for p in (self._meta_path(b3hex), self._sha_path(Digest.parse(ref.sha256).hex)):
                     with contextlib.suppress(OSError):
                         p.unlink()
@@ -535,18 +580,27 @@ class BlobStore(VerifiedReads):
         return found[0]
 
     def _raw_size(self, b3hex: str) -> int:
-        """The recorded raw size of a compressed blob: the bound on its decompression."""
+        """The recorded raw size of a compressed blob: the bound on its decompression. A meta whose size
+        is not a non-negative int within ``compression.MAX_RAW_SIZE`` is corrupt (it is never used to
+        size an allocation)."""
         try:
-            return int(json.loads(_slurp(f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"))["size"])
-        except (FileNotFoundError, NotADirectoryError, ValueError, KeyError, TypeError):
-            # meta lost: the size is derived from the bytes, streamed (flat memory, hard limit)
-            found = self._stored_path(b3hex)
-            if found is None:
-                raise BlobNotFound(f"no blob blake3:{b3hex}") from None
-            ref = self._hash_file(found[0])
-            if ref.blake3 != f"blake3:{b3hex}":
-                raise StoreError(f"blob blake3:{b3hex} lost its meta and its bytes hash to {ref.blake3}") from None
-            return ref.size
+            meta = json.loads(_slurp(f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"))
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            meta = None
+        if isinstance(meta, dict) and "size" in meta:
+            size = meta["size"]
+            if not compression_mod.valid_size(size):
+                raise BlobCorrupt(f"blob blake3:{b3hex}: its meta records a size of {repr(size)[:40]}, not a size "
+                                  f"in 0..{compression_mod.MAX_RAW_SIZE}; refusing to read it (run `g6 blob verify`)")
+            return int(size)
+        # meta lost or damaged: the size is derived from the bytes, streamed (flat memory, hard limit)
+        found = self._stored_path(b3hex)
+        if found is None:
+            raise BlobNotFound(f"no blob blake3:{b3hex}")
+        ref = self._hash_file(found[0])
+        if ref.blake3 != f"blake3:{b3hex}":
+            raise StoreError(f"blob blake3:{b3hex} lost its meta and its bytes hash to {ref.blake3}")
+        return ref.size
 
     def open(self, digest: str | Digest) -> BinaryIO:
         b3hex = self._resolve(digest)
@@ -574,31 +628,35 @@ class BlobStore(VerifiedReads):
 
     def _read_if_small(self, b3hex: str) -> bytes | None:
         """The raw bytes of a blob of at most ``BlobWriter.HOLD`` raw bytes; None for a larger (or
-        absent) one, which is streamed instead."""
-        raw = self._data_path(b3hex)
-        try:
-            with raw.open("rb") as f:
-                return f.read() if os.fstat(f.fileno()).st_size <= BlobWriter.HOLD else None
-        except FileNotFoundError:
-            pass
-        z = raw.with_name(raw.name + compression_mod.SUFFIX)
-        if not z.is_file():
-            return None
-        size = self._raw_size(b3hex)
-        return compression_mod.read_compressed(z, size) if size <= BlobWriter.HOLD else None
+        absent) one, which is streamed instead. Only regular files are read (``_open_regular``)."""
+        raw = f"{self._root}/blake3/{b3hex[:2]}/{b3hex[2:4]}/{b3hex}"  # a string: Path joins cost more than the read
+        for path, compressed in ((raw, False), (raw + compression_mod.SUFFIX, True)):
+            try:
+                fd, size = _open_regular(path)
+            except (FileNotFoundError, NotADirectoryError):  # absent, or not a file (a folder): not the blob
+                continue
+            try:
+                if not compressed:
+                    return _read_fd(fd, size) if size <= BlobWriter.HOLD else None
+                raw_size = self._raw_size(b3hex)  # the bound, checked before anything is read or inflated
+                if raw_size > BlobWriter.HOLD:
+                    return None
+                return compression_mod.decompress(_read_fd(fd, size), raw_size, b3hex)
+            finally:
+                os.close(fd)
+        return None
 
-    def open_verified(self, digest: str | Digest) -> BinaryIO:
-        """The blob opened for reading, after one hashing pass showed the bytes are what was asked
-        for. A blob of up to ``BlobWriter.HOLD`` raw bytes is read (and inflated) once and served from
-        memory; a larger one is hashed through its open file, then that same file is served (it is
-        never rewritten in place, only replaced, so the open file keeps the bytes that were checked):
-        memory stays bounded whatever the size."""
-        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
+    def _checked(self, d: Digest) -> tuple[BlobRef, bytes | BinaryIO]:
+        """The blob's own digests and its bytes (a small blob) or its open file rewound (a larger one),
+        after one hashing pass showed they are what ``d`` asks for. A blob of up to ``BlobWriter.HOLD``
+        raw bytes is read (and inflated) once and hashed in memory; a larger one is hashed through its
+        open file, which is never rewritten in place, only replaced, so it keeps the bytes checked."""
         b3hex = self._resolve(d)
         whole = self._read_if_small(b3hex)
-        if whole is not None:  # one read (one inflate), both digests at once, served from that memory
-            refuse_mismatch(d, b3hex, digests(whole))
-            return io.BytesIO(whole)
+        if whole is not None:  # one read (one inflate), both digests at once
+            actual = digests(whole)
+            refuse_mismatch(d, b3hex, actual)
+            return actual, whole
         f = self.open(d)
         try:
             b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
@@ -606,12 +664,34 @@ class BlobStore(VerifiedReads):
                 b3.update(block)
                 sha.update(block)
                 size += len(block)
-            refuse_mismatch(d, b3hex, BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size))
+            actual = BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
+            refuse_mismatch(d, b3hex, actual)
             f.seek(0)
         except BaseException:
             f.close()
             raise
-        return f
+        return actual, f
+
+    def open_verified(self, digest: str | Digest) -> BinaryIO:
+        """The blob opened for reading, after one hashing pass showed the bytes are what was asked
+        for (``_checked``): a small blob is served from the memory it was hashed in, a larger one from
+        the file it was hashed through, so memory stays bounded whatever the size."""
+        _, got = self._checked(digest if isinstance(digest, Digest) else Digest.parse(digest))
+        return io.BytesIO(got) if isinstance(got, bytes) else got
+
+    def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
+        """The blob's bytes and their own digests, after checking they are what was asked for. A blob
+        past ``BlobWriter.HOLD`` is hashed as it streams before it is held in memory, so a meta that
+        lies about the size, or a frame that inflates past what was stored, is refused having cost
+        only a stream's buffers, not the size it claims."""
+        actual, got = self._checked(digest if isinstance(digest, Digest) else Digest.parse(digest))
+        if isinstance(got, bytes):
+            return actual, got
+        with got as f:
+            data = f.read()
+        if len(data) != actual.size:
+            raise BlobCorrupt(f"blob {actual.blake3} changed while it was read; run `g6 blob verify`")
+        return actual, data
 
     def info(self, digest: str | Digest) -> BlobRef:
         b3hex = self._resolve(digest)

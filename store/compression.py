@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 import zstandard
 
-from g6.errors import ConfigError, StoreError
+from g6.errors import BlobCorrupt, ConfigError
 
 SUFFIX = ".zst"
 SETTINGS = ("zstd", "off")
@@ -31,6 +31,13 @@ LEVEL = 3  # zstd's default: ~ 300+ MiB/s on text, most of the gain of higher le
 SNIFF = 4096
 MIN_SIZE = 512  # smaller bodies are kept raw: a zstd frame would save next to nothing
 UNKNOWN_SIZE_LIMIT = 1 << 36  # a compressed blob whose recorded size is lost is hashed up to 64 GiB, no further
+MAX_RAW_SIZE = UNKNOWN_SIZE_LIMIT  # a recorded raw size past this (or not a non-negative int) is a corrupt meta
+# a frame that declares its size (and agrees with the meta) is inflated in one call into a buffer of that
+# size, allocated before a byte is inflated: only up to here, the held bodies' size (``BlobWriter.HOLD``);
+# past it, or with no declared size, the output is grown as it is inflated, so what is allocated is what
+# the frame really holds, never what a meta (or a forged frame header) claims
+ONE_CALL_MAX = 16 << 20
+_OUT_CHUNK = 1 << 20
 
 # magic numbers of formats that are compressed already (offset, bytes)
 _COMPRESSED_MAGIC: tuple[tuple[int, bytes], ...] = (
@@ -153,11 +160,11 @@ class _BoundedReader(io.RawIOBase):
         try:
             chunk = self._r.read(min(want, self._left + 1) if self._left >= 0 else want)
         except zstandard.ZstdError as e:
-            raise StoreError(f"blob {self._name} does not decompress: {e}") from None
+            raise BlobCorrupt(f"blob {self._name} does not decompress: {e}") from None
         if len(chunk) > self._left:
-            raise StoreError(f"blob {self._name} decompresses past its recorded size")
+            raise BlobCorrupt(f"blob {self._name} decompresses past its recorded size")
         if not chunk and self._left > 0 and want and self._exact:
-            raise StoreError(f"blob {self._name} decompresses to fewer bytes than its recorded size")
+            raise BlobCorrupt(f"blob {self._name} decompresses to fewer bytes than its recorded size")
         self._left -= len(chunk)
         n = len(chunk)
         b[:n] = chunk
@@ -183,18 +190,43 @@ def read_compressed(path: Path, size: int) -> bytes:
     return decompress(path.read_bytes(), size, path.name.removesuffix(SUFFIX))
 
 
+def valid_size(size: object) -> bool:
+    """Whether ``size`` can be a blob's recorded raw size (a meta's ``size``): a non-negative int within
+    ``MAX_RAW_SIZE``. Anything else is a corrupt meta, never a number to allocate by."""
+    return type(size) is int and 0 <= size <= MAX_RAW_SIZE
+
+
 def decompress(data: bytes, size: int, name: str) -> bytes:
     """The raw bytes of the frame ``data`` of blob ``name``, whose recorded raw size is ``size``:
-    one call, never inflating past ``size``."""
+    never inflating past ``size``, and never allocating more than the frame really inflates to (or
+    ``ONE_CALL_MAX``), whatever ``size`` or the frame header claim. ``BlobCorrupt`` otherwise."""
+    if not valid_size(size):
+        raise BlobCorrupt(f"blob {name} has a recorded size of {size!r}, not a size in 0..{MAX_RAW_SIZE}")
     try:
-        # a frame that declares its size is checked before anything is inflated; one that does not
-        # is inflated into at most ``size`` bytes
+        # a frame that declares its size is checked before anything is inflated
         declared = zstandard.frame_content_size(data)
         if declared not in (-1, size):
-            raise StoreError(f"blob {name} declares {declared} bytes, not its recorded size {size}")
-        out = _dctx().decompress(data, max_output_size=max(size, 1))
+            raise BlobCorrupt(f"blob {name} declares {declared} bytes, not its recorded size {size}")
+        if declared == size and size <= ONE_CALL_MAX:  # the common path: one call, straight into the output
+            out = _dctx().decompress(data, max_output_size=max(size, 1))
+        else:
+            out = _inflate_grown(data, size, name)
     except zstandard.ZstdError as e:
-        raise StoreError(f"blob {name} does not decompress within its recorded size: {e}") from None
+        raise BlobCorrupt(f"blob {name} does not decompress within its recorded size: {e}") from None
     if len(out) != size:
-        raise StoreError(f"blob {name} decompresses to {len(out)} bytes, not its recorded size {size}")
+        raise BlobCorrupt(f"blob {name} decompresses to {len(out)} bytes, not its recorded size {size}")
     return out
+
+
+def _inflate_grown(data: bytes, size: int, name: str) -> bytes:
+    """Inflate chunk by chunk (at most ``size`` + 1 bytes in all), so memory follows the output actually
+    produced; a fresh context, as a stream reader holds its context until closed."""
+    parts: list[bytes] = []
+    total = 0
+    with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=False) as r:
+        while chunk := r.read(min(_OUT_CHUNK, size + 1 - total)):
+            total += len(chunk)
+            if total > size:
+                raise BlobCorrupt(f"blob {name} decompresses past its recorded size {size}")
+            parts.append(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)

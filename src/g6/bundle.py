@@ -179,7 +179,7 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
         if receipt.content:
             hexd = str(receipt.content["blake3"]).split(":", 1)[1]
-            files[f"blobs/{hexd}"] = home.store.read(str(receipt.content["blake3"]))
+            files[f"blobs/{hexd}"] = home.store.read_as(receipt.content)
         step()
     tree = home.ledger.tree()  # hashed once for every proof
     for rid in receipt_ids:

@@ -23,7 +23,7 @@ def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
     if receipt.kind not in ("fetch", "recheck") or not receipt.content:
         raise InputError(f"receipt {receipt.receipt_id} holds no fetched page (kind {receipt.kind}, "
                          f"outcome {receipt.outcome})")
-    body = home.store.read(str(receipt.content["blake3"]))
+    body = home.store.read_as(receipt.content)
     url = receipt.final_url or str(receipt.request.get("url", ""))
     texts = read_texts(body, url, receipt.detail.get("content_type"))
     if texts.outcome is not Outcome.OK or texts.main is None:
@@ -125,7 +125,7 @@ def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
     src = SOURCES.get(r.source)
     request = SearchRequest.from_json(r.request)
     parsed = src.parse(request, int(r.http_status or 0), r.detail.get("content_type"),
-                       home.store.read(str(r.content["blake3"])))
+                       home.store.read_as(r.content))
     if not 1 <= number <= len(parsed.papers):
         raise InputError(f"receipt {receipt_id} lists {len(parsed.papers)} papers; --paper takes 1 to "
                          f"{len(parsed.papers)}")

@@ -261,7 +261,7 @@ def _search_problem(home: EvidenceHome, c: Citation, r: Receipt, sources: Any) -
         from g6.adapters.sources import SOURCES as reg  # noqa: N811
     try:
         parsed = reg.get(r.source).parse(SearchRequest.from_json(r.request), int(r.http_status or 0),
-                                         r.detail.get("content_type"), home.store.read(str(r.content["blake3"])))
+                                         r.detail.get("content_type"), home.store.read_as(r.content))
         paper = parsed.papers[int(c.search["number"]) - 1]
     except (G6Error, KeyError, IndexError, TypeError, ValueError) as e:
         return f"the cited paper is not on the search page ({type(e).__name__})"

@@ -152,7 +152,7 @@ class _Exporter:
                                                warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": first.record_id})
             rid = self._write(rec, "revisits")
         else:
-            body = self.home.store.read(b3)
+            body = self.home.store.read_as(r.content)
             extra = {"WARC-Date": date, "WARC-Payload-Digest": sha}
             if r.truncated:
                 extra["WARC-Truncated"] = "length"
@@ -173,7 +173,7 @@ class _Exporter:
         src = r.links.get("from") if isinstance(r.links.get("from"), dict) else {}
         src_b3 = str(src.get("blake3") or r.request.get("digest") or "")
         origin = self.by_blake3.get(src_b3)
-        body = self.home.store.read(str(r.content["blake3"]))
+        body = self.home.store.read_as(r.content)
         extra = {"WARC-Date": date, "WARC-Payload-Digest": str(r.content["sha256"])}
         if origin is not None:
             extra["WARC-Refers-To"] = origin.record_id

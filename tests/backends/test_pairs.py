@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from g6.errors import BadDigest, BlobNotFound
+from g6.errors import BadDigest, BlobCorrupt, BlobNotFound
 from g6.home import EvidenceHome
 from g6.ledger import Receipt, SigningKey, verify_consistency_proof, verify_inclusion_proof
 from g6.ledger.backend import trust_key, trusted_keys
@@ -248,3 +248,16 @@ def test_store_verify_checks_every_sha256_index_entry(pair_home: EvidenceHome) -
     point_index(pair_home, a.sha256, "blake3:" + "0" * 64)  # a put that never finished: dangling, not bad
     report = s.verify()
     assert report.ok and report.dangling == (a.sha256,)
+
+
+def test_read_as_serves_only_the_receipts_bytes_on_both_stores(pair_home: EvidenceHome) -> None:
+    """F2 on both backends: what bundles, exports and citations read (``read_as``) must hash to the
+    receipt's blake3, sha256 and size; bytes swapped in behind the store's back are refused."""
+    rs = fill(pair_home, 2)
+    assert pair_home.store.read_as(rs[0].content) == b"body 0"
+    replace_blob(pair_home, str(rs[1].content["blake3"]), b"body X")
+    with pytest.raises(BlobCorrupt):
+        pair_home.store.read_as(rs[1].content)
+    lying = {**rs[0].content, "size": rs[0].content["size"] + 1}  # a receipt naming these bytes but another size
+    with pytest.raises(BlobCorrupt):
+        pair_home.store.read_as(lying)
