@@ -14,6 +14,7 @@ from g6.adapters import CheckedClient, FetchPolicy
 from g6.batch_fetch import batch_fetch
 from g6.cli import cli
 from g6.home import EvidenceHome
+from g6.host_pool import host_of
 from g6.localsite import Reply, SeenRequest
 from tests.attack.test_batch_attacks import page
 
@@ -68,9 +69,15 @@ def test_a_cross_host_redirect_does_not_overlap_the_target_hosts_own_requests(si
     assert b.peak == 1, f"{b.peak} requests at once on 127.0.0.2"
 
 
-@pytest.mark.xfail(strict=True, reason="open finding F4: host_pool.host_of keys the raw hostname, the checked client "
-                                       "the normalised one: 127.0.0.2, 127.0.0.2. and 127.2 are one host fetched by "
-                                       "two workers at once")
+def test_the_pool_keys_a_host_as_the_checked_client_names_it() -> None:
+    """F4 (fixed): host_of is the checked client's normalised host, so every spelling of one host is one group."""
+    spellings = ["http://127.0.0.2:8080/a", "http://127.0.0.2.:8080/b", "http://127.2:8080/c",
+                 "http://0x7f.0.0.2/d"]
+    assert {host_of(u) for u in spellings} == {"127.0.0.2"}
+    assert host_of("http://Example.COM./x") == host_of("http://example.com/y") == "example.com"
+    assert host_of("http://[bad/") == ""
+
+
 @pytest.mark.parametrize("alias", ["127.0.0.2.", "127.2"])
 def test_spellings_of_one_host_share_its_one_request_at_a_time(site, home: EvidenceHome, alias: str) -> None:
     b = _HostB(site)
