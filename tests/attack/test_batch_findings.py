@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from g6.adapters import CheckedClient, FetchPolicy
+from g6.adapters.pacing import HostGate
 from g6.batch_fetch import batch_fetch
 from g6.cli import cli
 from g6.home import EvidenceHome
@@ -50,9 +51,6 @@ class _HostB:
         return handler
 
 
-@pytest.mark.xfail(strict=True, reason="open finding F3: the host pool groups URLs by the host they start on; a "
-                                       "redirect to another host is followed on the first host's worker, beside "
-                                       "that host's own worker: two requests at once on one host")
 @pytest.mark.parametrize("pause", [0.0, 0.2])
 def test_a_cross_host_redirect_does_not_overlap_the_target_hosts_own_requests(site, home: EvidenceHome,
                                                                                pause: float) -> None:
@@ -86,6 +84,19 @@ def test_spellings_of_one_host_share_its_one_request_at_a_time(site, home: Evide
         report = batch_fetch(home, client, [b.site.url("/slow"), other], concurrency=2)
     assert [r.outcome for r in report.results] == ["ok", "ok"]
     assert b.peak == 1, f"{b.peak} requests at once on 127.0.0.2"
+
+
+def test_a_host_busy_past_the_deadline_ends_as_a_timeout_not_a_second_request(site, home: EvidenceHome) -> None:
+    """F3 (fixed): the gate is waited for within the fetch's one deadline; a host that stays busy
+    ends the fetch as ``total_timeout`` and never sees this request."""
+    s = site({"/robots.txt": Reply(404, b""), "/p": page(1)})
+    gate = HostGate()
+    pol = FetchPolicy(allow_loopback=True, host_pause=0, total_timeout=0.05, respect_robots=False)
+    with CheckedClient(pol, gate=gate) as client, gate.hold("127.0.0.1", 1) as held:
+        assert held
+        resp = client.fetch(s.url("/p"), home.store)
+    assert (resp.outcome.value, resp.reason, resp.detail.get("stage")) == ("unreachable", "total_timeout", "host_busy")
+    assert [r.path for r in s.requests] == []
 
 
 @pytest.mark.xfail(strict=True, reason="open finding F5: a resumed batch (`g6 fetch --input --run`) reports the "
