@@ -1,6 +1,8 @@
-"""Open findings of the second attack round (perf-blob, perf-batch): attacks that currently SUCCEED,
-kept as strict xfails so the suite stays green and each turns into a failure (XPASS) the moment the
-hole is closed. See the attack report."""
+"""Findings F3-F5 of the second attack round (perf-blob, perf-batch), once strict xfails, now fixed
+(branch fix-batch) and kept as regression tests: F3 a cross-host redirect beside the target host's own
+worker (the checked client's per-host gate), F4 spellings of one host pooled as several (host_of is
+the checked client's normalised host), F5 a resumed run reporting lines no receipt in the ledger backs.
+See the attack report."""
 
 from __future__ import annotations
 
@@ -86,22 +88,6 @@ def test_spellings_of_one_host_share_its_one_request_at_a_time(site, home: Evide
     assert b.peak == 1, f"{b.peak} requests at once on 127.0.0.2"
 
 
-def test_a_host_busy_past_the_deadline_ends_as_a_timeout_not_a_second_request(site, home: EvidenceHome) -> None:
-    """F3 (fixed): the gate is waited for within the fetch's one deadline; a host that stays busy
-    ends the fetch as ``total_timeout`` and never sees this request."""
-    s = site({"/robots.txt": Reply(404, b""), "/p": page(1)})
-    gate = HostGate()
-    pol = FetchPolicy(allow_loopback=True, host_pause=0, total_timeout=0.05, respect_robots=False)
-    with CheckedClient(pol, gate=gate) as client, gate.hold("127.0.0.1", 1) as held:
-        assert held
-        resp = client.fetch(s.url("/p"), home.store)
-    assert (resp.outcome.value, resp.reason, resp.detail.get("stage")) == ("unreachable", "total_timeout", "host_busy")
-    assert [r.path for r in s.requests] == []
-
-
-@pytest.mark.xfail(strict=True, reason="open finding F5: a resumed batch (`g6 fetch --input --run`) reports the "
-                                       "run file's lines as settled without looking the receipt up: 'ok' with a "
-                                       "receipt the ledger does not hold (or none), exit 0")
 @pytest.mark.parametrize("lie", ["foreign_receipt", "no_receipt"])
 def test_a_resumed_run_reports_ok_only_with_a_receipt_in_the_ledger(site, tmp_path, lie: str) -> None:
     s = site({"/robots.txt": Reply(404, b""), "/a": page(1), "/b": page(2)})
@@ -125,3 +111,42 @@ def test_a_resumed_run_reports_ok_only_with_a_receipt_in_the_ledger(site, tmp_pa
     reported = [json.loads(x) for x in r.stdout.splitlines()]
     unbacked = [x["url"] for x in reported if x["outcome"] == "ok" and x["receipt_id"] not in held]
     assert not unbacked, f"reported ok without a receipt in the ledger (exit {r.exit_code}): {unbacked}"
+    refetched = s.url("/b") if lie == "foreign_receipt" else s.url("/never")
+    assert f"1 URL(s) of run r have no matching receipt in this ledger; fetching again: {refetched}" in r.stderr
+    assert [x["url"] for x in reported] == [x for x in urls_now.split()]
+
+
+def test_a_resumed_line_needs_the_receipt_of_its_own_url_and_outcome(site, tmp_path) -> None:
+    """F5 (fixed): a receipt in the ledger is not enough; it must be the fetch of the line's URL with
+    the line's outcome. Swapped receipt ids, or a 404's receipt under an 'ok' line, are fetched again."""
+    s = site({"/robots.txt": Reply(404, b""), "/a": page(1), "/b": page(2), "/gone": Reply(404, b"no")})
+    g6home = tmp_path / "h"
+    env = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"}
+    urls = f"{s.url('/a')}\n{s.url('/b')}\n{s.url('/gone')}\n"
+    args = ["--home", str(g6home), "fetch", "--input", "-", "--json", "--run", "r"]
+    assert CliRunner().invoke(cli, args, input=urls, env=env).exit_code == 1  # /gone is not ok
+    run_file = g6home / "knowledge" / "fetches" / "r.jsonl"
+    a, b, gone = sorted((json.loads(x) for x in run_file.read_text().splitlines()), key=lambda x: x["url"])
+    a["receipt_id"], b["receipt_id"] = b["receipt_id"], a["receipt_id"]  # both held, for the other URL
+    gone["outcome"] = "ok"  # its receipt says not_found
+    run_file.write_text("".join(json.dumps(x) + "\n" for x in (a, b, gone)))
+    r = CliRunner().invoke(cli, args, input=urls, env=env)
+    assert r.exit_code == 1 and "3 URL(s) of run r have no matching receipt in this ledger" in r.stderr
+    with EvidenceHome(g6home, readonly=True) as home:
+        for x in (json.loads(x) for x in r.stdout.splitlines()):
+            receipt = home.ledger.get(x["receipt_id"])
+            assert (receipt.request["url"], receipt.outcome) == (x["url"], x["outcome"])
+    assert sorted(json.loads(x)["outcome"] for x in r.stdout.splitlines()) == ["not_found", "ok", "ok"]
+
+
+def test_a_host_busy_past_the_deadline_ends_as_a_timeout_not_a_second_request(site, home: EvidenceHome) -> None:
+    """F3 (fixed): the gate is waited for within the fetch's one deadline; a host that stays busy
+    ends the fetch as ``total_timeout`` and never sees this request."""
+    s = site({"/robots.txt": Reply(404, b""), "/p": page(1)})
+    gate = HostGate()
+    pol = FetchPolicy(allow_loopback=True, host_pause=0, total_timeout=0.05, respect_robots=False)
+    with CheckedClient(pol, gate=gate) as client, gate.hold("127.0.0.1", 1) as held:
+        assert held
+        resp = client.fetch(s.url("/p"), home.store)
+    assert (resp.outcome.value, resp.reason, resp.detail.get("stage")) == ("unreachable", "total_timeout", "host_busy")
+    assert [r.path for r in s.requests] == []
