@@ -44,7 +44,7 @@ from g6.adapters.deadline import (
 )
 from g6.adapters.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
 from g6.adapters.outcomes import Outcome, outcome_for_status
-from g6.adapters.pacing import HostPacer
+from g6.adapters.pacing import HostGate, HostPacer
 from g6.adapters.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
 from g6.adapters.urls import (
@@ -165,6 +165,7 @@ class CheckedClient:
         transport_factory: Callable[[], httpx.BaseTransport] | None = None,
         resolver: Resolver = system_resolver,
         pacer: HostPacer | None = None,
+        gate: HostGate | None = None,
         robots: RobotsCache | None = None,
         clock: Callable[[], float] = time.monotonic,
         secrets: Iterable[str] = (),
@@ -179,6 +180,7 @@ class CheckedClient:
         self._tls_lock = threading.Lock()
         self._resolver = resolver
         self._pacer = pacer or HostPacer()
+        self._gate = gate or HostGate()
         self._robots = robots or RobotsCache()
         self._clock = clock
 
@@ -367,33 +369,37 @@ class CheckedClient:
                     if not rules.allows(n.url, pol.user_agent):
                         why = "robots_txt_disallows" if rules.state == "parsed" else "robots_txt_unavailable"
                         raise _Stop(Outcome.ROBOTS_DISALLOWED, why, robots=rules.to_json())
-                self._pacer.wait(source, n.host, pause)
-                if self._clock() > deadline:
-                    raise _Stop(Outcome.UNREACHABLE, "total_timeout")
-                headers = extra_headers if (secret_host is None or secret_host == n.host) else {}
-                resp = self._send(n, addresses[0], pol, accept, headers, deadline, first=not hops)
-                try:
-                    connected = self._connected(resp, addresses[0])
-                    hops.append(Hop(n.url, resp.status_code, connected))
-                    location = resp.headers.get("location")
-                    if resp.status_code in REDIRECT_STATUSES and location:
-                        seen.add(n.url)
-                        if len(hops) > pol.max_redirects:
-                            raise _Stop(Outcome.HTTP_ERROR, "too_many_redirects", max_redirects=pol.max_redirects)
-                        try:
-                            nxt = resolve_location(n.url, location)
-                        except (ValueError, UnicodeError) as e:
-                            raise _Stop(Outcome.HTTP_ERROR, "bad_location", location=location[:2000],
-                                        message=f"unparseable Location: {str(e)[:200]}") from None
-                        n = self._normalise(nxt, first=False)
-                        if n.url in seen:
-                            raise _Stop(Outcome.HTTP_ERROR, "redirect_loop", url=n.url)
-                        current = n.url
-                        continue
-                    return self._read_body(resp, n, hops, decision, pol, store, deadline, keep,
-                                           url, robots_info)
-                finally:
-                    resp.close()
+                # one request at a time per host, redirect hops too: held from the pause to the body's end
+                with self._gate.hold(n.host, deadline - self._clock()) as held:
+                    if not held:
+                        raise _Stop(Outcome.UNREACHABLE, "total_timeout", stage="host_busy")
+                    self._pacer.wait(source, n.host, pause)
+                    if self._clock() > deadline:
+                        raise _Stop(Outcome.UNREACHABLE, "total_timeout")
+                    headers = extra_headers if (secret_host is None or secret_host == n.host) else {}
+                    resp = self._send(n, addresses[0], pol, accept, headers, deadline, first=not hops)
+                    try:
+                        connected = self._connected(resp, addresses[0])
+                        hops.append(Hop(n.url, resp.status_code, connected))
+                        location = resp.headers.get("location")
+                        if resp.status_code in REDIRECT_STATUSES and location:
+                            seen.add(n.url)
+                            if len(hops) > pol.max_redirects:
+                                raise _Stop(Outcome.HTTP_ERROR, "too_many_redirects", max_redirects=pol.max_redirects)
+                            try:
+                                nxt = resolve_location(n.url, location)
+                            except (ValueError, UnicodeError) as e:
+                                raise _Stop(Outcome.HTTP_ERROR, "bad_location", location=location[:2000],
+                                            message=f"unparseable Location: {str(e)[:200]}") from None
+                            n = self._normalise(nxt, first=False)
+                            if n.url in seen:
+                                raise _Stop(Outcome.HTTP_ERROR, "redirect_loop", url=n.url)
+                            current = n.url
+                            continue
+                        return self._read_body(resp, n, hops, decision, pol, store, deadline, keep,
+                                               url, robots_info)
+                    finally:
+                        resp.close()
         except _Stop as stop:
             detail = dict(stop.detail)
             if robots_info:

@@ -12,7 +12,9 @@ fsync) and only then reports it. So nothing is reported before its receipt and i
 disk, and a kill -9 loses no reported result.
 
 Each result is appended to a run file (``$G6_HOME/knowledge/fetches/<run id>.jsonl``) after its
-receipt; re-running with the same run id skips the URLs it already settled (ok or not).
+receipt; re-running with the same run id skips the URLs it already settled (ok or not). A run file
+is not evidence: a line counts as settled only when this home's ledger holds its receipt, for the
+same URL and with the same outcome (``backed``); any other line's URL is fetched again.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient
+from g6.adapters.redact import redact_text
 from g6.adapters.urls import redact_url
 from g6.adapters.web import EXTRACT_MODES
 from g6.capture import FetchResult, PreparedFetch, prepare_fetch
-from g6.errors import G6Error, InputError
+from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.home import EvidenceHome
 from g6.host_pool import host_of, per_host
 from g6.ledger import Ledger, Receipt
@@ -72,6 +75,7 @@ class BatchReport:
     results: tuple[UrlResult, ...]
     resumed: int = 0
     counts: Mapping[str, int] = field(default_factory=dict)
+    refetched: tuple[str, ...] = ()  # run-file lines no receipt in the ledger backs: fetched again
 
     @property
     def ok(self) -> bool:
@@ -93,6 +97,21 @@ def read_urls(lines: Iterable[str]) -> list[str]:
             raise InputError(f"one URL a line, got {line[:80]!r}")
         seen.setdefault(line, None)
     return list(seen)
+
+
+def backed(home: EvidenceHome, line: UrlResult, url: str, secrets: Iterable[str] = ()) -> bool:
+    """Whether ``line`` (an earlier run's result for ``url``) is backed by this home's ledger: its
+    receipt is there, is the receipt of a fetch of this URL (redacted as the batch redacts it) and
+    has the line's outcome. A line without one (another home's, a restored ledger, an edited file,
+    an append that failed) settles nothing."""
+    if not isinstance(line.receipt_id, str) or not line.receipt_id:
+        return False
+    try:
+        receipt = home.ledger.get(line.receipt_id)
+    except ReceiptNotFound:
+        return False
+    return (receipt.kind == "fetch" and receipt.outcome == line.outcome
+            and receipt.request.get("url") == redact_text(url, secrets))
 
 
 class _LedgerWriter:
@@ -166,10 +185,13 @@ class _LedgerWriter:
 def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
                 state_dir: Path | None = None, concurrency: int = 8, extract: str = "text",
                 on_result: Callable[[UrlResult, int, int], None] | None = None,
-                progress: Callable[[int, int], None] | None = None) -> BatchReport:
+                progress: Callable[[int, int], None] | None = None,
+                on_refetch: Callable[[list[str]], None] | None = None) -> BatchReport:
     """Fetch every URL (those a resumed run settled are skipped); ``on_result(result, done, total)``
     and ``progress(done, total)`` are called in this thread as each URL ends, after its receipt and
-    run-file line are written (``progress`` once first with the URLs an earlier run settled)."""
+    run-file line are written (``progress`` once first with the URLs an earlier run settled).
+    ``on_refetch(urls)`` is called once, before any fetch, with the (redacted) URLs whose run-file
+    lines no receipt in the ledger backs, which are fetched again."""
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
@@ -178,6 +200,15 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     state = RunState((state_dir or home.root / "knowledge" / "fetches") / f"{run_id}.jsonl",
                      decode=UrlResult.from_json, key=lambda r: r.url)
     done: dict[str, UrlResult] = state.load()  # keyed by the redacted URL: no secret reaches the run file
+    secrets = tuple(getattr(client, "secrets", ()))
+    refetched: list[str] = []
+    for u in urls:
+        key = redact_url(u)
+        if key in done and not backed(home, done[key], u, secrets):
+            del done[key]  # a line the ledger does not back settles nothing: fetch again
+            refetched.append(key)
+    if refetched and on_refetch:
+        on_refetch(refetched)
     total = len(urls)
     resumed = sum(1 for u in urls if redact_url(u) in done)
     pending = [u for u in urls if redact_url(u) not in done]
@@ -248,4 +279,4 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    return BatchReport(run_id, results, resumed, counts)
+    return BatchReport(run_id, results, resumed, counts, tuple(refetched))

@@ -555,9 +555,15 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
             else:
                 _info(f"g6: {done}/{total} {r.outcome} {r.url}")
 
+        def on_refetch(unbacked: list[str]) -> None:
+            # a warning, not a note: the run file claimed these URLs and the ledger does not back it
+            shown = ", ".join(unbacked[:3]) + (f" and {len(unbacked) - 3} more" if len(unbacked) > 3 else "")
+            click.echo(f"g6: {len(unbacked)} URL(s) of run {run_id} have no matching receipt in this ledger; "
+                       f"fetching again: {shown}", err=True)
+
         try:
             report = batch_fetch(ev, client, urls, run_id=run_id, concurrency=concurrency, extract=extract,
-                                 on_result=on_result)
+                                 on_result=on_result, on_refetch=on_refetch)
         except G6Error as e:
             _fail(str(e))
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())) or "nothing"

@@ -13,16 +13,19 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
-from urllib.parse import urlsplit
+
+from g6.adapters.urls import normalise_url
 
 T = TypeVar("T", bound=Hashable)
 R = TypeVar("R")
 
 
 def host_of(url: str) -> str:
+    """The host ``url`` is fetched from, as the checked client names it (``normalise_url``): so
+    ``127.0.0.2``, ``127.0.0.2.`` and ``127.2`` are one host, one worker, one request at a time."""
     try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
+        return normalise_url(url).host
+    except (ValueError, UnicodeError, TypeError):  # URLError is a ValueError
         return ""  # an unparseable URL: its own group; the checked client rejects it with a typed outcome
 
 
