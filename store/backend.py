@@ -6,7 +6,6 @@ one to another, re-hashing each on the way.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -14,10 +13,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import unquote, urlsplit
 
-import blake3
-
 from g6.errors import ConfigError, StoreError
-from g6.store.blobs import BlobCheck, BlobRef, BlobStore, GcReport, StoreVerifyReport
+from g6.store.blobs import BlobCheck, BlobRef, BlobStore, GcReport, StoreVerifyReport, hash_stream
 from g6.store.digest import Digest
 
 
@@ -107,13 +104,8 @@ def copy_blobs(src: Any, dst: Any, *, progress: Callable[[int, int], None] | Non
             already += 1
             continue
         want = src.info(digest)
-        b3, sha = blake3.blake3(), hashlib.sha256()
         with src.open(digest) as f, dst.writer() as w:
-            while block := f.read(1 << 20):
-                b3.update(block)
-                sha.update(block)
-                w.write(block)
-            got = BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", w.size)
+            got = hash_stream(f, w.write)
             if got != want or got.blake3 != digest:
                 w.abort()  # bytes that are not what the source says: never stored under its name
                 bad.append(BlobCheck(digest, False, f"source bytes hash to {got.blake3} ({got.size} bytes); "

@@ -386,6 +386,19 @@ def digests(data: bytes) -> BlobRef:
     return BlobRef(f"blake3:{b3}", f"sha256:{sha.hexdigest()}", len(data))
 
 
+def hash_stream(f: BinaryIO, copy_to: Callable[[bytes], object] | None = None) -> BlobRef:
+    """blake3, sha256 and size of what ``f`` reads to its end, in CHUNK blocks (each also handed to
+    ``copy_to``, e.g. a spool or a writer, so a copy is hashed in the same pass)."""
+    b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
+    while block := f.read(CHUNK):
+        b3.update(block)
+        sha.update(block)
+        size += len(block)
+        if copy_to is not None:
+            copy_to(block)
+    return BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
+
+
 def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
     """BlobCorrupt unless ``actual`` (the bytes' own hashes) matches the name and the digest asked for."""
     if actual.blake3 != f"blake3:{b3hex}":
@@ -659,12 +672,7 @@ class BlobStore(VerifiedReads):
             return actual, whole
         f = self.open(d)
         try:
-            b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
-            while block := f.read(CHUNK):
-                b3.update(block)
-                sha.update(block)
-                size += len(block)
-            actual = BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
+            actual = hash_stream(f)
             refuse_mismatch(d, b3hex, actual)
             f.seek(0)
         except BaseException:
@@ -725,7 +733,6 @@ class BlobStore(VerifiedReads):
     def _hash_file(path: Path, raw_size: int | None = None) -> BlobRef:
         """Digests of the raw bytes in ``path``; a ``*.zst`` file is decompressed, bounded by
         ``raw_size`` (its recorded size, else the hard limit of an unbounded read)."""
-        b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
         opened: BinaryIO
         if path.name.endswith(compression_mod.SUFFIX):
             opened = compression_mod.open_compressed(path, compression_mod.UNKNOWN_SIZE_LIMIT
@@ -733,11 +740,7 @@ class BlobStore(VerifiedReads):
         else:
             opened = path.open("rb")
         with opened as f:
-            while block := f.read(CHUNK):
-                b3.update(block)
-                sha.update(block)
-                size += len(block)
-        return BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
+            return hash_stream(f)
 
     def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck:
         """Re-hash one blob; compare with its name, its meta and ``expect`` (e.g. a receipt's)."""

@@ -40,7 +40,16 @@ from typing import Any, BinaryIO
 import blake3
 
 from g6.errors import BadDigest, BlobNotFound, StoreBackendError
-from g6.store.blobs import CHUNK, BlobCheck, BlobRef, GcReport, StoreVerifyReport, VerifiedReads, refuse_mismatch
+from g6.store.blobs import (
+    CHUNK,
+    BlobCheck,
+    BlobRef,
+    GcReport,
+    StoreVerifyReport,
+    VerifiedReads,
+    hash_stream,
+    refuse_mismatch,
+)
 from g6.store.digest import Digest
 
 PART = 8 << 20
@@ -340,14 +349,9 @@ class S3BlobStore(VerifiedReads):
         b3hex = self._resolve(d)
         spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)
         try:
-            b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
             with self.open(d) as f:
-                while block := f.read(CHUNK):
-                    b3.update(block)
-                    sha.update(block)
-                    size += len(block)
-                    spool.write(block)
-            refuse_mismatch(d, b3hex, BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size))
+                actual = hash_stream(f, spool.write)
+            refuse_mismatch(d, b3hex, actual)
             spool.seek(0)
         except BaseException:
             spool.close()
@@ -387,13 +391,8 @@ class S3BlobStore(VerifiedReads):
 
     # -- checking ------------------------------------------------------------------------------
     def _hash_object(self, b3hex: str) -> BlobRef:
-        b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
         with self.open(f"blake3:{b3hex}") as f, self._errors(f"read blob {b3hex}"):
-            while block := f.read(CHUNK):
-                b3.update(block)
-                sha.update(block)
-                size += len(block)
-        return BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
+            return hash_stream(f)
 
     def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck:
         """Re-hash one blob; compare with its name, its metadata and ``expect`` (e.g. a receipt's)."""
