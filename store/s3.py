@@ -226,17 +226,20 @@ class S3BlobStore(VerifiedReads):
                 raise
         return Digest.parse(line.decode().strip()).hex
 
-    def _exists(self, key: str) -> bool:
+    def _head(self, key: str, what: str) -> dict[str, Any] | None:
+        """The object's HEAD answer, or None when there is no such object."""
         import botocore.exceptions as bx
 
-        try:
-            self.s3.head_object(Bucket=self.bucket, Key=key)
-            return True
-        except bx.ClientError as e:
-            if _code(e) in _MISSING:
-                return False
-            with self._errors(f"read {key}"):
+        with self._errors(what):
+            try:
+                return self.s3.head_object(Bucket=self.bucket, Key=key)
+            except bx.ClientError as e:
+                if _code(e) in _MISSING:
+                    return None
                 raise
+
+    def _exists(self, key: str) -> bool:
+        return self._head(key, f"read {key}") is not None
 
     # -- writing -------------------------------------------------------------------------------
     def writer(self) -> S3BlobWriter:
@@ -359,16 +362,10 @@ class S3BlobStore(VerifiedReads):
         return spool  # type: ignore[return-value]
 
     def info(self, digest: str | Digest) -> BlobRef:
-        import botocore.exceptions as bx
-
         b3hex = self._resolve(digest)
-        with self._errors(f"read blob {b3hex}"):
-            try:
-                head = self.s3.head_object(Bucket=self.bucket, Key=self._key("blake3", b3hex))
-            except bx.ClientError as e:
-                if _code(e) in _MISSING:
-                    raise BlobNotFound(f"no blob {digest}") from None
-                raise
+        head = self._head(self._key("blake3", b3hex), f"read blob {b3hex}")
+        if head is None:
+            raise BlobNotFound(f"no blob {digest}")
         meta = head.get("Metadata") or {}
         try:
             return BlobRef(f"blake3:{b3hex}", str(Digest.parse(meta["sha256"])), int(meta["size"]))
@@ -399,18 +396,12 @@ class S3BlobStore(VerifiedReads):
         return self._check(digest, expect)[0]
 
     def _check(self, digest: str | Digest, expect: BlobRef | None = None) -> tuple[BlobCheck, BlobRef | None]:
-        import botocore.exceptions as bx
-
         name = str(digest)
         try:
             b3hex = self._resolve(digest)
-            with self._errors(f"read blob {b3hex}"):
-                try:
-                    head = self.s3.head_object(Bucket=self.bucket, Key=self._key("blake3", b3hex))
-                except bx.ClientError as e:
-                    if _code(e) in _MISSING:
-                        return BlobCheck(name, False, "missing"), None
-                    raise
+            head = self._head(self._key("blake3", b3hex), f"read blob {b3hex}")
+            if head is None:
+                return BlobCheck(name, False, "missing"), None
             actual = self._hash_object(b3hex)
         except (BlobNotFound, BadDigest) as e:
             return BlobCheck(name, False, str(e)), None
