@@ -44,7 +44,7 @@ from g6.adapters.deadline import (
 )
 from g6.adapters.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
 from g6.adapters.outcomes import Outcome, outcome_for_status
-from g6.adapters.pacing import HostGate, HostPacer
+from g6.adapters.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
 from g6.adapters.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
 from g6.adapters.urls import (
@@ -193,6 +193,28 @@ class CheckedClient:
             if t is None:
                 t = self._tls[key] = self._factory()
             return t
+
+    @contextlib.contextmanager
+    def hosts_shared(self, ctx: Any) -> Iterator[None]:
+        """Within the block, the per-host gate and pause hold across the processes forked from
+        ``ctx`` (a batch fetching on several cores): one request at a time per host and its pause,
+        whichever process asks, redirect hops and robots.txt too."""
+        gate, pacer = self._gate, self._pacer
+        self._gate = SharedHostGate(ctx)
+        self._pacer = SharedHostPacer(ctx, clock=pacer._clock, sleep=pacer._sleep)
+        try:
+            yield
+        finally:
+            self._gate, self._pacer = gate, pacer
+
+    def forget_connections(self) -> None:
+        """In a forked child: drop the connection pools inherited from the parent without closing
+        them (closing would write on sockets the parent still owns); new ones open as needed. A
+        transport given to the client (a test's) is kept."""
+        if self._fixed is None:
+            self._plain = self._factory()
+        self._tls = {}
+        self._tls_lock = threading.Lock()
 
     def close(self) -> None:
         self._plain.close()

@@ -154,6 +154,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_BUNDLE_MEMBER": "a bundle member that is unsafe or not what bundle.json declares for it",
     "G6_E_WACZ_UNAVAILABLE": "g6 export wacz without the optional wacz package",
     "G6_E_WACZ": "a WACZ that could not be written or did not validate",
+    "G6_E_WORKER_LOST": "a URL of `g6 fetch --input` whose worker process ended before reporting it (no receipt: "
+                        "a resumed run fetches it again)",
     "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
 }
 # Results of the composed ops that are not an Outcome.

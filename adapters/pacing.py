@@ -1,12 +1,15 @@
 """A pause per host (the least time between two requests to one host, kept per source) and a gate
-per host (one request at a time to it, whichever thread asks)."""
+per host (one request at a time to it, whichever thread asks); and the same two shared by forked
+processes (``SharedHostPacer``, ``SharedHostGate``), for a batch that fetches on several cores."""
 
 from __future__ import annotations
 
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 
 class HostPacer:
@@ -58,3 +61,50 @@ class HostGate:
         finally:
             if got:
                 lock.release()
+
+
+def _stripe(key: str, n: int) -> int:
+    """A host's slot among ``n``: a stable hash (``hash`` of a str differs between processes)."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % n
+
+
+class SharedHostGate(HostGate):
+    """``HostGate`` across the processes forked after it is made: one request at a time per host,
+    whichever process or thread asks. Hosts map onto a fixed set of process-shared locks; two hosts
+    that share a lock wait for each other, which is slower, never less strict."""
+
+    STRIPES = 256
+
+    def __init__(self, ctx: Any, stripes: int = STRIPES) -> None:
+        super().__init__()
+        self._shared = [ctx.Lock() for _ in range(stripes)]
+
+    def _for(self, host: str) -> Any:
+        return self._shared[_stripe(host, len(self._shared))]
+
+
+class SharedHostPacer(HostPacer):
+    """``HostPacer`` across the processes forked after it is made: the time each (source, host) may
+    next be asked is kept in shared memory under one shared lock. Keys share slots as the gate's
+    hosts share locks: a shared slot holds the later of two hosts' times, so a host may wait longer
+    than its own pause, never less. ``clock`` must be one all the processes share (the default,
+    ``time.monotonic``, is system-wide)."""
+
+    def __init__(self, ctx: Any, *, stripes: int = SharedHostGate.STRIPES,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(clock=clock, sleep=sleep)
+        self._slots = ctx.Array("d", stripes, lock=False)
+        self._filled = ctx.Array("b", stripes, lock=False)
+        self._shared_lock = ctx.Lock()
+
+    def wait(self, source: str, host: str, pause: float) -> float:
+        k = _stripe(f"{source}\0{host}", len(self._slots))
+        with self._shared_lock:
+            now = self._clock()
+            start = max(now, self._slots[k]) if self._filled[k] else now
+            self._slots[k] = start + pause  # start is already past what the slot held
+            self._filled[k] = 1
+        delay = start - now
+        if delay > 0:
+            self._sleep(delay)
+        return max(delay, 0.0)

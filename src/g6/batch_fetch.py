@@ -32,13 +32,14 @@ from g6.adapters.checked_client import CheckedClient
 from g6.adapters.redact import redact_text
 from g6.adapters.urls import redact_url
 from g6.adapters.web import EXTRACT_MODES
-from g6.capture import FetchResult, PreparedFetch, prepare_fetch
+from g6.capture import prepare_fetch
 from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.home import EvidenceHome
-from g6.host_pool import host_of, per_host
+from g6.host_pool import can_fork, host_of, per_host, per_host_processes
 from g6.ledger import Ledger, Receipt
 from g6.ledger.receipts import new_receipt_id
 from g6.recheck import RunState
+from g6.store import BlobStore
 
 MAX_GROUP = 256  # receipts per transaction at most
 
@@ -67,6 +68,30 @@ class UrlResult:
     def from_json(cls, d: Mapping[str, Any]) -> UrlResult:
         return cls(d["url"], d["outcome"], d["code"], d.get("receipt_id"), d.get("status"),
                    int(d.get("byte_count") or 0), d.get("reason") or "", d.get("content"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Fetched:
+    """One URL fetched, kept and read, its receipt not yet signed: what a worker (a thread, or a
+    process, so it is small and pickles) hands back."""
+
+    receipt: Receipt  # unsigned
+    outcome: str
+    code: str
+    status: int | None
+    byte_count: int
+
+    def result(self, url: str, signed: Receipt) -> UrlResult:
+        return UrlResult(redact_url(url), self.outcome, self.code, signed.receipt_id, self.status, self.byte_count,
+                         signed.detail.get("reason", ""), signed.content)
+
+
+def usable_processes(home: EvidenceHome, processes: int) -> int:
+    """How many processes a batch asking for ``processes`` gets: more than one only for a store in
+    a folder (an object store's client is not shared across a fork) where ``can_fork()``."""
+    if processes <= 1 or not isinstance(home.store, BlobStore) or not can_fork():
+        return 1
+    return processes
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +209,7 @@ class _LedgerWriter:
 
 def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
                 state_dir: Path | None = None, concurrency: int = 8, extract: str = "text",
+                processes: int = 1,
                 on_result: Callable[[UrlResult, int, int], None] | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 on_refetch: Callable[[list[str]], None] | None = None) -> BatchReport:
@@ -191,7 +217,11 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     and ``progress(done, total)`` are called in this thread as each URL ends, after its receipt and
     run-file line are written (``progress`` once first with the URLs an earlier run settled).
     ``on_refetch(urls)`` is called once, before any fetch, with the (redacted) URLs whose run-file
-    lines no receipt in the ledger backs, which are fetched again."""
+    lines no receipt in the ledger backs, which are fetched again.
+
+    ``processes`` > 1 fetches on that many forked processes (``usable_processes`` says when it may):
+    the hosts are shared out among them, ``concurrency`` threads in all, and the client's per-host
+    gate and pause are shared by them all. Signing and appending stay in this process."""
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
@@ -221,62 +251,88 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     finished = resumed
     if progress and resumed:
         progress(finished, total)
-    writer = _LedgerWriter(home)
 
-    def work(url: str) -> tuple[PreparedFetch, Future[Receipt]]:
+    def fetch_one(url: str) -> _Fetched:
         # documents=False: a batch reports outcomes, not page text, so the main-text pass runs only
-        # where it could change the outcome (capture.page_outcome). The receipt is handed to the
-        # writer and the host goes on to its next URL; this thread waits for it before reporting.
+        # where it could change the outcome (capture.page_outcome).
         prepared = prepare_fetch(home.store, client, url, extract=extract, documents=False)
-        return prepared, writer.submit(prepared.receipt)
+        page = prepared.page
+        return _Fetched(prepared.receipt, page.outcome.value, page.outcome.code("fetch"), page.response.status,
+                        page.response.byte_count)
 
-    results = per_host(pending, host_of, work, concurrency)
-    ready: list[UrlResult] = []
+    forked = usable_processes(home, processes) > 1 and len(pending) > 1
+    with contextlib.ExitStack() as stack:
+        if forked:
+            import multiprocessing
 
-    def settle() -> None:
-        """Write the run-file lines of every result that is ready in one append (one fsync), then
-        report them: each one's receipt is already durable, and now its line too."""
-        nonlocal finished
-        if not ready:
-            return
-        state.add_many(ready)
-        for r in ready:
-            done[r.url] = r
-            finished += 1
-            if on_result:
-                on_result(r, finished, total)
-            if progress:
-                progress(finished, total)
-        ready.clear()
+            stack.enter_context(client.hosts_shared(multiprocessing.get_context("fork")))
+            # forked before the ledger writer's thread starts: a fork needs this to be the only thread
+            results: Any = per_host_processes(pending, host_of, fetch_one, concurrency, processes,
+                                              setup=client.forget_connections)
+            writer = _LedgerWriter(home)
+        else:
+            writer = _LedgerWriter(home)
 
-    try:
-        for url, res, more in results:
-            if isinstance(res, BaseException):
-                outcome: FetchResult | BaseException = res
-            else:
-                prepared, appended = res
-                try:
-                    outcome = prepared.result(appended.result())  # its receipt is durable from here
-                except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
-                    outcome = e
-            if isinstance(outcome, G6Error):  # a bad input, a refused append: settled as failed, the rest go on
-                ready.append(UrlResult(redact_url(url), "error", outcome.code, None, reason=str(outcome)[:300]))
-            elif isinstance(outcome, BaseException):
-                raise outcome
-            else:
-                ready.append(UrlResult(redact_url(url), outcome.outcome.value, outcome.code, outcome.receipt_id,
-                                       outcome.status, outcome.byte_count, outcome.reason, outcome.content))
-            if not more or len(ready) >= MAX_GROUP:
-                settle()
-        settle()
-    finally:
-        results.close()  # on an early stop: no host starts another URL
-        writer.close()
-        if ready:  # stopped early: what ended before the stop keeps its line, so a resume skips it
-            with contextlib.suppress(OSError):
-                state.add_many(ready)
-    results = tuple(done[k] for k in dict.fromkeys(redact_url(u) for u in urls) if k in done)
+            def work(url: str) -> tuple[_Fetched, Future[Receipt]]:
+                # the receipt goes to the writer from here and the host goes on to its next URL;
+                # the calling thread waits for it before reporting
+                fetched = fetch_one(url)
+                return fetched, writer.submit(fetched.receipt)
+
+            results = per_host(pending, host_of, work, concurrency)
+        arrived: list[tuple[str, Any]] = []  # results in, receipts handed to the writer, not yet durable
+        ready: list[UrlResult] = []
+
+        def settle() -> None:
+            """Wait until every arrived result's receipt is durable, write their run-file lines in one
+            append (one fsync), then report them."""
+            nonlocal finished
+            for url, res in arrived:
+                outcome: UrlResult | BaseException
+                if isinstance(res, BaseException):
+                    outcome = res
+                else:
+                    fetched, appended = res
+                    try:
+                        outcome = fetched.result(url, appended.result())  # its receipt is durable from here
+                    except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
+                        outcome = e
+                if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
+                    ready.append(UrlResult(redact_url(url), "error", outcome.code, None, reason=str(outcome)[:300]))
+                elif isinstance(outcome, BaseException):
+                    arrived.clear()
+                    raise outcome
+                else:
+                    ready.append(outcome)
+            arrived.clear()
+            if not ready:
+                return
+            state.add_many(ready)
+            for r in ready:
+                done[r.url] = r
+                finished += 1
+                if on_result:
+                    on_result(r, finished, total)
+                if progress:
+                    progress(finished, total)
+            ready.clear()
+
+        try:
+            for url, res, more in results:
+                if forked and isinstance(res, _Fetched):
+                    res = (res, writer.submit(res.receipt))  # grouped: the writer takes what has arrived
+                arrived.append((url, res))
+                if not more or len(arrived) >= MAX_GROUP:
+                    settle()
+            settle()
+        finally:
+            results.close()  # on an early stop: no host starts another URL
+            writer.close()
+            if ready:  # stopped early: what ended before the stop keeps its line, so a resume skips it
+                with contextlib.suppress(OSError):
+                    state.add_many(ready)
+    settled = tuple(done[k] for k in dict.fromkeys(redact_url(u) for u in urls) if k in done)
     counts: dict[str, int] = {}
-    for r in results:
+    for r in settled:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    return BatchReport(run_id, results, resumed, counts, tuple(refetched))
+    return BatchReport(run_id, settled, resumed, counts, tuple(refetched))

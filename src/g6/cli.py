@@ -430,17 +430,20 @@ def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
               help="With --input: hosts fetched in parallel (one request at a time per host).")
 @click.option("--run", "run_id", help="With --input: resume this run; URLs it already settled are skipped.")
+@click.option("--processes", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="With --input: fetch on N processes (default: one per core, at most --concurrency; "
+                   "1 with a store that is not a folder).")
 @_quiet_option
 @pass_ctx
 def fetch_cmd(c: _Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | None, extract: str,
               as_json: bool, shape: str = "g6", input_file: Any = None, concurrency: int = 8,
-              run_id: str | None = None) -> None:
+              run_id: str | None = None, processes: int | None = None) -> None:
     """Fetch URL (or every URL in --input FILE) through the checked client, keep the bytes,
     append a signed receipt per URL."""
     if input_file is not None or url is None:
         if shape != "g6":
             _fail("--as runx takes one URL, not --input")
-        _fetch_many(c, url, input_file, allow, max_bytes, extract, as_json, concurrency, run_id)
+        _fetch_many(c, url, input_file, allow, max_bytes, extract, as_json, concurrency, run_id, processes)
     from g6.adapters import CheckedClient
     from g6.adapters.outcomes import Outcome
     from g6.adapters.redact import redact_text
@@ -520,7 +523,8 @@ def _refusal_json(e: G6Error, secrets: Any = ()) -> dict[str, Any]:
 
 
 def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...], max_bytes: int | None,
-                extract: str, as_json: bool, concurrency: int, run_id: str | None) -> NoReturn:
+                extract: str, as_json: bool, concurrency: int, run_id: str | None,
+                processes: int | None = None) -> NoReturn:
     """``g6 fetch --input FILE``: exit 0 only when every URL ended ``ok``."""
     from g6.adapters import CheckedClient
     from g6.batch_fetch import UrlResult, batch_fetch, read_urls
@@ -563,6 +567,7 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
 
         try:
             report = batch_fetch(ev, client, urls, run_id=run_id, concurrency=concurrency, extract=extract,
+                                 processes=processes or min(os.cpu_count() or 1, concurrency),
                                  on_result=on_result, on_refetch=on_refetch)
         except G6Error as e:
             _fail(str(e))

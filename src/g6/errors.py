@@ -21,7 +21,8 @@
     │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
     │   ├── WaczUnavailable      (export wacz without the wacz package)
     │   └── WaczError            (a WACZ that could not be written or did not validate)
-    └── FetchAdapterError        (a registered source adapter that raised)
+    ├── FetchAdapterError        (a registered source adapter that raised)
+    └── WorkerLost               (a batch's worker process ended before reporting a URL it had)
 
 Fetch failures are *not* exceptions: a fetch always returns a typed outcome (see
 ``g6.adapters.outcomes``), because a failure is evidence too and gets a receipt.
@@ -134,3 +135,10 @@ class WaczError(InputError):
     """A WACZ that could not be written (the wacz tool failed, or its output did not validate)."""
 
     code = "G6_E_WACZ"
+
+
+class WorkerLost(G6Error):
+    """A worker process of a batch (``g6 fetch --input`` on several cores) ended before it reported a
+    URL it was given: that URL is settled as an error with no receipt, so a resumed run fetches it again."""
+
+    code = "G6_E_WORKER_LOST"

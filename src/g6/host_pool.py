@@ -3,18 +3,28 @@
 Items are grouped by host; each host's items run in order on one worker thread (so the checked
 client's per-host pause and robots rules hold), and up to ``workers`` hosts run at once. Results
 come back to the calling thread as they finish, so it alone writes receipts, run files and output.
+
+``per_host_processes`` does the same over several forked processes (one GIL each): the hosts are
+shared out among them, each runs ``per_host`` over its own, and results come back over a pipe.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import pickle
 import queue
+import signal
+import sys
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar
 
 from g6.adapters.urls import normalise_url
+from g6.errors import G6Error, WorkerLost
 
 T = TypeVar("T", bound=Hashable)
 R = TypeVar("R")
@@ -59,3 +69,132 @@ def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R
                 yield it, res, not results.empty()
         finally:
             stop.set()
+
+
+def can_fork() -> bool:
+    """Whether worker processes may be forked here: the platform forks and no other thread runs (a
+    thread holding a lock at the fork would leave that lock held forever in the child)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _by_host(items: Iterable[T], host: Callable[[T], str]) -> list[list[T]]:
+    groups: dict[str, list[T]] = defaultdict(list)
+    for it in items:
+        groups[host(it)].append(it)
+    return list(groups.values())
+
+
+def _share_out(groups: list[list[T]], parts: int) -> list[list[T]]:
+    """Whole host groups into ``parts`` lists of about equal length (largest groups first)."""
+    out: list[list[T]] = [[] for _ in range(max(1, min(parts, len(groups))))]
+    for g in sorted(groups, key=len, reverse=True):
+        min(out, key=len).extend(g)
+    return out
+
+
+def _portable(res: Any) -> Any:
+    """``res`` as it can cross the pipe: an exception that does not survive pickling becomes a
+    ``G6Error`` (a G6 error's message and code kept) or a ``RuntimeError`` naming its type."""
+    if not isinstance(res, BaseException):
+        return res
+    try:
+        pickle.loads(pickle.dumps(res))
+        return res
+    except Exception:  # noqa: BLE001 - any exception at all must cross as something
+        if isinstance(res, G6Error):
+            e = G6Error(str(res))
+            e.code = res.code
+            return e
+        return RuntimeError(f"{type(res).__name__}: {res}")
+
+
+def _child(items: list[T], host: Callable[[T], str], work: Callable[[T], R], workers: int, send: Connection,
+           stop: Any, setup: Callable[[], None] | None) -> None:
+    # Ctrl-C reaches the whole process group: the parent handles it and closes the pipe, which
+    # ends this child at its next result; the child itself never prints a traceback for it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code = 0
+    try:
+        if setup is not None:
+            setup()
+        results = per_host(items, host, work, workers)
+        try:
+            for it, res, _ in results:
+                send.send((it, _portable(res)))
+                if stop.is_set():
+                    break
+        finally:
+            results.close()
+    except (BrokenPipeError, EOFError, OSError):
+        code = 1  # the parent stopped reading (it ended, or stopped early): nothing to report to
+    except BaseException:  # noqa: BLE001 - ends as a lost worker in the parent, without a traceback here
+        code = 1
+    finally:
+        send.close()
+    os._exit(code)  # no atexit handler, no flush of buffers copied from the parent
+
+
+def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R], workers: int = 8,
+                       processes: int = 2, setup: Callable[[], None] | None = None,
+                       ) -> Iterator[tuple[T, R | BaseException, bool]]:
+    """``per_host`` over ``processes`` forked processes, forked now (before this returns): each
+    gets whole hosts and ``workers`` threads shared out, calls ``setup()`` first, and sends back
+    ``work(item)`` (which must pickle). Yields as ``per_host`` does; an item whose process ended
+    before reporting it yields ``WorkerLost``. Only where ``can_fork()``."""
+    if not can_fork():
+        raise RuntimeError("worker processes are forked only where no other thread runs")
+    parts = _share_out(_by_host(items, host), processes)
+    ctx = multiprocessing.get_context("fork")
+    stop = ctx.Event()
+    each = max(1, -(-workers // len(parts)))
+    for stream in (sys.stdout, sys.stderr):  # a child must not write out what the parent buffered
+        stream.flush()
+    children: list[tuple[Any, Connection, list[T]]] = []
+    try:
+        for part in parts:
+            if not part:
+                continue
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(part, host, work, each, send, stop, setup), daemon=True)
+            proc.start()
+            send.close()
+            children.append((proc, recv, part))
+    except BaseException:
+        _end(children, stop)
+        raise
+    return _collect(children, stop)
+
+
+def _end(children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
+    stop.set()
+    for _, recv, _ in children:
+        recv.close()  # a child blocked sending ends with a broken pipe
+    for proc, _, _ in children:
+        proc.join()
+
+
+def _collect(children: list[tuple[Any, Connection, list[T]]], stop: Any) -> Iterator[tuple[T, Any, bool]]:
+    open_ = {recv: (proc, part) for proc, recv, part in children}
+    reported: dict[int, set[T]] = {id(recv): set() for _, recv, _ in children}
+    ready: deque[tuple[T, Any]] = deque()
+    try:
+        while open_ or ready:
+            if not ready:
+                for conn in wait(list(open_)):
+                    assert isinstance(conn, Connection)
+                    try:
+                        it, res = conn.recv()
+                    except (EOFError, OSError):
+                        proc, part = open_.pop(conn)
+                        proc.join()
+                        for lost in (it for it in part if it not in reported[id(conn)]):
+                            ready.append((lost, WorkerLost(
+                                f"the worker process fetching it ended (exit {proc.exitcode}) before it was done")))
+                        continue
+                    reported[id(conn)].add(it)
+                    ready.append((it, res))
+                continue
+            it, res = ready.popleft()
+            yield it, res, bool(ready) or any(c.poll() for c in open_)
+    finally:
+        _end(children, stop)
