@@ -144,11 +144,14 @@ class _LedgerWriter:
 
     def __init__(self, home: EvidenceHome) -> None:
         self._path = home.ledger.path
-        self._key = home.signing_key()
+        self._key = home.signing_key()  # a missing key ends the batch here, before anything starts
         self._q: queue.Queue[tuple[Receipt, Future[Receipt]] | None] = queue.Queue()
         self._closed = threading.Event()
         self._t = threading.Thread(target=self._run, name="g6-ledger-writer", daemon=True)
+
+    def start(self) -> _LedgerWriter:
         self._t.start()
+        return self
 
     def _run(self) -> None:
         ledger = Ledger(self._path)
@@ -266,12 +269,14 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             import multiprocessing
 
             stack.enter_context(client.hosts_shared(multiprocessing.get_context("fork")))
+            writer = _LedgerWriter(home)
             # forked before the ledger writer's thread starts: a fork needs this to be the only thread
             results: Any = per_host_processes(pending, host_of, fetch_one, concurrency, processes,
                                               setup=client.forget_connections)
-            writer = _LedgerWriter(home)
+            stack.callback(results.close)
+            writer.start()
         else:
-            writer = _LedgerWriter(home)
+            writer = _LedgerWriter(home).start()
 
             def work(url: str) -> tuple[_Fetched, Future[Receipt]]:
                 # the receipt goes to the writer from here and the host goes on to its next URL;

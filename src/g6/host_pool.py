@@ -136,7 +136,7 @@ def _child(items: list[T], host: Callable[[T], str], work: Callable[[T], R], wor
 
 def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R], workers: int = 8,
                        processes: int = 2, setup: Callable[[], None] | None = None,
-                       ) -> Iterator[tuple[T, R | BaseException, bool]]:
+                       ) -> _Collected:
     """``per_host`` over ``processes`` forked processes, forked now (before this returns): each
     gets whole hosts and ``workers`` threads shared out, calls ``setup()`` first, and sends back
     ``work(item)`` (which must pickle). Yields as ``per_host`` does; an item whose process ended
@@ -162,7 +162,7 @@ def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Calla
     except BaseException:
         _end(children, stop)
         raise
-    return _collect(children, stop)
+    return _Collected(children, stop)
 
 
 def _end(children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
@@ -173,28 +173,57 @@ def _end(children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
         proc.join()
 
 
-def _collect(children: list[tuple[Any, Connection, list[T]]], stop: Any) -> Iterator[tuple[T, Any, bool]]:
-    open_ = {recv: (proc, part) for proc, recv, part in children}
-    reported: dict[int, set[T]] = {id(recv): set() for _, recv, _ in children}
-    ready: deque[tuple[T, Any]] = deque()
-    try:
-        while open_ or ready:
-            if not ready:
-                for conn in wait(list(open_)):
-                    assert isinstance(conn, Connection)
-                    try:
-                        it, res = conn.recv()
-                    except (EOFError, OSError):
-                        proc, part = open_.pop(conn)
-                        proc.join()
-                        for lost in (it for it in part if it not in reported[id(conn)]):
-                            ready.append((lost, WorkerLost(
-                                f"the worker process fetching it ended (exit {proc.exitcode}) before it was done")))
-                        continue
-                    reported[id(conn)].add(it)
-                    ready.append((it, res))
-                continue
-            it, res = ready.popleft()
-            yield it, res, bool(ready) or any(c.poll() for c in open_)
-    finally:
-        _end(children, stop)
+class _Collected:
+    """The parent's side of ``per_host_processes``: an iterator whose ``close`` (an early stop, an
+    error, Ctrl-C) stops and joins the workers, whether or not iteration ever began."""
+
+    def __init__(self, children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
+        self._children, self._stop = children, stop
+        self._open = {recv: (proc, part) for proc, recv, part in children}
+        self._reported: dict[int, set[Any]] = {id(recv): set() for _, recv, _ in children}
+        self._ready: deque[tuple[Any, Any]] = deque()
+
+    def __iter__(self) -> _Collected:
+        return self
+
+    def _take(self, conn: Connection) -> None:
+        try:
+            it, res = conn.recv()
+        except (EOFError, OSError):  # the worker ended: what it did not report is lost
+            proc, part = self._open.pop(conn)
+            proc.join()
+            for lost in (it for it in part if it not in self._reported[id(conn)]):
+                self._ready.append((lost, WorkerLost(
+                    f"the worker process fetching it ended (exit {proc.exitcode}) before it was done")))
+            return
+        self._reported[id(conn)].add(it)
+        self._ready.append((it, res))
+
+    def _drain(self, block: bool) -> None:
+        """Take what the workers have sent: wait for something if ``block``, then whatever else is
+        already there (so ``more_ready`` says whether another result is waiting right now)."""
+        while self._open:
+            readable = wait(list(self._open), None if block and not self._ready else 0)
+            if not readable:
+                return
+            for conn in readable:
+                assert isinstance(conn, Connection)
+                self._take(conn)  # a worker's end may add nothing: then wait on for the others
+
+    def __next__(self) -> tuple[Any, Any, bool]:
+        try:
+            if not self._ready:
+                self._drain(block=True)
+            if not self._ready:
+                raise StopIteration
+            it, res = self._ready.popleft()
+            self._drain(block=False)
+        except StopIteration:
+            raise
+        except BaseException:  # Ctrl-C or a broken pipe while waiting: the workers stop too
+            self.close()
+            raise
+        return it, res, bool(self._ready)
+
+    def close(self) -> None:
+        _end(self._children, self._stop)

@@ -205,3 +205,38 @@ def test_ctrl_c_stops_a_forked_batch_without_a_traceback_or_a_stray_worker(site,
     with EvidenceHome(home) as ev:
         assert {r["receipt_id"] for r in printed} <= {e.receipt.receipt_id for e in ev.ledger.entries()}
         assert ev.verify().ok
+
+
+def test_a_result_is_reported_while_another_worker_is_still_busy(site, tmp_path: Path) -> None:
+    """Host A's worker ends after its one page while host B's page is held until A's line is out: the
+    parent reports A's result then, not once B's worker reports too."""
+    a_reported = threading.Event()
+    released_by_report: list[bool] = []
+
+    def held(req: SeenRequest) -> Reply:
+        released_by_report.append(a_reported.wait(60))
+        return page(1)
+
+    a = site({"/robots.txt": Reply(404, b""), "/0": page(0)})
+    b = site({"/robots.txt": Reply(404, b""), "/held": held}, host="127.0.0.2")
+    p = subprocess.Popen([sys.executable, "-m", "g6", "--home", str(tmp_path / "h"), "fetch", "--input", "-",
+                          "--json", "--processes", "2", "--concurrency", "2"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **ENV}, text=True)
+    try:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write(f"{b.url('/held')}\n{a.url('/0')}\n")
+        p.stdin.close()
+        first_line = p.stdout.readline()
+        assert first_line, p.stderr.read() if p.stderr else ""
+        first = json.loads(first_line)
+        a_reported.set()
+        second_line = p.stdout.readline()
+        assert second_line, p.stderr.read() if p.stderr else ""
+        second = json.loads(second_line)
+        assert p.wait(120) == 0
+    finally:
+        a_reported.set()
+        if p.poll() is None:
+            p.kill()
+    assert (first["url"], second["url"]) == (a.url("/0"), b.url("/held"))
+    assert released_by_report == [True]
