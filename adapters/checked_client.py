@@ -201,7 +201,9 @@ class CheckedClient:
         whichever process asks, redirect hops and robots.txt too."""
         gate, pacer = self._gate, self._pacer
         self._gate = SharedHostGate(ctx)
-        self._pacer = SharedHostPacer(ctx, clock=pacer._clock, sleep=pacer._sleep)
+        shared = SharedHostPacer(ctx, clock=pacer._clock, sleep=pacer._sleep)
+        shared.carry_over(pacer)  # a host this client asked just before still waits out its pause
+        self._pacer = shared
         try:
             yield
         finally:

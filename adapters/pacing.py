@@ -97,6 +97,15 @@ class SharedHostPacer(HostPacer):
         self._filled = ctx.Array("b", stripes, lock=False)
         self._shared_lock = ctx.Lock()
 
+    def carry_over(self, pacer: HostPacer) -> None:
+        """Take the times ``pacer`` (this process's, so far) holds, so a host asked just before
+        still waits out its pause."""
+        with pacer._lock, self._shared_lock:
+            for (source, host), at in pacer._next.items():
+                k = _stripe(f"{source}\0{host}", len(self._slots))
+                self._slots[k] = max(self._slots[k], at) if self._filled[k] else at
+                self._filled[k] = 1
+
     def wait(self, source: str, host: str, pause: float) -> float:
         k = _stripe(f"{source}\0{host}", len(self._slots))
         with self._shared_lock:

@@ -106,9 +106,15 @@ def test_the_pause_is_shared_by_the_worker_processes() -> None:
         os.close(w)
         print(sorted(float(x) for x in os.read(r, 1000).decode().split()))
         print(other.wait("web", "example.org", 2.5), pacer.wait("web", "example.net", 2.5))
+        from g6.adapters.pacing import HostPacer
+        before = HostPacer(clock=lambda: 100.0, sleep=lambda s: None)
+        before.wait("web", "example.com", 4.0)  # asked before the batch: next slot at 104
+        carried = SharedHostPacer(ctx, clock=lambda: 100.0, sleep=lambda s: None)
+        carried.carry_over(before)
+        print(carried.wait("web", "example.com", 4.0), carried.wait("web", "example.com", 4.0))
     """)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["[0.0, 2.5, 5.0, 7.5]", "0.0 0.0"]
+    assert p.stdout.splitlines() == ["[0.0, 2.5, 5.0, 7.5]", "0.0 0.0", "4.0 8.0"]
 
 
 def test_a_worker_that_dies_settles_its_urls_as_lost_and_the_rest_go_on() -> None:
