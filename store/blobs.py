@@ -53,6 +53,8 @@ from g6.store.digest import Digest
 from g6.store.diskfull import is_disk_full
 
 CHUNK = 1 << 20
+META_MAX = 1 << 12  # a meta is ~ 200 bytes: a larger file is damaged, never read whole
+_DAMAGED: Any = object()  # a meta file that is there but holds no JSON (``BlobStore._load_meta``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,6 +485,48 @@ class BlobStore(VerifiedReads):
     def _meta_path(self, b3hex: str) -> Path:
         return self.root / "meta" / b3hex[:2] / f"{b3hex}.json"
 
+    def _load_meta(self, b3hex: str) -> Any:
+        """The blob's meta, parsed: ``None`` when there is none (a lost meta: the bytes are the truth and
+        are hashed again), ``_DAMAGED`` when the file is there but holds no JSON (or is past ``META_MAX``).
+        ``BlobCorrupt`` when what sits at the meta's path is not a regular file (a folder, a FIFO, a
+        device, a file where its folder should be): the store never makes one, so it is tampering, not a
+        lost meta; a FIFO is never opened for a blocking read (``_open_regular``)."""
+        path = f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"
+        try:
+            fd, size = _open_regular(path)
+        except _NotAFile:
+            raise BlobCorrupt(f"blob blake3:{b3hex}: its meta {path} is not a regular file (a folder, a FIFO or a "
+                              "device); refusing to read the blob (run `g6 blob verify`)") from None
+        except FileNotFoundError:
+            return None
+        except OSError as e:  # NotADirectoryError (a file on the meta folder's path), EACCES, ENXIO (a socket)
+            raise BlobCorrupt(f"blob blake3:{b3hex}: its meta {path} cannot be read ({e.strerror or e}); refusing "
+                              "to read the blob (run `g6 blob verify`)") from None
+        try:
+            data = os.read(fd, META_MAX + 1)
+        finally:
+            os.close(fd)
+        if size > META_MAX or len(data) > META_MAX:
+            return _DAMAGED
+        try:
+            return json.loads(data)
+        except ValueError:  # not UTF-8 (UnicodeDecodeError is a ValueError) or not JSON
+            return _DAMAGED
+
+    def _refuse_odd_meta(self, b3hex: str) -> None:
+        """``BlobCorrupt`` if the blob's meta path holds something the store never makes (see ``_load_meta``):
+        one stat, for the verified reads of a raw blob, which otherwise never look at the meta."""
+        path = f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
+            self._load_meta(b3hex)  # raises, naming what is wrong
+            raise BlobCorrupt(f"blob blake3:{b3hex}: its meta {path} is not a regular file")  # pragma: no cover
+
     def _sha_path(self, shahex: str) -> Path:
         return self.root / "sha256" / shahex[:2] / shahex
 
@@ -596,10 +640,7 @@ class BlobStore(VerifiedReads):
         """The recorded raw size of a compressed blob: the bound on its decompression. A meta whose size
         is not a non-negative int within ``compression.MAX_RAW_SIZE`` is corrupt (it is never used to
         size an allocation)."""
-        try:
-            meta = json.loads(_slurp(f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"))
-        except (FileNotFoundError, NotADirectoryError, ValueError):
-            meta = None
+        meta = self._load_meta(b3hex)
         if isinstance(meta, dict) and "size" in meta:
             size = meta["size"]
             if not compression_mod.valid_size(size):
@@ -665,6 +706,7 @@ class BlobStore(VerifiedReads):
         raw bytes is read (and inflated) once and hashed in memory; a larger one is hashed through its
         open file, which is never rewritten in place, only replaced, so it keeps the bytes checked."""
         b3hex = self._resolve(d)
+        self._refuse_odd_meta(b3hex)
         whole = self._read_if_small(b3hex)
         if whole is not None:  # one read (one inflate), both digests at once
             actual = digests(whole)
@@ -706,10 +748,10 @@ class BlobStore(VerifiedReads):
         found = self._stored_path(b3hex)
         if found is None:
             raise BlobNotFound(f"no blob {digest}")
+        meta = self._load_meta(b3hex)  # BlobCorrupt if a folder or a FIFO sits there
         try:
-            meta = json.loads(self._meta_path(b3hex).read_text())
             return BlobRef(meta["blake3"], meta["sha256"], int(meta["size"]))
-        except (FileNotFoundError, ValueError, KeyError):
+        except (TypeError, ValueError, KeyError):
             # Meta lost or damaged: the bytes are the truth, so derive it again.
             return self._hash_file(found[0])
 
@@ -771,12 +813,13 @@ class BlobStore(VerifiedReads):
         if isinstance(digest, str) and digest.startswith("sha256:") and actual.sha256 != str(Digest.parse(digest)):
             return BlobCheck(name, False, f"the sha256 index points at a blob whose sha256 is {actual.sha256}"), actual
         try:
-            meta = json.loads(self._meta_path(b3hex).read_text())
-            if not isinstance(meta, dict) or meta.get("blake3") != actual.blake3 or \
-                    meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size:
-                return BlobCheck(name, False, "meta disagrees with content"), actual
-        except (FileNotFoundError, ValueError):
-            pass
+            meta = self._load_meta(b3hex)
+        except BlobCorrupt as e:
+            return BlobCheck(name, False, str(e)), actual
+        if meta is not None and meta is not _DAMAGED and (
+                not isinstance(meta, dict) or meta.get("blake3") != actual.blake3 or
+                meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size):
+            return BlobCheck(name, False, "meta disagrees with content"), actual
         if expect is not None:
             if expect.sha256 != actual.sha256:
                 return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}"), actual
