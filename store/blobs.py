@@ -51,6 +51,7 @@ from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreDiskFull, Store
 from g6.store import compression as compression_mod
 from g6.store.digest import Digest
 from g6.store.diskfull import is_disk_full
+from g6.store.verifying import BlobCheck, StoreVerifyReport, check_every_blob, judge_index
 
 CHUNK = 1 << 20
 META_MAX = 1 << 12  # a meta is ~ 200 bytes: a larger file is damaged, never read whole
@@ -67,25 +68,6 @@ class BlobRef:
 
     def to_json(self) -> dict[str, object]:
         return {"blake3": self.blake3, "sha256": self.sha256, "size": self.size}
-
-
-@dataclass(frozen=True, slots=True)
-class BlobCheck:
-    digest: str
-    ok: bool
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreVerifyReport:
-    checked: int
-    bad: tuple[BlobCheck, ...]
-    index_checked: int = 0
-    dangling: tuple[str, ...] = ()  # sha256 index entries of puts that never finished (``gc`` sweeps them)
-
-    @property
-    def ok(self) -> bool:
-        return not self.bad
 
 
 @dataclass(frozen=True, slots=True)
@@ -840,42 +822,24 @@ class BlobStore(VerifiedReads):
         ``progress(blobs checked, blobs)`` after each blob."""
         if not (self.root / "blake3").is_dir():
             return StoreVerifyReport(0, (BlobCheck(str(self.root), False, "no blob store here (home missing?)"),))
-        bad, n = [], 0
-        sha_of: dict[str, str] = {}  # blake3 hex -> its sha256, so the index check hashes nothing again
-        total = sum(1 for _ in self.iter_digests()) if progress is not None else 0  # a listing, no hashing
-        for d in self.iter_digests():
-            n += 1
-            c, actual = self._check(d)
-            if actual is not None and actual.blake3 == d:
-                sha_of[d.split(":", 1)[1]] = actual.sha256
-            if not c.ok:
-                bad.append(c)
-            if progress is not None:
-                progress(n, max(total, n))
-        entries, dangling = 0, []
-        for p in self._index_entries():
-            entries += 1
-            name = f"sha256:{p.name}"
-            try:
-                target = Digest.parse(p.read_text().strip())
-                if target.algo != "blake3":
-                    raise BadDigest("not blake3")
-            except (BadDigest, OSError, UnicodeDecodeError):
-                bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
-                continue
-            if target.hex not in sha_of:
-                if self._stored_path(target.hex) is None:
-                    dangling.append(name)  # a put that never finished; not evidence of anything
-                continue  # a blob that failed its own check above
-            if sha_of[target.hex] != name:
-                bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is "
-                                                  f"{sha_of[target.hex]}"))
+        blobs = check_every_blob(self, progress)
+        index = judge_index(((f"sha256:{p.name}", self._read_entry(p)) for p in self._index_entries()), blobs,
+                            lambda b3hex: self._stored_path(b3hex) is not None)
+        dangling = index.dangling
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
                 if self._stored_path(m.name.removesuffix(".json")) is None:
                     dangling.append(f"blake3:{m.name.removesuffix('.json')} (meta)")
-        return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
+        return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad), index.checked, tuple(dangling))
+
+    @staticmethod
+    def _read_entry(path: Path) -> bytes | None:
+        """A sha256 index entry's bytes; None when it cannot be read (``judge_index`` fails it)."""
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
 
     # -- removal -----------------------------------------------------------------------------
     def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,

@@ -297,3 +297,24 @@ def test_bytes_after_what_the_store_wrote_fail_verify_and_every_read(pair_home: 
     if isinstance(s, BlobStore):  # the plain read inflates the frame: refused too (on S3 it is the raw bytes)
         with pytest.raises(BlobCorrupt):
             s.read(ref.blake3)
+
+
+@pytest.mark.parametrize("held", [b"sha256:" + b"1" * 64, b"not a digest", b"\xff\xfe", b""],
+                         ids=["a-sha256-digest", "text", "not-utf8", "empty"])
+def test_every_index_verdict_is_the_same_on_both_stores(pair_home: EvidenceHome, held: bytes) -> None:
+    """One judge (``g6.store.verifying.judge_index``) on both stores: an entry not holding a blake3 digest is
+    bad; an entry naming a blob that fails its own check is that blob's failure only, reported once."""
+    s = pair_home.store
+    a, b = s.put(b"first body"), s.put(b"second body")
+    hexd = a.sha256.split(":", 1)[1]
+    if isinstance(s, BlobStore):
+        s._sha_path(hexd).write_bytes(held)
+    else:
+        s.s3.put_object(Bucket=s.bucket, Key=s._key("sha256", hexd), Body=held)
+    report = s.verify()
+    assert report.index_checked == 2 and report.dangling == ()
+    assert [(c.digest, c.detail) for c in report.bad] == [(a.sha256, "index entry does not hold a blake3 digest")]
+    point_index(pair_home, a.sha256, a.blake3)
+    replace_blob(pair_home, b.blake3, b"second bodY")
+    report = s.verify()
+    assert [c.digest for c in report.bad] == [b.blake3] and report.index_checked == 2 and report.dangling == ()
