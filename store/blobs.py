@@ -126,6 +126,19 @@ def _slurp(path: str) -> bytes:
         os.close(fd)
 
 
+INDEX_MAX = 1 << 10  # an index entry is 71 bytes ("blake3:" and 64 hex): a larger one is not read whole
+
+
+def _read_entry(path: str | Path) -> bytes:
+    """The first ``INDEX_MAX`` bytes of a sha256 index entry: ``_NotAFile`` for a folder or a FIFO there
+    (never a blocking read), OSError when it cannot be read."""
+    fd, _ = _open_regular(str(path))
+    try:
+        return os.read(fd, INDEX_MAX)
+    finally:
+        os.close(fd)
+
+
 def _read_fd(fd: int, size: int) -> bytes:
     data = os.read(fd, size + 1)
     if len(data) == size:
@@ -383,6 +396,18 @@ def hash_stream(f: BinaryIO, copy_to: Callable[[bytes], object] | None = None) -
     return BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
 
 
+def index_target(asked: Digest, line: str) -> str:
+    """The blake3 hex a sha256 index entry (``line``, its text) names; ``BlobCorrupt`` unless it holds a
+    blake3 digest (another algorithm's digest is no blob name)."""
+    try:
+        target = Digest.parse(line)
+    except BadDigest:
+        target = None
+    if target is None or target.algo != "blake3":
+        raise BlobCorrupt(f"the index entry of {asked} does not hold a blake3 digest; run `g6 blob verify`")
+    return target.hex
+
+
 def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
     """BlobCorrupt unless ``actual`` (the bytes' own hashes) matches the name and the digest asked for."""
     if actual.blake3 != f"blake3:{b3hex}":
@@ -518,15 +543,19 @@ class BlobStore(VerifiedReads):
         if d.algo == "blake3":
             return d.hex
         try:
-            line = self._sha_path(d.hex).read_text().strip()
+            raw = _read_entry(self._sha_path(d.hex))
+        except _NotAFile:
+            raise BlobCorrupt(f"the index entry of {d} is not a regular file (a folder or a FIFO); run "
+                              "`g6 blob verify`") from None
         except (FileNotFoundError, NotADirectoryError):
             raise BlobNotFound(f"no blob with {d}") from None
-        except (OSError, UnicodeDecodeError) as e:
+        except OSError as e:
             raise BlobNotFound(f"the index entry of {d} is unreadable: {e}") from None
         try:
-            return Digest.parse(line).hex
-        except BadDigest:
-            raise BlobCorrupt(f"the index entry of {d} does not hold a blake3 digest") from None
+            line = raw.decode().strip()
+        except UnicodeDecodeError:
+            line = ""  # not text: holds no digest
+        return index_target(d, line)
 
     # -- writing -----------------------------------------------------------------------------
     def writer(self, content_type: str | None = None) -> BlobWriter:
@@ -835,9 +864,10 @@ class BlobStore(VerifiedReads):
 
     @staticmethod
     def _read_entry(path: Path) -> bytes | None:
-        """A sha256 index entry's bytes; None when it cannot be read (``judge_index`` fails it)."""
+        """A sha256 index entry's bytes; None when it cannot be read or is not a regular file (a folder, a
+        FIFO, which is never waited on): ``judge_index`` fails it."""
         try:
-            return path.read_bytes()
+            return _read_entry(path)
         except OSError:
             return None
 
@@ -851,7 +881,8 @@ class BlobStore(VerifiedReads):
         """
         keep = set()
         for r in referenced:
-            with contextlib.suppress(BlobNotFound, BadDigest):
+            # a damaged sha256 entry is for `verify` to report; a receipt names the blob by blake3 too
+            with contextlib.suppress(BlobNotFound, BlobCorrupt, BadDigest):
                 keep.add(self._resolve(r))
         now = time.time()
         removed, young, kept = [], [], 0
@@ -900,7 +931,7 @@ class BlobStore(VerifiedReads):
                     orphans.append(m)
         for p in self._index_entries():
             try:
-                target = Digest.parse(p.read_text().strip()).hex
+                target = Digest.parse(_read_entry(p).decode().strip()).hex
             except (BadDigest, OSError, UnicodeDecodeError):
                 continue  # a damaged entry is for `verify` to report, not for gc to hide
             if self._stored_path(target) is None:

@@ -268,3 +268,23 @@ def test_a_folder_or_fifo_at_the_meta_path_is_a_corrupt_blob_everywhere(ev, whic
     p = subprocess.run([sys.executable, "-c", script, str(ev["big_path"].parents[3]), victim["blake3"],
                         victim["sha256"]], capture_output=True, timeout=120)
     assert p.stdout == b"refused\n", p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_folder_or_fifo_at_an_index_entry_hangs_nothing_and_fails_verify(ev, kind: str) -> None:
+    """A FIFO at sha256/xx/<hex> made `blob verify`, `blob cat sha256:…` and `blob gc` wait for a writer
+    forever (the entry was read with a blocking open); now it is an entry that holds no blake3 digest."""
+    victim = ev["small"]
+    h = victim["sha256"].split(":", 1)[1]
+    entry = ev["big_path"].parents[3] / "sha256" / h[:2] / h
+    entry.unlink()
+    entry.mkdir() if kind == "folder" else os.mkfifo(entry)
+    r = _g6_process(ev["home"], "blob", "cat", victim["sha256"])
+    err = r.stderr.decode()
+    assert r.returncode == 1 and r.stdout == b"" and len(err.splitlines()) == 1 and err.startswith("g6: "), err
+    assert _g6_process(ev["home"], "blob", "cat", victim["blake3"]).returncode == 0  # by its name it is whole
+    r = _g6_process(ev["home"], "blob", "verify", "--json")
+    report = json.loads(r.stdout)
+    assert r.returncode == 1 and victim["sha256"] in [b["digest"] for b in report["bad"]], report
+    r = _g6_process(ev["home"], "blob", "gc", "--dry-run", "--json")
+    assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr

@@ -314,6 +314,9 @@ def test_every_index_verdict_is_the_same_on_both_stores(pair_home: EvidenceHome,
     report = s.verify()
     assert report.index_checked == 2 and report.dangling == ()
     assert [(c.digest, c.detail) for c in report.bad] == [(a.sha256, "index entry does not hold a blake3 digest")]
+    for read in (s.read_checked, s.open_verified, s.read):  # the same entry refused by every read, typed
+        with pytest.raises(BlobCorrupt, match="does not hold a blake3 digest"):
+            read(a.sha256)
     point_index(pair_home, a.sha256, a.blake3)
     replace_blob(pair_home, b.blake3, b"second bodY")
     report = s.verify()
