@@ -51,8 +51,11 @@ from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreDiskFull, Store
 from g6.store import compression as compression_mod
 from g6.store.digest import Digest
 from g6.store.diskfull import is_disk_full
+from g6.store.verifying import BlobCheck, StoreVerifyReport, check_every_blob, judge_index
 
 CHUNK = 1 << 20
+META_MAX = 1 << 12  # a meta is ~ 200 bytes: a larger file is damaged, never read whole
+_DAMAGED: Any = object()  # a meta file that is there but holds no JSON (``BlobStore._load_meta``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,25 +68,6 @@ class BlobRef:
 
     def to_json(self) -> dict[str, object]:
         return {"blake3": self.blake3, "sha256": self.sha256, "size": self.size}
-
-
-@dataclass(frozen=True, slots=True)
-class BlobCheck:
-    digest: str
-    ok: bool
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreVerifyReport:
-    checked: int
-    bad: tuple[BlobCheck, ...]
-    index_checked: int = 0
-    dangling: tuple[str, ...] = ()  # sha256 index entries of puts that never finished (``gc`` sweeps them)
-
-    @property
-    def ok(self) -> bool:
-        return not self.bad
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +122,19 @@ def _slurp(path: str) -> bytes:
     fd, size = _open_regular(path)
     try:
         return _read_fd(fd, size)
+    finally:
+        os.close(fd)
+
+
+INDEX_MAX = 1 << 10  # an index entry is 71 bytes ("blake3:" and 64 hex): a larger one is not read whole
+
+
+def _read_entry(path: str | Path) -> bytes:
+    """The first ``INDEX_MAX`` bytes of a sha256 index entry: ``_NotAFile`` for a folder or a FIFO there
+    (never a blocking read), OSError when it cannot be read."""
+    fd, _ = _open_regular(str(path))
+    try:
+        return os.read(fd, INDEX_MAX)
     finally:
         os.close(fd)
 
@@ -399,6 +396,18 @@ def hash_stream(f: BinaryIO, copy_to: Callable[[bytes], object] | None = None) -
     return BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
 
 
+def index_target(asked: Digest, line: str) -> str:
+    """The blake3 hex a sha256 index entry (``line``, its text) names; ``BlobCorrupt`` unless it holds a
+    blake3 digest (another algorithm's digest is no blob name)."""
+    try:
+        target = Digest.parse(line)
+    except BadDigest:
+        target = None
+    if target is None or target.algo != "blake3":
+        raise BlobCorrupt(f"the index entry of {asked} does not hold a blake3 digest; run `g6 blob verify`")
+    return target.hex
+
+
 def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
     """BlobCorrupt unless ``actual`` (the bytes' own hashes) matches the name and the digest asked for."""
     if actual.blake3 != f"blake3:{b3hex}":
@@ -483,6 +492,48 @@ class BlobStore(VerifiedReads):
     def _meta_path(self, b3hex: str) -> Path:
         return self.root / "meta" / b3hex[:2] / f"{b3hex}.json"
 
+    def _load_meta(self, b3hex: str) -> Any:
+        """The blob's meta, parsed: ``None`` when there is none (a lost meta: the bytes are the truth and
+        are hashed again), ``_DAMAGED`` when the file is there but holds no JSON (or is past ``META_MAX``).
+        ``BlobCorrupt`` when what sits at the meta's path is not a regular file (a folder, a FIFO, a
+        device, a file where its folder should be): the store never makes one, so it is tampering, not a
+        lost meta; a FIFO is never opened for a blocking read (``_open_regular``)."""
+        path = f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"
+        try:
+            fd, size = _open_regular(path)
+        except _NotAFile:
+            raise BlobCorrupt(f"blob blake3:{b3hex}: its meta {path} is not a regular file (a folder, a FIFO or a "
+                              "device); refusing to read the blob (run `g6 blob verify`)") from None
+        except FileNotFoundError:
+            return None
+        except OSError as e:  # NotADirectoryError (a file on the meta folder's path), EACCES, ENXIO (a socket)
+            raise BlobCorrupt(f"blob blake3:{b3hex}: its meta {path} cannot be read ({e.strerror or e}); refusing "
+                              "to read the blob (run `g6 blob verify`)") from None
+        try:
+            data = os.read(fd, META_MAX + 1)
+        finally:
+            os.close(fd)
+        if size > META_MAX or len(data) > META_MAX:
+            return _DAMAGED
+        try:
+            return json.loads(data)
+        except ValueError:  # not UTF-8 (UnicodeDecodeError is a ValueError) or not JSON
+            return _DAMAGED
+
+    def _refuse_odd_meta(self, b3hex: str) -> None:
+        """``BlobCorrupt`` if the blob's meta path holds something the store never makes (see ``_load_meta``):
+        one stat, for the verified reads of a raw blob, which otherwise never look at the meta."""
+        path = f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
+            self._load_meta(b3hex)  # raises, naming what is wrong
+            raise BlobCorrupt(f"blob blake3:{b3hex}: its meta {path} is not a regular file")  # pragma: no cover
+
     def _sha_path(self, shahex: str) -> Path:
         return self.root / "sha256" / shahex[:2] / shahex
 
@@ -492,15 +543,19 @@ class BlobStore(VerifiedReads):
         if d.algo == "blake3":
             return d.hex
         try:
-            line = self._sha_path(d.hex).read_text().strip()
+            raw = _read_entry(self._sha_path(d.hex))
+        except _NotAFile:
+            raise BlobCorrupt(f"the index entry of {d} is not a regular file (a folder or a FIFO); run "
+                              "`g6 blob verify`") from None
         except (FileNotFoundError, NotADirectoryError):
             raise BlobNotFound(f"no blob with {d}") from None
-        except (OSError, UnicodeDecodeError) as e:
+        except OSError as e:
             raise BlobNotFound(f"the index entry of {d} is unreadable: {e}") from None
         try:
-            return Digest.parse(line).hex
-        except BadDigest:
-            raise BlobCorrupt(f"the index entry of {d} does not hold a blake3 digest") from None
+            line = raw.decode().strip()
+        except UnicodeDecodeError:
+            line = ""  # not text: holds no digest
+        return index_target(d, line)
 
     # -- writing -----------------------------------------------------------------------------
     def writer(self, content_type: str | None = None) -> BlobWriter:
@@ -596,10 +651,7 @@ class BlobStore(VerifiedReads):
         """The recorded raw size of a compressed blob: the bound on its decompression. A meta whose size
         is not a non-negative int within ``compression.MAX_RAW_SIZE`` is corrupt (it is never used to
         size an allocation)."""
-        try:
-            meta = json.loads(_slurp(f"{self._root}/meta/{b3hex[:2]}/{b3hex}.json"))
-        except (FileNotFoundError, NotADirectoryError, ValueError):
-            meta = None
+        meta = self._load_meta(b3hex)
         if isinstance(meta, dict) and "size" in meta:
             size = meta["size"]
             if not compression_mod.valid_size(size):
@@ -665,6 +717,7 @@ class BlobStore(VerifiedReads):
         raw bytes is read (and inflated) once and hashed in memory; a larger one is hashed through its
         open file, which is never rewritten in place, only replaced, so it keeps the bytes checked."""
         b3hex = self._resolve(d)
+        self._refuse_odd_meta(b3hex)
         whole = self._read_if_small(b3hex)
         if whole is not None:  # one read (one inflate), both digests at once
             actual = digests(whole)
@@ -706,10 +759,10 @@ class BlobStore(VerifiedReads):
         found = self._stored_path(b3hex)
         if found is None:
             raise BlobNotFound(f"no blob {digest}")
+        meta = self._load_meta(b3hex)  # BlobCorrupt if a folder or a FIFO sits there
         try:
-            meta = json.loads(self._meta_path(b3hex).read_text())
             return BlobRef(meta["blake3"], meta["sha256"], int(meta["size"]))
-        except (FileNotFoundError, ValueError, KeyError):
+        except (TypeError, ValueError, KeyError):
             # Meta lost or damaged: the bytes are the truth, so derive it again.
             return self._hash_file(found[0])
 
@@ -771,12 +824,13 @@ class BlobStore(VerifiedReads):
         if isinstance(digest, str) and digest.startswith("sha256:") and actual.sha256 != str(Digest.parse(digest)):
             return BlobCheck(name, False, f"the sha256 index points at a blob whose sha256 is {actual.sha256}"), actual
         try:
-            meta = json.loads(self._meta_path(b3hex).read_text())
-            if not isinstance(meta, dict) or meta.get("blake3") != actual.blake3 or \
-                    meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size:
-                return BlobCheck(name, False, "meta disagrees with content"), actual
-        except (FileNotFoundError, ValueError):
-            pass
+            meta = self._load_meta(b3hex)
+        except BlobCorrupt as e:
+            return BlobCheck(name, False, str(e)), actual
+        if meta is not None and meta is not _DAMAGED and (
+                not isinstance(meta, dict) or meta.get("blake3") != actual.blake3 or
+                meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size):
+            return BlobCheck(name, False, "meta disagrees with content"), actual
         if expect is not None:
             if expect.sha256 != actual.sha256:
                 return BlobCheck(name, False, f"sha256 is {actual.sha256}, expected {expect.sha256}"), actual
@@ -797,42 +851,25 @@ class BlobStore(VerifiedReads):
         ``progress(blobs checked, blobs)`` after each blob."""
         if not (self.root / "blake3").is_dir():
             return StoreVerifyReport(0, (BlobCheck(str(self.root), False, "no blob store here (home missing?)"),))
-        bad, n = [], 0
-        sha_of: dict[str, str] = {}  # blake3 hex -> its sha256, so the index check hashes nothing again
-        total = sum(1 for _ in self.iter_digests()) if progress is not None else 0  # a listing, no hashing
-        for d in self.iter_digests():
-            n += 1
-            c, actual = self._check(d)
-            if actual is not None and actual.blake3 == d:
-                sha_of[d.split(":", 1)[1]] = actual.sha256
-            if not c.ok:
-                bad.append(c)
-            if progress is not None:
-                progress(n, max(total, n))
-        entries, dangling = 0, []
-        for p in self._index_entries():
-            entries += 1
-            name = f"sha256:{p.name}"
-            try:
-                target = Digest.parse(p.read_text().strip())
-                if target.algo != "blake3":
-                    raise BadDigest("not blake3")
-            except (BadDigest, OSError, UnicodeDecodeError):
-                bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
-                continue
-            if target.hex not in sha_of:
-                if self._stored_path(target.hex) is None:
-                    dangling.append(name)  # a put that never finished; not evidence of anything
-                continue  # a blob that failed its own check above
-            if sha_of[target.hex] != name:
-                bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is "
-                                                  f"{sha_of[target.hex]}"))
+        blobs = check_every_blob(self, progress)
+        index = judge_index(((f"sha256:{p.name}", self._read_entry(p)) for p in self._index_entries()), blobs,
+                            lambda b3hex: self._stored_path(b3hex) is not None)
+        dangling = index.dangling
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
                 if self._stored_path(m.name.removesuffix(".json")) is None:
                     dangling.append(f"blake3:{m.name.removesuffix('.json')} (meta)")
-        return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
+        return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad), index.checked, tuple(dangling))
+
+    @staticmethod
+    def _read_entry(path: Path) -> bytes | None:
+        """A sha256 index entry's bytes; None when it cannot be read or is not a regular file (a folder, a
+        FIFO, which is never waited on): ``judge_index`` fails it."""
+        try:
+            return _read_entry(path)
+        except OSError:
+            return None
 
     # -- removal -----------------------------------------------------------------------------
     def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
@@ -844,7 +881,8 @@ class BlobStore(VerifiedReads):
         """
         keep = set()
         for r in referenced:
-            with contextlib.suppress(BlobNotFound, BadDigest):
+            # a damaged sha256 entry is for `verify` to report; a receipt names the blob by blake3 too
+            with contextlib.suppress(BlobNotFound, BlobCorrupt, BadDigest):
                 keep.add(self._resolve(r))
         now = time.time()
         removed, young, kept = [], [], 0
@@ -893,7 +931,7 @@ class BlobStore(VerifiedReads):
                     orphans.append(m)
         for p in self._index_entries():
             try:
-                target = Digest.parse(p.read_text().strip()).hex
+                target = Digest.parse(_read_entry(p).decode().strip()).hex
             except (BadDigest, OSError, UnicodeDecodeError):
                 continue  # a damaged entry is for `verify` to report, not for gc to hide
             if self._stored_path(target) is None:

@@ -12,12 +12,23 @@ magic numbers at their start give away. ``G6_BLOB_COMPRESSION=off`` keeps every 
 
 Decompression is bounded by the recorded raw size: a frame that inflates past it is an error, not
 a memory blow-up.
+
+A stored ``.zst`` file is exactly what the writer made, one of its two shapes: a held body is one zstd
+frame (RFC 8878 section 3.1.1) that declares its size, first byte to last; a streamed body is one frame
+without a declared size followed by the 9-byte empty frame that zstandard's stream writer adds when it
+is closed (``STREAM_TRAILER``; every streamed blob ever stored ends so). Anything else — a skippable
+frame (3.1.2) before or after, another frame, trailing bytes — is ``BlobCorrupt`` for every reader and
+for ``verify``, even though a decoder would skip it and serve the right bytes: the file is not what the
+store wrote, and an audit that called it ok would vouch for bytes nobody checked (``one_frame_length``
+walks the block headers to find where the frame ends, without inflating anything).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -38,6 +49,11 @@ MAX_RAW_SIZE = UNKNOWN_SIZE_LIMIT  # a recorded raw size past this (or not a non
 # the frame really holds, never what a meta (or a forged frame header) claims
 ONE_CALL_MAX = 16 << 20
 _OUT_CHUNK = 1 << 20
+FRAME_MAGIC = b"\x28\xb5\x2f\xfd"  # RFC 8878 3.1.1, little-endian 0xFD2FB528
+_MAX_HEADER = 18  # magic, descriptor, window, dictionary id (up to 4), content size (up to 8)
+# what ``CompressingFile.finish`` leaves after the frame: closing zstandard's stream writer after the
+# FLUSH_FRAME starts and ends a second, empty frame (single segment, content size 0, one empty last raw block)
+STREAM_TRAILER = FRAME_MAGIC + b"\x20\x00\x01\x00\x00"
 
 # magic numbers of formats that are compressed already (offset, bytes)
 _COMPRESSED_MAGIC: tuple[tuple[int, bytes], ...] = (
@@ -119,9 +135,57 @@ class CompressingFile:
         return int(self._w.write(chunk))
 
     def finish(self) -> None:
-        """End the frame; the underlying file stays open (to fsync and close it)."""
+        """End the frame; the underlying file stays open (to fsync and close it). The close after the
+        flush writes ``STREAM_TRAILER`` (an empty frame) after it, which readers accept only there."""
         self._w.flush(zstandard.FLUSH_FRAME)
         self._w.close()
+
+
+def one_frame_length(pread: Callable[[int, int], bytes], name: str) -> int:
+    """The length in bytes of the zstd frame that starts at offset 0 of a stored blob (``pread(offset,
+    n)`` reads from it), found by walking its block headers (RFC 8878 3.1.1.2): nothing is inflated,
+    and only 3 bytes per block (at most 128 KiB of output) are read. ``BlobCorrupt`` unless a frame
+    starts there: a skippable frame, garbage, or a reserved block type is no blob of ours."""
+    head = pread(0, _MAX_HEADER)
+    if head[:4] != FRAME_MAGIC:
+        raise BlobCorrupt(f"blob {name} is not a zstd frame: it starts with {head[:4].hex() or 'nothing'}, "
+                          f"not {FRAME_MAGIC.hex()}")
+    try:
+        pos = zstandard.frame_header_size(head)
+    except zstandard.ZstdError as e:
+        raise BlobCorrupt(f"blob {name} has no valid zstd frame header: {e}") from None
+    has_checksum = len(head) > 4 and head[4] & 0x04
+    while True:
+        bh = pread(pos, 3)
+        if len(bh) < 3:
+            raise BlobCorrupt(f"blob {name}: its zstd frame is cut short at byte {pos}")
+        v = int.from_bytes(bh, "little")
+        last, kind, size = v & 1, (v >> 1) & 3, v >> 3
+        if kind == 3:
+            raise BlobCorrupt(f"blob {name}: its zstd frame has a block of the reserved type at byte {pos}")
+        pos += 3 + (1 if kind == 1 else size)  # an RLE block holds one byte, repeated ``size`` times
+        if last:
+            return pos + (4 if has_checksum else 0)
+
+
+def require_one_frame(total: int, pread: Callable[[int, int], bytes], name: str) -> None:
+    """``BlobCorrupt`` unless the ``total`` bytes of a stored blob are exactly one zstd frame as the writer
+    makes them (the module docstring): no skippable frame, no other frame, no trailing byte (which a
+    decoder would pass over); only a frame of undeclared size (the streamed shape) may end with
+    ``STREAM_TRAILER``, byte for byte."""
+    end = one_frame_length(pread, name)
+    if end > total:
+        raise BlobCorrupt(f"blob {name}: its zstd frame is cut short ({total} of its {end} bytes are stored)")
+    if end + len(STREAM_TRAILER) == total and pread(end, len(STREAM_TRAILER)) == STREAM_TRAILER and \
+            zstandard.frame_content_size(pread(0, _MAX_HEADER)) == -1:  # no declared size
+        return
+    if end < total:
+        raise BlobCorrupt(f"blob {name}: {total - end} bytes follow its zstd frame (another frame, a skippable "
+                          "frame or garbage); the store writes one frame and nothing after it")
+
+
+def _pread_bytes(data: bytes) -> Callable[[int, int], bytes]:
+    return lambda offset, n: data[offset:offset + n]
 
 
 class _BoundedReader(io.RawIOBase):
@@ -182,7 +246,14 @@ def open_compressed(path: Path, size: int, exact: bool = True) -> BinaryIO:
     """A reader of the raw bytes of a compressed blob whose raw size is ``size`` (with ``exact``
     False: at most ``size``, for a blob whose recorded size is lost and is being re-hashed)."""
     f = path.open("rb")
-    reader = _BoundedReader(f, size, path.name.removesuffix(SUFFIX), exact)
+    name = path.name.removesuffix(SUFFIX)
+    try:
+        fd = f.fileno()
+        require_one_frame(os.fstat(fd).st_size, lambda offset, n: os.pread(fd, n, offset), name)
+    except BaseException:
+        f.close()
+        raise
+    reader = _BoundedReader(f, size, name, exact)
     return io.BufferedReader(reader, 1 << 20)  # type: ignore[return-value]
 
 
@@ -199,16 +270,18 @@ def valid_size(size: object) -> bool:
 def decompress(data: bytes, size: int, name: str) -> bytes:
     """The raw bytes of the frame ``data`` of blob ``name``, whose recorded raw size is ``size``:
     never inflating past ``size``, and never allocating more than the frame really inflates to (or
-    ``ONE_CALL_MAX``), whatever ``size`` or the frame header claim. ``BlobCorrupt`` otherwise."""
+    ``ONE_CALL_MAX``), whatever ``size`` or the frame header claim. ``BlobCorrupt`` otherwise, and for
+    ``data`` that is not exactly one frame (``require_one_frame``)."""
     if not valid_size(size):
         raise BlobCorrupt(f"blob {name} has a recorded size of {size!r}, not a size in 0..{MAX_RAW_SIZE}")
+    require_one_frame(len(data), _pread_bytes(data), name)
     try:
         # a frame that declares its size is checked before anything is inflated
         declared = zstandard.frame_content_size(data)
         if declared not in (-1, size):
             raise BlobCorrupt(f"blob {name} declares {declared} bytes, not its recorded size {size}")
         if declared == size and size <= ONE_CALL_MAX:  # the common path: one call, straight into the output
-            out = _dctx().decompress(data, max_output_size=max(size, 1))
+            out = _dctx().decompress(data, max_output_size=max(size, 1), allow_extra_data=False)
         else:
             out = _inflate_grown(data, size, name)
     except zstandard.ZstdError as e:

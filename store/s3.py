@@ -39,18 +39,21 @@ from typing import Any, BinaryIO
 
 import blake3
 
-from g6.errors import BadDigest, BlobNotFound, StoreBackendError
+from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreBackendError
 from g6.store.blobs import (
     CHUNK,
+    INDEX_MAX,
     BlobCheck,
     BlobRef,
     GcReport,
     StoreVerifyReport,
     VerifiedReads,
     hash_stream,
+    index_target,
     refuse_mismatch,
 )
 from g6.store.digest import Digest
+from g6.store.verifying import check_every_blob, judge_index
 
 PART = 8 << 20
 COPY_LIMIT = 5 << 30  # S3's largest single CopyObject
@@ -219,12 +222,20 @@ class S3BlobStore(VerifiedReads):
 
         with self._errors("read the sha256 index"):
             try:
-                line = self.s3.get_object(Bucket=self.bucket, Key=self._key("sha256", d.hex))["Body"].read()
+                stream = self.s3.get_object(Bucket=self.bucket, Key=self._key("sha256", d.hex))["Body"]
+                try:
+                    line = stream.read(INDEX_MAX)  # an entry is 71 bytes: a huge one is not read whole
+                finally:
+                    stream.close()
             except bx.ClientError as e:
                 if _code(e) in _MISSING:
                     raise BlobNotFound(f"no blob with {d}") from None
                 raise
-        return Digest.parse(line.decode().strip()).hex
+        try:
+            text = line.decode().strip()
+        except UnicodeDecodeError:
+            text = ""
+        return index_target(d, text)
 
     def _head(self, key: str, what: str) -> dict[str, Any] | None:
         """The object's HEAD answer, or None when there is no such object."""
@@ -421,55 +432,32 @@ class S3BlobStore(VerifiedReads):
 
     def verify(self, *, progress: Callable[[int, int], None] | None = None) -> StoreVerifyReport:
         """Re-hash every blob (name, metadata), then check every sha256 index object points at a blob
-        whose sha256 is that object's name, as the folder store's ``verify`` does."""
+        whose sha256 is that object's name, as the folder store's ``verify`` does (the same
+        ``check_every_blob`` and ``judge_index``; only listing and reading differ)."""
+        blobs = check_every_blob(self, progress)
+        index = judge_index(self._index_entries(), blobs, blobs.listed.__contains__)
+        return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad), index.checked, tuple(index.dangling))
+
+    def _index_entries(self) -> Iterator[tuple[str, bytes]]:
+        """Every sha256 index object as (``sha256:<hex>``, its first ``INDEX_MAX`` bytes: an entry is 71, a huge
+        one is not read whole); one removed (gc) between the listing and its read is left out."""
         import botocore.exceptions as bx
 
-        bad, n = [], 0
-        stored: set[str] = set()
-        sha_of: dict[str, str] = {}  # blake3 hex -> its sha256, so the index check hashes nothing again
-        total = sum(1 for _ in self.iter_digests()) if progress is not None else 0  # a listing, no reads
-        for d in self.iter_digests():
-            n += 1
-            stored.add(d.split(":", 1)[1])
-            c, actual = self._check(d)
-            if actual is not None and actual.blake3 == d:
-                sha_of[d.split(":", 1)[1]] = actual.sha256
-            if not c.ok:
-                bad.append(c)
-            if progress is not None:
-                progress(n, max(total, n))
-        entries, dangling = 0, []
         start = len(self._key("sha256", ""))
         for obj in self._list("sha256"):
             name = f"sha256:{obj['Key'][start:]}"
-            entries += 1
             with self._errors(f"read the sha256 index entry {name}"):
                 try:
                     stream = self.s3.get_object(Bucket=self.bucket, Key=obj["Key"])["Body"]
                     try:
-                        body = stream.read(200)  # an entry is 71 bytes: a huge one is not read whole
+                        body = stream.read(INDEX_MAX)
                     finally:
                         stream.close()
                 except bx.ClientError as e:
-                    if _code(e) in _MISSING:  # removed (gc) between the listing and this read
-                        entries -= 1
+                    if _code(e) in _MISSING:
                         continue
                     raise
-            try:
-                target = Digest.parse(body.decode().strip())
-                if target.algo != "blake3":
-                    raise BadDigest("not blake3")
-            except (BadDigest, UnicodeDecodeError):
-                bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
-                continue
-            if target.hex not in sha_of:
-                if target.hex not in stored:
-                    dangling.append(name)  # a put that never finished; not evidence of anything
-                continue  # a blob that failed its own check above
-            if sha_of[target.hex] != name:
-                bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is "
-                                                  f"{sha_of[target.hex]}"))
-        return StoreVerifyReport(n, tuple(bad), entries, tuple(dangling))
+            yield name, body
 
     # -- removal -------------------------------------------------------------------------------
     def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
@@ -479,7 +467,8 @@ class S3BlobStore(VerifiedReads):
         at, blobs)`` as it goes."""
         keep = set()
         for r in referenced:
-            with contextlib.suppress(BlobNotFound, BadDigest):
+            # a damaged sha256 entry is for `verify` to report; a receipt names the blob by blake3 too
+            with contextlib.suppress(BlobNotFound, BlobCorrupt, BadDigest):
                 keep.add(self._resolve(r))
         now = time.time() if now is None else now
         start = len(self._key("blake3", ""))

@@ -152,10 +152,23 @@ def t_meta_larger(ev) -> None:
     m.write_text(json.dumps(meta))
 
 
+def t_zst_skippable_appended(ev) -> None:
+    """A skippable frame (RFC 8878 3.1.2) after the true frame: decoders pass over it, the bytes served stay
+    right, but the stored file is not what the store wrote."""
+    p = ev["big_path"]
+    p.write_bytes(p.read_bytes() + (0x184D2A5F).to_bytes(4, "little") + (6).to_bytes(4, "little") + b"hidden")
+
+
+def t_zst_second_frame_appended(ev) -> None:
+    """A second (empty) zstd frame after the true one."""
+    p = ev["big_path"]
+    p.write_bytes(p.read_bytes() + zstandard.ZstdCompressor().compress(b""))
+
+
 CONTENT_ATTACKS = [t_zst_other_content, t_zst_declares_smaller, t_zst_declares_larger, t_zst_bomb,
                    t_zst_bomb_meta_lies, t_zst_truncated, t_zst_no_size_other_content, t_zst_as_raw, t_raw_as_zst,
                    t_raw_beside_zst, t_zst_beside_raw, t_raw_other_content, t_raw_truncated, t_meta_smaller,
-                   t_meta_larger]
+                   t_meta_larger, t_zst_skippable_appended, t_zst_second_frame_appended]
 
 
 def _victim(ev, attack) -> dict[str, str]:

@@ -212,3 +212,79 @@ def test_citing_refuses_bytes_that_do_not_hash_to_the_receipt(ev, attack) -> Non
                    if e.receipt.kind == "fetch" and e.receipt.content == victim)
         with pytest.raises(BlobCorrupt):
             cite_web(home, rid, quote="sways in the stored bytes")
+
+
+# -- a meta path taken by a folder or a FIFO (the store never makes one) -----------------------------------
+def _plant_at_meta(ev, which: str, kind: str) -> dict[str, str]:
+    victim = ev[which]
+    h = victim["blake3"].split(":", 1)[1]
+    meta = ev["big_path"].parents[3] / "meta" / h[:2] / f"{h}.json"
+    meta.unlink()
+    if kind == "folder":
+        meta.mkdir()
+    else:
+        os.mkfifo(meta)  # opened for a blocking read, it would wait for a writer forever
+    return victim
+
+
+def _g6_process(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """In a process of its own, so that a read hanging on the FIFO fails on the timeout, not the whole run."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    env.update({"G6_HOME": str(home), "G6_ALLOW_LOOPBACK": "1"})
+    return subprocess.run([sys.executable, "-m", "g6", *args], capture_output=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+@pytest.mark.parametrize("which", ["big", "small"], ids=["compressed", "raw"])
+def test_a_folder_or_fifo_at_the_meta_path_is_a_corrupt_blob_everywhere(ev, which: str, kind: str) -> None:
+    """Was exit 70 (IsADirectoryError) on `blob verify` and `ledger verify`, a hang on a FIFO: now every
+    verified read refuses the blob (BlobCorrupt, one `g6:` line, exit 1) and `blob verify` fails naming it."""
+    victim = _plant_at_meta(ev, which, kind)
+    other = ev["small" if which == "big" else "big"]
+    home = ev["home"]
+    for d in (victim["blake3"], victim["sha256"]):
+        r = _g6_process(home, "blob", "cat", d)
+        err = r.stderr.decode()
+        assert r.returncode == 1 and r.stdout == b"" and "Traceback" not in err, err
+        assert len(err.splitlines()) == 1 and err.startswith("g6: ") and "is not a regular file" in err, err
+    assert _g6_process(home, "blob", "cat", other["sha256"]).returncode == 0  # the other blob is served
+    r = _g6_process(home, "blob", "verify", "--json")
+    assert r.returncode == 1 and b"Traceback" not in r.stderr, r.stderr
+    report = json.loads(r.stdout)
+    assert not report["ok"] and [b["digest"] for b in report["bad"]] == [victim["blake3"]], report
+    assert "is not a regular file" in report["bad"][0]["detail"]
+    r = _g6_process(home, "ledger", "verify")
+    assert r.returncode == 1 and b"Traceback" not in r.stderr + r.stdout and b"internal error" not in r.stderr
+    script = ("import sys; from g6.store import BlobStore; from g6.errors import BlobCorrupt\n"
+              "s = BlobStore(sys.argv[1], create=False, fsync=False)\n"
+              "for read in (s.read_checked, s.open_verified, s.info):\n"
+              "    for d in sys.argv[2:]:\n"
+              "        try:\n"
+              "            read(d)\n"
+              "        except BlobCorrupt:\n"
+              "            continue\n"
+              "        raise SystemExit(f'{read.__name__}({d}) served it')\n"
+              "print('refused')\n")
+    p = subprocess.run([sys.executable, "-c", script, str(ev["big_path"].parents[3]), victim["blake3"],
+                        victim["sha256"]], capture_output=True, timeout=120)
+    assert p.stdout == b"refused\n", p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_folder_or_fifo_at_an_index_entry_hangs_nothing_and_fails_verify(ev, kind: str) -> None:
+    """A FIFO at sha256/xx/<hex> made `blob verify`, `blob cat sha256:…` and `blob gc` wait for a writer
+    forever (the entry was read with a blocking open); now it is an entry that holds no blake3 digest."""
+    victim = ev["small"]
+    h = victim["sha256"].split(":", 1)[1]
+    entry = ev["big_path"].parents[3] / "sha256" / h[:2] / h
+    entry.unlink()
+    entry.mkdir() if kind == "folder" else os.mkfifo(entry)
+    r = _g6_process(ev["home"], "blob", "cat", victim["sha256"])
+    err = r.stderr.decode()
+    assert r.returncode == 1 and r.stdout == b"" and len(err.splitlines()) == 1 and err.startswith("g6: "), err
+    assert _g6_process(ev["home"], "blob", "cat", victim["blake3"]).returncode == 0  # by its name it is whole
+    r = _g6_process(ev["home"], "blob", "verify", "--json")
+    report = json.loads(r.stdout)
+    assert r.returncode == 1 and victim["sha256"] in [b["digest"] for b in report["bad"]], report
+    r = _g6_process(ev["home"], "blob", "gc", "--dry-run", "--json")
+    assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr

@@ -261,3 +261,63 @@ def test_read_as_serves_only_the_receipts_bytes_on_both_stores(pair_home: Eviden
     lying = {**rs[0].content, "size": rs[0].content["size"] + 1}  # a receipt naming these bytes but another size
     with pytest.raises(BlobCorrupt):
         pair_home.store.read_as(lying)
+
+
+def stored_bytes(home: EvidenceHome, digest: str) -> bytes:
+    """The bytes as kept (on the folder store a text body is a ``.zst`` file), read behind the store's back."""
+    store = home.store
+    if isinstance(store, BlobStore):
+        return store.path(digest).read_bytes()
+    return store.s3.get_object(Bucket=store.bucket, Key=store._key("blake3", digest.split(":", 1)[1]))["Body"].read()
+
+
+SKIPPABLE = (0x184D2A50).to_bytes(4, "little") + (8).to_bytes(4, "little") + b"planted!"  # RFC 8878 3.1.2
+
+
+@pytest.mark.parametrize("extra", [SKIPPABLE, b"\x28\xb5\x2f\xfd\x20\x00\x01\x00\x00", b"\n"],
+                         ids=["skippable-frame", "empty-frame", "one-byte"])
+def test_bytes_after_what_the_store_wrote_fail_verify_and_every_read(pair_home: EvidenceHome, extra: bytes) -> None:
+    """Anything appended to a stored blob (on the folder store: after its one zstd frame, where a decoder
+    would skip it and serve the right bytes) makes ``verify`` fail that blob and every read refuse it."""
+    s = pair_home.store
+    body = b"<p>a text body, kept compressed on the folder store</p>\n" * 40
+    ref, other = s.put(body), s.put(b"<p>another body, left alone</p>\n" * 40)
+    assert s.verify().ok
+    replace_blob(pair_home, ref.blake3, stored_bytes(pair_home, ref.blake3) + extra)
+    report = s.verify()
+    assert not report.ok and [b.digest for b in report.bad] == [ref.blake3], report
+    assert not s.check(ref.blake3, ref).ok and s.check(other.blake3, other).ok
+    for d in (ref.blake3, ref.sha256):
+        with pytest.raises(BlobCorrupt):
+            s.read_checked(d)
+        with pytest.raises(BlobCorrupt):
+            s.open_verified(d)
+    with pytest.raises(BlobCorrupt):
+        s.read_as(ref.to_json())
+    if isinstance(s, BlobStore):  # the plain read inflates the frame: refused too (on S3 it is the raw bytes)
+        with pytest.raises(BlobCorrupt):
+            s.read(ref.blake3)
+
+
+@pytest.mark.parametrize("held", [b"sha256:" + b"1" * 64, b"not a digest", b"\xff\xfe", b""],
+                         ids=["a-sha256-digest", "text", "not-utf8", "empty"])
+def test_every_index_verdict_is_the_same_on_both_stores(pair_home: EvidenceHome, held: bytes) -> None:
+    """One judge (``g6.store.verifying.judge_index``) on both stores: an entry not holding a blake3 digest is
+    bad; an entry naming a blob that fails its own check is that blob's failure only, reported once."""
+    s = pair_home.store
+    a, b = s.put(b"first body"), s.put(b"second body")
+    hexd = a.sha256.split(":", 1)[1]
+    if isinstance(s, BlobStore):
+        s._sha_path(hexd).write_bytes(held)
+    else:
+        s.s3.put_object(Bucket=s.bucket, Key=s._key("sha256", hexd), Body=held)
+    report = s.verify()
+    assert report.index_checked == 2 and report.dangling == ()
+    assert [(c.digest, c.detail) for c in report.bad] == [(a.sha256, "index entry does not hold a blake3 digest")]
+    for read in (s.read_checked, s.open_verified, s.read):  # the same entry refused by every read, typed
+        with pytest.raises(BlobCorrupt, match="does not hold a blake3 digest"):
+            read(a.sha256)
+    point_index(pair_home, a.sha256, a.blake3)
+    replace_blob(pair_home, b.blake3, b"second bodY")
+    report = s.verify()
+    assert [c.digest for c in report.bad] == [b.blake3] and report.index_checked == 2 and report.dangling == ()

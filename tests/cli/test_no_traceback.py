@@ -103,6 +103,22 @@ def _home_is_file(w: Path, m: Made) -> Path:
     return w / "h"
 
 
+def _home_meta(kind: str) -> Callable[[Path, Made], Path]:
+    """A copy of the made home whose blob metas (meta/xx/<blake3>.json) are each replaced by a folder or a FIFO."""
+    def make(w: Path, m: Made) -> Path:
+        shutil.copytree(m.home, w / "h")
+        for meta in sorted((w / "h" / "knowledge" / "fetched" / "meta").rglob("*.json")):
+            meta.unlink()
+            meta.mkdir() if kind == "folder" else os.mkfifo(meta)
+        return w / "h"
+    return make
+
+
+def _a_blob(w: Path) -> str:
+    meta = next((w / "h" / "knowledge" / "fetched" / "meta").rglob("*.json"))
+    return "blake3:" + meta.name.removesuffix(".json")
+
+
 def _home_env(line: str) -> Callable[[Path, Made], Path]:
     def make(w: Path, m: Made) -> Path:
         (w / "h").mkdir()
@@ -197,6 +213,8 @@ CASES: list[Case] = [
     ("convert, unknown digest", None, lambda w, m: ["convert", "blake3:" + "0" * 64], 1),
     ("convert, not a digest", None, lambda w, m: ["convert", "../../etc/passwd"], 2),
     ("blob cat, unknown digest", None, lambda w, m: ["blob", "cat", "sha256:" + "0" * 64], 1),
+    ("blob cat, its meta a folder", _home_meta("folder"), lambda w, m: ["blob", "cat", _a_blob(w)], 1),
+    ("blob cat, its meta a FIFO", _home_meta("fifo"), lambda w, m: ["blob", "cat", _a_blob(w)], 1),
     ("recheck, binary manifest", None, lambda w, m: ["recheck", _binary(w)], 2),
     ("export warc --manifest binary", None,
      lambda w, m: ["export", "warc", "-o", str(w / "x.warc"), "--manifest", _binary(w)], 2),

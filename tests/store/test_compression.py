@@ -14,6 +14,8 @@ import blake3
 import pytest
 import zstandard
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
 from g6.adapters import CheckedClient, FetchPolicy
@@ -21,12 +23,19 @@ from g6.bundle import build_bundle, verify_bundle
 from g6.capture import fetch
 from g6.citing import cite_web
 from g6.cli import cli
-from g6.errors import ConfigError, StoreError
+from g6.errors import BlobCorrupt, ConfigError, StoreError
 from g6.home import EvidenceHome
 from g6.localsite import Reply
 from g6.manifest import Manifest, save_manifest
 from g6.store import BlobStore
-from g6.store.compression import parse_setting, worth_compressing
+from g6.store.blobs import BlobWriter
+from g6.store.compression import (
+    STREAM_TRAILER,
+    one_frame_length,
+    parse_setting,
+    require_one_frame,
+    worth_compressing,
+)
 from g6.warc_export import export_warc
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "http"
@@ -163,3 +172,92 @@ def test_a_compressed_blob_whose_meta_is_lost_is_still_checked(tmp_path: Path) -
     assert store.read(ref.blake3) == HTML  # the size, derived again from the bytes, bounds the read
     with store.open(ref.sha256) as f:
         assert f.read() == HTML
+
+
+# -- a stored .zst is exactly one frame, nothing before or after it (RFC 8878 3.1) --------------------------
+def _skippable(n: int = 0, payload: bytes = b"planted!") -> bytes:
+    """A skippable frame (RFC 8878 3.1.2): magic 0x184D2A5n, a 4-byte length, that many bytes."""
+    return (0x184D2A50 + n).to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload
+
+
+EXTRAS = {
+    "skippable-after": lambda f: f + _skippable(0),
+    "skippable-f-after": lambda f: f + _skippable(15, b""),
+    "skippable-before": lambda f: _skippable(3) + f,
+    "empty-frame-after": lambda f: f + zstandard.ZstdCompressor().compress(b""),  # = STREAM_TRAILER
+    "trailer-twice": lambda f: f + STREAM_TRAILER * (1 if zstandard.frame_content_size(f) == -1 else 2),
+    "second-frame-after": lambda f: f + zstandard.ZstdCompressor().compress(b"more text"),
+    "garbage-after": lambda f: f + b"\x00",
+    "frame-twice": lambda f: f + f,
+}
+
+
+def _streamed_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BlobStore:
+    """A store whose writer streams text past 4 KiB through the zstd stream writer (the path of bodies
+    past ``BlobWriter.HOLD``, 16 MiB, without writing 16 MiB)."""
+    monkeypatch.setattr(BlobWriter, "HOLD", 4096)
+    return BlobStore(tmp_path, fsync=False)
+
+
+@pytest.mark.parametrize("extra", sorted(EXTRAS))
+@pytest.mark.parametrize("how", ["held", "streamed"])
+def test_anything_but_exactly_one_frame_is_corrupt_for_every_reader_and_verify(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str, how: str) -> None:
+    store = _streamed_store(tmp_path, monkeypatch) if how == "streamed" else BlobStore(tmp_path, fsync=False)
+    body = HTML * (8 if how == "streamed" else 1)
+    ref = store.put_stream(body[i:i + 1000] for i in range(0, len(body), 1000))
+    kept = store.path(ref.blake3)
+    frame = kept.read_bytes()
+    assert kept.name.endswith(".zst") and (zstandard.frame_content_size(frame) == -1) == (how == "streamed")
+    assert frame.endswith(STREAM_TRAILER) == (how == "streamed")  # the writer's two shapes
+    assert zstandard.ZstdCompressor().compress(b"") == STREAM_TRAILER
+    assert store.verify().ok and store.read_checked(ref.sha256)[1] == body  # as written: whole and ok
+    kept.write_bytes(EXTRAS[extra](frame))
+    report = store.verify()
+    assert not report.ok and [b.digest for b in report.bad] == [ref.blake3], report
+    assert not store.check(ref.blake3, ref).ok
+    for read in (store.read, store.read_checked, store.open_verified, store.open):
+        for d in (ref.blake3, ref.sha256):
+            with pytest.raises(BlobCorrupt):
+                read(d)
+    with pytest.raises(BlobCorrupt):
+        store.read_as(ref.to_json())
+    r = CliRunner().invoke(cli, ["blob", "verify"], env={"G6_HOME": str(tmp_path / "h"), "G6_BLOB_URL":
+                                                         tmp_path.as_uri()})
+    assert r.exit_code == 1 and f"BAD {ref.blake3}" in r.output, r.output
+    r = CliRunner().invoke(cli, ["blob", "cat", ref.sha256], env={"G6_HOME": str(tmp_path / "h"), "G6_BLOB_URL":
+                                                                  tmp_path.as_uri()})
+    assert r.exit_code == 1 and r.stdout_bytes == b"" and r.output.startswith("g6: "), r.output
+
+
+def test_a_lost_meta_does_not_let_an_extra_frame_through(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path, fsync=False)
+    ref = store.put(HTML)
+    hexd = ref.blake3.split(":")[1]
+    (tmp_path / "meta" / hexd[:2] / f"{hexd}.json").unlink()
+    kept = store.path(ref.blake3)
+    kept.write_bytes(kept.read_bytes() + _skippable())
+    assert not store.verify().ok
+    with pytest.raises(BlobCorrupt):
+        store.read(ref.blake3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(body=st.binary(max_size=300_000), level=st.sampled_from([1, 3, 19]), checksum=st.booleans(),
+       declare=st.booleans(), rle=st.integers(0, 200_000))
+def test_the_frame_walk_ends_where_zstd_ends_the_frame(body: bytes, level: int, checksum: bool, declare: bool,
+                                                       rle: int) -> None:
+    """``one_frame_length`` finds the end of any frame zstd makes (raw, RLE and compressed blocks, with
+    or without a checksum or a declared size): what the walk calls one frame is what the decoder reads."""
+    data = body + b"\x00" * rle  # long runs give RLE blocks; random bytes raw ones
+    frame = zstandard.ZstdCompressor(level=level, write_checksum=checksum, write_content_size=declare).compress(data)
+    assert one_frame_length(lambda o, n: frame[o:o + n], "x") == len(frame)
+    require_one_frame(len(frame), lambda o, n: frame[o:o + n], "x")
+    trailed = frame + STREAM_TRAILER  # the streamed shape: accepted only after a frame of undeclared size
+    if declare:
+        with pytest.raises(BlobCorrupt):
+            require_one_frame(len(trailed), lambda o, n: trailed[o:o + n], "x")
+    else:
+        require_one_frame(len(trailed), lambda o, n: trailed[o:o + n], "x")
+    with pytest.raises(BlobCorrupt):
+        require_one_frame(len(frame) + 1, lambda o, n: (frame + b"\0")[o:o + n], "x")

@@ -1,0 +1,110 @@
+"""What ``verify`` does on every blob store (folder or S3): its verdicts, the one pass that re-hashes every
+blob, and the one judge of the sha256 index entries. The stores differ only in how they list blobs and
+read an index entry; how an entry is judged is the same everywhere, so it is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from g6.errors import BadDigest
+from g6.store.digest import Digest
+
+
+@dataclass(frozen=True, slots=True)
+class BlobCheck:
+    digest: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreVerifyReport:
+    checked: int
+    bad: tuple[BlobCheck, ...]
+    index_checked: int = 0
+    dangling: tuple[str, ...] = ()  # sha256 index entries of puts that never finished (``gc`` sweeps them)
+
+    @property
+    def ok(self) -> bool:
+        return not self.bad
+
+
+class _Hashed(Protocol):
+    """What ``_check`` returns beside the verdict: the bytes' own digests (None when they could not be hashed)."""
+
+    blake3: str
+    sha256: str
+
+
+class CheckedStore(Protocol):
+    def iter_digests(self) -> Iterator[str]: ...
+    def _check(self, digest: str) -> tuple[BlobCheck, _Hashed | None]: ...
+
+
+@dataclass(slots=True)
+class BlobPass:
+    """The outcome of re-hashing every blob once: the verdicts, and each whole blob's sha256."""
+
+    checked: int = 0
+    bad: list[BlobCheck] = field(default_factory=list)
+    listed: set[str] = field(default_factory=set)  # blake3 hex of every blob listed, good or bad
+    sha_of: dict[str, str] = field(default_factory=dict)  # blake3 hex -> its sha256, for the index entries
+
+
+def check_every_blob(store: CheckedStore, progress: Callable[[int, int], None] | None = None) -> BlobPass:
+    """``store._check`` on every blob it lists (``progress(blobs checked, blobs)`` after each), keeping the
+    sha256 of every blob whose bytes hash to its name, so the index entries are judged without hashing
+    anything again."""
+    out = BlobPass()
+    total = sum(1 for _ in store.iter_digests()) if progress is not None else 0  # a listing, no hashing
+    for d in store.iter_digests():
+        out.checked += 1
+        b3hex = d.split(":", 1)[1]
+        out.listed.add(b3hex)
+        c, actual = store._check(d)
+        if actual is not None and actual.blake3 == d:
+            out.sha_of[b3hex] = actual.sha256
+        if not c.ok:
+            out.bad.append(c)
+        if progress is not None:
+            progress(out.checked, max(total, out.checked))
+    return out
+
+
+@dataclass(slots=True)
+class IndexPass:
+    checked: int = 0
+    bad: list[BlobCheck] = field(default_factory=list)
+    dangling: list[str] = field(default_factory=list)
+
+
+def judge_index(entries: Iterable[tuple[str, bytes | None]], blobs: BlobPass,
+                is_stored: Callable[[str], bool]) -> IndexPass:
+    """Judge every sha256 index entry, given as (``sha256:<hex>``, its bytes, or None when it could not be
+    read): bad unless it holds a blake3 digest; dangling (a put that never finished, not evidence of
+    anything) when no blob is stored under that digest (``is_stored(blake3 hex)``); bad when the blob it
+    names has another sha256. An entry naming a blob that failed its own check is that blob's failure,
+    reported once."""
+    out = IndexPass()
+    for name, body in entries:
+        out.checked += 1
+        try:
+            if body is None:
+                raise BadDigest("unreadable")
+            target = Digest.parse(body.decode().strip())
+            if target.algo != "blake3":
+                raise BadDigest("not blake3")
+        except (BadDigest, UnicodeDecodeError):
+            out.bad.append(BlobCheck(name, False, "index entry does not hold a blake3 digest"))
+            continue
+        sha = blobs.sha_of.get(target.hex)
+        if sha is None:
+            if not is_stored(target.hex):
+                out.dangling.append(name)
+            continue  # a blob that failed its own check above
+        if sha != name:
+            out.bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is {sha}"))
+    return out
