@@ -239,7 +239,8 @@ def _verify_figures(ledger: Ledger, key: SigningKey, note: str) -> None:
     raw_rate = max(w for w, _ in raws)
     line(f"full verify {size:,} rows on {cores} cores", max(rates), raw_rate * cores, "rows/s")
     pair = [r / (w * cores) for r, (w, _) in zip(rates, raws, strict=True)]
-    print(f"{'':<44} reference: raw Ed25519 verify of {len(msgs):,} of the same signatures (every {step:,}th row), "
+    which = "every row" if step == 1 else f"every {step:,}th row"
+    print(f"{'':<44} reference: raw Ed25519 verify of {len(msgs):,} of the same signatures ({which}), "
           f"{-(-size // cores):,} in all, one core, {raw_rate:,.0f}/s x {cores} cores; best of {repeat} each; "
           f"ratio of each pair: {_spread(pair)}")
     loads = ", ".join(f"{r['load']:.1f}" for r in runs)
