@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from bench.report import best_time, line
-from g6.ledger import Ledger, Receipt, SigningKey, VerifyKey
+from g6.ledger import Ledger, Receipt, SigningKey
 from g6.ledger.merkle import MerkleTree
 from g6.ledger.note import Checkpoint, parse_note
 from g6.ledger.verify_parallel import default_workers
@@ -131,97 +135,128 @@ def main():
 if __name__ == "__main__":
     main()
 """
-REPEAT = 3  # the machine is shared: each figure is the best of REPEAT runs, ours and reference alike
+REPEAT = 5  # pairs of (ours, reference), interleaved so that a busy spell on the shared machine hits both
+SAMPLE = 20_000  # rows whose signed messages the raw reference verifies, spread over the whole ledger
 
 
-def _raw_rate(pub: object, msgs: list[tuple[bytes, bytes]]) -> tuple[float, float]:
-    """Raw Ed25519 verifications per second of wall time and per second of CPU time, one core."""
-    t, c = time.perf_counter(), time.process_time()
-    for m, s in msgs:
-        pub.verify(s, m)  # type: ignore[attr-defined]
-    return len(msgs) / (time.perf_counter() - t), len(msgs) / max(time.process_time() - c, 1e-9)
+def _signed_messages(conn: object, seqs: list[int]) -> list[tuple[bytes, bytes]]:
+    """(signed message, signature) of these rows, from their stored text by the checked derivation
+    (the cut parsed again and compared, ``unsigned_bytes_of_stored``): what verify checks."""
+    from g6.ledger.receipts import unsigned_bytes_of_stored
+
+    out = []
+    for i in range(0, len(seqs), 500):
+        part = seqs[i:i + 500]
+        for (text,) in conn.execute(  # type: ignore[attr-defined]
+                f"SELECT receipt FROM receipts WHERE seq IN ({','.join('?' * len(part))}) ORDER BY seq", part):
+            data = json.loads(text)
+            message = unsigned_bytes_of_stored(text, data)
+            assert message is not None
+            out.append((message, base64.b64decode(data["signature"]["value"], validate=True)))
+    return out
 
 
-def _raw_verify_many(raw_key: bytes, msgs: list[tuple[bytes, bytes]], rounds: int) -> int:
-    pub = VerifyKey(raw_key)
-    for _ in range(rounds):
-        for m, s in msgs:
+def _raw_verify(raw_key: bytes, msgs: list[tuple[bytes, bytes]], total: int) -> tuple[int, float]:
+    """Raw ``cryptography`` Ed25519 verification of ``msgs`` round and round, ``total`` in all:
+    (verifications, CPU seconds)."""
+    pub = Ed25519PublicKey.from_public_bytes(raw_key)
+    c = time.process_time()
+    done = 0
+    while done < total:
+        for m, s in msgs[:total - done]:
             pub.verify(s, m)
-    return rounds * len(msgs)
+        done += min(len(msgs), total - done)
+    return done, time.process_time() - c
 
 
-def _raw_rate_parallel(pub: VerifyKey, msgs: list[tuple[bytes, bytes]], total: int, cores: int) -> float:
-    """Raw Ed25519 verifications/s of ``cores`` processes verifying at once, about ``total`` in all:
-    what the machine gives that many processes right now (forked, as verify's workers are)."""
+def _raw_rate(raw_key: bytes, msgs: list[tuple[bytes, bytes]], total: int) -> tuple[float, float]:
+    """One core: verifications per second of wall time and per CPU-second."""
+    t = time.perf_counter()
+    done, cpu = _raw_verify(raw_key, msgs, total)
+    return done / (time.perf_counter() - t), done / max(cpu, 1e-9)
+
+
+def _raw_rate_parallel(raw_key: bytes, msgs: list[tuple[bytes, bytes]], total: int, cores: int) -> float:
+    """Raw Ed25519 verifications/s of ``cores`` processes verifying at once, ``total`` in all: what
+    the machine gives that many processes right now (forked, as verify's workers are)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    rounds = max(1, -(-total // (cores * len(msgs))))
     t = time.perf_counter()
     with ProcessPoolExecutor(cores, mp_context=multiprocessing.get_context("fork")) as pool:
-        done = sum(pool.map(_raw_verify_many, [pub.raw] * cores, [msgs] * cores, [rounds] * cores))
+        done = sum(n for n, _ in pool.map(_raw_verify, [raw_key] * cores, [msgs] * cores,
+                                          [-(-total // cores)] * cores))
     return done / (time.perf_counter() - t)
+
+
+def _spread(ratios: list[float]) -> str:
+    return f"median {statistics.median(ratios):.2f}, pairs {min(ratios):.2f}..{max(ratios):.2f}"
 
 
 def _verify_figures(ledger: Ledger, key: SigningKey, note: str) -> None:
     size = len(ledger)
     keys = {key.key_id: key.public}
-    cores = default_workers()
-    # raw Ed25519 verifications/s on one core, over the same receipts' signed bytes
-    sample = [e.receipt for e in ledger.entries(limit=2000)]
-    msgs = [(r.canonical_bytes(), base64.b64decode(r.signature.value)) for r in sample]  # type: ignore[union-attr]
     pub = key.public
+    cores = default_workers()
+    repeat = REPEAT if size <= 100_000 else 3
+    print(f"# load average before the verify figures: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     # per core: one range checked in this process vs raw verification of the same rows' signatures
     from g6.ledger import stored_tree, verify_parallel
 
     m = min(size, verify_parallel.CHUNK)
     start = stored_tree.stored_hash_count(0)
-    texts = [row[0] for row in ledger._conn.execute("SELECT receipt FROM receipts WHERE seq <= ?", (m,))]
-    from g6.ledger.receipts import unsigned_bytes_of_stored
-
-    signed = []
-    for text in texts:
-        data = json.loads(text)
-        signed.append((unsigned_bytes_of_stored(text, data), base64.b64decode(data["signature"]["value"])))
-    ones, raw_ones = [], []
-    for _ in range(REPEAT):
-        t = time.perf_counter()
+    signed = _signed_messages(ledger._conn, list(range(1, m + 1)))
+    ones, raw_ones, cpu_ours, cpu_raw = [], [], [], []
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
         r = verify_parallel.verify_range(ledger._conn, keys, None, 1, m, prev=None,
                                          tree_ids=(start, start + 2 * m - m.bit_count()), compact=True)
         ones.append(m / (time.perf_counter() - t))
+        cpu_ours.append((time.process_time() - c) / m)
         assert not r.checks and r.rows == m
-        t = time.perf_counter()
-        for msg, sig in signed:
-            pub.verify(sig, msg)
-        raw_ones.append(m / (time.perf_counter() - t))
+        w, cpu = _raw_rate(pub.raw, signed, m)
+        raw_ones.append(w)
+        cpu_raw.append(1 / cpu)
     line(f"verify {m:,} rows in one process (per core)", max(ones), max(raw_ones), "rows/s")
-    print(f"{'':<44} reference: raw Ed25519 verification of the same {m:,} signatures, one core; best of {REPEAT},"
-          f" ratio of each pair {min(a / b for a, b in zip(ones, raw_ones, strict=True)):.2f}.."
-          f"{max(a / b for a, b in zip(ones, raw_ones, strict=True)):.2f}")
+    print(f"{'':<44} reference: raw Ed25519 verification of the same {m:,} signatures, one core; best of {repeat}"
+          f" each; ratio of each pair: {_spread([a / b for a, b in zip(ones, raw_ones, strict=True)])}")
+    print(f"{'':<44} CPU per row: ours {min(cpu_ours) * 1e6:.1f} µs (median {statistics.median(cpu_ours) * 1e6:.1f})"
+          f" vs raw {min(cpu_raw) * 1e6:.1f} µs (median {statistics.median(cpu_raw) * 1e6:.1f}): "
+          f"{min(cpu_raw) / min(cpu_ours):.2f}")
+    # the whole ledger: `verify` in a fresh process on every core, each run between two references
+    # that verify, for as long, what one worker verifies: size / cores signatures
+    step = max(1, size // SAMPLE)
+    msgs = _signed_messages(ledger._conn, list(range(1, size + 1, step)))
     runs, raws, together = [], [], []
-    for _ in range(REPEAT):  # references and ours interleaved, so a busy spell hits both
-        raws.append(_raw_rate(pub, msgs))
+    for _ in range(repeat):
+        raws.append(_raw_rate(pub.raw, msgs, -(-size // cores)))
         out = subprocess.run([sys.executable, "-c", VERIFY_SCRIPT, str(ledger.path), pub.to_text(), str(cores)],
                              capture_output=True, text=True, check=True)
-        runs.append(json.loads(out.stdout))
-        together.append(_raw_rate_parallel(pub, msgs, size, cores))
+        runs.append(json.loads(out.stdout) | {"load": os.getloadavg()[0]})
+        together.append(_raw_rate_parallel(pub.raw, msgs, size, cores))
     rates = [v["rows"] / v["seconds"] for v in runs]
     v = runs[rates.index(max(rates))]
     raw_rate = max(w for w, _ in raws)
     line(f"full verify {size:,} rows on {cores} cores", max(rates), raw_rate * cores, "rows/s")
     pair = [r / (w * cores) for r, (w, _) in zip(rates, raws, strict=True)]
-    print(f"{'':<44} reference: raw Ed25519 verify {raw_rate:,.0f}/s x {cores} cores; best of {REPEAT}, ratio of "
-          f"each pair {min(pair):.2f}..{max(pair):.2f}; peak RSS {v['rss_kib'] / 1024:,.0f} MiB (parent), "
-          f"{v['children_rss_kib'] / 1024:,.0f} MiB (largest worker)")
+    which = "every row" if step == 1 else f"every {step:,}th row"
+    print(f"{'':<44} reference: raw Ed25519 verify of {len(msgs):,} of the same signatures ({which}), "
+          f"{-(-size // cores):,} in all, one core, {raw_rate:,.0f}/s x {cores} cores; best of {repeat} each; "
+          f"ratio of each pair: {_spread(pair)}")
+    loads = ", ".join(f"{r['load']:.1f}" for r in runs)
+    print(f"{'':<44} peak RSS {v['rss_kib'] / 1024:,.0f} MiB (parent), {v['children_rss_kib'] / 1024:,.0f} MiB "
+          f"(largest worker); 1-min load average after each run: {loads}")
     # the "x cores" reference assumes every core is free for the whole run; on a shared machine
     # they are not, so also: raw verification on as many processes at once, as long as ours
     line(f"full verify {size:,} vs raw on {cores} processes", max(rates), max(together), "rows/s")
-    print(f"{'':<44} reference: raw Ed25519 verify in {cores} processes at once, {size:,} in all; best of {REPEAT}")
-    # CPU time is what other jobs on a shared machine disturb least: rows per CPU-second of the
-    # whole verify (parent and workers) against raw verifications per CPU-second
-    cpu = max(r["rows"] / r["cpu_seconds"] for r in runs)
-    print(f"{'':<44} CPU: {cpu:,.0f} rows per CPU-second (all processes) vs raw {max(c for _, c in raws):,.0f} "
-          f"verifications per CPU-second: {cpu / max(c for _, c in raws):.2f}")
+    print(f"{'':<44} reference: raw Ed25519 verify in {cores} processes at once, {size:,} in all; best of {repeat}"
+          f" each; ratio of each pair: {_spread([r / t for r, t in zip(rates, together, strict=True)])}")
+    # CPU time is what other jobs on a shared machine disturb least: CPU per row of the whole verify
+    # (parent and workers, interpreter start excluded) against CPU per raw verification
+    ours_us = [r["cpu_seconds"] / r["rows"] * 1e6 for r in runs]
+    raw_us = [1e6 / c for _, c in raws]
+    print(f"{'':<44} CPU per row: ours {min(ours_us):.1f} µs (all processes; median {statistics.median(ours_us):.1f})"
+          f" vs raw {min(raw_us):.1f} µs (median {statistics.median(raw_us):.1f}): {min(raw_us) / min(ours_us):.2f}")
     # verify --since: the last SINCE rows of this ledger vs a whole ledger of SINCE rows
     cp = Checkpoint.parse(parse_note(note)[0])
     since = best_time(lambda: ledger.verify(keys, since=cp), repeat=3)

@@ -69,6 +69,12 @@ def entry_hash(seq: int, prev_hash: str, canonical_receipt: bytes) -> str:
     return "sha256:" + h.hexdigest()
 
 
+def entry_hash_prefix() -> hashlib._Hash:
+    """The entry hash's state after its domain: ``entry_hash`` is ``entry_hash_prefix().copy()`` then
+    the same updates (verify copies it once a row instead of hashing the domain again)."""
+    return hashlib.sha256(_DOMAIN)
+
+
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
     seq: int

@@ -272,6 +272,34 @@ def signed_message_fast(text: str, data: Mapping[str, Any]) -> bytes | None:
     return None if cut is None else cut.encode()
 
 
+_ANCHOR = f'"schema":"{SCHEMA}"'
+_ANCHOR_COMMA = _ANCHOR + ","
+
+
+def plain_signature_member(alg: str, key_id: str, value: str) -> str | None:
+    """``"signature":{…}`` as ``_signature_member`` writes it, for three plain values (the only
+    ones written as they are), else None."""
+    if not (_PLAIN.fullmatch(alg) and _PLAIN.fullmatch(key_id) and _PLAIN.fullmatch(value)):
+        return None
+    return f'"signature":{{"alg":"{alg}","key_id":"{key_id}","value":"{value}"}}'
+
+
+def cut_plain_signature(text: str, member: str) -> str | None:
+    """``signed_message_fast`` (decoded) for a receipt whose top-level signature object has the
+    canonical text ``member`` (see ``plain_signature_member``), found without building it from the
+    parsed receipt: the cut is taken where ``"signature"`` occurs once and no ``\\u`` escape does,
+    and that one occurrence begins ``member`` right after ``,`` and the top-level ``"schema"``
+    member. With one occurrence, ``signed_message_fast``'s ``rfind`` of anchor + member can only
+    find that spot, so both cut the same characters or both refuse."""
+    j = text.find('"signature"')
+    if j < 0 or text.find('"signature"', j + 11) >= 0 or "\\u" in text:
+        return None
+    i = j - len(_ANCHOR_COMMA)
+    if i < 0 or not text.startswith(_ANCHOR_COMMA, i) or not text.startswith(member, j):
+        return None
+    return text[:j - 1] + text[j + len(member):]
+
+
 def unsigned_bytes_of_stored(text: str, data: Mapping[str, Any]) -> bytes | None:
     """The signed message of a receipt stored as canonical JSON, without re-canonicalising it.
 

@@ -110,7 +110,10 @@ def test_range_size_gives_every_worker_ranges() -> None:
     assert verify_parallel.range_size(2_000, 1) == verify_parallel.CHUNK
     chunk = verify_parallel.range_size(2_000, 2)
     assert chunk & (chunk - 1) == 0 and chunk >= verify_parallel.MIN_CHUNK
-    assert -(-2_000 // chunk) >= 2 * verify_parallel.RANGES_PER_WORKER
+    assert chunk == verify_parallel.MIN_CHUNK and -(-2_000 // chunk) >= 2 * 4  # as many as the floor allows
+    chunk = verify_parallel.range_size(100_000, 2)  # short ranges, so the last ones leave no core idle for long
+    assert chunk & (chunk - 1) == 0 and -(-100_000 // chunk) >= 2 * verify_parallel.RANGES_PER_WORKER
+    assert -(-100_000 // (chunk * 2)) < 2 * verify_parallel.RANGES_PER_WORKER  # and no shorter than that needs
     assert verify_parallel.range_size(10, 2) == verify_parallel.MIN_CHUNK  # never below
     assert verify_parallel.range_size(1_000_000, 2) == verify_parallel.CHUNK  # large ledgers keep full ranges
 
@@ -126,10 +129,10 @@ def test_small_ranges_check_what_spans_them_and_report_progress(tmp_path: Path, 
     report = led.verify(KEYS, workers=workers, progress=lambda done, total: seen.append((done, total)))
     assert report.ok and report.rows == 200
     chunk = verify_parallel.range_size(200, workers)
-    assert chunk == (16 if workers == 2 else 64)
+    assert chunk == (8 if workers == 2 else 64)
     assert len(seen) == -(-200 // chunk) and seen[-1] == (200, 200)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
-    # a stored hash above the 16-row ranges (level 6: rows 1..64) and a chain break at a range start
+    # a stored hash above the 8-row ranges (level 6: rows 1..64) and a chain break at a range start
     conn = sqlite3.connect(led.path, isolation_level=None)
     idx = stt.stored_hash_index(6, 0)
     conn.execute("UPDATE merkle_hashes SET hash = ? WHERE id = ?", (b"\x02" * 32, idx))
