@@ -46,6 +46,41 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+_SAFE_INT = 2**53 - 1  # RFC 8785 numbers are IEEE 754 doubles: integers beyond this are refused
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is JSON of the kind a receipt is: objects whose keys hold no character past
+    U+FFFF, arrays, strings, booleans, null and integers a double holds exactly."""
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return True
+    if t is int:
+        return -_SAFE_INT <= value <= _SAFE_INT
+    if t is dict:
+        # keys without characters past U+FFFF: their UTF-16 code units are their code points
+        return all(type(k) is str and (k.isascii() or max(k) < "\U00010000") and _plain_json(v)
+                   for k, v in value.items())
+    if t is list:
+        return all(_plain_json(v) for v in value)
+    return False
+
+
+def canonical_json(value: Any) -> bytes:
+    """RFC 8785 canonical JSON of ``value``. For plain JSON (``_plain_json``) that is exactly
+    ``json.dumps`` with sorted keys and no spaces: such keys sort the same by UTF-16 code unit
+    and by code point, strings are escaped alike (quote, backslash, the five short escapes, other
+    control characters as lowercase u00xx escapes, nothing else) and integers print alike. Anything
+    else (a float, a key past U+FFFF, a lone surrogate) goes through ``rfc8785``, which also says
+    what is wrong with what it refuses. A property test holds the two equal."""
+    if _plain_json(value):
+        try:
+            return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: refused below, in rfc8785's words
+            pass
+    return rfc8785.dumps(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Hop:
     """One request in a redirect chain: its URL, the status it got, the address connected to."""
@@ -161,7 +196,7 @@ class Receipt:
             raise InputError(f"malformed receipt: missing or bad field {e}") from None
 
     def canonical_bytes(self, *, with_signature: bool = False) -> bytes:
-        return rfc8785.dumps(self.to_json(with_signature=with_signature))
+        return canonical_json(self.to_json(with_signature=with_signature))
 
     # -- signing ---------------------------------------------------------------------------
     def signed(self, key: SigningKey) -> Receipt:

@@ -125,3 +125,50 @@ def test_property_signature_member_is_rfc8785(sig: dict) -> None:
     from g6.ledger.receipts import _signature_member
 
     assert _signature_member(sig) == rfc8785.dumps({"signature": sig})[1:-1]
+
+
+# -- canonical JSON: the json.dumps path equals RFC 8785 wherever it is taken -----------------------
+any_json = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**60), 2**60), st.text(max_size=12),
+              st.floats(allow_nan=False, allow_infinity=False),
+              st.sampled_from(["\x00\x1f\x7f\u2028\u2029\\\"\b\f\n\r\t/", "\ud800", "\U0001f600\ue000", "é"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.one_of(st.text(max_size=6),
+                                                      st.sampled_from(["\ue000", "\U0001f600", "a", "B", "_", "é"])),
+                                            inner, max_size=4)),
+    max_leaves=20)
+
+
+def _rfc8785_or_error(value: object) -> bytes | str:
+    import rfc8785
+
+    try:
+        return rfc8785.dumps(value)
+    except Exception as e:  # noqa: BLE001 - the error's type is what is compared
+        return type(e).__name__
+
+
+@settings(max_examples=2000, deadline=None)
+@given(any_json)
+def test_canonical_json_is_rfc8785_for_any_json(value: object) -> None:
+    from g6.ledger.receipts import canonical_json
+
+    want = _rfc8785_or_error(value)
+    try:
+        got: bytes | str = canonical_json(value)
+    except Exception as e:  # noqa: BLE001
+        got = type(e).__name__
+    assert got == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(receipts)
+def test_a_receipt_takes_the_plain_path_and_signs_the_rfc8785_bytes(r: Receipt) -> None:
+    import rfc8785
+
+    from g6.ledger.receipts import _plain_json
+
+    assert _plain_json(r.to_json()) or any(max(k, default="") >= "\U00010000" for k in r.detail)
+    assert r.canonical_bytes() == rfc8785.dumps(r.to_json())
+    signed = r.signed(KEY)
+    assert signed.canonical_bytes(with_signature=True) == rfc8785.dumps(signed.to_json(with_signature=True))
