@@ -82,9 +82,11 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with userinfo, secret parameter values and every value in ``secrets`` removed."""
     if not isinstance(text, str):
         return text
-    out = _USERINFO.sub(r"\1", text)
-    out = _URL.sub(lambda m: _redact_params(m.group(0)), out)
-    out = _redact_params(out)
+    out = text
+    if "@" in text or "=" in text:  # userinfo needs an "@", a parameter an "=": else nothing matches
+        out = _USERINFO.sub(r"\1", out)
+        out = _URL.sub(lambda m: _redact_params(m.group(0)), out)
+        out = _redact_params(out)
     values = {v for secret in secrets if secret and len(secret) >= MIN_SECRET for v in _variants(secret)}
     for v in sorted(values, key=len, reverse=True):
         out = out.replace(v, MARK)
