@@ -30,7 +30,6 @@ from typing import Any
 
 from g6.adapters.checked_client import CheckedClient
 from g6.adapters.redact import redact_text
-from g6.adapters.urls import redact_url
 from g6.adapters.web import EXTRACT_MODES
 from g6.capture import prepare_fetch
 from g6.errors import G6Error, InputError, ReceiptNotFound
@@ -81,8 +80,8 @@ class _Fetched:
     status: int | None
     byte_count: int
 
-    def result(self, url: str, signed: Receipt) -> UrlResult:
-        return UrlResult(redact_url(url), self.outcome, self.code, signed.receipt_id, self.status, self.byte_count,
+    def result(self, shown_url: str, signed: Receipt) -> UrlResult:
+        return UrlResult(shown_url, self.outcome, self.code, signed.receipt_id, self.status, self.byte_count,
                          signed.detail.get("reason", ""), signed.content)
 
 
@@ -234,20 +233,25 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                      decode=UrlResult.from_json, key=lambda r: r.url)
     done: dict[str, UrlResult] = state.load()  # keyed by the redacted URL: no secret reaches the run file
     secrets = tuple(getattr(client, "secrets", ()))
+
+    def shown(u: str) -> str:
+        """``u`` as the run file, the output and the receipt show it: redacted, configured secrets too."""
+        return redact_text(u, secrets)
+
     refetched: list[str] = []
     for u in urls:
-        key = redact_url(u)
+        key = shown(u)
         if key in done and not backed(home, done[key], u, secrets):
             del done[key]  # a line the ledger does not back settles nothing: fetch again
             refetched.append(key)
     if refetched and on_refetch:
         on_refetch(refetched)
     total = len(urls)
-    resumed = sum(1 for u in urls if redact_url(u) in done)
-    pending = [u for u in urls if redact_url(u) not in done]
+    resumed = sum(1 for u in urls if shown(u) in done)
+    pending = [u for u in urls if shown(u) not in done]
     finished = 0
     if on_result:  # a line per URL, the ones an earlier run settled too
-        for key in dict.fromkeys(redact_url(u) for u in urls):
+        for key in dict.fromkeys(shown(u) for u in urls):
             if key in done:
                 finished += 1
                 on_result(done[key], finished, total)
@@ -299,11 +303,12 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                 else:
                     fetched, appended = res
                     try:
-                        outcome = fetched.result(url, appended.result())  # its receipt is durable from here
+                        outcome = fetched.result(shown(url), appended.result())  # its receipt is durable from here
                     except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
                         outcome = e
                 if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
-                    ready.append(UrlResult(redact_url(url), "error", outcome.code, None, reason=str(outcome)[:300]))
+                    ready.append(UrlResult(shown(url), "error", outcome.code, None,
+                                           reason=redact_text(str(outcome), secrets)[:300]))
                 elif isinstance(outcome, BaseException):
                     arrived.clear()
                     raise outcome
@@ -336,7 +341,7 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             if ready:  # stopped early: what ended before the stop keeps its line, so a resume skips it
                 with contextlib.suppress(OSError):
                     state.add_many(ready)
-    settled = tuple(done[k] for k in dict.fromkeys(redact_url(u) for u in urls) if k in done)
+    settled = tuple(done[k] for k in dict.fromkeys(shown(u) for u in urls) if k in done)
     counts: dict[str, int] = {}
     for r in settled:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1

@@ -536,7 +536,9 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
     try:
         urls = read_urls(input_file)
     except G6Error as e:
-        _fail(str(e))
+        from g6.adapters.redact import redact_text
+
+        _fail(redact_text(str(e), c.settings.secret_values()))  # it quotes the line, which may hold a key
     except UnicodeDecodeError:
         _fail(f"--input {input_file.name}: not UTF-8 text (one URL a line)")
     if not urls:

@@ -137,23 +137,26 @@ def _child(items: list[T], host: Callable[[T], str], work: Callable[[T], R], wor
 def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R], workers: int = 8,
                        processes: int = 2, setup: Callable[[], None] | None = None,
                        ) -> _Collected:
-    """``per_host`` over ``processes`` forked processes, forked now (before this returns): each
-    gets whole hosts and ``workers`` threads shared out, calls ``setup()`` first, and sends back
-    ``work(item)`` (which must pickle). Yields as ``per_host`` does; an item whose process ended
-    before reporting it yields ``WorkerLost``. Only where ``can_fork()``."""
+    """``per_host`` over ``processes`` forked processes (at most ``workers``), forked now (before
+    this returns): each gets whole hosts and its share of the ``workers`` threads, calls
+    ``setup()`` first, and sends back ``work(item)`` (which must pickle). Yields as ``per_host``
+    does; an item whose process ended before reporting it yields ``WorkerLost``. Only where
+    ``can_fork()``."""
     if not can_fork():
         raise RuntimeError("worker processes are forked only where no other thread runs")
-    parts = _share_out(_by_host(items, host), processes)
+    workers = max(1, workers)
+    # no more processes than threads: ``workers`` threads in all, shared out as evenly as they go
+    parts = [p for p in _share_out(_by_host(items, host), min(processes, workers)) if p]
+    threads = [workers // len(parts) + (1 if i < workers % len(parts) else 0) for i in range(len(parts))]
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
-    each = max(1, -(-workers // len(parts)))
+    if not parts:  # nothing to fetch
+        return _Collected([], stop)
     for stream in (sys.stdout, sys.stderr):  # a child must not write out what the parent buffered
         stream.flush()
     children: list[tuple[Any, Connection, list[T]]] = []
     try:
-        for part in parts:
-            if not part:
-                continue
+        for part, each in zip(parts, threads, strict=True):
             recv, send = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_child, args=(part, host, work, each, send, stop, setup), daemon=True)
             proc.start()

@@ -16,6 +16,8 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
+
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.batch_fetch import batch_fetch, usable_processes
 from g6.home import EvidenceHome
@@ -246,3 +248,30 @@ def test_a_result_is_reported_while_another_worker_is_still_busy(site, tmp_path:
             p.kill()
     assert (first["url"], second["url"]) == (a.url("/0"), b.url("/held"))
     assert released_by_report == [True]
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_configured_secret_in_a_listed_url_is_shown_nowhere(site, tmp_path: Path, processes: str) -> None:
+    secret = "s3cr3t-key-0123456789"
+    s = site({"/robots.txt": Reply(404, b""), f"/p/{secret}": page(0), "/q": page(1)})
+    b = site({"/robots.txt": Reply(404, b""), "/r": page(2)}, host="127.0.0.2")
+    home = tmp_path / "h"
+    env = {**os.environ, **ENV, "G6_OPENALEX_API_KEY": secret}
+    urls = [s.url(f"/p/{secret}"), s.url("/q"), b.url("/r")]
+    p = subprocess.run([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--json",
+                        "--run", "r", "--processes", processes], input="\n".join(urls), capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    run_file = (home / "knowledge" / "fetches" / "r.jsonl").read_text()
+    for where in (p.stdout, p.stderr, run_file):
+        assert secret not in where
+    assert sorted(json.loads(x)["url"] for x in p.stdout.splitlines()) == sorted(
+        [s.url("/p/REDACTED"), s.url("/q"), b.url("/r")])
+    again = subprocess.run([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--run", "r",
+                            "--processes", processes], input="\n".join(urls), capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert again.returncode == 0 and "0 from the earlier run" not in again.stderr  # resumed, not fetched again
+    assert secret not in again.stdout + again.stderr
+    bad = subprocess.run([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-"],
+                         input=f"not a url {secret}\n", capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2 and secret not in bad.stdout + bad.stderr and bad.stderr.startswith("g6: ")
