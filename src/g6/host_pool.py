@@ -169,9 +169,15 @@ def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Calla
 
 
 def _end(children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
+    """Stop the workers now. Whatever they still do would never be reported (the pipes close), so
+    they are not waited for: a worker stopped inside a fetch leaves at most a temporary file or an
+    unreferenced blob, as a kill -9 of a single fetch does, and Ctrl-C ends the batch at once."""
     stop.set()
     for _, recv, _ in children:
-        recv.close()  # a child blocked sending ends with a broken pipe
+        recv.close()
+    for proc, _, _ in children:
+        if proc.exitcode is None:
+            proc.terminate()
     for proc, _, _ in children:
         proc.join()
 
