@@ -200,14 +200,16 @@ class CheckedClient:
         ``ctx`` (a batch fetching on several cores): one request at a time per host and its pause,
         whichever process asks, redirect hops and robots.txt too."""
         gate, pacer = self._gate, self._pacer
-        self._gate = SharedHostGate(ctx)
+        shared_gate = SharedHostGate()
         shared = SharedHostPacer(ctx, clock=pacer._clock, sleep=pacer._sleep)
         shared.carry_over(pacer)  # a host this client asked just before still waits out its pause
-        self._pacer = shared
+        self._gate, self._pacer = shared_gate, shared
         try:
             yield
         finally:
             self._gate, self._pacer = gate, pacer
+            shared_gate.close()
+            shared.close()
 
     def forget_connections(self) -> None:
         """In a forked child: drop the connection pools inherited from the parent without closing

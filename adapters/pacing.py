@@ -4,6 +4,10 @@ processes (``SharedHostPacer``, ``SharedHostGate``), for a batch that fetches on
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import os
+import tempfile
 import threading
 import time
 import zlib
@@ -68,39 +72,113 @@ def _stripe(key: str, n: int) -> int:
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) % n
 
 
+class _DyingSafeLocks:
+    """Locks shared by the processes forked after they are made and by the threads of each, that a
+    process dying while it holds one cannot leave held: lock ``k`` is a thread lock (for the threads
+    of one process) and a POSIX record lock on byte ``k`` of one unlinked temporary file (for the
+    processes; record locks belong to a process, so the kernel drops them when it ends, however it
+    ends). A semaphore held by a killed worker would stay held for ever."""
+
+    def __init__(self, n: int) -> None:
+        fd, path = tempfile.mkstemp(prefix="g6-host-locks-")
+        os.unlink(path)
+        self._fd = fd  # inherited by the forked workers; closed with the last process that has it
+        self._threads = [threading.Lock() for _ in range(n)]
+
+    def __len__(self) -> int:
+        return len(self._threads)
+
+    def acquire(self, k: int, timeout: float | None = None) -> bool:
+        """Take lock ``k``; with ``timeout``, give up (False) once that many seconds passed."""
+        if timeout is None:
+            self._threads[k].acquire()
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, k)  # blocks until the holder lets go or dies
+            return True
+        deadline = time.monotonic() + max(0.0, timeout)
+        if not self._threads[k].acquire(timeout=max(0.0, timeout)):
+            return False
+        nap = 0.0005
+        while True:  # a record lock takes no timeout: try, then nap a little longer each time
+            try:
+                fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, k)
+                return True
+            except OSError as e:
+                if e.errno not in (errno.EACCES, errno.EAGAIN):
+                    self._threads[k].release()
+                    raise
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._threads[k].release()
+                return False
+            time.sleep(min(nap, left))
+            nap = min(nap * 2, 0.02)
+
+    def release(self, k: int) -> None:
+        fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, k)
+        self._threads[k].release()
+
+    def close(self) -> None:
+        """Close this process's handle on the lock file (once no lock of it is wanted here)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
 class SharedHostGate(HostGate):
     """``HostGate`` across the processes forked after it is made: one request at a time per host,
-    whichever process or thread asks. Hosts map onto a fixed set of process-shared locks; two hosts
-    that share a lock wait for each other, which is slower, never less strict."""
+    whichever process or thread asks. Hosts map onto a fixed set of slots; two hosts that share a
+    slot wait for each other, which is slower, never less strict. A worker that dies holding a slot
+    frees it (``_DyingSafeLocks``)."""
 
     STRIPES = 256
 
-    def __init__(self, ctx: Any, stripes: int = STRIPES) -> None:
+    def __init__(self, stripes: int = STRIPES) -> None:
         super().__init__()
-        self._shared = [ctx.Lock() for _ in range(stripes)]
+        self._slots = _DyingSafeLocks(stripes)
 
-    def _for(self, host: str) -> Any:
-        return self._shared[_stripe(host, len(self._shared))]
+    def close(self) -> None:
+        self._slots.close()
+
+    @contextmanager
+    def hold(self, host: str, timeout: float) -> Iterator[bool]:
+        k = _stripe(host, len(self._slots))
+        got = self._slots.acquire(k, timeout)
+        try:
+            yield got
+        finally:
+            if got:
+                self._slots.release(k)
 
 
 class SharedHostPacer(HostPacer):
     """``HostPacer`` across the processes forked after it is made: the time each (source, host) may
-    next be asked is kept in shared memory under one shared lock. Keys share slots as the gate's
-    hosts share locks: a shared slot holds the later of two hosts' times, so a host may wait longer
-    than its own pause, never less. ``clock`` must be one all the processes share (the default,
-    ``time.monotonic``, is system-wide)."""
+    next be asked is kept in shared memory under one lock a dying worker cannot leave held. Keys
+    share slots as the gate's hosts do: a shared slot holds the later of two hosts' times, so a host
+    may wait longer than its own pause, never less. ``clock`` must be one all the processes share
+    (the default, ``time.monotonic``, is system-wide)."""
 
     def __init__(self, ctx: Any, *, stripes: int = SharedHostGate.STRIPES,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(clock=clock, sleep=sleep)
         self._slots = ctx.Array("d", stripes, lock=False)
         self._filled = ctx.Array("b", stripes, lock=False)
-        self._shared_lock = ctx.Lock()
+        self._shared_lock = _DyingSafeLocks(1)
+
+    def close(self) -> None:
+        self._shared_lock.close()
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._shared_lock.acquire(0)
+        try:
+            yield
+        finally:
+            self._shared_lock.release(0)
 
     def carry_over(self, pacer: HostPacer) -> None:
         """Take the times ``pacer`` (this process's, so far) holds, so a host asked just before
         still waits out its pause."""
-        with pacer._lock, self._shared_lock:
+        with pacer._lock, self._locked():
             for (source, host), at in pacer._next.items():
                 k = _stripe(f"{source}\0{host}", len(self._slots))
                 self._slots[k] = max(self._slots[k], at) if self._filled[k] else at
@@ -108,7 +186,7 @@ class SharedHostPacer(HostPacer):
 
     def wait(self, source: str, host: str, pause: float) -> float:
         k = _stripe(f"{source}\0{host}", len(self._slots))
-        with self._shared_lock:
+        with self._locked():
             now = self._clock()
             start = max(now, self._slots[k]) if self._filled[k] else now
             self._slots[k] = start + pause  # start is already past what the slot held

@@ -109,10 +109,12 @@ def _portable(res: Any) -> Any:
 
 
 def _child(items: list[T], host: Callable[[T], str], work: Callable[[T], R], workers: int, send: Connection,
-           stop: Any, setup: Callable[[], None] | None) -> None:
-    # Ctrl-C reaches the whole process group: the parent handles it and closes the pipe, which
-    # ends this child at its next result; the child itself never prints a traceback for it.
+           stop: Any, setup: Callable[[], None] | None, not_mine: list[Connection]) -> None:
+    # Ctrl-C reaches the whole process group: the parent handles it and stops the workers; the
+    # child itself never prints a traceback for it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for conn in not_mine:  # the parent's read ends, inherited by the fork
+        conn.close()
     code = 0
     try:
         if setup is not None:
@@ -158,7 +160,11 @@ def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Calla
     try:
         for part, each in zip(parts, threads, strict=True):
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(part, host, work, each, send, stop, setup), daemon=True)
+            # the pipes of the workers forked before this one are closed in it: a worker must be the
+            # only writer and the parent the only reader of each, so a parent's death breaks them all
+            others = [r for _, r, _ in children] + [recv]
+            proc = ctx.Process(target=_child, args=(part, host, work, each, send, stop, setup, others),
+                               daemon=True)
             proc.start()
             send.close()
             children.append((proc, recv, part))
