@@ -327,7 +327,8 @@ def cut_plain_signature(text: str, member: str) -> str | None:
     member. With one occurrence, ``signed_message_fast``'s ``rfind`` of anchor + member can only
     find that spot, so both cut the same characters or both refuse."""
     j = text.find('"signature"')
-    if j < 0 or text.find('"signature"', j + 11) >= 0 or "\\u" in text:
+    # ("\\" in text first: one memchr, where a search for the two characters costs a microsecond)
+    if j < 0 or text.find('"signature"', j + 11) >= 0 or ("\\" in text and "\\u" in text):
         return None
     i = j - len(_ANCHOR_COMMA)
     if i < 0 or not text.startswith(_ANCHOR_COMMA, i) or not text.startswith(member, j):

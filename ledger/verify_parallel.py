@@ -296,9 +296,11 @@ def _row_passes(keys: Mapping[str, _LoadedKey], parse: Callable[[str], Any]) -> 
         sig = data.get("signature")
         if type(sig) is not dict or len(sig) != 3 or sig.get("alg") != "ed25519":
             return None
-        key = fast_keys.get(sig.get("key_id"))
-        value = sig.get("value")
-        if key is None or type(value) is not str_:
+        key_id, value = sig.get("key_id"), sig.get("value")
+        if type(key_id) is not str_ or type(value) is not str_:  # (a list is no dict key: a TypeError)
+            return None
+        key = fast_keys.get(key_id)
+        if key is None:
             return None
         try:
             signature = a2b(value, strict_mode=True)  # base64.b64decode(value, validate=True), minus a copy

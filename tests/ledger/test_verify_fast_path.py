@@ -207,7 +207,7 @@ def _resign_value(text: str, how: str) -> str:
 
 
 TAMPERS = ["edit", "edit", "edit", "column", "prev", "entry", "tree", "sig_value", "sig_extra", "sig_alg", "key_id",
-           "bytes", "swap", "none"]
+           "key_list", "bytes", "swap", "none"]
 
 
 @st.composite
@@ -250,6 +250,8 @@ def _tamper(conn: sqlite3.Connection, kind: str, seq: int, at: int, cut: int, sn
         new = text.replace('"alg":"ed25519"', '"alg":"Ed25519"', 1)
     elif kind == "key_id":
         new = text.replace(KEY.key_id, OTHER.key_id, 1)
+    elif kind == "key_list":
+        new = text.replace(f'"{KEY.key_id}"', f'["{KEY.key_id}"]', 1)
     elif kind == "bytes":
         new = text.encode()
     elif kind == "swap" and seq < ROWS:
@@ -320,7 +322,8 @@ def test_fast_path_takes_the_plain_rows(base_ledger: Path) -> None:
     ("edit_value", "", "signature"), ("reformat", "", "signature"), ("sig_extra", "", "signature"),
     ("sig_value", "unpadded", "signature"), ("sig_value", "newline", "signature"),
     ("sig_value", "other_key", "signature"),
-    ("sig_value", "dotted", "signature"), ("key_id", "", "signature"), ("column", "", "chain"),
+    ("sig_value", "dotted", "signature"), ("key_id", "", "signature"), ("key_list", "", "signature"),
+    ("column", "", "chain"),
     ("moved_sig", "", "signature")])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_tampered_row_fails_in_a_compact_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str,
@@ -346,6 +349,8 @@ def test_a_tampered_row_fails_in_a_compact_range(tmp_path: Path, monkeypatch: py
         new = _resign_value(text, how)
     elif kind == "key_id":
         new = text.replace(KEY.key_id, OTHER.key_id, 1)
+    elif kind == "key_list":  # a key id no dict can be looked up by: a verdict, not a TypeError
+        new = text.replace(f'"{KEY.key_id}"', f'["{KEY.key_id}"]', 1)
     elif kind == "moved_sig":  # the signature moved into "detail", the top-level key spelt with an escape
         sig = data.pop("signature")
         data["detail"] = {"schema": "runx.receipt.v1", "signature": sig}
