@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import os
 import tempfile
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -67,9 +67,9 @@ class HostGate:
                 lock.release()
 
 
-def _stripe(key: str, n: int) -> int:
-    """A host's slot among ``n``: a stable hash (``hash`` of a str differs between processes)."""
-    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % n
+def _key(text: str) -> int:
+    """A 56-bit number for ``text``, the same in every process: where its lock lives in the lock file."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=7).digest(), "big")
 
 
 class _DyingSafeLocks:
@@ -79,23 +79,29 @@ class _DyingSafeLocks:
     processes; record locks belong to a process, so the kernel drops them when it ends, however it
     ends). A semaphore held by a killed worker would stay held for ever."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self) -> None:
         fd, path = tempfile.mkstemp(prefix="g6-host-locks-")
         os.unlink(path)
-        self._fd = fd  # inherited by the forked workers; closed with the last process that has it
-        self._threads = [threading.Lock() for _ in range(n)]
+        self._fd = fd  # inherited by the forked workers; each process closes its own
+        self._threads: dict[int, threading.Lock] = {}
+        self._guard = threading.Lock()
 
-    def __len__(self) -> int:
-        return len(self._threads)
+    def _thread_lock(self, k: int) -> threading.Lock:
+        with self._guard:
+            lock = self._threads.get(k)
+            if lock is None:
+                lock = self._threads[k] = threading.Lock()
+            return lock
 
     def acquire(self, k: int, timeout: float | None = None) -> bool:
         """Take lock ``k``; with ``timeout``, give up (False) once that many seconds passed."""
+        mine = self._thread_lock(k)
         if timeout is None:
-            self._threads[k].acquire()
+            mine.acquire()
             fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, k)  # blocks until the holder lets go or dies
             return True
         deadline = time.monotonic() + max(0.0, timeout)
-        if not self._threads[k].acquire(timeout=max(0.0, timeout)):
+        if not mine.acquire(timeout=max(0.0, timeout)):
             return False
         nap = 0.0005
         while True:  # a record lock takes no timeout: try, then nap a little longer each time
@@ -104,18 +110,18 @@ class _DyingSafeLocks:
                 return True
             except OSError as e:
                 if e.errno not in (errno.EACCES, errno.EAGAIN):
-                    self._threads[k].release()
+                    mine.release()
                     raise
             left = deadline - time.monotonic()
             if left <= 0:
-                self._threads[k].release()
+                mine.release()
                 return False
             time.sleep(min(nap, left))
             nap = min(nap * 2, 0.02)
 
     def release(self, k: int) -> None:
         fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, k)
-        self._threads[k].release()
+        self._thread_lock(k).release()
 
     def close(self) -> None:
         """Close this process's handle on the lock file (once no lock of it is wanted here)."""
@@ -126,43 +132,43 @@ class _DyingSafeLocks:
 
 class SharedHostGate(HostGate):
     """``HostGate`` across the processes forked after it is made: one request at a time per host,
-    whichever process or thread asks. Hosts map onto a fixed set of slots; two hosts that share a
-    slot wait for each other, which is slower, never less strict. A worker that dies holding a slot
-    frees it (``_DyingSafeLocks``)."""
+    whichever process or thread asks. Each host has a lock of its own (at a 56-bit hash of its name
+    in the lock file), so one host's request or pause never holds up another's; a worker that dies
+    holding one frees it (``_DyingSafeLocks``)."""
 
-    STRIPES = 256
-
-    def __init__(self, stripes: int = STRIPES) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._slots = _DyingSafeLocks(stripes)
+        self._locks = _DyingSafeLocks()
 
     def close(self) -> None:
-        self._slots.close()
+        self._locks.close()
 
     @contextmanager
     def hold(self, host: str, timeout: float) -> Iterator[bool]:
-        k = _stripe(host, len(self._slots))
-        got = self._slots.acquire(k, timeout)
+        k = _key(host)
+        got = self._locks.acquire(k, timeout)
         try:
             yield got
         finally:
             if got:
-                self._slots.release(k)
+                self._locks.release(k)
 
 
 class SharedHostPacer(HostPacer):
     """``HostPacer`` across the processes forked after it is made: the time each (source, host) may
-    next be asked is kept in shared memory under one lock a dying worker cannot leave held. Keys
-    share slots as the gate's hosts do: a shared slot holds the later of two hosts' times, so a host
-    may wait longer than its own pause, never less. ``clock`` must be one all the processes share
+    next be asked is kept in shared memory (65,536 slots, by a hash of the key) under one lock a dying
+    worker cannot leave held. Two keys that share a slot share its time, so a host may wait longer
+    than its own pause, never less. ``clock`` must be one all the processes share
     (the default, ``time.monotonic``, is system-wide)."""
 
-    def __init__(self, ctx: Any, *, stripes: int = SharedHostGate.STRIPES,
+    SLOTS = 1 << 16  # 576 KiB shared: two of 20 hosts share a slot about 0.3% of the time
+
+    def __init__(self, ctx: Any, *, stripes: int = SLOTS,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(clock=clock, sleep=sleep)
         self._slots = ctx.Array("d", stripes, lock=False)
         self._filled = ctx.Array("b", stripes, lock=False)
-        self._shared_lock = _DyingSafeLocks(1)
+        self._shared_lock = _DyingSafeLocks()
 
     def close(self) -> None:
         self._shared_lock.close()
@@ -180,12 +186,12 @@ class SharedHostPacer(HostPacer):
         still waits out its pause."""
         with pacer._lock, self._locked():
             for (source, host), at in pacer._next.items():
-                k = _stripe(f"{source}\0{host}", len(self._slots))
+                k = _key(f"{source}\0{host}") % len(self._slots)
                 self._slots[k] = max(self._slots[k], at) if self._filled[k] else at
                 self._filled[k] = 1
 
     def wait(self, source: str, host: str, pause: float) -> float:
-        k = _stripe(f"{source}\0{host}", len(self._slots))
+        k = _key(f"{source}\0{host}") % len(self._slots)
         with self._locked():
             now = self._clock()
             start = max(now, self._slots[k]) if self._filled[k] else now
