@@ -1,0 +1,180 @@
+"""Attacks on ``g6 fetch --input`` on several forked worker processes (branch attack3), from outside:
+loopback servers in this process, the CLI (or a small script) in a child Python with no other thread,
+as a user's would be. Findings are strict xfails ("finding N"); the attacks that held stay as
+regression tests. See the attack report.
+
+Hosts chosen to share a slot of the shared gate (``zlib.crc32(host) % 256``): 127.0.0.6 and
+127.0.0.129; 127.0.0.1 and 127.0.0.78."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from g6.adapters.pacing import SharedHostGate
+from g6.home import EvidenceHome
+from g6.localsite import Reply, SeenRequest
+from tests.cli.test_batch_fetch import ENV, page
+
+ROOT = Path(__file__).resolve().parents[2]
+G6 = [sys.executable, "-m", "g6"]
+
+
+def _slot(host: str) -> int:
+    return zlib.crc32(host.encode()) % SharedHostGate.STRIPES
+
+
+def _popen(home: Path, *args: str, env: dict[str, str] | None = None, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
+    return subprocess.Popen([*G6, "--home", str(home), "fetch", "--input", "-", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **ENV, **(env or {})}, **kw)
+
+
+def _cli(home: Path, *args: str, stdin: str, env: dict[str, str] | None = None,
+         timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*G6, "--home", str(home), "fetch", "--input", "-", *args], input=stdin,
+                          capture_output=True, text=True, env={**os.environ, **ENV, **(env or {})}, timeout=timeout)
+
+
+def _script(body: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``body`` in a fresh Python with no other thread, so it may fork."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(body)], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **ENV})
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie, or gone, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _wait_gone(pids: list[int], limit: float = 60.0) -> list[int]:
+    """The pids still running after up to ``limit`` seconds (bounded polling, not a timing assertion)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        left = [p for p in pids if _alive(p)]
+        if not left:
+            return []
+        time.sleep(0.2)
+    return [p for p in pids if _alive(p)]
+
+
+def _pid_connected_to(pids: list[int], ip: str, port: int) -> int | None:
+    """Which of ``pids`` has an open TCP connection to ``ip:port`` (from /proc/net/tcp and the fds)."""
+    a, b, c, d = (int(x) for x in ip.split("."))
+    remote = f"{d:02X}{c:02X}{b:02X}{a:02X}:{port:04X}"
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        f = line.split()
+        if f[2] == remote and f[3] == "01":
+            inodes.add(f"socket:[{f[9]}]")
+    for pid in pids:
+        fds = Path(f"/proc/{pid}/fd")
+        for fd in fds.iterdir():
+            try:
+                if os.readlink(fd) in inodes:
+                    return pid
+            except OSError:
+                continue
+    return None
+
+
+def _lines(out: str) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(x) for x in out.splitlines() if x.strip()]
+
+
+# -- a worker killed with kill -9 mid-request --------------------------------------------------------
+def _kill_a_worker_mid_request(site, tmp_path: Path, b_host: str) -> tuple[int, str, list[dict], object]:  # type: ignore[no-untyped-def,type-arg]
+    """Worker 1 holds host A (127.0.0.6) in a request that never ends; worker 2 is in a request on
+    host C, then fetches host B. Worker 1 is killed with -9, then C answers. Returns (exit, stderr,
+    lines, B's site)."""
+    a_in, c_in, a_release, c_release = (threading.Event() for _ in range(4))
+
+    def a_held(req: SeenRequest) -> Reply:
+        a_in.set()
+        a_release.wait(60)
+        return page(0)
+
+    def c_held(req: SeenRequest) -> Reply:
+        c_in.set()
+        c_release.wait(60)
+        return page(1)
+
+    a = site({"/robots.txt": Reply(404, b""), "/held": a_held, "/x": page(2)}, host="127.0.0.6")
+    c = site({"/robots.txt": Reply(404, b""), "/gate": c_held}, host="127.0.0.2")
+    b = site({"/robots.txt": Reply(404, b""), "/0": page(3)}, host=b_host)
+    assert _slot("127.0.0.2") not in (_slot("127.0.0.6"), _slot(b_host))
+    # groups A (2 URLs), C, B: worker 1 gets A; worker 2 gets C, then B (one thread each)
+    urls = [a.url("/held"), a.url("/x"), c.url("/gate"), b.url("/0")]
+    p = _popen(tmp_path / "h", "--json", "--run", "k", "--processes", "2", "--concurrency", "2",
+               env={"G6_TIMEOUT": "8"})
+    try:
+        assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+        p.stdin.write("\n".join(urls) + "\n")
+        p.stdin.close()
+        assert a_in.wait(60) and c_in.wait(60)
+        workers = _children(p.pid)
+        assert len(workers) == 2
+        victim = _pid_connected_to(workers, "127.0.0.6", a.port)
+        assert victim is not None
+        os.kill(victim, signal.SIGKILL)
+        assert _wait_gone([victim]) == []
+        c_release.set()
+        out, err = p.stdout.read(), p.stderr.read()
+        p.wait(120)
+    finally:
+        a_release.set()
+        c_release.set()
+        if p.poll() is None:
+            p.kill()
+    return p.returncode, err, _lines(out), b
+
+
+def test_a_worker_killed_mid_request_settles_its_urls_as_lost_and_the_others_go_on(site, tmp_path: Path) -> None:
+    code, err, lines, b = _kill_a_worker_mid_request(site, tmp_path, "127.0.0.3")
+    assert code == 1 and "Traceback" not in err, err
+    by = {x["url"].split("/", 3)[2] + "/" + x["url"].split("/", 3)[3]: x for x in lines}
+    assert len(lines) == 4
+    lost = [x for x in lines if x["code"] == "G6_E_WORKER_LOST"]
+    assert sorted(x["url"].rsplit("/", 1)[1] for x in lost) == ["held", "x"]
+    assert all(x["receipt_id"] is None and x["outcome"] == "error" for x in lost)
+    ok = [x for x in lines if x["outcome"] == "ok"]
+    assert len(ok) == 2 and all(x["receipt_id"] for x in ok), by
+    home = tmp_path / "h"
+    with EvidenceHome(home) as ev:
+        ids = {e.receipt.receipt_id for e in ev.ledger.entries()}
+        assert {x["receipt_id"] for x in ok} <= ids
+        assert ev.verify().ok
+    run = _lines((home / "knowledge" / "fetches" / "k.jsonl").read_text())
+    assert sorted(x["url"] for x in run) == sorted(x["url"] for x in lines)
+
+
+@pytest.mark.xfail(strict=True, reason="finding 1: a worker killed while it holds a shared gate slot leaves "
+                   "that slot locked for the rest of the batch; another worker's host in the same slot (never "
+                   "asked, perfectly up) is receipted 'unreachable total_timeout host_busy' after waiting it out")
+def test_a_killed_worker_does_not_make_another_host_in_its_gate_slot_unreachable(site, tmp_path: Path) -> None:
+    assert _slot("127.0.0.129") == _slot("127.0.0.6")
+    code, err, lines, b = _kill_a_worker_mid_request(site, tmp_path, "127.0.0.129")
+    assert "Traceback" not in err, err
+    (bl,) = [x for x in lines if "127.0.0.129" in x["url"]]
+    assert bl["outcome"] == "ok", bl
