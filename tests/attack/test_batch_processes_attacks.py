@@ -178,3 +178,97 @@ def test_a_killed_worker_does_not_make_another_host_in_its_gate_slot_unreachable
     assert "Traceback" not in err, err
     (bl,) = [x for x in lines if "127.0.0.129" in x["url"]]
     assert bl["outcome"] == "ok", bl
+
+
+# -- many hosts: gate slots shared, redirects and robots.txt between workers' hosts ----------------
+class _Counted:
+    """Requests in flight per host, and the peak."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.inflight: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
+
+    def wrap(self, host: str, reply):  # type: ignore[no-untyped-def]
+        def handler(req: SeenRequest) -> Reply:
+            with self.lock:
+                self.inflight[host] = self.inflight.get(host, 0) + 1
+                self.peak[host] = max(self.peak.get(host, 0), self.inflight[host])
+            try:
+                return reply(req) if callable(reply) else reply
+            finally:
+                with self.lock:
+                    self.inflight[host] -= 1
+        return handler
+
+
+def test_three_hundred_hosts_redirecting_in_a_ring_with_robots_redirects_all_finish(site, tmp_path: Path) -> None:
+    """More hosts than gate slots (so slots are shared), each page redirecting to the next host and
+    each robots.txt redirecting to another host's: a hop taken while still holding a slot would
+    deadlock (or time out) on a shared slot. Every URL ends ok, once, with a receipt."""
+    hosts = [f"127.0.1.{i}" for i in range(1, 251)] + [f"127.0.2.{i}" for i in range(1, 51)]
+    assert len({_slot(h) for h in hosts}) < len(hosts)
+    counted = _Counted()
+    sites: list = []  # type: ignore[type-arg]
+    for h in hosts:
+        sites.append(site({}, host=h))
+    n = len(hosts)
+    for i, (h, s) in enumerate(zip(hosts, sites, strict=True)):
+        nxt, rob = sites[(i + 1) % n], sites[(i + 7) % n]
+        s.routes.update({
+            "/robots.txt": counted.wrap(h, Reply(302, b"", headers=(("Location", rob.url("/real-robots.txt")),))),
+            "/real-robots.txt": counted.wrap(h, Reply(200, b"User-agent: *\nDisallow: /private\n",
+                                                      content_type="text/plain")),
+            "/r": counted.wrap(h, Reply(302, b"", headers=(("Location", nxt.url("/t")),))),
+            "/t": counted.wrap(h, page(i)),
+        })
+    urls = [s.url("/r") for s in sites]
+    p = _cli(tmp_path / "h", "--json", "--processes", "2", "--concurrency", "8", stdin="\n".join(urls), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    lines = _lines(p.stdout)
+    assert sorted(x["url"] for x in lines) == sorted(urls)
+    assert all(x["outcome"] == "ok" and x["receipt_id"] for x in lines)
+    for s in sites:
+        assert sorted(r.path for r in s.requests if r.path in ("/r", "/t")) == ["/r", "/t"]
+    assert max(counted.peak.values()) == 1
+    with EvidenceHome(tmp_path / "h") as ev:
+        assert len(ev.ledger) == n
+
+
+def test_a_redirect_and_a_robots_redirect_to_a_host_in_the_same_gate_slot_finish(site, tmp_path: Path) -> None:
+    """127.0.0.6 and 127.0.0.129 share a gate slot: a page and a robots.txt of one redirecting to the
+    other must not wait for the slot they are themselves holding (the lock is not re-entrant)."""
+    assert _slot("127.0.0.6") == _slot("127.0.0.129")
+    b = site({"/robots.txt": Reply(404, b""), "/t": page(1), "/0": page(2)}, host="127.0.0.129")
+    a = site({"/robots.txt": Reply(301, b"", headers=(("Location", b.url("/robots.txt")),)),
+              "/r": Reply(302, b"", headers=(("Location", b.url("/t")),))}, host="127.0.0.6")
+    p = _cli(tmp_path / "h", "--json", "--processes", "2", "--concurrency", "2",
+             stdin=f"{a.url('/r')}\n{b.url('/0')}\n", env={"G6_TIMEOUT": "30"})
+    assert p.returncode == 0, p.stderr
+    lines = _lines(p.stdout)
+    assert [x["outcome"] for x in lines] == ["ok", "ok"], lines
+
+
+def test_spellings_of_one_host_are_one_worker_one_request_at_a_time(site, tmp_path: Path) -> None:
+    """127.0.0.2 spelt five ways, each page answered only after 2 s unless another request is in
+    flight on the host (then at once): the spellings must be one host, in one worker."""
+    counted = _Counted()
+    overlap = threading.Event()
+
+    def held(req: SeenRequest) -> Reply:
+        with counted.lock:
+            if counted.inflight.get("b", 0) > 1:
+                overlap.set()
+        overlap.wait(2)
+        return page(0)
+
+    s = site({"/robots.txt": Reply(404, b""), "*": counted.wrap("b", held)}, host="127.0.0.2")
+    other = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(4)}}, host="127.0.0.3")
+    port = s.port
+    spellings = ["127.0.0.2", "127.2", "127.0.0.2.", "0x7f.0.0.2", "2130706434", "127.000.000.002"]
+    urls = [f"http://{h}:{port}/{i}" for i, h in enumerate(spellings)] + [other.url(f"/{i}") for i in range(4)]
+    p = _cli(tmp_path / "h", "--json", "--processes", "4", "--concurrency", "8", stdin="\n".join(urls))
+    assert p.returncode == 0, p.stderr
+    assert counted.peak["b"] == 1 and not overlap.is_set()
+    assert len(_lines(p.stdout)) == len(urls)
