@@ -272,3 +272,87 @@ def test_spellings_of_one_host_are_one_worker_one_request_at_a_time(site, tmp_pa
     assert p.returncode == 0, p.stderr
     assert counted.peak["b"] == 1 and not overlap.is_set()
     assert len(_lines(p.stdout)) == len(urls)
+
+
+# -- the parent killed ------------------------------------------------------------------------------
+def _parent_killed(site, tmp_path: Path, sig: int) -> tuple[list[int], dict, list, Path]:  # type: ignore[no-untyped-def,type-arg]
+    """Both workers held mid-request with more URLs to go; the parent gets ``sig``; the held
+    requests are then answered. Returns (workers still running after 60 s, printed lines by url,
+    the sites, home)."""
+    release = threading.Event()
+    both_in = threading.Semaphore(0)
+
+    def held(req: SeenRequest) -> Reply:
+        both_in.release()
+        release.wait(60)
+        return page(0)
+
+    a = site({"/robots.txt": Reply(404, b""), "/held": held, **{f"/{i}": page(i) for i in range(40)}})
+    b = site({"/robots.txt": Reply(404, b""), "/held": held, **{f"/{i}": page(i) for i in range(40)}},
+             host="127.0.0.2")
+    home = tmp_path / "h"
+    p = _popen(home, "--json", "--run", "killed", "--processes", "2", "--concurrency", "2", start_new_session=True)
+    try:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write("\n".join([a.url("/held")] + [a.url(f"/{i}") for i in range(40)] + [b.url("/held")]
+                                + [b.url(f"/{i}") for i in range(40)]) + "\n")
+        p.stdin.close()
+        assert both_in.acquire(timeout=60) and both_in.acquire(timeout=60)
+        workers = _children(p.pid)
+        assert len(workers) == 2
+        os.kill(p.pid, sig)
+        p.wait(60)
+        release.set()
+        left = _wait_gone(workers)
+        for w in left:
+            os.kill(w, signal.SIGKILL)
+    finally:
+        release.set()
+        if p.poll() is None:
+            p.kill()
+    return left, {}, [a, b], home
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_the_parent_killed_the_workers_end_and_the_store_and_ledger_verify(site, tmp_path: Path, sig: int) -> None:
+    left, _, sites, home = _parent_killed(site, tmp_path, sig)
+    assert left == [], f"workers {left} still running 60 s after the parent died"
+    v = subprocess.run([*G6, "--home", str(home), "blob", "verify", "--json", "-q"], capture_output=True, text=True,
+                       env={**os.environ, **ENV}, timeout=120)
+    assert v.returncode == 0, v.stdout + v.stderr
+    lv = subprocess.run([*G6, "--home", str(home), "ledger", "verify"], capture_output=True, text=True,
+                        env={**os.environ, **ENV}, timeout=120)
+    assert lv.returncode == 0, lv.stdout + lv.stderr
+    # a resume ends every URL with a receipt
+    urls = [s.url("/held") for s in sites] + [s.url(f"/{i}") for s in sites for i in range(40)]
+    r = _cli(home, "--json", "--run", "killed", "--processes", "2", stdin="\n".join(urls))
+    assert r.returncode == 0, r.stderr
+    assert sorted(x["url"] for x in _lines(r.stdout)) == sorted(urls)
+
+
+# -- stdout closed early (`| head -1`) --------------------------------------------------------------
+def test_stdout_closed_after_one_line_ends_parent_and_workers_without_a_traceback(site, tmp_path: Path) -> None:
+    a = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(60)}})
+    b = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(60)}}, host="127.0.0.2")
+    urls = [s.url(f"/{i}") for s in (a, b) for i in range(60)]
+    home = tmp_path / "h"
+    p = _popen(home, "--json", "--run", "head", "--processes", "2", "--concurrency", "2")
+    try:
+        assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+        p.stdin.write("\n".join(urls) + "\n")
+        p.stdin.close()
+        first = json.loads(p.stdout.readline())
+        workers = _children(p.pid)
+        p.stdout.close()  # `| head -1`
+        err = p.stderr.read()
+        code = p.wait(120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert first["outcome"] == "ok"
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert code != 0
+    assert _wait_gone(workers) == []
+    with EvidenceHome(home) as ev:
+        assert first["receipt_id"] in {e.receipt.receipt_id for e in ev.ledger.entries()}
+        assert ev.verify().ok
