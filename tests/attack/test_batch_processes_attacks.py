@@ -356,3 +356,59 @@ def test_stdout_closed_after_one_line_ends_parent_and_workers_without_a_tracebac
     with EvidenceHome(home) as ev:
         assert first["receipt_id"] in {e.receipt.receipt_id for e in ev.ledger.entries()}
         assert ev.verify().ok
+
+
+# -- secrets ---------------------------------------------------------------------------------------
+CONF = "conf-secret-7Q2xLm9"  # a configured secret (G6_PAPERS_API_KEY)
+
+
+def _secret_sites(site):  # type: ignore[no-untyped-def]
+    b = site({"/robots.txt": Reply(404, b""), "/t": page(1), "/0": page(2),
+              "/boom": Reply(500, b"no")}, host="127.0.0.2")
+    a = site({"/robots.txt": Reply(404, b""),
+              "/r1": Reply(302, b"", headers=(("Location", b.url("/t?api_key=qk-secret-1111")),)),
+              "/r2": Reply(302, b"", headers=(("Location", f"http://u2:pw-secret-2222@127.0.0.2:{b.port}/t"),)),
+              "/r3": Reply(302, b"", headers=(("Location", b.url(f"/t?q={CONF}")),)),
+              "/0": page(3)})
+    return a, b
+
+
+def _leaks(home: Path, *texts: str) -> list[str]:
+    secrets = ["qk-secret-1111", "pw-secret-2222", "pw-secret-3333", "tok-secret-4444", CONF]
+    blobs = [*texts]
+    for f in [home / "ledger.sqlite", *(home / "knowledge" / "fetches").glob("*.jsonl")]:
+        if f.exists():
+            blobs.append(f.read_bytes().decode("utf-8", "replace"))
+    return [s for s in secrets if any(s in t for t in blobs)]
+
+
+def test_no_secret_of_a_redirect_handled_in_a_worker_reaches_output_receipts_or_the_run_file(
+        site, tmp_path: Path) -> None:
+    a, b = _secret_sites(site)
+    urls = [a.url("/r1"), a.url("/r2"), a.url("/r3"), f"http://u3:pw-secret-3333@127.0.0.1:{a.port}/0",
+            b.url("/0?token=tok-secret-4444"), b.url("/boom?token=tok-secret-4444")]
+    home = tmp_path / "h"
+    p = _cli(home, "--json", "--run", "sec", "--processes", "2", "--concurrency", "2", stdin="\n".join(urls),
+             env={"G6_PAPERS_API_KEY": CONF})
+    assert len(_lines(p.stdout)) == len(urls), p.stderr
+    assert "Traceback" not in p.stderr
+    plain = _cli(home, "--run", "sec2", "--processes", "2", stdin="\n".join(urls), env={"G6_PAPERS_API_KEY": CONF})
+    assert _leaks(home, p.stdout, p.stderr, plain.stdout, plain.stderr) == []
+
+
+@pytest.mark.xfail(strict=True, reason="finding 2: a configured secret (G6_*_API_KEY) in a listed URL's path or "
+                   "ordinary parameter is printed on stdout/stderr and written to the run file (UrlResult.url is "
+                   "redact_url(url), without the configured secrets), though the receipt has it redacted; in both "
+                   "modes, one process or several")
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_configured_secret_in_a_listed_url_reaches_no_output_and_no_run_file(site, tmp_path: Path,
+                                                                                processes: str) -> None:
+    a, b = _secret_sites(site)
+    urls = [a.url(f"/0?q={CONF}"), b.url("/0")]
+    home = tmp_path / "h"
+    p = _cli(home, "--json", "--run", "sec", "--processes", processes, "--concurrency", "2", stdin="\n".join(urls),
+             env={"G6_PAPERS_API_KEY": CONF})
+    assert len(_lines(p.stdout)) == len(urls), p.stderr
+    with EvidenceHome(home) as ev:
+        assert all(CONF not in json.dumps(e.receipt.to_json()) for e in ev.ledger.entries())  # the receipt: held
+    assert _leaks(home, p.stdout, p.stderr) == []
