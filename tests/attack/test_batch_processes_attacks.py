@@ -412,3 +412,46 @@ def test_a_configured_secret_in_a_listed_url_reaches_no_output_and_no_run_file(s
     with EvidenceHome(home) as ev:
         assert all(CONF not in json.dumps(e.receipt.to_json()) for e in ev.ledger.entries())  # the receipt: held
     assert _leaks(home, p.stdout, p.stderr) == []
+
+
+# -- many runs in one process ------------------------------------------------------------------------
+def test_forty_forked_batches_in_one_process_leak_no_fd_zombie_or_thread(site, tmp_path: Path) -> None:
+    """A library user calling ``batch_fetch(processes=2)`` again and again from a script with no other
+    thread: each call forks (so no thread is left behind to stop the next fork), and the open fds,
+    the children and the threads come back to what they were."""
+    a = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}})
+    b = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}}, host="127.0.0.2")
+    urls = [s.url(f"/{i}") for s in (a, b) for i in range(3)]
+    p = _script(f"""
+        import os, threading, json
+        import g6.batch_fetch as bf
+        from g6.adapters import CheckedClient, FetchPolicy
+        from g6.home import EvidenceHome
+        forks = []
+        real = bf.per_host_processes
+        def counted(*a, **k):
+            forks.append(1)
+            return real(*a, **k)
+        bf.per_host_processes = counted
+        urls = {urls!r}
+        def children():
+            return Path(f"/proc/{{os.getpid()}}/task/{{os.getpid()}}/children").read_text().split()
+        from pathlib import Path
+        fds, kids, threads, oks = [], [], [], []
+        home = EvidenceHome({str(tmp_path / "h")!r})
+        home.keys.init()
+        with home, CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+            for i in range(40):
+                r = bf.batch_fetch(home, client, urls, processes=2, concurrency=2)
+                oks.append(r.ok and len(r.results) == len(urls))
+                fds.append(len(os.listdir("/proc/self/fd")))
+                kids.append(len(children()))
+                threads.append(threading.active_count())
+            print(json.dumps({{"forks": len(forks), "ok": all(oks), "fds": [fds[1], fds[-1]],
+                               "kids": max(kids), "threads": max(threads), "receipts": len(home.ledger)}}))
+    """)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout.splitlines()[-1])
+    assert got["forks"] == 40 and got["ok"] and got["receipts"] == 40 * len(urls), got
+    assert got["fds"][1] == got["fds"][0], got
+    assert got["kids"] == 0 and got["threads"] == 1, got
