@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -455,3 +456,58 @@ def test_forty_forked_batches_in_one_process_leak_no_fd_zombie_or_thread(site, t
     assert got["forks"] == 40 and got["ok"] and got["receipts"] == 40 * len(urls), got
     assert got["fds"][1] == got["fds"][0], got
     assert got["kids"] == 0 and got["threads"] == 1, got
+
+
+# -- shape: the same output as one process ------------------------------------------------------------
+def _shape(p: subprocess.CompletedProcess[str], home: Path) -> tuple[int, list[dict], list[str]]:  # type: ignore[type-arg]
+    lines = sorted(({**x, "receipt_id": bool(x["receipt_id"])} for x in _lines(p.stdout)), key=lambda x: x["url"])
+    err = [re.sub(r"^g6: \d+/(\d+) ", r"g6: n/\1 ", ln.replace(str(home), "HOME"))  # the order is the finish order
+           for ln in p.stderr.splitlines() if "signing key" not in ln]
+    return p.returncode, lines, sorted(err)
+
+
+@pytest.mark.parametrize("case", ["one-url", "one-host", "more-processes-than-hosts", "duplicates", "a-bad-url"])
+def test_the_output_has_the_shape_of_one_process_mode_and_a_resume_fetches_nothing(site, tmp_path: Path,
+                                                                                   case: str) -> None:
+    a = site({"/robots.txt": Reply(404, b""), "/gone": Reply(404, b"no"), **{f"/{i}": page(i) for i in range(5)}})
+    b = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(5)}}, host="127.0.0.2")
+    urls = {"one-url": [a.url("/0")],
+            "one-host": [a.url(f"/{i}") for i in range(5)] + [a.url("/gone")],
+            "more-processes-than-hosts": [a.url("/0"), b.url("/0"), b.url("/1")],
+            "duplicates": [a.url("/0"), a.url("/0"), b.url("/1"), b.url("/1"), a.url("/0")],
+            "a-bad-url": [a.url("/0"), "http://[::1/x", "ftp://127.0.0.1/x", b.url("/2")]}[case]
+    runs = {}
+    for procs in ("1", "8"):
+        home = tmp_path / procs
+        first = _cli(home, "--json", "--run", "s", "--processes", procs, "--concurrency", "8", stdin="\n".join(urls))
+        assert "Traceback" not in first.stderr, first.stderr
+        again = _cli(home, "--json", "--run", "s", "--processes", procs, stdin="\n".join(urls))
+        runs[procs] = (_shape(first, home), _shape(again, home))
+        with EvidenceHome(home) as ev:
+            assert ev.verify().ok
+            assert len(ev.ledger) == len(set(urls))
+    for i in (0, 1):  # the first run, then the resume
+        for j in (0, 1, 2):  # exit code, lines, stderr
+            assert runs["8"][i][j] == runs["1"][i][j], (i, j)
+    total = sum(len(s.requests) for s in (a, b))
+    assert total == 2 * sum(1 for u in set(urls) if "://127" in u and "ftp" not in u) + 2 * len(
+        {u.split("/")[2] for u in set(urls) if u.startswith("http://127")})  # pages, and robots.txt once per host
+
+
+def test_five_thousand_urls_on_one_host_do_not_grow_the_parent_with_the_list(site, tmp_path: Path) -> None:
+    """Peak RSS of the CLI and its workers (resource.getrusage of a wrapper's children) for 2,000 URLs
+    on one host against 200: back-pressure on the pipe, nothing kept per URL past a few hundred bytes."""
+    s = site({"/robots.txt": Reply(404, b""), "*": page(0)})
+    peaks = []
+    for n in (200, 2000):
+        urls = "\n".join(s.url(f"/{i}") for i in range(n))
+        p = _script(f"""
+            import resource, subprocess, sys
+            p = subprocess.run([sys.executable, "-m", "g6", "--home", {str(tmp_path / str(n))!r}, "fetch", "--input",
+                                "-", "--json", "--processes", "2"], input={urls!r}, capture_output=True, text=True)
+            print(p.returncode, len(p.stdout.splitlines()), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        """, timeout=600)
+        code, lines, peak = (int(x) for x in p.stdout.split())
+        assert (code, lines) == (0, n), p.stderr
+        peaks.append(peak)
+    assert peaks[1] < peaks[0] + 40 * 1024, peaks  # KiB: less than 40 MB more for ten times the URLs
