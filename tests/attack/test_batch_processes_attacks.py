@@ -592,3 +592,52 @@ def test_a_second_ctrl_c_while_workers_are_held_ends_everything_without_a_traceb
     assert code != 0
     assert "Traceback" not in err, err
     assert left == [], "workers still running after the parent ended"
+
+
+# -- a worker killed mid-body -------------------------------------------------------------------------
+def test_a_worker_killed_while_writing_a_body_leaves_a_store_that_verifies_and_a_run_that_resumes(
+        site, tmp_path: Path) -> None:
+    release = threading.Event()
+    dripping = threading.Event()
+
+    def drip():  # type: ignore[no-untyped-def]
+        for i in range(400):  # ~1.6 MB, then the connection closes
+            if i == 50:
+                dripping.set()
+            if i > 50 and not release.is_set():
+                release.wait(60)
+            yield b"<p>" + b"y" * 4000 + b"</p>"
+
+    a = site({"/robots.txt": Reply(404, b""), "/big": Reply(chunks=drip), "/0": page(0)})
+    b = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}}, host="127.0.0.2")
+    urls = [a.url("/big"), a.url("/0")] + [b.url(f"/{i}") for i in range(3)]
+    home = tmp_path / "h"
+    p = _popen(home, "--json", "--run", "mid", "--processes", "2", "--concurrency", "2")
+    try:
+        assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+        p.stdin.write("\n".join(urls) + "\n")
+        p.stdin.close()
+        assert dripping.wait(60)
+        workers = _children(p.pid)
+        victim = _pid_connected_to(workers, "127.0.0.1", a.port)
+        assert victim is not None
+        os.kill(victim, signal.SIGKILL)
+        assert _wait_gone([victim]) == []
+        release.set()
+        out, err = p.stdout.read(), p.stderr.read()
+        code = p.wait(120)
+    finally:
+        release.set()
+        if p.poll() is None:
+            p.kill()
+    assert code == 1 and "Traceback" not in err, err
+    lines = {x["url"]: x for x in _lines(out)}
+    assert lines[a.url("/big")]["code"] == "G6_E_WORKER_LOST" and lines[a.url("/0")]["code"] == "G6_E_WORKER_LOST"
+    assert all(lines[b.url(f"/{i}")]["outcome"] == "ok" for i in range(3))
+    v = subprocess.run([*G6, "--home", str(home), "blob", "verify", "--json", "-q"], capture_output=True, text=True,
+                       env={**os.environ, **ENV}, timeout=120)
+    assert v.returncode == 0, v.stdout + v.stderr
+    again = _cli(home, "--json", "--run", "mid", "--processes", "2", stdin="\n".join(urls))
+    assert again.returncode == 0, again.stderr
+    assert len(a.requests) >= 2 and sorted(x["url"] for x in _lines(again.stdout)) == sorted(urls)
+    assert sum(1 for r in b.requests if r.path != "/robots.txt") == 3  # host B's pages not fetched again
