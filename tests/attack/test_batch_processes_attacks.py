@@ -641,3 +641,29 @@ def test_a_worker_killed_while_writing_a_body_leaves_a_store_that_verifies_and_a
     assert again.returncode == 0, again.stderr
     assert len(a.requests) >= 2 and sorted(x["url"] for x in _lines(again.stdout)) == sorted(urls)
     assert sum(1 for r in b.requests if r.path != "/robots.txt") == 3  # host B's pages not fetched again
+
+
+# -- the address checks in workers ----------------------------------------------------------------
+@pytest.mark.parametrize("setting", ["allowlist", "no-loopback"])
+def test_the_address_and_allowlist_checks_decide_in_workers_as_in_one_process(site, tmp_path: Path,
+                                                                               setting: str) -> None:
+    """Redirects out of the allowlist, loopback without the operator's setting, an IPv4-mapped
+    loopback, userinfo, a non-HTTP scheme, a redirect to a mapped address: the same outcomes, codes
+    and reasons with 2 processes as with one, and nothing reaches a refused host."""
+    c = site({"/robots.txt": Reply(404, b""), "/0": page(0)}, host="127.0.0.3")
+    b = site({"/robots.txt": Reply(404, b""),
+              "/out": Reply(302, b"", headers=(("Location", c.url("/0")),)),
+              "/mapped": Reply(302, b"", headers=(("Location", f"http://[::ffff:127.0.0.3]:{c.port}/0"),)),
+              "/0": page(1)}, host="127.0.0.2")
+    urls = [b.url("/out"), b.url("/mapped"), b.url("/0"), c.url("/0"), f"http://[::ffff:127.0.0.2]:{b.port}/0",
+            f"http://u:p@127.0.0.2:{b.port}/0", "file:///etc/passwd", f"http://localhost:{c.port}/0"]
+    env = {"G6_ALLOWLIST": "127.0.0.2"} if setting == "allowlist" else {"G6_ALLOW_LOOPBACK": "0"}
+    shapes = []
+    for procs in ("1", "2"):
+        home = tmp_path / procs
+        p = _cli(home, "--json", "--run", "s", "--processes", procs, stdin="\n".join(urls), env=env)
+        assert "Traceback" not in p.stderr
+        assert len(_lines(p.stdout)) == len(urls), p.stderr
+        shapes.append(_shape(p, home)[:2])
+    assert shapes[0] == shapes[1]
+    assert c.requests == []
