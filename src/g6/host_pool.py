@@ -109,10 +109,15 @@ def _portable(res: Any) -> Any:
 
 
 def _child(items: list[T], host: Callable[[T], str], work: Callable[[T], R], workers: int, send: Connection,
-           stop: Any, setup: Callable[[], None] | None) -> None:
+           stop: Any, setup: Callable[[], None] | None, parents: tuple[Connection, ...] = ()) -> None:
     # Ctrl-C reaches the whole process group: the parent handles it and closes the pipe, which
     # ends this child at its next result; the child itself never prints a traceback for it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the parent's read ends (this child's own pipe's, and its elder siblings') came with the fork:
+    # held here, they would keep a pipe open after the parent closed it or died, so a send on a full
+    # pipe would block for ever instead of failing
+    for conn in parents:
+        conn.close()
     code = 0
     try:
         if setup is not None:
@@ -155,7 +160,8 @@ def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Calla
             if not part:
                 continue
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(part, host, work, each, send, stop, setup), daemon=True)
+            parents = (recv, *(c for _, c, _ in children))
+            proc = ctx.Process(target=_child, args=(part, host, work, each, send, stop, setup, parents), daemon=True)
             proc.start()
             send.close()
             children.append((proc, recv, part))

@@ -701,10 +701,7 @@ def test_a_worker_dying_inside_the_shared_pacer_does_not_hang_the_others() -> No
 
 
 # -- the parent killed while one worker is held: does the other go on fetching? ----------------------
-@pytest.mark.xfail(strict=True, reason="finding 6: a worker holds its own pipe's read end (inherited at the fork; "
-                   "later-forked siblings hold it too), so after a kill -9 of the parent its writes never fail: it "
-                   "goes on fetching every URL of its hosts (requests and kept bodies no receipt will cover), then "
-                   "blocks for ever on the full pipe, an orphan process that never ends")
+# finding 6, fixed on branch attack3 (host_pool._child closes the inherited read ends): a regression test
 def test_after_the_parent_is_killed_its_workers_stop_and_end(site, tmp_path: Path) -> None:
     first = threading.Event()
 
@@ -737,10 +734,7 @@ def test_after_the_parent_is_killed_its_workers_stop_and_end(site, tmp_path: Pat
     assert after <= 2, f"{after} requests to host A after the parent died"
 
 
-@pytest.mark.xfail(strict=True, reason="finding 6: Ctrl-C when a worker is blocked sending on a full pipe (the parent "
-                   "was slow, here blocked on its own stdout) hangs for ever: the parent closes its read end and "
-                   "joins, but the worker holds its own pipe's read end (inherited at the fork), so its write never "
-                   "fails")
+# finding 6, fixed on branch attack3 (host_pool._child closes the inherited read ends): a regression test
 def test_ctrl_c_while_a_worker_waits_on_a_full_pipe_ends_the_batch(site, tmp_path: Path) -> None:
     s = site({"/robots.txt": Reply(404, b""), "*": page(0)})
     b = site({"/robots.txt": Reply(404, b""), "/0": page(1)}, host="127.0.0.2")
