@@ -769,3 +769,64 @@ def test_ctrl_c_while_a_worker_waits_on_a_full_pipe_ends_the_batch(site, tmp_pat
         for w in _wait_gone(workers, 5):
             os.kill(w, signal.SIGKILL)
     assert code is not None, "the batch still running 60 s after Ctrl-C"
+
+
+# -- a host's pause slept while holding a shared gate slot ---------------------------------------------
+def _pause_in_a_shared_slot(site, tmp_path: Path, b_host: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    """Worker 1: host A (127.0.0.6) twice, so its second request sleeps the host pause, holding A's
+    gate slot (the sleep is injected: it lasts until host B's result is reported). Worker 2: host C,
+    answered only once A is in that pause, then host B. Returns B's result."""
+    sleeping, b_done = tmp_path / "a-sleeping", tmp_path / "b-done"
+
+    def c_page(req: SeenRequest) -> Reply:
+        end = time.monotonic() + 30  # bounded
+        while not sleeping.exists() and time.monotonic() < end:
+            time.sleep(0.05)
+        return page(0)
+
+    a = site({"/0": page(1), "/1": page(2)}, host="127.0.0.6")
+    c = site({"/0": c_page}, host="127.0.0.2")
+    b = site({"/0": page(3)}, host=b_host)
+    urls = [a.url("/0"), a.url("/1"), c.url("/0"), b.url("/0")]
+    p = _script(f"""
+        import json, time
+        from pathlib import Path
+        from g6.adapters import CheckedClient, FetchPolicy
+        from g6.adapters.pacing import HostPacer
+        from g6.batch_fetch import batch_fetch
+        from g6.home import EvidenceHome
+        sleeping, b_done = Path({str(sleeping)!r}), Path({str(b_done)!r})
+        def sleep(s):  # the host pause: lasts until B's result is out (bounded)
+            sleeping.touch()
+            end = time.monotonic() + 30
+            while not b_done.exists() and time.monotonic() < end:
+                time.sleep(0.05)
+        home = EvidenceHome({str(tmp_path / "h")!r})
+        home.keys.init()
+        pol = FetchPolicy(allow_loopback=True, host_pause=5.0, total_timeout=5.0, respect_robots=False)
+        out = {{}}
+        def on_result(r, done, total):
+            out[r.url] = r.to_json()
+            if r.url == {b.url("/0")!r}:
+                b_done.touch()
+        with home, CheckedClient(pol, pacer=HostPacer(sleep=sleep)) as client:
+            batch_fetch(home, client, {urls!r}, processes=2, concurrency=2, on_result=on_result)
+        print(json.dumps(out[{b.url("/0")!r}]))
+    """)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert sleeping.exists()
+    return json.loads(p.stdout.splitlines()[-1])
+
+
+def test_a_host_pause_in_another_slot_does_not_hold_a_host_up(site, tmp_path: Path) -> None:
+    assert _slot("127.0.0.3") != _slot("127.0.0.6")
+    assert _pause_in_a_shared_slot(site, tmp_path, "127.0.0.3")["outcome"] == "ok"
+
+
+@pytest.mark.xfail(strict=True, reason="finding 7: a host's pause is slept while holding its shared gate slot, so an "
+                   "unrelated host in the same slot (another worker's) waits through it, and with no fairness can "
+                   "be starved past its total_timeout: receipted 'unreachable total_timeout host_busy' though it "
+                   "was never asked (e.g. G6_HOST_PAUSE=1 G6_TIMEOUT=3, 12 URLs on 127.0.0.6, 3 on 127.0.0.129)")
+def test_a_host_pause_in_the_same_gate_slot_does_not_make_another_host_unreachable(site, tmp_path: Path) -> None:
+    assert _slot("127.0.0.129") == _slot("127.0.0.6")
+    assert _pause_in_a_shared_slot(site, tmp_path, "127.0.0.129")["outcome"] == "ok"
