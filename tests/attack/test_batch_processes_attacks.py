@@ -1,7 +1,18 @@
 """Attacks on ``g6 fetch --input`` on several forked worker processes (branch attack3), from outside:
 loopback servers in this process, the CLI (or a small script) in a child Python with no other thread,
 as a user's would be. Findings are strict xfails ("finding N"); the attacks that held stay as
-regression tests. See the attack report.
+regression tests. See the attack report. Findings:
+
+1. a worker killed while holding a shared gate slot leaves it locked: another host in the slot is
+   receipted ``unreachable`` (``host_busy``) without being asked;
+2. a configured secret in a listed URL reaches stdout, stderr and the run file (both modes);
+3. ``--concurrency`` is exceeded once split among processes (ceil, at least one per worker);
+4. a second Ctrl-C does not end a batch whose workers are in a slow request;
+5. a worker dying inside the shared pacer's lock hangs every other worker for ever;
+6. (fixed here, in ``host_pool._child``) a worker held its own pipe's read end: an orphan fetching on
+   and then blocked for ever after a kill -9 of the parent, and Ctrl-C hanging on a full pipe;
+7. a host's pause is slept holding its shared gate slot: another host in the slot is starved into
+   ``unreachable`` (``host_busy``).
 
 Hosts chosen to share a slot of the shared gate (``zlib.crc32(host) % 256``): 127.0.0.6 and
 127.0.0.129; 127.0.0.1 and 127.0.0.78."""
