@@ -139,6 +139,14 @@ def _read_entry(path: str | Path) -> bytes:
         os.close(fd)
 
 
+def _is_regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file (``Path.is_file`` without its stat of a FIFO's target kind)."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
 def _read_fd(fd: int, size: int) -> bytes:
     data = os.read(fd, size + 1)
     if len(data) == size:
@@ -881,12 +889,16 @@ class BlobStore(VerifiedReads):
         index = judge_index(((f"sha256:{p.name}", self._read_entry(p)) for p in self._index_entries()), blobs,
                             lambda b3hex: self._stored_path(b3hex) is not None)
         dangling = index.dangling
+        strays = [BlobCheck(p, False, "not a blob: a file where the store keeps only folders") for p in self._strays()]
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
                 if self._stored_path(m.name.removesuffix(".json")) is None:
+                    if not _is_regular(m):  # never written by a put: not the leftover of one
+                        strays.append(BlobCheck(f"meta/{a.name}/{m.name}", False, "not a regular file where a "
+                                                                                    "meta belongs"))
+                        continue
                     dangling.append(f"blake3:{m.name.removesuffix('.json')} (meta)")
-        strays = [BlobCheck(p, False, "not a blob: a file where the store keeps only folders") for p in self._strays()]
         return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad + strays), index.checked, tuple(dangling))
 
     @staticmethod
@@ -954,8 +966,8 @@ class BlobStore(VerifiedReads):
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
-                if self._stored_path(m.name.removesuffix(".json")) is None:
-                    orphans.append(m)
+                if self._stored_path(m.name.removesuffix(".json")) is None and _is_regular(m):
+                    orphans.append(m)  # (anything else there is for `verify` to report, not for gc to remove)
         for p in self._index_entries():
             try:
                 target = Digest.parse(_read_entry(p).decode().strip()).hex

@@ -344,3 +344,19 @@ def test_a_blob_without_its_sha256_index_entry_fails_verify(pair_home: EvidenceH
     assert [(c.digest, c.detail) for c in report.bad] == [
         (a.blake3, f"it has no sha256 index entry: {a.sha256} finds no blob")]
     assert report.index_checked == 1 and s.check(b.blake3).ok
+
+
+def test_something_under_blake3_that_is_no_blob_fails_verify(pair_home: EvidenceHome) -> None:
+    """On S3 a key under blake3/ that is not a blake3 name was passed over (`verify` said ok); on the folder
+    store a file at blake3/ab/cd crashed it. Both name it now, and the blob beside it still checks."""
+    s = pair_home.store
+    ref = s.put(b"first body")
+    if isinstance(s, BlobStore):
+        (s.root / "blake3" / "ab").mkdir(exist_ok=True)
+        (s.root / "blake3" / "ab" / "cd").write_bytes(b"first body")
+        where = "blake3/ab/cd"
+    else:
+        s.s3.put_object(Bucket=s.bucket, Key=s._key("blake3", "not-a-digest"), Body=b"first body")
+        where = "not-a-digest"
+    report = s.verify()
+    assert [c.digest for c in report.bad] == [where] and report.checked == 1 and s.check(ref.blake3).ok

@@ -4,6 +4,7 @@ each is now a failed verdict, while the reads keep serving only bytes that hash 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,18 @@ def test_the_report_names_every_kind_in_json(store: BlobStore) -> None:
                                                                    "G6_BLOB_URL": store.root.as_uri()})
     out = json.loads(r.stdout)
     assert r.exit_code == 1 and not out["ok"] and [b["digest"] for b in out["bad"]] == [ref.blake3]
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_folder_or_fifo_at_the_meta_path_of_no_blob_fails_verify_and_gc_leaves_it(store: BlobStore,
+                                                                                   kind: str) -> None:
+    """`blob gc` crashed (IsADirectoryError) sweeping a folder planted where the meta of an unfinished put
+    would be, and `verify` listed it as the harmless leftover of a put; a put never makes one."""
+    ref = store.put(SMALL)
+    meta = store.root / "meta" / "ab" / ("ab" * 32 + ".json")
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    meta.mkdir() if kind == "folder" else os.mkfifo(meta)
+    assert bad(store) == {f"meta/ab/{meta.name}": "not a regular file where a meta belongs"}
+    assert store.verify().dangling == ()
+    report = store.gc([ref.blake3], grace_seconds=0)
+    assert report.index_entries_removed == 0 and os.path.lexists(meta) and store.has(ref.sha256)
