@@ -139,14 +139,6 @@ def _read_entry(path: str | Path) -> bytes:
         os.close(fd)
 
 
-def _is_regular(path: Path) -> bool:
-    """Whether ``path`` is a regular file (``Path.is_file`` without its stat of a FIFO's target kind)."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
-
-
 def _read_fd(fd: int, size: int) -> bytes:
     data = os.read(fd, size + 1)
     if len(data) == size:
@@ -894,7 +886,7 @@ class BlobStore(VerifiedReads):
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
                 if self._stored_path(m.name.removesuffix(".json")) is None:
-                    if not _is_regular(m):  # never written by a put: not the leftover of one
+                    if not m.is_file():  # a folder, a FIFO: never written by a put: not the leftover of one
                         strays.append(BlobCheck(f"meta/{a.name}/{m.name}", False, "not a regular file where a "
                                                                                     "meta belongs"))
                         continue
@@ -966,7 +958,7 @@ class BlobStore(VerifiedReads):
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
-                if self._stored_path(m.name.removesuffix(".json")) is None and _is_regular(m):
+                if self._stored_path(m.name.removesuffix(".json")) is None and m.is_file():
                     orphans.append(m)  # (anything else there is for `verify` to report, not for gc to remove)
         for p in self._index_entries():
             try:
