@@ -772,14 +772,28 @@ class BlobStore(VerifiedReads):
             return
         for a in sorted(base.iterdir()):
             if not a.is_dir():
-                continue
+                continue  # not a blob: `verify` reports it (``_strays``)
             for b in sorted(a.iterdir()):
+                if not b.is_dir():
+                    continue
                 last = None
                 for f in sorted(b.iterdir()):
                     name = f.name.removesuffix(compression_mod.SUFFIX)
                     if name != last:  # a blob written both raw and compressed (by two writers) is one blob
                         yield f"blake3:{name}"
                     last = name
+
+    def _strays(self) -> Iterator[str]:
+        """What sits in the blob tree where the store keeps only folders (``blake3/ab/`` and ``blake3/ab/cd/``):
+        never a blob, never read, so `verify` names it rather than pass over it."""
+        base = self.root / "blake3"
+        for a in sorted(base.iterdir()) if base.is_dir() else ():
+            if not a.is_dir():
+                yield f"blake3/{a.name}"
+                continue
+            for b in sorted(a.iterdir()):
+                if not b.is_dir():
+                    yield f"blake3/{a.name}/{b.name}"
 
     # -- checking ----------------------------------------------------------------------------
     @staticmethod
@@ -823,11 +837,23 @@ class BlobStore(VerifiedReads):
             return BlobCheck(name, False, f"content hashes to {actual.blake3}"), actual
         if isinstance(digest, str) and digest.startswith("sha256:") and actual.sha256 != str(Digest.parse(digest)):
             return BlobCheck(name, False, f"the sha256 index points at a blob whose sha256 is {actual.sha256}"), actual
+        if not found[1] and (twin := path.with_name(path.name + compression_mod.SUFFIX)).is_file():
+            # kept both raw and compressed (two writers, one with compression off): reads serve the raw
+            # file, but the other copy is stored evidence too and must hold the same bytes
+            try:
+                other = self._hash_file(twin, actual.size)
+            except StoreError as e:
+                return BlobCheck(name, False, f"the compressed copy beside the raw file: {e}"), actual
+            if other != actual:
+                return BlobCheck(name, False, f"the compressed copy beside the raw file holds other bytes "
+                                              f"({other.blake3}, {other.size} bytes)"), actual
         try:
             meta = self._load_meta(b3hex)
         except BlobCorrupt as e:
             return BlobCheck(name, False, str(e)), actual
-        if meta is not None and meta is not _DAMAGED and (
+        if meta is _DAMAGED:  # the meta is written whole (temp file, fsync, rename): damage, not a crash
+            return BlobCheck(name, False, f"meta is not JSON (or is past {META_MAX} bytes)"), actual
+        if meta is not None and (
                 not isinstance(meta, dict) or meta.get("blake3") != actual.blake3 or
                 meta.get("sha256") != actual.sha256 or meta.get("size") != actual.size):
             return BlobCheck(name, False, "meta disagrees with content"), actual
@@ -855,12 +881,17 @@ class BlobStore(VerifiedReads):
         index = judge_index(((f"sha256:{p.name}", self._read_entry(p)) for p in self._index_entries()), blobs,
                             lambda b3hex: self._stored_path(b3hex) is not None)
         dangling = index.dangling
+        strays = [BlobCheck(p, False, "not a blob: a file where the store keeps only folders") for p in self._strays()]
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
                 if self._stored_path(m.name.removesuffix(".json")) is None:
+                    if not m.is_file():  # a folder, a FIFO: never written by a put: not the leftover of one
+                        strays.append(BlobCheck(f"meta/{a.name}/{m.name}", False, "not a regular file where a "
+                                                                                    "meta belongs"))
+                        continue
                     dangling.append(f"blake3:{m.name.removesuffix('.json')} (meta)")
-        return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad), index.checked, tuple(dangling))
+        return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad + strays), index.checked, tuple(dangling))
 
     @staticmethod
     def _read_entry(path: Path) -> bytes | None:
@@ -927,8 +958,8 @@ class BlobStore(VerifiedReads):
         meta_base = self.root / "meta"
         for a in sorted(meta_base.iterdir()) if meta_base.is_dir() else ():
             for m in sorted(a.iterdir()) if a.is_dir() else ():
-                if self._stored_path(m.name.removesuffix(".json")) is None:
-                    orphans.append(m)
+                if self._stored_path(m.name.removesuffix(".json")) is None and m.is_file():
+                    orphans.append(m)  # (anything else there is for `verify` to report, not for gc to remove)
         for p in self._index_entries():
             try:
                 target = Digest.parse(_read_entry(p).decode().strip()).hex

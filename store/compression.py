@@ -177,11 +177,19 @@ def require_one_frame(total: int, pread: Callable[[int, int], bytes], name: str)
     if end > total:
         raise BlobCorrupt(f"blob {name}: its zstd frame is cut short ({total} of its {end} bytes are stored)")
     if end + len(STREAM_TRAILER) == total and pread(end, len(STREAM_TRAILER)) == STREAM_TRAILER and \
-            zstandard.frame_content_size(pread(0, _MAX_HEADER)) == -1:  # no declared size
+            not _declares_size(pread(0, _MAX_HEADER)):
         return
     if end < total:
         raise BlobCorrupt(f"blob {name}: {total - end} bytes follow its zstd frame (another frame, a skippable "
                           "frame or garbage); the store writes one frame and nothing after it")
+
+
+def _declares_size(header: bytes) -> bool:
+    """Whether a frame header (already found valid by ``one_frame_length``) declares the content size."""
+    try:
+        return zstandard.frame_content_size(header) != -1
+    except zstandard.ZstdError:
+        return True  # not the streamed shape, whatever it is
 
 
 def _pread_bytes(data: bytes) -> Callable[[int, int], bytes]:

@@ -61,6 +61,11 @@ _MISSING = {"404", "NoSuchKey", "NotFound"}
 _EXISTS = {"412", "PreconditionFailed"}
 
 
+def _blob_name(name: str) -> bool:
+    """Whether a key's name under ``blake3/`` is one a put writes (anything else is listed by ``verify``)."""
+    return len(name) == 64 and "/" not in name
+
+
 def _code(e: Any) -> str:
     return str(getattr(e, "response", {}).get("Error", {}).get("Code", ""))
 
@@ -394,7 +399,7 @@ class S3BlobStore(VerifiedReads):
         start = len(self._key("blake3", ""))
         for obj in self._list("blake3"):
             name = obj["Key"][start:]
-            if len(name) == 64 and "/" not in name:
+            if _blob_name(name):
                 yield f"blake3:{name}"
 
     # -- checking ------------------------------------------------------------------------------
@@ -436,7 +441,11 @@ class S3BlobStore(VerifiedReads):
         ``check_every_blob`` and ``judge_index``; only listing and reading differ)."""
         blobs = check_every_blob(self, progress)
         index = judge_index(self._index_entries(), blobs, blobs.listed.__contains__)
-        return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad), index.checked, tuple(index.dangling))
+        start = len(self._key("blake3", ""))
+        strays = [BlobCheck(obj["Key"][start:], False, "not a blob: a key under blake3/ that is no blake3 name")
+                  for obj in self._list("blake3") if not _blob_name(obj["Key"][start:])]
+        return StoreVerifyReport(blobs.checked, tuple(blobs.bad + index.bad + strays), index.checked,
+                                 tuple(index.dangling))
 
     def _index_entries(self) -> Iterator[tuple[str, bytes]]:
         """Every sha256 index object as (``sha256:<hex>``, its first ``INDEX_MAX`` bytes: an entry is 71, a huge

@@ -85,12 +85,18 @@ def judge_index(entries: Iterable[tuple[str, bytes | None]], blobs: BlobPass,
                 is_stored: Callable[[str], bool]) -> IndexPass:
     """Judge every sha256 index entry, given as (``sha256:<hex>``, its bytes, or None when it could not be
     read): bad unless it holds a blake3 digest; dangling (a put that never finished, not evidence of
-    anything) when no blob is stored under that digest (``is_stored(blake3 hex)``); bad when the blob it
-    names has another sha256. An entry naming a blob that failed its own check is that blob's failure,
-    reported once."""
+    anything) when no blob is stored under that digest (``is_stored(blake3 hex)``), unless a stored blob
+    has the entry's sha256 (then the entry was turned away from it: bad); bad when the blob it names has
+    another sha256. An entry naming a blob that failed its own check is that blob's failure,
+    reported once. Last, a whole blob with no entry under its sha256 at all is bad: reads by its sha256
+    cannot find it (an entry there that is bad is already reported under that sha256).
+    """
     out = IndexPass()
+    seen: set[str] = set()
+    whole_shas = set(blobs.sha_of.values())
     for name, body in entries:
         out.checked += 1
+        seen.add(name)
         try:
             if body is None:
                 raise BadDigest("unreadable")
@@ -102,9 +108,14 @@ def judge_index(entries: Iterable[tuple[str, bytes | None]], blobs: BlobPass,
             continue
         sha = blobs.sha_of.get(target.hex)
         if sha is None:
-            if not is_stored(target.hex):
+            if name in whole_shas:  # a stored blob has this sha256: not an unfinished put, a redirection
+                out.bad.append(BlobCheck(name, False, f"index entry points at {target}, not at the stored blob "
+                                                      "whose sha256 this is"))
+            elif not is_stored(target.hex):
                 out.dangling.append(name)
             continue  # a blob that failed its own check above
         if sha != name:
             out.bad.append(BlobCheck(name, False, f"index entry points at {target}, whose sha256 is {sha}"))
+    out.bad.extend(BlobCheck(f"blake3:{b3hex}", False, f"it has no sha256 index entry: {sha} finds no blob")
+                   for b3hex, sha in sorted(blobs.sha_of.items()) if sha not in seen)
     return out

@@ -245,9 +245,14 @@ def test_store_verify_checks_every_sha256_index_entry(pair_home: EvidenceHome) -
     assert not report.ok and report.index_checked == 2
     assert [(c.digest, c.detail) for c in report.bad] == [
         (a.sha256, f"index entry points at {b.blake3}, whose sha256 is {b.sha256}")]
-    point_index(pair_home, a.sha256, "blake3:" + "0" * 64)  # a put that never finished: dangling, not bad
+    point_index(pair_home, a.sha256, "blake3:" + "0" * 64)  # turned away from a stored blob to no blob: bad
     report = s.verify()
-    assert report.ok and report.dangling == (a.sha256,)
+    assert not report.ok and report.dangling == () and [c.digest for c in report.bad] == [a.sha256]
+    point_index(pair_home, a.sha256, a.blake3)
+    c = s.put(b"third body")  # a put that never finished: an entry naming no blob, for a sha256 no blob has
+    replace_blob(pair_home, c.blake3, None)
+    report = s.verify()
+    assert report.ok and report.dangling[0] == c.sha256  # (the folder store lists c's meta as dangling too)
 
 
 def test_read_as_serves_only_the_receipts_bytes_on_both_stores(pair_home: EvidenceHome) -> None:
@@ -321,3 +326,37 @@ def test_every_index_verdict_is_the_same_on_both_stores(pair_home: EvidenceHome,
     replace_blob(pair_home, b.blake3, b"second bodY")
     report = s.verify()
     assert [c.digest for c in report.bad] == [b.blake3] and report.index_checked == 2 and report.dangling == ()
+
+
+def test_a_blob_without_its_sha256_index_entry_fails_verify(pair_home: EvidenceHome) -> None:
+    """A whole blob whose sha256 entry was removed cannot be read by its sha256 (`blob cat sha256:…` says no
+    blob), yet `verify` said ok on both stores."""
+    s = pair_home.store
+    a, b = s.put(b"first body"), s.put(b"second body")
+    hexd = a.sha256.split(":", 1)[1]
+    if isinstance(s, BlobStore):
+        s._sha_path(hexd).unlink()
+    else:
+        s.s3.delete_object(Bucket=s.bucket, Key=s._key("sha256", hexd))
+    with pytest.raises(BlobNotFound):
+        s.read_checked(a.sha256)
+    report = s.verify()
+    assert [(c.digest, c.detail) for c in report.bad] == [
+        (a.blake3, f"it has no sha256 index entry: {a.sha256} finds no blob")]
+    assert report.index_checked == 1 and s.check(b.blake3).ok
+
+
+def test_something_under_blake3_that_is_no_blob_fails_verify(pair_home: EvidenceHome) -> None:
+    """On S3 a key under blake3/ that is not a blake3 name was passed over (`verify` said ok); on the folder
+    store a file at blake3/ab/cd crashed it. Both name it now, and the blob beside it still checks."""
+    s = pair_home.store
+    ref = s.put(b"first body")
+    if isinstance(s, BlobStore):
+        (s.root / "blake3" / "ab").mkdir(exist_ok=True)
+        (s.root / "blake3" / "ab" / "cd").write_bytes(b"first body")
+        where = "blake3/ab/cd"
+    else:
+        s.s3.put_object(Bucket=s.bucket, Key=s._key("blake3", "not-a-digest"), Body=b"first body")
+        where = "not-a-digest"
+    report = s.verify()
+    assert [c.digest for c in report.bad] == [where] and report.checked == 1 and s.check(ref.blake3).ok

@@ -31,6 +31,7 @@ from g6.store import BlobStore
 from g6.store.blobs import BlobWriter
 from g6.store.compression import (
     STREAM_TRAILER,
+    decompress,
     one_frame_length,
     parse_setting,
     require_one_frame,
@@ -261,3 +262,16 @@ def test_the_frame_walk_ends_where_zstd_ends_the_frame(body: bytes, level: int, 
         require_one_frame(len(trailed), lambda o, n: trailed[o:o + n], "x")
     with pytest.raises(BlobCorrupt):
         require_one_frame(len(frame) + 1, lambda o, n: (frame + b"\0")[o:o + n], "x")
+
+
+@settings(max_examples=300, deadline=None)
+@given(tail=st.binary(max_size=64), magic=st.booleans(), size=st.integers(0, 4096))
+def test_any_bytes_in_a_zst_file_are_served_whole_or_refused_typed(tail: bytes, magic: bool, size: int) -> None:
+    """Whatever sits in a ``.zst`` file, the frame walk and the inflate end in ``BlobCorrupt`` (never another
+    error: an internal error, exit 70) or in exactly ``size`` bytes."""
+    data = (b"\x28\xb5\x2f\xfd" if magic else b"") + tail
+    try:
+        out = decompress(data, size, "x")
+    except BlobCorrupt:
+        return
+    assert len(out) == size
