@@ -5,13 +5,29 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench import backends, batch_fetch, compress, extract, fetch, hostile, ingest, ledger_append, recheck, scale, warc
 
-_SCRATCH = Path(__file__).resolve().parent / ".cache" / "tmp"
+
+def _disk_probe(n: int = 200) -> str:
+    """What a file costs where the benchmarks keep their homes (``TMPDIR``): create, write 2 KiB,
+    rename, as a blob put does three times. On a shared machine this moves from tens of µs to
+    several ms of kernel time, by folder and by minute; the figures below carry it."""
+    with tempfile.TemporaryDirectory() as d:
+        t, k = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        for i in range(n):
+            fd, name = tempfile.mkstemp(dir=d)
+            os.write(fd, b"x" * 2048)
+            os.close(fd)
+            os.replace(name, Path(d) / f"f{i}")
+        wall, kernel = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_stime - k
+    return (f"temporary files in {tempfile.gettempdir()}: create + write 2 KiB + rename "
+            f"{wall / n * 1e6:.0f} µs a file ({kernel / n * 1e6:.0f} µs of it in the kernel)")
 
 
 def main() -> int:
@@ -22,14 +38,9 @@ def main() -> int:
     ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck", "hostile",
                                                  "tree", "compress", "batch", "backends"])
     args = ap.parse_args()
-    if not os.environ.get("TMPDIR"):
-        # homes and stores go beside the repository, not in /tmp: a crowded /tmp can cost ms of kernel
-        # time per file created (measured 2-5 ms per blob put here, against 0.3 ms on the same disk
-        # beside the repository), which would measure that folder, not g6; TMPDIR=... chooses another
-        tempfile.tempdir = str(_SCRATCH)
-        _SCRATCH.mkdir(parents=True, exist_ok=True)
     print(f"# machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()},"
-          f" {platform.system()} {platform.release()}; temporary files in {tempfile.gettempdir()}")
+          f" {platform.system()} {platform.release()}")
+    print(f"# {_disk_probe()}")
     runs = {"ingest": ingest.run, "ledger": ledger_append.run, "fetch": fetch.run, "extract": extract.run,
             "warc": warc.run, "recheck": recheck.run, "hostile": hostile.run, "compress": compress.run,
             "batch": batch_fetch.run, "backends": backends.run}
