@@ -13,7 +13,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+K = TypeVar("K")
 
 
 class HostPacer:
@@ -37,6 +39,21 @@ class HostPacer:
         return max(delay, 0.0)
 
 
+class _LockTable(Generic[K]):
+    """A thread lock per key, made the first time the key is asked for."""
+
+    def __init__(self) -> None:
+        self._locks: dict[K, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def __call__(self, key: K) -> threading.Lock:
+        with self._guard:
+            lock = self._locks.get(key)
+            if lock is None:
+                lock = self._locks[key] = threading.Lock()
+            return lock
+
+
 class HostGate:
     """One request at a time per host, whoever asks: every thread that shares the client (the host
     pool's workers), every redirect hop. The host pool runs each host's own URLs on one worker, but a
@@ -44,15 +61,7 @@ class HostGate:
     that host at one request at a time. Keyed by the normalised host, as the pacer is."""
 
     def __init__(self) -> None:
-        self._locks: dict[str, threading.Lock] = {}
-        self._lock = threading.Lock()
-
-    def _for(self, host: str) -> threading.Lock:
-        with self._lock:
-            lock = self._locks.get(host)
-            if lock is None:
-                lock = self._locks[host] = threading.Lock()
-            return lock
+        self._for = _LockTable[str]()
 
     @contextmanager
     def hold(self, host: str, timeout: float) -> Iterator[bool]:
@@ -83,15 +92,7 @@ class _DyingSafeLocks:
         fd, path = tempfile.mkstemp(prefix="g6-host-locks-")
         os.unlink(path)
         self._fd = fd  # inherited by the forked workers; each process closes its own
-        self._threads: dict[int, threading.Lock] = {}
-        self._guard = threading.Lock()
-
-    def _thread_lock(self, k: int) -> threading.Lock:
-        with self._guard:
-            lock = self._threads.get(k)
-            if lock is None:
-                lock = self._threads[k] = threading.Lock()
-            return lock
+        self._thread_lock = _LockTable[int]()
 
     def acquire(self, k: int, timeout: float | None = None) -> bool:
         """Take lock ``k``; with ``timeout``, give up (False) once that many seconds passed."""
