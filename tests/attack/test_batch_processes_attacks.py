@@ -730,7 +730,9 @@ def test_after_the_parent_is_killed_its_workers_stop_and_end(site, tmp_path: Pat
         for w in _wait_gone(workers, 0):
             os.kill(w, signal.SIGKILL)
     assert left == [], f"workers {left} still running 60 s after the parent died ({after} requests made since)"
-    assert after <= 2, f"{after} requests to host A after the parent died"
+    # the worker's fetching thread may start a few more before its main thread's next send fails
+    # (more on a loaded machine); before the fix it went on through all 600
+    assert after <= 10, f"{after} requests to host A after the parent died"
 
 
 # finding 6, fixed on branch attack3 (host_pool._child closes the inherited read ends): a regression test
