@@ -69,6 +69,19 @@ def test_a_lying_meta_size_is_a_typed_refusal_on_the_read_path(tmp_path, size: i
     refused(r, f"convert with a meta size of {size}")
 
 
+def _peak_allocated_refusing(read, digest: str) -> int:  # type: ignore[no-untyped-def]
+    """Peak bytes allocated while ``read(digest)`` refuses the blob as corrupt. Allocations, not RSS:
+    the output buffer is a Python bytes object, so tracemalloc sees all of it whether or not the
+    kernel has its pages resident (RSS of a busy machine is not deterministic)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(BlobCorrupt):
+            read(digest)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_read_checked_memory_is_not_set_by_a_lying_meta(tmp_path) -> None:
     _, ref, _, path, meta = _home_with_text_blob(tmp_path)
     co = zstandard.ZstdCompressor(write_content_size=False).compressobj()
@@ -78,15 +91,7 @@ def test_read_checked_memory_is_not_set_by_a_lying_meta(tmp_path) -> None:
     m["size"] = 256 << 20
     meta.write_text(json.dumps(m))
     store = BlobStore(meta.parents[2], create=False, fsync=False)
-    # allocations, not RSS: the output buffer is a Python bytes object, so tracemalloc sees all of it
-    # whether or not the kernel has its pages resident (RSS of a busy machine is not deterministic)
-    tracemalloc.start()
-    try:
-        with pytest.raises(BlobCorrupt):
-            store.read_checked(ref.blake3)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = _peak_allocated_refusing(store.read_checked, ref.blake3)
     assert peak < 64 << 20, f"{peak >> 20} MiB allocated reading a 2 KiB blob"
 
 
@@ -122,13 +127,7 @@ def test_unverified_read_allocates_what_the_frame_holds_not_what_the_meta_claims
     m["size"] = big
     meta.write_text(json.dumps(m))
     store = BlobStore(meta.parents[2], create=False, fsync=False)
-    tracemalloc.start()
-    try:
-        with pytest.raises(BlobCorrupt):
-            store.read(ref.blake3)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = _peak_allocated_refusing(store.read, ref.blake3)
     assert peak < 8 << 20, f"{peak >> 20} MiB allocated reading a 2 KiB blob"
 
 

@@ -28,18 +28,12 @@ from g6.ledger import Ledger, Receipt, SigningKey, verify_parallel
 from g6.ledger import stored_tree as stt
 from g6.ledger.ledger import GENESIS, entry_hash
 from g6.ledger.receipts import cut_plain_signature, plain_signature_member, signed_message_fast
+from tests.ledger.test_verify_parallel import _json, _text  # receipt-like JSON, the same strategies
 
 KEY = SigningKey.generate()
 OTHER = SigningKey.generate()
 KEYS = {KEY.key_id: KEY.public}
 
-_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12) | st.sampled_from(
-    ["schema", "signature", '"signature"', "runx.receipt.v1", "sign\\u0061ture", "\u2028", "\x7f", "\U0001f600"])
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False) | _text,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
-    max_leaves=12)
 # what an edit puts into a stored text: JSON punctuation, escapes, the keys and members the cut looks at
 _SNIPPETS = ["", " ", "\n", '"', "\\", "\\u0061", ",", ":", "{", "}", "[", "]", "0", "1e999", "NaN", '"signature"',
              ',"signature":{"alg":"ed25519","key_id":"k","value":"AA=="}', '"schema":"runx.receipt.v1",',
