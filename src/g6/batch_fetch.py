@@ -233,11 +233,9 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                      decode=UrlResult.from_json, key=lambda r: r.url)
     done: dict[str, UrlResult] = state.load()  # keyed by the redacted URL: no secret reaches the run file
     secrets = tuple(getattr(client, "secrets", ()))
-
-    def shown(u: str) -> str:
-        """``u`` as the run file, the output and the receipt show it: redacted, configured secrets too."""
-        return redact_text(u, secrets)
-
+    # each URL as the run file, the output and the receipt show it: redacted, configured secrets too
+    shown_of = {u: redact_text(u, secrets) for u in urls}
+    shown = shown_of.__getitem__
     refetched: list[str] = []
     for u in urls:
         key = shown(u)

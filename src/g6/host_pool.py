@@ -39,15 +39,19 @@ def host_of(url: str) -> str:
         return ""  # an unparseable URL: its own group; the checked client rejects it with a typed outcome
 
 
+def _by_host(items: Iterable[T], host: Callable[[T], str]) -> list[list[T]]:
+    groups: dict[str, list[T]] = defaultdict(list)
+    for it in items:
+        groups[host(it)].append(it)
+    return list(groups.values())
+
+
 def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R],
              workers: int = 8) -> Iterator[tuple[T, R | BaseException, bool]]:
     """Yield ``(item, work(item) or the exception it raised, more_ready)`` in completion order;
     ``more_ready`` says another result is already waiting (a caller batching writes can wait)."""
-    by_host: dict[str, list[T]] = defaultdict(list)
-    n = 0
-    for it in items:
-        by_host[host(it)].append(it)
-        n += 1
+    groups = _by_host(items, host)
+    n = sum(len(g) for g in groups)
     results: queue.Queue[tuple[T, R | BaseException]] = queue.Queue()
     stop = threading.Event()  # set when the caller stops early (an error, Ctrl-C): no new item starts
 
@@ -61,7 +65,7 @@ def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R
                 results.put((it, e))
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for batch in by_host.values():
+        for batch in groups:
             pool.submit(run, batch)
         try:
             for _ in range(n):
@@ -75,13 +79,6 @@ def can_fork() -> bool:
     """Whether worker processes may be forked here: the platform forks and no other thread runs (a
     thread holding a lock at the fork would leave that lock held forever in the child)."""
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
-def _by_host(items: Iterable[T], host: Callable[[T], str]) -> list[list[T]]:
-    groups: dict[str, list[T]] = defaultdict(list)
-    for it in items:
-        groups[host(it)].append(it)
-    return list(groups.values())
 
 
 def _share_out(groups: list[list[T]], parts: int) -> list[list[T]]:
@@ -195,7 +192,7 @@ class _Collected:
     def __init__(self, children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
         self._children, self._stop = children, stop
         self._open = {recv: (proc, part) for proc, recv, part in children}
-        self._reported: dict[int, set[Any]] = {id(recv): set() for _, recv, _ in children}
+        self._reported: dict[Connection, set[Any]] = {recv: set() for _, recv, _ in children}
         self._ready: deque[tuple[Any, Any]] = deque()
 
     def __iter__(self) -> _Collected:
@@ -207,11 +204,11 @@ class _Collected:
         except (EOFError, OSError):  # the worker ended: what it did not report is lost
             proc, part = self._open.pop(conn)
             proc.join()
-            for lost in (it for it in part if it not in self._reported[id(conn)]):
+            for lost in (it for it in part if it not in self._reported[conn]):
                 self._ready.append((lost, WorkerLost(
                     f"the worker process fetching it ended (exit {proc.exitcode}) before it was done")))
             return
-        self._reported[id(conn)].add(it)
+        self._reported[conn].add(it)
         self._ready.append((it, res))
 
     def _drain(self, block: bool) -> None:
