@@ -4,6 +4,7 @@ same pages with the same concurrency, and the per-page cost split (HTTP, extract
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import resource
 import statistics
@@ -90,33 +91,41 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _ours(urls: list[str], processes: int) -> tuple[float, float]:
-    """(seconds, CPU seconds) of one batch into a fresh home."""
-    with tempfile.TemporaryDirectory() as d:
-        home = EvidenceHome(d, fsync=False)
-        home.keys.init()
-        with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
-            c, t = _cpu(), time.perf_counter()
-            report = batch_fetch(home, client, urls, concurrency=CONCURRENCY, processes=processes)
-            took, cpu = time.perf_counter() - t, _cpu() - c
-        assert report.ok and len(home.ledger) == len(urls)
-        home.close()
+def _ours(urls: list[str], processes: int, d: str) -> tuple[float, float]:
+    """(seconds, CPU seconds) of one batch into a fresh home in the empty folder ``d``."""
+    home = EvidenceHome(d, fsync=False)
+    home.keys.init()
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
+        c, t = _cpu(), time.perf_counter()
+        report = batch_fetch(home, client, urls, concurrency=CONCURRENCY, processes=processes)
+        took, cpu = time.perf_counter() - t, _cpu() - c
+    assert report.ok and len(home.ledger) == len(urls)
+    home.close()
     return took, cpu
 
 
 def run(quick: bool = False) -> None:
     hosts, pages, rounds = (2, 20, 1) if quick else (20, 100, 3)
-    with SiteFarm(hosts, pages) as farm:
+    # Every round's home is kept until all rounds are done. Removing one frees thousands of inodes at
+    # once, and an ext4 without a journal (as this VM's disk) then skips each of them, one by one, for
+    # 60-360 s whenever it allocates an inode: the next round's file creations would pay for the
+    # benchmark's own clean-up (measured: 3.4 against 0.45 ms of kernel time a page), which no home
+    # that only grows pays.
+    with SiteFarm(hosts, pages) as farm, contextlib.ExitStack() as homes:
         urls = [u for _, _, u in farm.urls()]
         n = len(urls)
+
+        def fresh() -> str:
+            return homes.enter_context(tempfile.TemporaryDirectory())
+
         # interleaved rounds (reference, ours on PROCESSES, ours on one process), so a change in the
         # machine's load falls on all three; best and median of the per-round ratios
         raw, multi, single = [], [], []
         for _ in range(rounds):
             c = _cpu()
             raw.append((_raw(urls), _cpu() - c))
-            multi.append(_ours(urls, PROCESSES))
-            single.append(_ours(urls, 1))
+            multi.append(_ours(urls, PROCESSES, fresh()))
+            single.append(_ours(urls, 1, fresh()))
         label = f"batch fetch {n:,} pages / {hosts} hosts, conc. {CONCURRENCY}"
         for name, runs in ((f"{PROCESSES} processes", multi), ("1 process", single)):
             best = min(range(rounds), key=lambda i: runs[i][0] / raw[i][0])
@@ -126,11 +135,11 @@ def run(quick: bool = False) -> None:
             ref_cpu = statistics.median(r[1] for r in raw) / n * 1e3
             print(f"{'':<44} per-round ratios {', '.join(f'{r:.2f}' for r in ratios)} (median "
                   f"{statistics.median(ratios):.2f}); CPU per page {cpu:.2f} ms vs reference {ref_cpu:.2f} ms")
-        with tempfile.TemporaryDirectory() as d:
-            home = EvidenceHome(d, fsync=False)
-            home.keys.init()
-            split = _split(urls[: min(n, 200)], home, Path(d) / "scratch")
-            home.close()
+        d = fresh()
+        home = EvidenceHome(d, fsync=False)
+        home.keys.init()
+        split = _split(urls[: min(n, 200)], home, Path(d) / "scratch")
+        home.close()
         total = sum(split.values())
         print(f"{'':<44} per page, one at a time: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in split.items())
               + f" (sum {total * 1e3:.2f} ms; the HTTP part includes streaming the body into the store)")
