@@ -114,7 +114,7 @@ def run(quick: bool = False) -> None:
     # Every round's home is kept until all rounds are done. Removing one frees thousands of inodes at
     # once, and an ext4 without a journal (as this VM's disk) then skips each of them, one by one, for
     # 60-360 s whenever it allocates an inode: the next round's file creations would pay for the
-    # benchmark's own clean-up (measured: 3.4 against 0.45 ms of kernel time a page), which no home
+    # benchmark's own clean-up (measured: 3.1 against 0.45-0.85 ms of kernel time a page), which no home
     # that only grows pays.
     with SiteFarm(hosts, pages) as farm, contextlib.ExitStack() as homes:
         urls = [u for _, _, u in farm.urls()]
