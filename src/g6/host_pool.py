@@ -46,18 +46,30 @@ def _by_host(items: Iterable[T], host: Callable[[T], str]) -> list[list[T]]:
     return list(groups.values())
 
 
+BACKLOG = 256  # results done or under way that the caller has not taken yet, at most
+
+
 def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R],
-             workers: int = 8) -> Iterator[tuple[T, R | BaseException, bool]]:
+             workers: int = 8, backlog: int = BACKLOG) -> Iterator[tuple[T, R | BaseException, bool]]:
     """Yield ``(item, work(item) or the exception it raised, more_ready)`` in completion order;
-    ``more_ready`` says another result is already waiting (a caller batching writes can wait)."""
+    ``more_ready`` says another result is already waiting (a caller batching writes can wait).
+
+    At most ``backlog`` items are under way or done and not yet taken: a caller that stops taking
+    (its output blocked, a worker process whose parent stops reading) stops the hosts too, instead
+    of them fetching the rest of the list into memory."""
     groups = _by_host(items, host)
     n = sum(len(g) for g in groups)
     results: queue.Queue[tuple[T, R | BaseException]] = queue.Queue()
     stop = threading.Event()  # set when the caller stops early (an error, Ctrl-C): no new item starts
+    room = threading.Semaphore(max(1, backlog))  # one per item started; given back as its result is taken
 
     def run(batch: list[T]) -> None:
         for it in batch:
             if stop.is_set():
+                return
+            room.acquire()
+            if stop.is_set():
+                room.release()  # passed on: the next host waiting for room wakes and ends too
                 return
             try:
                 results.put((it, work(it)))
@@ -70,9 +82,11 @@ def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R
         try:
             for _ in range(n):
                 it, res = results.get()
+                room.release()
                 yield it, res, not results.empty()
         finally:
             stop.set()
+            room.release()  # a host waiting for room wakes, sees the stop, and passes it on
 
 
 def can_fork() -> bool:

@@ -1,0 +1,101 @@
+"""The host pool's backlog: hosts stop when the caller stops taking results, and end when it stops early.
+
+No timing is asserted: each wait below is for a state the pool must reach (a thread blocked waiting for
+room, every thread ended), with a generous limit only so that a broken pool fails instead of hanging.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from g6.host_pool import per_host
+
+LIMIT = 60.0  # seconds: only a broken pool gets near it
+
+
+def _waiting_for_room(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is blocked in a semaphore's ``acquire`` (the pool's wait for room)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == "acquire" and frame.f_code.co_filename == threading.__file__:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _wait_for(cond, what: str) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + LIMIT
+    while not cond():
+        assert time.monotonic() < end, f"the pool never reached: {what}"
+        time.sleep(0.005)
+
+
+class _Work:
+    """Counts the items started, remembers the threads they ran on, flags the last item."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.started, self.threads = n, 0, set()
+        self.lock = threading.Lock()
+        self.reached_end = threading.Event()
+
+    def __call__(self, item: int) -> int:
+        with self.lock:
+            self.started += 1
+            self.threads.add(threading.current_thread())
+        if item == self.n - 1:
+            self.reached_end.set()
+        return item
+
+
+def test_hosts_stop_when_the_caller_stops_taking_results() -> None:
+    n, backlog = 1000, 5
+    work = _Work(n)
+    results = per_host(range(n), lambda i: "one-host", work, workers=1, backlog=backlog)
+    try:
+        first = next(results)
+        assert first[0] == 0
+        # the one host thread may start the taken item plus `backlog` more, then must wait for room
+        _wait_for(lambda: work.reached_end.is_set()
+                  or (work.started == 1 + backlog and any(_waiting_for_room(t) for t in work.threads)),
+                  "the host waiting for room after 1 + backlog items")
+        assert not work.reached_end.is_set(), "the host fetched the whole list while nobody took results"
+        assert work.started == 1 + backlog
+        # taking one more result lets exactly one more item start
+        next(results)
+        _wait_for(lambda: work.started == 2 + backlog and any(_waiting_for_room(t) for t in work.threads),
+                  "one more item after one more result was taken")
+        assert work.started == 2 + backlog
+    finally:
+        results.close()
+
+
+def test_a_caller_that_stops_early_ends_every_host_waiting_for_room() -> None:
+    # more hosts than threads, each thread waiting for room when the caller stops: close() must
+    # return (no thread left waiting for ever) and no further item starts
+    n_hosts, per, backlog = 12, 50, 3
+    items = [(h, i) for h in range(n_hosts) for i in range(per)]
+    work = _Work(len(items))
+    results = per_host(items, lambda it: f"host{it[0]}", work, workers=4, backlog=backlog)
+    next(results)
+    _wait_for(lambda: work.started == 1 + backlog
+              and sum(_waiting_for_room(t) for t in work.threads) >= 1, "hosts waiting for room")
+    done = threading.Event()
+
+    def close() -> None:
+        results.close()
+        done.set()
+
+    closer = threading.Thread(target=close, daemon=True)
+    closer.start()
+    closer.join(LIMIT)
+    assert done.is_set(), "close() hung: a host thread was left waiting for room"
+    assert work.started == 1 + backlog
+    assert not any(t.is_alive() for t in work.threads)
+
+
+def test_every_result_arrives_with_a_small_backlog() -> None:
+    items = [(h, i) for h in range(7) for i in range(40)]
+    got = sorted(it for it, _, _ in per_host(items, lambda it: str(it[0]), lambda it: it, workers=3, backlog=2))
+    assert got == sorted(items)
