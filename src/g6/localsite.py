@@ -7,6 +7,7 @@ It binds 127.0.0.1 (or another loopback address) on a free port, serves each pat
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import ssl
@@ -82,9 +83,16 @@ class LocalSite:
                 super().setup()
                 site._open.add(self.connection)
 
+            def handle(self) -> None:
+                # a client that hangs up before the reply is flushed (a refused or cut-off read) is
+                # not the server's error: no traceback on stderr
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    super().handle()
+
             def finish(self) -> None:
                 site._open.discard(self.connection)
-                super().finish()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    super().finish()  # flushes what is still buffered
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
                 pass
