@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.report import line
+from bench.report import line_by_rounds
 from bench.sites import SiteFarm
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.batch_fetch import batch_fetch
@@ -85,15 +85,11 @@ def _split(urls: list[str], home: EvidenceHome, scratch: Path) -> dict[str, floa
     return {k: v / len(urls) for k, v in parts.items()}
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and of its children that ended (the batch's worker processes)."""
+def _cpu() -> tuple[float, float]:
+    """(CPU seconds, the kernel's part of them) of this process and of its children that ended (the
+    batch's worker processes); file creation is most of the kernel's part where a file is dear."""
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _kernel() -> float:
-    """The part of ``_cpu`` spent in the kernel (file creation is most of it where a file is dear)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_stime + resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime, me.ru_stime + kids.ru_stime
 
 
 def _ours(urls: list[str], processes: int, d: str) -> tuple[float, float, float]:
@@ -101,9 +97,10 @@ def _ours(urls: list[str], processes: int, d: str) -> tuple[float, float, float]
     home = EvidenceHome(d, fsync=False)
     home.keys.init()
     with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
-        c, k, t = _cpu(), _kernel(), time.perf_counter()
+        (c, k), t = _cpu(), time.perf_counter()
         report = batch_fetch(home, client, urls, concurrency=CONCURRENCY, processes=processes)
-        took, cpu, kernel = time.perf_counter() - t, _cpu() - c, _kernel() - k
+        took, (cpu, kernel) = time.perf_counter() - t, _cpu()
+    cpu, kernel = cpu - c, kernel - k
     assert report.ok and len(home.ledger) == len(urls)
     home.close()
     return took, cpu, kernel
@@ -127,21 +124,18 @@ def run(quick: bool = False) -> None:
         # machine's load falls on all three; best and median of the per-round ratios
         raw, multi, single = [], [], []
         for _ in range(rounds):
-            c = _cpu()
-            raw.append((_raw(urls), _cpu() - c))
+            c = _cpu()[0]
+            raw.append((_raw(urls), _cpu()[0] - c))
             multi.append(_ours(urls, PROCESSES, fresh()))
             single.append(_ours(urls, 1, fresh()))
         label = f"batch fetch {n:,} pages / {hosts} hosts, conc. {CONCURRENCY}"
         for name, runs in ((f"{PROCESSES} processes", multi), ("1 process", single)):
-            best = min(range(rounds), key=lambda i: runs[i][0] / raw[i][0])
-            line(f"{label}, {name}", n / runs[best][0], n / raw[best][0], "pages/s")
-            ratios = [raw[i][0] / runs[i][0] for i in range(rounds)]  # in the order the rounds ran
             cpu = statistics.median(r[1] for r in runs) / n * 1e3
             kernel = statistics.median(r[2] for r in runs) / n * 1e3
             ref_cpu = statistics.median(r[1] for r in raw) / n * 1e3
-            print(f"{'':<44} ratios by round {', '.join(f'{r:.2f}' for r in ratios)} (median "
-                  f"{statistics.median(ratios):.2f}); CPU per page {cpu:.2f} ms ({kernel:.2f} ms of it in the "
-                  f"kernel) vs reference {ref_cpu:.2f} ms")
+            line_by_rounds(f"{label}, {name}", n, [r[0] for r in runs], [r[0] for r in raw], "pages/s",
+                           f"CPU per page {cpu:.2f} ms ({kernel:.2f} ms of it in the kernel) vs reference "
+                           f"{ref_cpu:.2f} ms")
         d = fresh()
         home = EvidenceHome(d, fsync=False)
         home.keys.init()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 
@@ -17,3 +18,14 @@ def best_time(fn: Callable[[], object], repeat: int = 3) -> float:
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def line_by_rounds(name: str, n: int, ours: list[float], ref: list[float], unit: str, extra: str = "") -> None:
+    """Interleaved rounds: ``ours[i]`` and ``ref[i]`` are the seconds each took for ``n`` units in round
+    ``i``. The best round's figures, then every round's ratio in the order they ran and their median
+    (and ``extra``, after a semicolon)."""
+    ratios = [r / o for o, r in zip(ours, ref, strict=True)]
+    best = max(range(len(ratios)), key=ratios.__getitem__)
+    line(name, n / ours[best], n / ref[best], unit)
+    print(f"{'':<44} ratios by round {', '.join(f'{r:.2f}' for r in ratios)} (median "
+          f"{statistics.median(ratios):.2f})" + (f"; {extra}" if extra else ""))
