@@ -29,7 +29,7 @@ import rfc8785
 from g6.adapters.jsonsafe import JSONParseError, as_int, parse_json_object
 from g6.adapters.outcomes import Outcome, es_code, es_status
 from g6.adapters.untrusted import flag_instructions
-from g6.errors import InputError
+from g6.errors import ElasticInputError
 from g6.ledger.receipts import Hop
 from g6.store import BlobRef, BlobStore
 
@@ -43,24 +43,6 @@ START_HINT = ("no Elasticsearch answers at {url}; start one on loopback, e.g. "
               "`pip install noida-db && noida-db start --only elasticsearch`, or set G6_ELASTIC_URL")
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 _BAD_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:]')
-
-
-class ElasticInputError(InputError):
-    """Refused before anything was sent. ``code`` is one of the stable G6_E_KNOWLEDGE_* codes."""
-
-    def __init__(self, code: str, message: str, **detail: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.detail = detail
-
-    @property
-    def reason(self) -> str:
-        """The documents' name for the message: what was refused and what would work."""
-        return str(self)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": "rejected", "code": self.code, "status": "blocked-escalated", "message": str(self),
-                "detail": self.detail}
 
 
 def check_index_name(index: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from g6.adapters.checked_client import CheckedClient, FetchResponse
 from g6.adapters.outcomes import Outcome, outcome_for_status
-from g6.errors import FetchInputError, UnknownSourceError
+from g6.errors import SearchInputError, UnknownSourceError
 from g6.ledger.receipts import utc_now
 from g6.store import BlobStore
 
@@ -22,10 +22,6 @@ from g6.store import BlobStore
 # OpenAlex page: +62 MiB). Past this a page is ``too_large``, keeping a search's peak RSS under the
 # same 128 MiB bound as a fetch. Real pages are far smaller (2,000 arXiv entries are ~4 MB).
 SEARCH_REPLY_CAP = 8 * 1024 * 1024
-
-
-class SearchInputError(FetchInputError):
-    """A search that cannot be sent as asked (unknown category, bad date…). Nothing was sent."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """A web page: fetched through the checked client, turned into untrusted documents.
 
-This module knows nothing of the ledger; ``g6.capture`` writes the receipt.
+This module knows nothing of the ledger; ``g6.fetch.capture`` writes the receipt.
 """
 
 from __future__ import annotations

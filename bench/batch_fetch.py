@@ -18,8 +18,8 @@ import httpx
 from bench.report import line_by_rounds
 from bench.sites import SiteFarm
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.batch_fetch import batch_fetch
-from g6.capture import page_outcome, receipt_from_response
+from g6.fetch.batch import batch_fetch
+from g6.fetch.capture import page_outcome, receipt_from_response
 from g6.home import EvidenceHome
 from g6.store import BlobStore
 

@@ -12,7 +12,7 @@ import httpx
 from bench.report import line
 from bench.sites import SiteFarm
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.capture import fetch
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 
 

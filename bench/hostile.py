@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.report import line
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.capture import fetch
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "reliability"))

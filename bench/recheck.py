@@ -12,11 +12,11 @@ import httpx
 from bench.report import line
 from bench.sites import SiteFarm, page_paragraphs
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.capture import fetch
+from g6.cite.manifest import Citation, Manifest
+from g6.cite.passages import passage_id, text_hash
+from g6.cite.recheck import recheck
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.manifest import Citation, Manifest
-from g6.passages import passage_id, text_hash
-from g6.recheck import recheck
 
 
 def run(quick: bool = False) -> None:

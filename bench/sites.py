@@ -21,7 +21,7 @@ def page_html(h: int, p: int) -> bytes:
 
 
 def _serve(hosts: int, pages: int, port_q: Any, stop: Any) -> None:
-    from g6.localsite import LocalSite, Reply
+    from g6.demo.site import LocalSite, Reply
 
     sites = []
     port = 0

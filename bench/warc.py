@@ -13,9 +13,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from bench.report import line
+from g6.export.warc import export_warc
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
-from g6.warc_export import export_warc
 
 
 def run(quick: bool = False) -> None:

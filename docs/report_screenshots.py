@@ -20,7 +20,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS.parent / "tests"))
@@ -51,7 +51,7 @@ def main() -> None:
        cwd=home)
 
     # 2. a re-check after the demo article was edited and its home page removed
-    files = resources.files("g6") / "demo_site"
+    files = resources.files("g6.demo") / "pages"
     article = (files / "article.html").read_bytes()
     edited = article.replace(b"a reader asks where a sentence", b"a grader asks where a claim")
     state = {"v": 1}

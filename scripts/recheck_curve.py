@@ -1,7 +1,7 @@
 """The similarity curve behind re-check's ``changed`` threshold (README, "Cite and re-check").
 
 For quotes of N words with one word edited, the similarity of the best-matching span
-(``g6.passages.align``) as the paragraph around the quote grows, next to the old measure (difflib
+(``g6.cite.passages.align``) as the paragraph around the quote grows, next to the old measure (difflib
 ratio against the whole paragraph); and the noise floor: the best span for a quote that is not on
 the page at all. Deterministic (seeded). Run: ``python scripts/recheck_curve.py``.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from difflib import SequenceMatcher
 
-from g6.passages import align, normalise
-from g6.recheck import CHANGED_THRESHOLD, MIN_WORD_OVERLAP
+from g6.cite.passages import align, normalise
+from g6.cite.recheck import CHANGED_THRESHOLD, MIN_WORD_OVERLAP
 
 WORDS = ("the council survey households energy supplier price change report district rural study year people "
          "market offer bill quarter rose fell share analysts weighted answers online tariff service green "

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy
+from g6.demo.site import LocalSite, Route
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Route
 from g6.schemas import load
 
 RECEIPT_SCHEMA = load("receipt.v1")

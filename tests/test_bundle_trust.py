@@ -21,13 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.bundle import MAX_INDEX, MAX_PARSED_BODY, SCHEMA, BundleError, PinnedKey, build_bundle, verify_bundle
-from g6.capture import fetch
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest, save_manifest
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 from g6.ledger.note import verifier_key
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Manifest, save_manifest
+from g6.prove.bundle import MAX_INDEX, MAX_PARSED_BODY, SCHEMA, BundleError, PinnedKey, build_bundle, verify_bundle
 
 Site = Callable[..., LocalSite]
 TEXT = "The cited sentence stays in the stored bytes, and the bundle proves it offline."
@@ -439,7 +439,7 @@ def test_zip_bombs_are_verdicts_under_128_mib(made: dict[str, Any], bz2_bomb: by
     # ru_maxrss across vfork+exec; a grandchild of a small process reports only its own.
     script = textwrap.dedent("""
         import json, resource, sys
-        from g6.bundle import verify_bundle
+        from g6.prove.bundle import verify_bundle
         from g6.ledger import VerifyKey
         out = verify_bundle(sys.argv[2], (VerifyKey.from_text(sys.argv[1]),)).to_json()
         out["peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -469,8 +469,8 @@ def test_zip_bombs_are_verdicts_under_128_mib(made: dict[str, Any], bz2_bomb: by
 def test_a_search_citation_shows_the_verified_paper(made: dict[str, Any], site: Site) -> None:
     from g6.adapters.arxiv import ArxivSource
     from g6.adapters.search import SearchRequest
-    from g6.capture import search
-    from g6.citing import cite_paper
+    from g6.cite.cite import cite_paper
+    from g6.fetch.capture import search
 
     home: EvidenceHome = made["home"]
     fix = Path(__file__).resolve().parent.parent / "fixtures" / "http" / "arxiv" / "id_list_1605.08386_status200.xml"
@@ -501,11 +501,11 @@ def test_a_search_citation_shows_the_verified_paper(made: dict[str, Any], site: 
 
 
 def test_many_citations_of_one_body_parse_it_once(made: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    import g6.bundle
+    import g6.prove.bundle
 
     calls = []
-    real = g6.bundle.cited_text
-    monkeypatch.setattr(g6.bundle, "cited_text", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = g6.prove.bundle.cited_text
+    monkeypatch.setattr(g6.prove.bundle, "cited_text", lambda *a, **k: calls.append(1) or real(*a, **k))
 
     def many(files: dict[str, bytes]) -> None:
         d = json.loads(files["manifest.json"])

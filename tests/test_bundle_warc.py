@@ -15,15 +15,15 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.bundle import build_bundle, verify_bundle
-from g6.capture import fetch
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest, save_manifest
+from g6.cite.recheck import recheck
+from g6.demo.site import LocalSite, Reply
+from g6.export.warc import export_warc
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 from g6.ledger import SigningKey
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Manifest, save_manifest
-from g6.recheck import recheck
-from g6.warc_export import export_warc
+from g6.prove.bundle import build_bundle, verify_bundle
 
 Site = Callable[..., LocalSite]
 TEXT = "The cited sentence stays in the stored bytes, and the bundle proves it offline."
@@ -146,7 +146,7 @@ def test_warc_export_is_accepted_by_warcio(home: EvidenceHome, evidence, tmp_pat
     with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0, max_bytes=40)) as c:
         fetch(home, c, s.url("/a"))  # a truncated read
     with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as c:
-        from g6.manifest import load_manifest
+        from g6.cite.manifest import load_manifest
 
         recheck(home, c, load_manifest(mpath))  # unchanged bytes: revisit records
         fetch(home, c, "http://127.0.0.1:1/")  # no body: metadata only

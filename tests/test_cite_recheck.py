@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.arxiv import ArxivSource
 from g6.adapters.search import SearchRequest, SourceRegistry
-from g6.capture import fetch, search
-from g6.citing import chunk_receipt, cite_paper, cite_web
+from g6.cite.cite import chunk_receipt, cite_paper, cite_web
+from g6.cite.manifest import Manifest, load_manifest, save_manifest
+from g6.cite.passages import chunk, normalise, passage_id, text_hash
+from g6.cite.recheck import RunState, recheck
+from g6.demo.site import LocalSite, Reply
 from g6.errors import InputError
+from g6.fetch.capture import fetch, search
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Manifest, load_manifest, save_manifest
-from g6.passages import chunk, normalise, passage_id, text_hash
-from g6.recheck import RunState, recheck
 from g6.schemas import load
 
 Site = Callable[..., LocalSite]
@@ -192,7 +192,7 @@ def _definition(text: str) -> str:
     """The README's definition, applied to the whole string at once."""
     import unicodedata
 
-    from g6.passages import _MAP
+    from g6.cite.passages import _MAP
 
     return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(_MAP).split())
 
@@ -201,7 +201,7 @@ def _definition(text: str) -> str:
 @given(st.text(alphabet=st.sampled_from(list("aB c\t\n.\x0b\x1c\u00a0É“”—…\u200bﬁ\u0301\u0327e\u00adİ\u1100\u1161\u11a8"
                                              "\uac00\u0b47\u0b3e")), max_size=40))
 def test_property_normalisation_is_whole_string_nfkc_with_a_map_back(text: str) -> None:
-    from g6.passages import normalised
+    from g6.cite.passages import normalised
 
     n = normalised(text)
     assert n.text == _definition(text)

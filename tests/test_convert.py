@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.capture import fetch
-from g6.convert import convert
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
+from g6.fetch.convert import convert
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
 
 
 def make_pdf(text: str) -> bytes:

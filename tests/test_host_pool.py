@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from g6.host_pool import per_host
+from g6.fetch.host_pool import per_host
 
 LIMIT = 60.0  # seconds: only a broken pool gets near it
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from g6.localsite import LocalSite, Reply, SeenRequest
+from g6.demo.site import LocalSite, Reply, SeenRequest
 
 LIMIT = 60.0  # seconds: only a hung handler gets near it
 

@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 
 Site = Callable[..., LocalSite]
 ALL_TOOLS = {"sources", "fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "cite", "recheck",
@@ -106,7 +106,7 @@ def test_every_tool_against_loopback_servers(tmp_path: Path, site: Site, elastic
     assert receipt["receipt_id"] == rid and receipt["signature"]["alg"] == "ed25519"
     assert verified["ok"] and verified["rows"] >= 9
     from g6.home import EvidenceHome
-    from g6.transparency import note_verifier_key, prove
+    from g6.prove.proofs import note_verifier_key, prove
 
     with EvidenceHome(tmp_path) as ev:
         proof, _ = prove(ev, rid)
@@ -141,7 +141,7 @@ SKILL_OPS = {"knowledge_fetcher.fetch", "ctx_elastic.search", "ctx_elastic.get_d
     ("web_fetch.fetch,knowledge_fetcher.sources", {"web_fetch.fetch"}),
 ])
 def test_allowed_ops_parsing(value: str, expected: set[str]) -> None:
-    from g6.mcp_server import allowed_ops
+    from g6.mcp.server import allowed_ops
 
     got = allowed_ops(value)
     assert got == expected
@@ -151,7 +151,7 @@ def test_allowed_ops_parsing(value: str, expected: set[str]) -> None:
 @pytest.mark.parametrize("value", ["ctx_elastic.delete", "elastic", "fetch,wipe"])
 def test_unknown_names_in_the_setting_are_refused(value: str) -> None:
     from g6.errors import G6Error
-    from g6.mcp_server import allowed_ops
+    from g6.mcp.server import allowed_ops
 
     with pytest.raises(G6Error, match="unknown ops"):
         allowed_ops(value)

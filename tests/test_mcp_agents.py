@@ -16,7 +16,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from g6.localsite import LocalSite, Reply, SeenRequest
+from g6.demo.site import LocalSite, Reply, SeenRequest
 
 Site = Callable[..., LocalSite]
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "http"

@@ -14,8 +14,8 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from g6.localsite import LocalSite, Reply, SeenRequest
-from g6.report_html import render_bundle, render_recheck, word_diff
+from g6.demo.site import LocalSite, Reply, SeenRequest
+from g6.export.html_report import render_bundle, render_recheck, word_diff
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from headless import Browser, chromium_path  # noqa: E402
@@ -235,9 +235,9 @@ def test_html_output_path_errors_are_one_line(tmp_path: Path, rechecked: dict[st
 
 
 def test_signature_checks_fail_without_a_trusted_key(rechecked: dict[str, object]) -> None:
+    from g6.cite.manifest import load_manifest
+    from g6.export.html_report import recheck_receipts, signature_checks
     from g6.home import EvidenceHome
-    from g6.manifest import load_manifest
-    from g6.report_html import recheck_receipts, signature_checks
 
     report = rechecked["report"]
     assert isinstance(report, dict)

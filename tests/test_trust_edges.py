@@ -27,9 +27,9 @@ import jsonschema
 import pypdf
 import pytest
 
+from g6.demo.site import LocalSite, Reply
 from g6.home import EvidenceHome
 from g6.ledger import KeyDir, Receipt, SigningKey
-from g6.localsite import LocalSite, Reply
 from g6.schemas import load
 
 Site = Callable[..., LocalSite]

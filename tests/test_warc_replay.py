@@ -19,14 +19,14 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.capture import fetch
-from g6.citing import cite_web
-from g6.convert import convert
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest
+from g6.cite.recheck import recheck
+from g6.demo.site import LocalSite, Reply
+from g6.export.warc import export_warc
+from g6.fetch.capture import fetch
+from g6.fetch.convert import convert
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Manifest
-from g6.recheck import recheck
-from g6.warc_export import export_warc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import validate  # noqa: E402
@@ -282,7 +282,7 @@ def test_every_wacz_page_replays_in_pywb(home: EvidenceHome, archive: tuple[Path
 
 def test_wacz_without_the_wacz_package_is_a_clear_input_error(home: EvidenceHome, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from g6.wacz_export import WaczUnavailable, export_wacz
+    from g6.export.wacz import WaczUnavailable, export_wacz
 
     monkeypatch.setitem(sys.modules, "wacz.main", None)  # import of wacz.main now fails
     out = tmp_path / "out"

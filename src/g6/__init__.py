@@ -1,7 +1,7 @@
 """g6-evidence: a content-addressed evidence store and signed receipt ledger.
 
 The public surface is small: ``g6.store.BlobStore``, ``g6.ledger.Ledger`` / ``Receipt`` /
-``SigningKey``, ``g6.adapters.CheckedClient`` and ``g6.capture`` (fetch -> store -> ledger).
+``SigningKey``, ``g6.adapters.CheckedClient`` and ``g6.fetch.capture`` (fetch -> store -> ledger).
 This module must stay light: it imports no network library.
 """
 

@@ -64,7 +64,7 @@ def _check_out(path: Path, flag: str) -> None:
 
 
 def _write_out(path: Path, text: str, flag: str) -> None:
-    from g6.transparency import write_note  # atomic: a temporary file beside it, then a rename
+    from g6.prove.proofs import write_note  # atomic: a temporary file beside it, then a rename
 
     try:
         write_note(path, text)
@@ -188,39 +188,19 @@ class _Ctx:
     def evidence(self, *, need_key: bool = False, write: bool = False) -> Any:
         """The evidence home. Commands that only read open it read-only (nothing is created); those
         that write (``write`` or ``need_key``) create it, and say so on stderr."""
-        from g6.home import EvidenceHome
-        from g6.store.compression import parse_setting
-
-        home = self.settings.home
-        try:  # a bad setting is an input error for every command, reading or writing
-            compression = parse_setting(self.settings.values.get("G6_BLOB_COMPRESSION", ""))
-        except G6Error as e:
-            _fail(str(e))
-        if not (write or need_key):
-            try:
-                return EvidenceHome.from_settings(self.settings, readonly=True, blob_compression=compression)
-            except ConfigError as e:  # a malformed G6_LEDGER_URL / G6_BLOB_URL is a usage error
-                _fail(str(e))
-        existed = (home / "knowledge").is_dir() or (home / "keys").is_dir()  # blobs and ledger may live elsewhere
         try:
-            ev = EvidenceHome.from_settings(self.settings, blob_compression=compression)
-            if not existed:
-                _info(f"g6: created evidence home {home}")
-            if need_key:
-                key, created = ev.keys.ensure()
-                if created:
-                    _info(f"g6: created signing key {key.key_id} in {ev.keys.path}")
+            return self.settings.open_home(write=write, need_key=need_key, say=_info)
         except OSError as e:  # a read-only mount, a folder we may not write, a full disk
             from g6.errors import StoreDiskFull
             from g6.store.diskfull import is_disk_full
 
+            home = self.settings.home
             if is_disk_full(e):
                 _fail(f"disk full (or file-size limit reached) while setting up {home} [{StoreDiskFull.code}: {e}]",
                       EXIT_FAILED)
             _fail(f"cannot write the evidence home {home}: {e}")
-        except ConfigError as e:  # a malformed G6_LEDGER_URL / G6_BLOB_URL is a usage error
+        except ConfigError as e:  # a bad G6_BLOB_COMPRESSION, a malformed G6_LEDGER_URL / G6_BLOB_URL: usage
             _fail(str(e))
-        return ev
 
 
 pass_ctx = click.make_pass_decorator(_Ctx)
@@ -404,12 +384,8 @@ def keys_trust(c: _Ctx, public_key: str, as_json: bool) -> None:
 
 # -- fetch ---------------------------------------------------------------------------------
 def _policy(s: Settings, allow: tuple[str, ...], max_bytes: int | None) -> Any:
-    from g6.adapters import FetchPolicy
-
     try:
-        return FetchPolicy(allowlist=tuple(allow) or s.allowlist, allow_loopback=s.allow_loopback,
-                           max_bytes=max_bytes if max_bytes is not None else s.max_bytes,
-                           hard_cap=s.hard_cap, host_pause=s.host_pause, total_timeout=s.total_timeout)
+        return s.fetch_policy(allow, max_bytes)
     except ValueError as e:
         _fail(f"bad fetch setting: {e}")
 
@@ -448,8 +424,8 @@ def fetch_cmd(c: _Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int |
     from g6.adapters.outcomes import Outcome
     from g6.adapters.redact import redact_text
     from g6.adapters.urls import not_a_url
-    from g6.capture import fetch
     from g6.errors import LedgerError
+    from g6.fetch.capture import fetch
 
     policy = _policy(c.settings, allow, max_bytes)  # impossible settings end here, before anything is sent
     why = not_a_url(url)
@@ -492,7 +468,7 @@ def _runx_fetch(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None
     """``g6 fetch URL --as runx``: the same fetch, answered as runx's fetch_result."""
     from g6.adapters import CheckedClient
     from g6.adapters.redact import redact_text
-    from g6.knowledge.web_fetch import runx_args, web_fetch
+    from g6.compat.web_fetch import runx_args, web_fetch
 
     args = runx_args(url, allow, extract, max_bytes)
     secrets = c.settings.secret_values()
@@ -509,8 +485,8 @@ def _runx_fetch(c: _Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None
 
 def _knowledge_reply(ev: Any, result: Any) -> dict[str, Any]:
     """The knowledge fetcher's reply (status word, http_status, documents' sources) for --json."""
-    from g6.capture import SearchResult
-    from g6.knowledge.knowledge_fetcher import page_result, search_result
+    from g6.compat.knowledge_fetcher import page_result, search_result
+    from g6.fetch.capture import SearchResult
 
     return (search_result if isinstance(result, SearchResult) else page_result)(ev, result).to_json()
 
@@ -527,7 +503,7 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
                 processes: int | None = None) -> NoReturn:
     """``g6 fetch --input FILE``: exit 0 only when every URL ended ``ok``."""
     from g6.adapters import CheckedClient
-    from g6.batch_fetch import UrlResult, batch_fetch, read_urls
+    from g6.fetch.batch import UrlResult, batch_fetch, read_urls
 
     if input_file is None:
         _fail("give a URL, or --input FILE (one URL a line, '-' for stdin)")
@@ -581,10 +557,8 @@ def _fetch_many(c: _Ctx, url: str | None, input_file: Any, allow: tuple[str, ...
 
 # -- search --------------------------------------------------------------------------------
 def _sources(c: _Ctx) -> Any:
-    from g6.adapters.sources import build_sources
-
     try:
-        return build_sources(c.settings.values)
+        return c.settings.sources()
     except G6Error as e:
         _fail(str(e))
 
@@ -646,7 +620,7 @@ def search_cmd(c: _Ctx, source: str, query: str | None, categories: tuple[str, .
     """Search a paper source; every page is kept and receipted with the source's own count."""
     from g6.adapters import CheckedClient
     from g6.adapters.search import SearchRequest
-    from g6.capture import search
+    from g6.fetch.capture import search
 
     parsed_filters = {}
     for f in filters:
@@ -696,12 +670,12 @@ def es_group() -> None:
 
 def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
     from g6.adapters.elasticsearch import ElasticInputError
-    from g6.elastic import ElasticIndex
+    from g6.fetch.elastic import EsIndex
 
     fields = args[0] if op in ("search", "count") else ()
     try:
         with c.evidence(need_key=True) as ev, \
-                ElasticIndex(index, fields, home=ev, url=c.settings.values.get("G6_ELASTIC_URL") or None,
+                EsIndex(index, fields, home=ev, url=c.settings.values.get("G6_ELASTIC_URL") or None,
                              api_key=c.settings.secret("G6_ELASTIC_API_KEY")) as idx:
             if op == "mapping":
                 answer = idx.mapping()
@@ -717,7 +691,7 @@ def _es_run(c: _Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
         _fail(f"{e.code}: {e}" + (f" {json.dumps(e.detail)}" if e.detail and not as_json else ""))
     r = answer.result
     if as_json:
-        from g6.knowledge.ctx_elastic import reply_for
+        from g6.compat.ctx_elastic import reply_for
 
         _emit_json(reply_for(answer))
     else:
@@ -828,7 +802,7 @@ def es_get(c: _Ctx, index: str, doc_id: str, as_json: bool) -> None:
 @pass_ctx
 def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
     """Cut a stored page's text into passages with stable ids and offsets."""
-    from g6.citing import chunk_receipt
+    from g6.cite.cite import chunk_receipt
 
     with c.evidence() as ev:
         try:
@@ -857,8 +831,8 @@ def chunk_cmd(c: _Ctx, receipt_id: str, source: str, as_json: bool) -> None:
 def cite_cmd(c: _Ctx, receipt_id: str, passage: str | None, quote: str | None, paper: int | None,
              manifest_path: Path, as_json: bool) -> None:
     """Add a citation to a manifest (created if absent). A quote not in the document is refused."""
-    from g6.citing import cite_paper, cite_web
-    from g6.manifest import Manifest, load_manifest, save_manifest
+    from g6.cite.cite import cite_paper, cite_web
+    from g6.cite.manifest import Manifest, load_manifest, save_manifest
 
     if sum(x is not None for x in (passage, quote, paper)) != 1:
         _fail("give exactly one of --passage, --quote or --paper")
@@ -893,7 +867,7 @@ def manifest_group() -> None:
 @pass_ctx
 def manifest_sign(c: _Ctx, path: Path, as_json: bool) -> None:
     """Sign PATH with the evidence home's key (Ed25519 over RFC 8785 canonical JSON)."""
-    from g6.manifest import load_manifest, save_manifest
+    from g6.cite.manifest import load_manifest, save_manifest
 
     with c.evidence(need_key=True) as ev:
         try:
@@ -918,8 +892,8 @@ def manifest_verify(c: _Ctx, path: Path, as_json: bool) -> None:
     URL and text hash are the receipt's, its blob is in the store, and its text is at its offsets in the page."""
     from dataclasses import replace
 
-    from g6.manifest import load_manifest
-    from g6.recheck import verify_citations
+    from g6.cite.manifest import load_manifest
+    from g6.cite.recheck import verify_citations
 
     try:
         m = load_manifest(path)
@@ -964,8 +938,8 @@ def recheck_cmd(c: _Ctx, path: Path, run_id: str | None, workers: int, as_json: 
     Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
     """
     from g6.adapters import CheckedClient
-    from g6.manifest import load_manifest
-    from g6.recheck import recheck
+    from g6.cite.manifest import load_manifest
+    from g6.cite.recheck import recheck
 
     try:
         m = load_manifest(path)
@@ -1028,7 +1002,7 @@ def _check_html_out(out: Path | None) -> None:
 
 
 def _write_html(out: Path, page: str) -> None:
-    from g6.report_html import write_html
+    from g6.export.html_report import write_html
 
     try:
         write_html(out, page)
@@ -1038,8 +1012,8 @@ def _write_html(out: Path, page: str) -> None:
 
 
 def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], manifest_path: Path) -> None:
+    from g6.export.html_report import recheck_receipts, render_recheck, signature_checks
     from g6.ledger.receipts import utc_now
-    from g6.report_html import recheck_receipts, render_recheck, signature_checks
 
     mj = m.to_json()
     receipts = recheck_receipts(ev, mj, report)
@@ -1054,7 +1028,7 @@ def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], mani
 @pass_ctx
 def convert_cmd(c: _Ctx, digest: str, as_json: bool) -> None:
     """Turn a kept PDF (by its digest) into text; the text is kept and receipted too."""
-    from g6.convert import convert
+    from g6.fetch.convert import convert
 
     with c.evidence(need_key=True) as ev:
         try:
@@ -1139,8 +1113,8 @@ def ledger_list(c: _Ctx, kind: str | None, limit: int, as_json: bool) -> None:
 def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
                   since: str | None, record: bool) -> None:
     """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
-    from g6.incremental import read_note, record_verified, verify_since
     from g6.ledger.note import MAX_NOTE
+    from g6.prove.verify_since import read_note, record_verified, verify_since
 
     notes = []
     for path in kept:
@@ -1213,7 +1187,7 @@ def ledger_verify(c: _Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_j
 @pass_ctx
 def ledger_checkpoint(c: _Ctx, out: Path | None, as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
-    from g6.transparency import checkpoint, note_verifier_key, write_note
+    from g6.prove.proofs import checkpoint, note_verifier_key, write_note
 
     if out is not None:  # a folder, or a folder that does not exist: refused before a checkpoint is signed
         _check_out(out, "--out")
@@ -1263,7 +1237,7 @@ def _checkpoint_of(note: str) -> Any:
 @pass_ctx
 def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None, as_json: bool) -> None:
     """Print an inclusion proof (C2SP tlog-proof) of RECEIPT_ID against the latest checkpoint."""
-    from g6.transparency import prove
+    from g6.prove.proofs import prove
 
     if output is not None:
         _check_out(output, "-o")
@@ -1297,7 +1271,7 @@ def ledger_prove(c: _Ctx, receipt_id: str, output: Path | None, as_json: bool) -
 @pass_ctx
 def ledger_consistency(c: _Ctx, old: int, new: int, output: Path | None, as_json: bool) -> None:
     """Prove the checkpoint of size NEW extends the checkpoint of size OLD."""
-    from g6.transparency import consistency
+    from g6.prove.proofs import consistency
 
     if output is not None:
         _check_out(output, "-o")
@@ -1448,8 +1422,8 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
             _fail("usage: g6 bundle verify BUNDLE.zip [--key KEY]")
         if not Path(args[1]).is_file():
             _fail(f"no bundle file at {args[1]}")
-        from g6.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
         from g6.ledger.note import NoteError
+        from g6.prove.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
 
         pinned = []
         for k in keys:
@@ -1467,8 +1441,8 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
                                    max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body,
                                    progress=bar)
         if html_out is not None:
+            from g6.export.html_report import render_bundle
             from g6.ledger.receipts import utc_now
-            from g6.report_html import render_bundle
 
             _write_html(html_out, render_bundle(report.to_json(), bundle_path=args[1],
                                                 keys=[p.key.key_id for p in pinned], generated_at=utc_now()))
@@ -1499,7 +1473,7 @@ def bundle_cmd(c: _Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[
     if html_out is not None:
         _fail("--html is for `g6 bundle verify BUNDLE.zip`")
     _check_out(output, "-o")
-    from g6.bundle import build_bundle
+    from g6.prove.bundle import build_bundle
 
     with c.evidence(need_key=True) as ev:
         try:
@@ -1533,7 +1507,7 @@ def export_group() -> None:
 def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WARC/1.1 file that replays in pywb: response (redirect hops too), revisit, request,
     conversion and metadata (receipt, urn:g6:receipt:ID) records."""
-    from g6.warc_export import export_warc
+    from g6.export.warc import export_warc
 
     _check_out(output, "-o")
     with c.evidence() as ev:
@@ -1558,7 +1532,7 @@ def export_warc_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
 def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WACZ (WARC, index, pages.jsonl) with the receipts, checkpoint and inclusion proofs
     inside, for ReplayWeb.page or pywb."""
-    from g6.wacz_export import export_wacz
+    from g6.export.wacz import export_wacz
 
     _check_out(output, "-o")
     with c.evidence(need_key=True) as ev:
@@ -1577,7 +1551,7 @@ def export_wacz_cmd(c: _Ctx, output: Path, manifest_path: Path | None, as_json: 
 
 def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:
     """Every receipt in the ledger, or those a manifest cites and their re-checks."""
-    from g6.manifest import load_manifest
+    from g6.cite.manifest import load_manifest
 
     entries = [e.receipt for e in ev.ledger.entries()]
     if manifest_path is None:
@@ -1693,7 +1667,7 @@ def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
 def mcp_cmd(c: _Ctx) -> None:
     """Serve the g6 ops as MCP tools over stdio. Sensitive ops run only if G6_MCP_SENSITIVE lists them."""
     try:
-        from g6.mcp_server import allowed_ops, serve
+        from g6.mcp.server import allowed_ops, serve
     except ImportError as e:  # pragma: no cover - the optional extra is missing
         _fail(f"the MCP server needs the mcp extra: pip install 'g6-evidence[mcp]' ({e})")
     try:
@@ -1730,7 +1704,7 @@ def demo_cmd(c: _Ctx, as_json: bool, demo_home: str | None, serve: bool, port: i
     Uses --home (before or after `demo`) when given, else a new temporary evidence home (never ~/.g6).
     With --serve, serves the site instead, for the README's examples.
     """
-    from g6.demo import ServedSite, run_demo
+    from g6.demo.run import ServedSite, run_demo
 
     if serve:
         import shlex

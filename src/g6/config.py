@@ -1,4 +1,10 @@
-"""Settings from the environment and ``$G6_HOME/.env``. Only the CLI calls this module.
+"""Settings from the environment and ``$G6_HOME/.env``, and the working objects they describe.
+
+:func:`load_settings` reads them once; :class:`Settings` turns them into what the commands use:
+``fetch_policy()`` (the checked client's policy), ``client()``, ``sources()`` (the paper sources) and
+``open_home()`` (the one way to open the evidence home they name). The CLI, the MCP server and the
+source documents' faces all go through here; the library below (store, ledger, adapters) is handed
+these objects and never reads a setting itself.
 
 | variable | meaning | default |
 | --- | --- | --- |
@@ -28,12 +34,21 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from g6.adapters.arxiv import ArxivSource
+from g6.adapters.checked_client import CheckedClient, FetchPolicy
+from g6.adapters.oaipmh import OaiPmhSource
+from g6.adapters.openalex import OpenAlexSource
+from g6.adapters.search import SourceRegistry
+from g6.adapters.semantic_scholar import SemanticScholarSource
+from g6.adapters.sources import build_sources
 from g6.errors import ConfigError
+from g6.home import EvidenceHome
+from g6.store.compression import parse_setting
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
@@ -125,6 +140,48 @@ class Settings:
         """Every configured secret value: what the redaction path must never let through."""
         return tuple(v for k, v in self.values.items() if v and is_secret_setting(k))
 
+    def fetch_policy(self, allow: Sequence[str] = (), max_bytes: int | None = None) -> FetchPolicy:
+        """The checked client's policy: ``allow`` (a command's ``--allow``) replaces ``G6_ALLOWLIST``,
+        ``max_bytes`` replaces ``G6_MAX_BYTES``. A pattern the URL checks refuse raises ``ValueError``."""
+        return FetchPolicy(allowlist=tuple(allow) or self.allowlist, allow_loopback=self.allow_loopback,
+                           max_bytes=max_bytes if max_bytes is not None else self.max_bytes,
+                           hard_cap=self.hard_cap, host_pause=self.host_pause, total_timeout=self.total_timeout)
+
+    def client(self, policy: FetchPolicy | None = None, **kw: object) -> CheckedClient:
+        """A checked client under ``policy`` (default: :meth:`fetch_policy`) that keeps every configured
+        secret out of what it returns."""
+        return CheckedClient(policy or self.fetch_policy(), secrets=self.secret_values(), **kw)  # type: ignore[arg-type]
+
+    def sources(self) -> SourceRegistry:
+        """The paper sources as these settings configure them (see :func:`sources_from`)."""
+        return sources_from(self.values)
+
+    def blob_compression(self) -> str:
+        return parse_setting(self.values.get("G6_BLOB_COMPRESSION", ""))
+
+    def open_home(self, *, write: bool = False, need_key: bool = False,
+                  say: Callable[[str], None] | None = None, **kw: object) -> EvidenceHome:
+        """The evidence home these settings name, with its ledger and blobs where ``G6_LEDGER_URL`` and
+        ``G6_BLOB_URL`` put them. Read-only (nothing created, a missing home is a failed check in
+        verify) unless ``write`` or ``need_key``; then what is missing is created and ``say`` is told
+        (the home, the signing key). A bad setting raises :class:`ConfigError` before anything opens."""
+        kw.setdefault("blob_compression", self.blob_compression())
+        if not (write or need_key):
+            return EvidenceHome.from_settings(self, readonly=True, **kw)
+        existed = (self.home / "knowledge").is_dir() or (self.home / "keys").is_dir()  # blobs/ledger may be elsewhere
+        home = EvidenceHome.from_settings(self, **kw)
+        if not existed and say is not None:
+            say(f"g6: created evidence home {self.home}")
+        if need_key:
+            try:
+                key, created = home.keys.ensure()  # processes racing on a fresh home end with one key
+            except BaseException:
+                home.close()
+                raise
+            if created and say is not None:
+                say(f"g6: created signing key {key.key_id} in {home.keys.path}")
+        return home
+
 
 def _bool(name: str, v: str) -> bool:
     low = v.strip().lower()
@@ -148,6 +205,29 @@ def non_negative_number(name: str, v: str | None, kind: type, default: object) -
     if n < 0:
         raise ConfigError(f"{name} must not be negative")
     return n
+
+
+def _pause(values: Mapping[str, str], name: str, default: float) -> float:
+    setting = f"G6_{name.upper()}_PAUSE"
+    return float(non_negative_number(setting, values.get(setting), float, default))  # type: ignore[arg-type]
+
+
+def sources_from(values: Mapping[str, str]) -> SourceRegistry:
+    """The built-in paper sources configured by ``values``: ``G6_ARXIV_URL``, ``G6_OPENALEX_URL`` and
+    ``G6_SEMANTIC_SCHOLAR_URL`` point a source at another base URL (a mirror, or a local server in
+    tests); ``G6_<SOURCE>_PAUSE`` changes its pause; ``G6_OPENALEX_MAILTO`` is sent only when set;
+    ``G6_OPENALEX_API_KEY`` and ``G6_SEMANTIC_SCHOLAR_API_KEY`` go to their own source only."""
+    v = values
+    arxiv, oai, oa, s2 = ArxivSource(), OaiPmhSource(), OpenAlexSource(), SemanticScholarSource()
+    return build_sources(
+        ArxivSource(base_url=v.get("G6_ARXIV_URL") or arxiv.base_url, pause=_pause(v, "arxiv", arxiv.pause)),
+        OaiPmhSource(pause=_pause(v, "oai_pmh", oai.pause)),
+        OpenAlexSource(base_url=v.get("G6_OPENALEX_URL") or oa.base_url, mailto=v.get("G6_OPENALEX_MAILTO") or None,
+                       api_key=v.get("G6_OPENALEX_API_KEY") or None, pause=_pause(v, "openalex", oa.pause)),
+        SemanticScholarSource(base_url=v.get("G6_SEMANTIC_SCHOLAR_URL") or s2.base_url,
+                              api_key=v.get("G6_SEMANTIC_SCHOLAR_API_KEY") or None,
+                              pause=_pause(v, "semantic_scholar", s2.pause)),
+    )
 
 
 def _check_url(name: str, value: str) -> None:

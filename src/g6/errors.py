@@ -15,18 +15,35 @@
     ├── ConfigError              (a bad setting in the environment or ``$G6_HOME/.env``)
     ├── InputError               (bad input from a caller: a URL, a flag, a file)
     │   ├── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
-    │   │   └── UnknownSourceError
+    │   │   ├── UnknownSourceError
+    │   │   └── SearchInputError (a paper search that cannot be sent as asked: nothing was sent)
+    │   ├── ElasticInputError    (an Elasticsearch read refused before anything was sent; a G6_E_KNOWLEDGE_* code)
+    │   ├── WebFetchInputError   (a runx web-fetch call that cannot start)
     │   ├── HomeError            (a home that is a file, unreadable, or an empty path)
     │   ├── BundleError          (a bundle that cannot be made or read)
     │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
     │   ├── WaczUnavailable      (export wacz without the wacz package)
     │   └── WaczError            (a WACZ that could not be written or did not validate)
     ├── FetchAdapterError        (a registered source adapter that raised)
+    ├── ElasticReadError         (an ``EsIndex.find`` the server did not answer in full; ``.answer``)
+    ├── ElasticError             (a refusal or failure of the document-shaped Elasticsearch reader)
+    ├── ProgramMissing           (nothing answers where an outside program should listen)
+    ├── ProgramTimeout           (the outside program did not answer in time)
     └── WorkerLost               (a batch's worker process ended before reporting a URL it had)
 
 Fetch failures are *not* exceptions: a fetch always returns a typed outcome (see
 ``g6.adapters.outcomes``), because a failure is evidence too and gets a receipt.
 """
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# Status words of the source documents (``g6.adapters.outcomes`` holds them all; this module imports
+# nothing of ours, so the two it needs are repeated here and a test keeps them equal).
+BLOCKED = "blocked-escalated"
+OUTSIDE_PROGRAM_MISSING = "G6_E_OUTSIDE_PROGRAM_MISSING"
 
 
 class G6Error(Exception):
@@ -142,3 +159,67 @@ class WorkerLost(G6Error):
     URL it was given: that URL is settled as an error with no receipt, so a resumed run fetches it again."""
 
     code = "G6_E_WORKER_LOST"
+
+
+class WebFetchInputError(InputError):
+    """A web-fetch call that cannot start (no url, a bad input): nothing is fetched or sealed."""
+
+    code = "G6_E_WEB_FETCH_INPUT"
+
+
+class ElasticError(G6Error):
+    """A refusal or failure of the Elasticsearch reader: ``.code``, ``.reason``, ``.reply``."""
+
+    def __init__(self, code: str, reason: str, reply: Mapping[str, Any] | None = None) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+        self.reply = dict(reply or {"outcome": "rejected", "code": code, "status": BLOCKED, "message": reason})
+
+    @property
+    def receipt_ids(self) -> list[str]:
+        return list(self.reply.get("receipt_ids", []))
+
+
+class ProgramMissing(G6Error):
+    """Nothing answers where the program should listen."""
+
+    code = OUTSIDE_PROGRAM_MISSING
+
+
+class ProgramTimeout(G6Error):
+    """The program took the connection but did not answer in time."""
+
+    code = "G6_E_KNOWLEDGE_ELASTIC_TIMEOUT"
+
+
+class SearchInputError(FetchInputError):
+    """A search that cannot be sent as asked (unknown category, bad date…). Nothing was sent."""
+
+
+class ElasticInputError(InputError):
+    """Refused before anything was sent. ``code`` is one of the stable G6_E_KNOWLEDGE_* codes."""
+
+    def __init__(self, code: str, message: str, **detail: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.detail = detail
+
+    @property
+    def reason(self) -> str:
+        """The documents' name for the message: what was refused and what would work."""
+        return str(self)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": "rejected", "code": self.code, "status": BLOCKED, "message": str(self),
+                "detail": self.detail}
+
+
+class ElasticReadError(G6Error):
+    """A read that did not succeed; ``answer.result`` holds the typed outcome, ``answer.receipt_ids`` its receipts."""
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__(f"{answer.result.code}: {answer.result.reason} {answer.result.detail.get('message', '')}")
+        self.code = answer.result.code
+        self.reason = f"{answer.result.reason} {answer.result.detail.get('message', '')}".strip()
+        self.answer = answer

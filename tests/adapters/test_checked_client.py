@@ -15,9 +15,9 @@ import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
 from g6.adapters.pacing import HostPacer
-from g6.capture import fetch
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "reliability"))
 from hostile_servers import resetting_listener  # noqa: E402

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from g6.adapters.elasticsearch import ElasticInputError, ElasticReader, check_index_name, check_loopback_url
 from g6.adapters.outcomes import Outcome
+from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.elastic import ElasticIndex, ElasticReadError
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply, SeenRequest
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "http"
 Site = Callable[..., LocalSite]
@@ -218,7 +218,7 @@ def test_partial_search_is_never_a_plain_result(home: EvidenceHome, site: Site, 
 def test_count_partial(home: EvidenceHome, site: Site) -> None:
     s = es_site(site, count=Reply(body=rec("count_shard_failure_200.json", "elasticsearch-derived"),
                                   content_type=JSON))
-    from g6.capture import es_read
+    from g6.fetch.capture import es_read
 
     r, ids = es_read(home, reader(home, s).count("my-index-000001", "get"), {"index": "my-index-000001"})
     assert r.outcome is Outcome.PARTIAL and r.count is None and r.code == "G6_E_KNOWLEDGE_ELASTIC_COUNT_PARTIAL"

@@ -181,8 +181,8 @@ def test_visible_text_keeps_navigation_sidebars_captions_and_cells_apart() -> No
 
 
 def test_external_style_sheets_are_not_fetched(home, client, site) -> None:  # type: ignore[no-untyped-def]
-    from g6.capture import fetch
-    from g6.localsite import Reply
+    from g6.demo.site import Reply
+    from g6.fetch.capture import fetch
 
     s = site({"/p": Reply(body=STYLED), "/site.css": Reply(body=b"p { display: none }", content_type="text/css"),
               "/robots.txt": Reply(404)})

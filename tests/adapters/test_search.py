@@ -16,9 +16,9 @@ from g6.adapters.oaipmh import OaiPmhSource
 from g6.adapters.openalex import OpenAlexSource
 from g6.adapters.search import SearchInputError, SearchRequest
 from g6.adapters.semantic_scholar import SemanticScholarSource
-from g6.capture import search
+from g6.demo.site import LocalSite, Reply, SeenRequest
+from g6.fetch.capture import search
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply, SeenRequest
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "http"
 Site = Callable[..., LocalSite]

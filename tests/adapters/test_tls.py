@@ -15,9 +15,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.capture import fetch
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
 
 
 def make_cert(tmp: Path, name: str) -> tuple[Path, Path]:

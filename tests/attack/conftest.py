@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.capture import fetch
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest, save_manifest
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Manifest, save_manifest
 
 Site = Callable[..., LocalSite]
 QUOTE = "the cited sentence stays in the stored bytes"

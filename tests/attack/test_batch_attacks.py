@@ -17,10 +17,10 @@ from click.testing import CliRunner
 
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.pacing import HostPacer
-from g6.batch_fetch import batch_fetch
 from g6.cli import cli
+from g6.demo.site import Reply, SeenRequest
+from g6.fetch.batch import batch_fetch
 from g6.home import EvidenceHome
-from g6.localsite import Reply, SeenRequest
 
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"}
 

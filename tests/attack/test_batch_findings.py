@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.pacing import HostGate
-from g6.batch_fetch import batch_fetch
 from g6.cli import cli
+from g6.demo.site import Reply, SeenRequest
+from g6.fetch.batch import batch_fetch
+from g6.fetch.host_pool import host_of
 from g6.home import EvidenceHome
-from g6.host_pool import host_of
-from g6.localsite import Reply, SeenRequest
 from tests.attack.test_batch_attacks import page
 
 

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import pytest
 
+from g6.demo.site import Reply, SeenRequest
 from g6.home import EvidenceHome
-from g6.localsite import Reply, SeenRequest
 from tests.cli.test_batch_fetch import ENV, page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -435,7 +435,7 @@ def test_forty_forked_batches_in_one_process_leak_no_fd_zombie_or_thread(site, t
     urls = [s.url(f"/{i}") for s in (a, b) for i in range(3)]
     p = _script(f"""
         import os, threading, json
-        import g6.batch_fetch as bf
+        import g6.fetch.batch as bf
         from g6.adapters import CheckedClient, FetchPolicy
         from g6.home import EvidenceHome
         forks = []
@@ -794,7 +794,7 @@ def _pause_in_a_shared_slot(site, tmp_path: Path, b_host: str) -> dict:  # type:
         from pathlib import Path
         from g6.adapters import CheckedClient, FetchPolicy
         from g6.adapters.pacing import HostPacer
-        from g6.batch_fetch import batch_fetch
+        from g6.fetch.batch import batch_fetch
         from g6.home import EvidenceHome
         sleeping, b_done = Path({str(sleeping)!r}), Path({str(b_done)!r})
         def sleep(s):  # the host pause: lasts until B's result is out (bounded)

@@ -15,7 +15,7 @@ import pytest
 import zstandard
 from click.testing import CliRunner
 
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
 from g6.cli import cli
 from g6.errors import BlobCorrupt, StoreError
 from g6.home import EvidenceHome

@@ -16,8 +16,8 @@ from g6.errors import BadDigest, BlobCorrupt, BlobNotFound
 from g6.home import EvidenceHome
 from g6.ledger import Receipt, SigningKey, verify_consistency_proof, verify_inclusion_proof
 from g6.ledger.backend import trust_key, trusted_keys
+from g6.prove.proofs import checkpoint, consistency, prove
 from g6.store import BlobStore
-from g6.transparency import checkpoint, consistency, prove
 
 
 def fill(home: EvidenceHome, n: int = 5) -> list[Receipt]:

@@ -14,15 +14,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from g6.demo.site import LocalSite, Reply
 from g6.errors import LedgerBackendError, StoreBackendError
 from g6.home import EvidenceHome
 from g6.ledger import Ledger, Receipt, verify_consistency_proof, verify_inclusion_proof
 from g6.ledger.backend import copy_ledger, open_ledger, trusted_keys
 from g6.ledger.postgres import PostgresLedger
-from g6.localsite import LocalSite, Reply
+from g6.prove.proofs import checkpoint, consistency, prove
 from g6.store.backend import copy_blobs, open_store
 from g6.store.s3 import S3BlobStore
-from g6.transparency import checkpoint, consistency, prove
 
 WRITERS, EACH, BATCH = 8, 500, 10
 

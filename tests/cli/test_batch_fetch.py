@@ -18,11 +18,11 @@ from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.checked_client import FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.adapters.web import read_page
-from g6.batch_fetch import batch_fetch
-from g6.capture import page_outcome
 from g6.cli import cli
+from g6.demo.site import Reply, SeenRequest
+from g6.fetch.batch import batch_fetch
+from g6.fetch.capture import page_outcome
 from g6.home import EvidenceHome
-from g6.localsite import Reply, SeenRequest
 
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"}
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.batch_fetch import batch_fetch, usable_processes
+from g6.demo.site import Reply, SeenRequest
+from g6.fetch.batch import batch_fetch, usable_processes
+from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
-from g6.host_pool import can_fork
-from g6.localsite import Reply, SeenRequest
 from tests.attack.test_batch_findings import _HostB
 from tests.cli.test_batch_fetch import ENV, page
 
@@ -123,7 +123,7 @@ def test_a_worker_that_dies_settles_its_urls_as_lost_and_the_rest_go_on() -> Non
     p = _script("""
         import os
         from g6.errors import BlobNotFound, WorkerLost
-        from g6.host_pool import per_host_processes
+        from g6.fetch.host_pool import per_host_processes
 
         class Odd(Exception):
             def __init__(self, a, b):  # two arguments: does not survive pickling

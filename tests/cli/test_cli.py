@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from conftest import validate  # noqa: E402

@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 from g6.schemas import load
 
 PAGE = b"<html><head><title>JSON</title></head><body><p>Every result can be read by a machine.</p></body></html>"

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from g6 import cli as cli_module
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 
 PAGE = b"<html><head><title>Bad inputs</title></head><body><p>A sentence worth citing here.</p></body></html>"
 QUOTE = "A sentence worth citing here."

@@ -22,9 +22,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
-from g6.localsite import LocalSite, Reply, SeenRequest
 
 PAGES = 6
 BAR_START = "\x1b[?25l"  # click hides the cursor while it draws a bar: never seen without one
@@ -260,8 +260,8 @@ def test_ledger_verify_reports_rows_in_ranges_and_in_workers(home: EvidenceHome,
 
 
 def test_verify_since_reports_the_new_rows(home: EvidenceHome) -> None:
-    from g6.incremental import verify_since
-    from g6.transparency import checkpoint
+    from g6.prove.proofs import checkpoint
+    from g6.prove.verify_since import verify_since
 
     _fill(home, 5)
     _, note = checkpoint(home)
@@ -293,9 +293,9 @@ def test_store_verify_gc_and_copies_report_every_blob(home: EvidenceHome, tmp_pa
 
 
 def test_bundle_and_exports_report_to_the_end(world: World, tmp_path: Path) -> None:
-    from g6.bundle import build_bundle, verify_bundle
+    from g6.export.warc import export_warc
     from g6.ledger import VerifyKey
-    from g6.warc_export import export_warc
+    from g6.prove.bundle import build_bundle, verify_bundle
 
     with EvidenceHome(world.home) as home:
         entries = [e.receipt for e in home.ledger.entries()]

@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 
 from g6.cli import cli
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 from g6.schemas import load
 
 # command -> the schemas of what it prints with --json (one per shape it can print)

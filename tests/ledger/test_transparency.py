@@ -18,7 +18,7 @@ from g6.ledger.proofs import (
     verify_consistency_proof,
     verify_inclusion_proof,
 )
-from g6.transparency import checkpoint, consistency, note_verifier_key, prove
+from g6.prove.proofs import checkpoint, consistency, note_verifier_key, prove
 
 
 def add(home: EvidenceHome, n: int) -> list[Receipt]:

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.capture import fetch
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest
+from g6.cite.recheck import RecheckReport, Verdict, recheck
+from g6.demo.site import LocalSite, Reply
 from g6.errors import InputError
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Manifest
-from g6.recheck import RecheckReport, Verdict, recheck
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "recheck-corpus"
 HOST, DOWN_HOST = "news.example.test", "down.example.test"

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 
 Site = Callable[..., LocalSite]
 QUOTE = "Household bills rose by 12% over the quarter."

@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from g6.adapters import CheckedClient
 from g6.adapters.checked_client import FetchResponse
 from g6.adapters.outcomes import Outcome
-from g6.capture import fetch
-from g6.citing import chunk_receipt, cite_web
+from g6.cite.cite import chunk_receipt, cite_web
+from g6.cite.manifest import Citation, Manifest
+from g6.cite.page_text import PageTexts, read_texts
+from g6.cite.passages import align, find, normalise, text_hash
+from g6.cite.recheck import CHANGED_THRESHOLD, judge, recheck
+from g6.demo.site import LocalSite, Reply
 from g6.errors import InputError
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Citation, Manifest
-from g6.pagetext import PageTexts, read_texts
-from g6.passages import align, find, normalise, text_hash
-from g6.recheck import CHANGED_THRESHOLD, judge, recheck
 
 Site = Callable[..., LocalSite]
 LONG = ("The survey ran for six weeks in the spring. Researchers contacted households in four districts. "
@@ -198,7 +198,7 @@ def test_a_quote_that_cannot_be_cited_says_why(home: EvidenceHome, article: str,
 
 
 def test_cited_text_gives_the_text_a_citation_points_into(home: EvidenceHome, article: str) -> None:
-    from g6.pagetext import cited_text
+    from g6.cite.page_text import cited_text
 
     r = home.ledger.get(article)
     assert r.content is not None

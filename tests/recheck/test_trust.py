@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from g6.adapters import CheckedClient
-from g6.capture import fetch
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest, load_manifest, save_manifest
+from g6.cite.passages import text_hash
+from g6.cite.recheck import recheck, run_file
+from g6.demo.site import LocalSite, Reply
 from g6.errors import InputError
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 from g6.ledger import SigningKey
-from g6.localsite import LocalSite, Reply
-from g6.manifest import Manifest, load_manifest, save_manifest
-from g6.passages import text_hash
-from g6.recheck import recheck, run_file
 
 Site = Callable[..., LocalSite]
 P1 = "Receipts make every read provable: the address, the time and the bytes are kept together."
@@ -118,7 +118,8 @@ def test_a_receipt_tampered_in_the_ledger_is_unverified(home: EvidenceHome, clie
 @pytest.mark.parametrize("bad", ["mfst_../../x", "mfst_a/b", "../mfst_x", "mfst_", "mfst_a.b", "mfst_\u0131x", 7])
 def test_manifest_ids_are_validated_when_loaded(tmp_path: Path, bad: object) -> None:
     path = tmp_path / "m.json"
-    path.write_text(json.dumps({"schema": "g6.manifest.v1", "manifest_id": bad, "created_at": "x", "citations": []}))
+    path.write_text(json.dumps({"schema": "g6.manifest.v1", "manifest_id": bad, "created_at": "x",
+                                "citations": []}))
     with pytest.raises(InputError, match="manifest_id .* is not a valid id"):
         load_manifest(path)
 

@@ -153,9 +153,9 @@ def bombs() -> dict[str, tuple[str, bytes]]:
 RSS_PROBE = textwrap.dedent("""
     import json, resource, sys, tempfile
     from g6.adapters import CheckedClient, FetchPolicy
-    from g6.capture import fetch
+    from g6.fetch.capture import fetch
     from g6.home import EvidenceHome
-    from g6.localsite import LocalSite, Reply
+    from g6.demo.site import LocalSite, Reply
 
     names = sys.argv[2:]
     with open(sys.argv[1], "rb") as f:

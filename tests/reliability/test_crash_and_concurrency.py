@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from g6.demo.site import LocalSite, Reply
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
 
 ROUNDS = 60 if os.environ.get("G6_LONG") == "1" else 6
 TALLY: dict[str, list[bool]] = {"kill -9 during put_stream": [], "kill -9 during append": []}
@@ -86,7 +86,7 @@ def test_kill_during_append_keeps_chain_and_blobs(tmp_path: Path) -> None:
 FETCH_CHILD = """
 import sys
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.capture import fetch
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 home = EvidenceHome(sys.argv[1])
 with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as c:

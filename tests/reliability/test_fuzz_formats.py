@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from g6.bundle import verify_bundle
+from g6.cite.manifest import Manifest, load_manifest
 from g6.errors import InputError
 from g6.ledger import SigningKey
 from g6.ledger.note import NoteError, parse_note, parse_verifier_key
@@ -23,7 +23,7 @@ from g6.ledger.proofs import (
     verify_consistency_proof,
     verify_inclusion_proof,
 )
-from g6.manifest import Manifest, load_manifest
+from g6.prove.bundle import verify_bundle
 
 KEY = SigningKey.generate().public
 json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
@@ -96,7 +96,7 @@ def test_bundles_of_any_content(tmp_path: Path, members: dict[str, bytes]) -> No
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=300), st.booleans())
 def test_pdf_text_of_any_bytes(raw: bytes, pdf_header: bool) -> None:
-    from g6.convert import pdf_text
+    from g6.fetch.convert import pdf_text
 
     try:
         text, pages = pdf_text((b"%PDF-1.4\n" if pdf_header else b"") + raw)

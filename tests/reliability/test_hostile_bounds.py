@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.capture import FetchResult, fetch
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import FetchResult, fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_servers import DripServer, bombs, peak_rss_over_baseline, resetting_listener  # noqa: E402

@@ -15,9 +15,9 @@ import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
 from g6.adapters.urls import normalise_url
-from g6.capture import fetch
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_servers import bombs  # noqa: E402

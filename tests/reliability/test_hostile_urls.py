@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.capture import fetch
+from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import LocalSite, Reply
 
 Site = Callable[..., LocalSite]
 PUBLIC = "93.184.216.34"  # what the injected resolver answers; the mock transport never sends anything

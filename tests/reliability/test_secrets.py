@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from g6.localsite import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply
 
 Site = Callable[..., LocalSite]
 SECRETS = ["oa-TESTKEY-5f1c9", "s2-TESTKEY-77ab", "es-TESTKEY-c0ffee", "pw-SECRET-9911", "COOKIE-SECRET-31",
@@ -99,9 +99,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from g6.adapters import CheckedClient, FetchPolicy  # noqa: E402
-from g6.capture import fetch  # noqa: E402
+from g6.export.warc import export_warc  # noqa: E402
+from g6.fetch.capture import fetch  # noqa: E402
 from g6.home import EvidenceHome  # noqa: E402
-from g6.warc_export import export_warc  # noqa: E402
 
 PATHS = ["ok", "redirect_loop", "off_allowlist", "http_404", "http_503", "malformed_header", "bad_location",
          "location_echo"]

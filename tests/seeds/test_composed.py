@@ -10,7 +10,7 @@ from typing import Any
 from seedkit import env_for, invoke_all
 from test_convert import make_pdf
 
-from g6.localsite import Reply
+from g6.demo.site import Reply
 
 PAGE = b"<html><head><title>Leave</title></head><body><p>Parents take twenty weeks of leave.</p></body></html>"
 

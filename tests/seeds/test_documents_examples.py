@@ -17,7 +17,7 @@ import pytest
 from documents import ELASTIC, FETCHER, PYTHON_EXAMPLES, g6_examples, inline_invocations, python_blocks, words
 from seedkit import env_for, invoke_all
 
-from g6.localsite import Reply
+from g6.demo.site import Reply
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "http"
 

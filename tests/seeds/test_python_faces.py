@@ -15,7 +15,7 @@ from g6.adapters.search import Paper, ParsedPage
 from g6.core import http
 from g6.home import EvidenceHome
 from g6.knowledge.knowledge_fetcher import SOURCES, FetchRequest, fetch
-from g6.localsite import Reply
+from g6.demo.site import Reply
 
 
 @pytest.fixture

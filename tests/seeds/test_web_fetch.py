@@ -15,7 +15,7 @@ import pytest
 from seedkit import env_for, invoke_all
 
 from g6.home import EvidenceHome
-from g6.localsite import Reply
+from g6.demo.site import Reply
 from g6.schemas import load
 
 SCHEMA = jsonschema.Draft202012Validator(load("fetch-result.runx.v1"), format_checker=jsonschema.FormatChecker())

@@ -19,14 +19,15 @@ from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.bundle import build_bundle, verify_bundle
-from g6.capture import fetch
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest, save_manifest
 from g6.cli import cli
+from g6.demo.site import Reply
 from g6.errors import BlobCorrupt, ConfigError, StoreError
+from g6.export.warc import export_warc
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.localsite import Reply
-from g6.manifest import Manifest, save_manifest
+from g6.prove.bundle import build_bundle, verify_bundle
 from g6.store import BlobStore
 from g6.store.blobs import BlobWriter
 from g6.store.compression import (
@@ -37,7 +38,6 @@ from g6.store.compression import (
     require_one_frame,
     worth_compressing,
 )
-from g6.warc_export import export_warc
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "http"
 HTML = ("<html><head><title>Kept</title></head><body>"

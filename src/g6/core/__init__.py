@@ -1,5 +1,6 @@
 """``g6.core``: the faces the knowledge documents name for G6's checked HTTP and outside programs.
 
-``g6.core.http`` is the checked client (``g6.adapters.checked_client``) with a plain-function
-transport; ``g6.core.outside`` calls a program the person runs on this machine (Elasticsearch).
+Re-exports only: ``g6.core.http`` is :mod:`g6.compat.http` (the checked client with a plain-function
+transport), ``g6.core.outside`` is :mod:`g6.fetch.outside` (a program the person runs on this machine).
+Nothing in the library imports this package.
 """

@@ -1,13 +1,5 @@
-"""``g6.knowledge._index.index_backends``: the index backends a retriever can read, read only.
+"""``g6.knowledge._index.index_backends`` as its document names it (code: :mod:`g6.compat._index`)."""
 
-Only ``elastic`` (``g6.knowledge.ctx_elastic.ElasticIndex``, an Elasticsearch the person runs)
-exists in g6-evidence; the mapping cannot be changed at run time.
-"""
+from g6.compat._index import index_backends
 
-from __future__ import annotations
-
-from types import MappingProxyType
-
-from g6.knowledge.ctx_elastic import ElasticIndex
-
-index_backends = MappingProxyType({"elastic": ElasticIndex})
+__all__ = ["index_backends"]

@@ -51,7 +51,10 @@ import blake3
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
 from g6.adapters.web import media_type
-from g6.citing import paper_citation_id, short_quote, web_citation_id
+from g6.cite.cite import paper_citation_id, short_quote, web_citation_id
+from g6.cite.manifest import Citation, Manifest
+from g6.cite.page_text import TEXT_SOURCES, cited_text
+from g6.cite.passages import normalise, text_hash
 from g6.errors import BundleError, BundleMemberError, G6Error
 from g6.home import EvidenceHome
 from g6.ledger.keys import VerifyKey
@@ -59,10 +62,7 @@ from g6.ledger.note import NoteError, open_checkpoint, verifier_key
 from g6.ledger.proofs import ProofCheck as BundleCheck
 from g6.ledger.proofs import verify_inclusion_proof
 from g6.ledger.receipts import Receipt, utc_now
-from g6.manifest import Citation, Manifest
-from g6.pagetext import TEXT_SOURCES, cited_text
-from g6.passages import normalise, text_hash
-from g6.transparency import covering_checkpoint, prove
+from g6.prove.proofs import covering_checkpoint, prove
 
 __all__ = ["SCHEMA", "BundleCheck", "BundleError", "BundleReport", "CitationVerdict", "PinnedKey", "build_bundle",
            "verify_bundle"]

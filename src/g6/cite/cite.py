@@ -7,12 +7,12 @@ from typing import Any
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
+from g6.cite.manifest import Citation
+from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.passages import Passage, chunk, find, normalise, passage_id, text_hash
 from g6.errors import InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
-from g6.manifest import Citation
-from g6.pagetext import TEXT_SOURCES, PageTexts, read_texts
-from g6.passages import Passage, chunk, find, normalise, passage_id, text_hash
 
 QUOTE_LEN = 200
 _HOW = "compared after normalising Unicode (NFKC), whitespace, case and quote marks"

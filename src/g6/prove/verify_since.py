@@ -19,7 +19,7 @@ from g6.home import EvidenceHome
 from g6.ledger.keys import VerifyKey
 from g6.ledger.ledger import Check, LedgerVerifyReport
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
-from g6.transparency import write_note
+from g6.prove.proofs import write_note
 
 STATE_NAME = "verified-checkpoint"
 

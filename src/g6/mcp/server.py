@@ -174,7 +174,6 @@ def build_server(settings: Settings) -> Any:
 
     from g6 import __version__
     from g6.adapters import CheckedClient, FetchPolicy
-    from g6.adapters.sources import build_sources
     from g6.home import EvidenceHome
 
     allowed = allowed_ops(settings.values.get("G6_MCP_SENSITIVE"))
@@ -185,25 +184,13 @@ def build_server(settings: Settings) -> Any:
     def home(need_key: bool = True) -> EvidenceHome:
         """The evidence home; a reading tool (``need_key=False``) opens it read-only and creates
         nothing. A writing tool creates what is missing and says so on stderr (stdout is the protocol)."""
-        if not need_key:
-            return EvidenceHome.from_settings(settings, readonly=True)
-        existed = settings.home.is_dir()
-        ev = EvidenceHome.from_settings(settings)
-        if not existed:
-            print(f"g6: created evidence home {settings.home}", file=sys.stderr)
-        key, created = ev.keys.ensure()  # several servers on a fresh home end with one key
-        if created:
-            print(f"g6: created signing key {key.key_id} in {ev.keys.path}", file=sys.stderr)
-        return ev
+        return settings.open_home(need_key=need_key, say=lambda line: print(line, file=sys.stderr))
 
     def client(pol: FetchPolicy) -> CheckedClient:
-        return CheckedClient(pol, secrets=settings.secret_values())  # configured keys never reach a reply
+        return settings.client(pol)  # configured keys never reach a reply
 
     def policy(allow: list[str] | None = None, max_bytes: int | None = None) -> FetchPolicy:
-        return FetchPolicy(allowlist=tuple(allow or ()) or settings.allowlist, allow_loopback=settings.allow_loopback,
-                           max_bytes=max_bytes if max_bytes is not None else settings.max_bytes,
-                           hard_cap=settings.hard_cap, host_pause=settings.host_pause,
-                           total_timeout=settings.total_timeout)
+        return settings.fetch_policy(allow or (), max_bytes)
 
     def gated(op: str, run: Callable[[], dict[str, Any]]) -> Any:
         if (op in SENSITIVE or op in SKILL_OPS) and op not in allowed:
@@ -221,7 +208,7 @@ def build_server(settings: Settings) -> Any:
                                              "robots.txt applies. Not gated.",
           annotations=annotations("Paper sources", read_only=True), structured_output=True)
     def sources() -> dict[str, Any]:
-        reg = build_sources(settings.values)
+        reg = settings.sources()
         return {"code": "G6_E_KNOWLEDGE_SOURCES_LISTED", "status": QUALIFIED,
                 "sources": [{"name": s.name, "needs": s.needs, "pause_seconds": s.pause, "robots_txt": s.robots,
                              "key_env": s.key_env} for s in reg]}
@@ -240,8 +227,8 @@ def build_server(settings: Settings) -> Any:
                   "What to extract from the page: its text (split into passages), its metadata, or its links."))]
               = "text") -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            from g6.capture import fetch as do_fetch
-            from g6.knowledge.knowledge_fetcher import page_result
+            from g6.compat.knowledge_fetcher import page_result
+            from g6.fetch.capture import fetch as do_fetch
 
             with home() as ev, client(policy(allow, max_bytes)) as c:
                 return untrusted(page_result(ev, do_fetch(ev, c, url, extract=extract)).to_json())
@@ -293,14 +280,14 @@ def build_server(settings: Settings) -> Any:
     ) -> dict[str, Any]:  # no allowlist field: a source's host is the operator's setting, not the agent's
         def run() -> dict[str, Any]:
             from g6.adapters.search import SearchRequest
-            from g6.capture import search as do_search
-            from g6.knowledge.knowledge_fetcher import search_result
+            from g6.compat.knowledge_fetcher import search_result
+            from g6.fetch.capture import search as do_search
 
             req = SearchRequest(query=query, max_results=max_results, page_size=page_size, max_pages=max_pages,
                                 categories=tuple(categories or ()), filters=filters or {}, fields=tuple(fields or ()),
                                 mode=mode, endpoint=endpoint, set_spec=set_spec, since=since, until=until,
                                 metadata_prefix=metadata_prefix, verb=verb)
-            src = build_sources(settings.values).get(source)
+            src = settings.sources().get(source)
             with home() as ev, client(replace(policy(), max_bytes=None)) as c:
                 return untrusted(search_result(ev, do_search(ev, c, src, req)).to_json())
         return gated("search", run)
@@ -308,11 +295,11 @@ def build_server(settings: Settings) -> Any:
     def es(op: str, index: str, call: Callable[[Any], Any], fields: list[str] | None = None) -> Any:
         def run() -> dict[str, Any]:
             from g6.adapters.elasticsearch import ElasticInputError
-            from g6.elastic import ElasticIndex
-            from g6.knowledge.ctx_elastic import reply_for
+            from g6.compat.ctx_elastic import reply_for
+            from g6.fetch.elastic import EsIndex
 
             try:
-                with home() as ev, ElasticIndex(index, tuple(fields or ()), home=ev,
+                with home() as ev, EsIndex(index, tuple(fields or ()), home=ev,
                                                 url=settings.values.get("G6_ELASTIC_URL") or None,
                                                 api_key=settings.secret("G6_ELASTIC_API_KEY")) as idx:
                     return untrusted(reply_for(call(idx)))
@@ -353,8 +340,8 @@ def build_server(settings: Settings) -> Any:
 
     def cite_impl(receipt_id: str, manifest: str, passage_id: str | None, quote: str | None,
                   paper: Any) -> dict[str, Any]:
-        from g6.citing import cite_paper, cite_web
-        from g6.manifest import Manifest, load_manifest, save_manifest
+        from g6.cite.cite import cite_paper, cite_web
+        from g6.cite.manifest import Manifest, load_manifest, save_manifest
 
         if sum(x is not None for x in (passage_id, quote, paper)) != 1:
             raise InputError("give exactly one of passage_id, quote or paper")
@@ -370,12 +357,12 @@ def build_server(settings: Settings) -> Any:
                           "citations": len(m.citations), "citation": c.to_json()})
 
     def recheck_impl(manifest: str, run_id: str | None) -> dict[str, Any]:
-        from g6.manifest import load_manifest
-        from g6.recheck import recheck as do_recheck
+        from g6.cite.manifest import load_manifest
+        from g6.cite.recheck import recheck as do_recheck
 
         m = load_manifest(manifest)
         with home() as ev, client(policy()) as c:
-            report = do_recheck(ev, c, m, run_id=run_id, sources=build_sources(settings.values))
+            report = do_recheck(ev, c, m, run_id=run_id, sources=settings.sources())
         return untrusted({"code": "G6_E_KNOWLEDGE_MANIFEST_RECHECKED", **report.to_json()})
 
 
@@ -454,8 +441,8 @@ def build_server(settings: Settings) -> Any:
     # -- g6_invoke: the skills and ops the documents name ---------------------------------
     def es_call(op: str, args: Mapping[str, Any]) -> dict[str, Any]:
         from g6.adapters.elasticsearch import ElasticInputError
-        from g6.elastic import ElasticIndex
-        from g6.knowledge.ctx_elastic import reply_for
+        from g6.compat.ctx_elastic import reply_for
+        from g6.fetch.elastic import EsIndex
 
         takes = {"search": ("index", "query", "fields", "filters", "top_k"),
                  "count": ("index", "query", "fields", "filters"), "mapping": ("index",), "get_doc": ("index", "id")}
@@ -473,7 +460,7 @@ def build_server(settings: Settings) -> Any:
         if not isinstance(filters, dict):
             raise ElasticInputError("G6_E_KNOWLEDGE_ELASTIC_INPUT", "filters maps field names to values")
         try:
-            with home() as ev, ElasticIndex(index, tuple(fields), home=ev,
+            with home() as ev, EsIndex(index, tuple(fields), home=ev,
                                             url=settings.values.get("G6_ELASTIC_URL") or None,
                                             api_key=settings.secret("G6_ELASTIC_API_KEY")) as idx:
                 if op == "search":
@@ -492,7 +479,7 @@ def build_server(settings: Settings) -> Any:
             return e.to_json()
 
     def invoke(skill: str, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        from g6.knowledge import knowledge_fetcher as kf
+        from g6.compat import knowledge_fetcher as kf
 
         if skill == "knowledge_fetcher" and op == "sources":
             return kf.sources_reply(settings.values)
@@ -500,7 +487,7 @@ def build_server(settings: Settings) -> Any:
             request = kf.FetchRequest.from_args(args)
 
             def client_for(adapter: Any) -> Any:
-                from g6.core import http
+                from g6.compat import http
 
                 pol = policy(None, request.max_bytes if request.source == "http" else None)
                 if request.source != "http":
@@ -512,13 +499,13 @@ def build_server(settings: Settings) -> Any:
         if skill == "ctx_elastic":
             return es_call(op, args)
         if skill == "web_fetch":
-            from g6.knowledge.web_fetch import check_inputs, web_fetch
+            from g6.compat.web_fetch import check_inputs, web_fetch
 
             check_inputs(args)  # a missing url fails here: nothing starts, nothing is sealed
             with home() as ev, client(policy()) as c:
                 return web_fetch(ev, c, args)  # runx's fetch_result exactly (its schema has no notice)
         if skill == "knowledge_chunker":
-            from g6.citing import chunk_receipt
+            from g6.cite.cite import chunk_receipt
 
             with home() as ev:
                 r, passages = chunk_receipt(ev, _arg(args, "receipt_id"))
@@ -526,7 +513,7 @@ def build_server(settings: Settings) -> Any:
                               "source_url": r.final_url, "content": dict(r.content or {}),
                               "passages": [p.to_json() for p in passages]})
         if skill == "knowledge_converter":
-            from g6.convert import convert
+            from g6.fetch.convert import convert
 
             with home() as ev:
                 return untrusted(convert(ev, _arg(args, "digest")).to_json())

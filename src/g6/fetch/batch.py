@@ -3,7 +3,7 @@
 Each URL goes through ``capture.prepare_fetch`` as ``g6 fetch URL`` does (checked client, robots,
 the host's pause, the store, a signed receipt), with ``documents=False``: the outcome is decided
 as ``g6 fetch`` decides it, but the page's main text, which a batch does not print, is not read.
-The host pool is re-check's (``g6.host_pool``). Receipts are appended by one ledger-writer thread
+The host pool is re-check's (``g6.fetch.host_pool``). Receipts are appended by one ledger-writer thread
 that owns its own SQLite connection and commits whatever receipts are waiting in one transaction
 (group commit, one fsync per group). A host's thread hands its receipt over and goes on to its
 next URL; the calling thread waits until the receipt is signed and durable, then writes the
@@ -31,13 +31,13 @@ from typing import Any
 from g6.adapters.checked_client import CheckedClient
 from g6.adapters.redact import redact_text
 from g6.adapters.web import EXTRACT_MODES
-from g6.capture import prepare_fetch
+from g6.cite.recheck import RunState
 from g6.errors import G6Error, InputError, ReceiptNotFound
+from g6.fetch.capture import prepare_fetch
+from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes
 from g6.home import EvidenceHome
-from g6.host_pool import can_fork, host_of, per_host, per_host_processes
 from g6.ledger import Ledger, Receipt
 from g6.ledger.receipts import new_receipt_id
-from g6.recheck import RunState
 from g6.store import BlobStore
 
 MAX_GROUP = 256  # receipts per transaction at most

@@ -19,13 +19,13 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy
-from g6.bundle import BundleReport, build_bundle, verify_bundle
-from g6.capture import FetchResult, fetch
-from g6.citing import cite_web
+from g6.cite.cite import cite_web
+from g6.cite.manifest import Manifest, save_manifest
+from g6.demo.site import LocalSite, Reply, Route, SeenRequest
+from g6.fetch.capture import FetchResult, fetch
 from g6.home import EvidenceHome
 from g6.ledger import LedgerVerifyReport
-from g6.localsite import LocalSite, Reply, Route, SeenRequest
-from g6.manifest import Manifest, save_manifest
+from g6.prove.bundle import BundleReport, build_bundle, verify_bundle
 
 # path -> the outcome the demo expects there
 DEMO_PAGES: tuple[tuple[str, str], ...] = (
@@ -38,7 +38,7 @@ DEMO_PAGES: tuple[tuple[str, str], ...] = (
 
 
 def demo_site() -> LocalSite:
-    files = resources.files("g6") / "demo_site"
+    files = resources.files("g6.demo") / "pages"
     page = {name: (files / name).read_bytes() for name in ("index.html", "article.html", "robots.txt")}
     return LocalSite({
         "/": Reply(body=page["index.html"]),
@@ -155,7 +155,7 @@ class ServedSite:
         if self.site_dir is None:
             self.site_dir = Path(tempfile.mkdtemp(prefix="g6-site-"))
         self.site_dir.mkdir(parents=True, exist_ok=True)
-        files = resources.files("g6") / "demo_site"
+        files = resources.files("g6.demo") / "pages"
         for name, _path, _ctype in SERVED_FILES:
             if not (self.site_dir / name).exists():  # a folder already edited keeps its edits
                 (self.site_dir / name).write_bytes((files / name).read_bytes())

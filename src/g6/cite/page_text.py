@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from g6.adapters.html_text import HiddenText, HTMLParseError, charset_of, extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.web import _TEXTUAL, media_type
-from g6.passages import find
+from g6.cite.passages import find
 
 TEXT_SOURCES = ("main", "visible")
 

@@ -6,7 +6,7 @@ A verdict is never stronger than the read behind it:
 * ``current`` — the bytes changed, the cited normalised text is still in the page's text (in a
   truncated read too: what was read holds it); ``moved`` says whether its offset changed;
 * ``changed`` — not there, but a span close to it is (similarity ≥ ``CHANGED_THRESHOLD`` and at least
-  ``MIN_WORD_OVERLAP`` of its words, see :func:`g6.passages.align`): the span's text, offsets,
+  ``MIN_WORD_OVERLAP`` of its words, see :func:`g6.cite.passages.align`): the span's text, offsets,
   similarity and a word diff;
 * ``gone`` — only after a complete, successful read of text in which nothing close is found (a
   passage still in the page but hidden from readers is gone, ``detail.hidden`` says how);
@@ -38,14 +38,14 @@ from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.urls import redact_url
 from g6.adapters.web import MAX_EXTRACT_BYTES
-from g6.capture import receipt_from_response
+from g6.cite.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
+from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
+from g6.fetch.capture import receipt_from_response
+from g6.fetch.host_pool import host_of, per_host
 from g6.home import EvidenceHome
-from g6.host_pool import host_of, per_host
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
-from g6.pagetext import TEXT_SOURCES, PageTexts, read_texts
-from g6.passages import align, find, text_hash
 
 CHECKED = ("unchanged", "current", "changed", "gone")
 FAILING = ("changed", "gone", "unverified")
@@ -240,7 +240,7 @@ def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[s
         return _search_problem(home, c, r, sources)
     if r.receipt_id not in cache:
         try:
-            from g6.citing import receipt_texts
+            from g6.cite.cite import receipt_texts
 
             cache[r.receipt_id] = receipt_texts(home, r)
         except G6Error as e:
@@ -421,7 +421,7 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
 
 def _with_total(home: EvidenceHome, client: CheckedClient, c: Citation, v: Verdict, sources: Any) -> Verdict:
     """A search citation also re-runs its search (one page) to compare the source's total."""
-    from g6.capture import search
+    from g6.fetch.capture import search
 
     assert c.search is not None
     reg = sources

@@ -2,7 +2,7 @@
 webrecorder ``wacz`` package, so ReplayWeb.page or pywb open the evidence and show each page as it
 was read.
 
-Layout: ``archive/data.warc.gz`` (see ``g6.warc_export``), ``indexes/`` (written by ``wacz``),
+Layout: ``archive/data.warc.gz`` (see ``g6.export.warc``), ``indexes/`` (written by ``wacz``),
 ``pages/pages.jsonl`` (one line per archived read: id is the receipt id, ``url``, ``ts`` the read's
 time, ``title``), and the evidence beside it as extra files listed in ``datapackage.json`` with
 their sha256: ``receipts/<receipt id>.json`` (every exported receipt, signed),
@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from g6.errors import WaczError, WaczUnavailable
+from g6.export.warc import WarcSummary, export_warc
 from g6.home import EvidenceHome
 from g6.ledger.note import verifier_key
 from g6.ledger.receipts import Receipt
-from g6.transparency import covering_checkpoint, prove
-from g6.warc_export import WarcSummary, export_warc
+from g6.prove.proofs import covering_checkpoint, prove
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,323 @@
+"""Orchestration: adapter result -> blob store (already written while reading) -> signed receipt.
+
+The body is in the store before the receipt is appended, so no receipt ever points at a missing
+blob; a crash between the two leaves an unreferenced blob, which ``gc`` may remove later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.html_text import HTMLParseError, parse_html, strip_unseen, visible_text
+from g6.adapters.outcomes import Outcome, es_code
+from g6.adapters.redact import redact_json, redact_text, redact_url
+from g6.adapters.web import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Hop, Receipt
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    outcome: Outcome
+    receipt_id: str
+    requested_url: str
+    final_url: str | None
+    status: int | None
+    byte_count: int
+    truncated: bool
+    content: Mapping[str, Any] | None
+    documents: tuple[Document, ...]
+    reason: str = ""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def code(self) -> str:
+        return self.outcome.code("fetch")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "code": self.code,
+            "trust": self.outcome.trust,
+            "reason": self.reason,
+            "receipt_id": self.receipt_id,
+            "requested_url": self.requested_url,
+            "final_url": self.final_url,
+            "status": self.status,
+            "byte_count": self.byte_count,
+            "truncated": self.truncated,
+            "content": dict(self.content) if self.content else None,
+            "documents": [d.to_json() for d in self.documents],
+            "detail": dict(self.detail),
+        }
+
+
+def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, request: Mapping[str, Any],
+                          outcome: Outcome | None = None, reason: str | None = None, op: str = "fetch",
+                          detail: Mapping[str, Any] | None = None,
+                          links: Mapping[str, Any] | None = None) -> Receipt:
+    """The unsigned receipt for one checked fetch. URLs are redacted (no userinfo, no key values)."""
+    out = outcome or resp.outcome
+    d = resp.receipt_detail()
+    if reason is not None:
+        d["reason"] = reason
+        if not reason:
+            d.pop("reason")
+    d.update(detail or {})
+    d.pop("_body", None)
+    return Receipt(
+        kind=kind,
+        source=source,
+        request=dict(request),
+        final_url=redact_url(resp.final_url) if resp.final_url else None,
+        hops=tuple(Hop(redact_url(h.url), h.status, h.connected_address) for h in resp.hops),
+        http_status=resp.status,
+        byte_count=resp.byte_count,
+        truncated=resp.truncated,
+        allowlist=resp.allowlist,
+        outcome=out.value,
+        outcome_code=out.code(op),
+        content=resp.body.to_json() if resp.body else None,
+        detail=d,
+        links=dict(links or {}),
+    )
+
+
+class _KeptBody:
+    """A store writer that also keeps the body it writes (up to ``limit`` bytes) in memory."""
+
+    def __init__(self, inner: Any, kept: dict[str, bytes], limit: int) -> None:
+        self._inner, self._kept, self._limit = inner, kept, limit
+        self._chunks: list[bytes] | None = []
+        self._size = 0
+
+    def write(self, chunk: bytes) -> None:
+        self._inner.write(chunk)
+        if self._chunks is not None:
+            self._size += len(chunk)
+            if self._size > self._limit:
+                self._chunks = None  # too large to be read as a page anyway: not held
+            else:
+                self._chunks.append(bytes(chunk))
+
+    def commit(self) -> Any:
+        ref = self._inner.commit()
+        if self._chunks is not None:
+            self._kept[ref.blake3] = b"".join(self._chunks)
+        return ref
+
+    def abort(self) -> None:
+        self._inner.abort()
+
+    def __enter__(self) -> _KeptBody:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inner.__exit__(*exc)
+
+
+class _ReadBack:
+    """The store as one fetch sees it: the body the fetch just wrote is read from memory (the very
+    bytes that were hashed and written), not decompressed back from disk; the rest is the store's."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._kept: dict[str, bytes] = {}
+
+    def writer(self, *args: Any, **kwargs: Any) -> _KeptBody:
+        return _KeptBody(self._store.writer(*args, **kwargs), self._kept, MAX_EXTRACT_BYTES)
+
+    def read(self, digest: Any) -> bytes:
+        body = self._kept.get(str(digest))
+        return body if body is not None else self._store.read(digest)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def page_outcome(resp: FetchResponse, store: Any, url: str, extract: str = "text") -> PageRead:
+    """``read_page``'s outcome, reason and detail without its documents, for a caller that does not
+    show them (``g6 fetch --input``). A page is ``ok`` when its text is not blank, and its text is
+    the main text or, where that is blank, the visible text: so visible text that is not blank
+    decides ``ok`` without the main-text pass (trafilatura, most of the cost). Anything else (no
+    visible text, not HTML, unreadable) goes through ``read_page`` itself, so the answer is the same."""
+    if resp.outcome is Outcome.OK and resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:
+        body = store.read(resp.body.blake3)
+        if media_type(resp.content_type, body) in ("text/html", "application/xhtml+xml"):
+            try:
+                root = parse_html(body, resp.content_type)
+                strip_unseen(root)  # hidden text is not a reader's text
+                title = root.find(".//title")
+                if title is not None and title.getparent() is not None:
+                    title.getparent().remove(title)  # nor is the title (extract_html keeps it apart)
+                if visible_text(root).strip():
+                    return PageRead(resp, Outcome.OK, "", ())
+            except (HTMLParseError, RecursionError, ValueError):
+                pass  # read_page gives the answer (parse_failed) in its own words
+    page = read_page(resp, store, url, extract)
+    return replace(page, documents=())
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedFetch:
+    """A page fetched, kept in the store and read, with its receipt not yet appended."""
+
+    page: PageRead
+    receipt: Receipt  # unsigned
+    requested_url: str
+
+    def result(self, signed: Receipt) -> FetchResult:
+        """The fetch's result once ``signed`` (this receipt, signed) is in the ledger."""
+        resp = self.page.response
+        return FetchResult(
+            outcome=self.page.outcome, receipt_id=signed.receipt_id, requested_url=self.requested_url,
+            final_url=signed.final_url, status=resp.status, byte_count=resp.byte_count, truncated=resp.truncated,
+            content=signed.content, documents=self.page.documents, reason=signed.detail.get("reason", ""),
+            detail={k: v for k, v in signed.detail.items() if k != "reason"},
+        )
+
+
+def prepare_fetch(store: Any, client: CheckedClient, url: str, *, extract: str = "text",
+                  policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
+                  kind: str = "fetch", documents: bool = True) -> PreparedFetch:
+    """Fetch a page through every check, keep its bytes in ``store``, read it, and make its receipt
+    (unsigned): ``fetch`` without the append, for a caller that appends receipts in groups
+    (``g6.fetch.batch``). ``documents=False`` (a caller that does not show the page's text)
+    decides the outcome without reading the main text (``page_outcome``)."""
+    if extract not in EXTRACT_MODES:
+        raise ValueError(f"extract must be one of {EXTRACT_MODES}")
+    kept = _ReadBack(store)
+    resp = client.fetch(url, kept, source="web", policy=policy)  # type: ignore[arg-type]
+    page = read_page(resp, kept, url, extract) if documents else page_outcome(resp, kept, url, extract)  # type: ignore[arg-type]
+    resp = page.response  # already through the redaction path (the client's)
+    secrets = tuple(getattr(client, "secrets", ()))
+    request: dict[str, Any] = {"url": redact_text(url, secrets), "extract": extract}
+    pol = policy or client.policy
+    if pol.max_bytes is not None:
+        request["max_bytes"] = pol.max_bytes
+    receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
+                                    reason=redact_text(page.reason or resp.reason, secrets),
+                                    detail=redact_json(page.detail, secrets), links=links)
+    return PreparedFetch(page, receipt, request["url"])
+
+
+def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str = "text",
+          policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
+          kind: str = "fetch", documents: bool = True) -> FetchResult:
+    """Fetch a page through every check, keep its bytes, append a signed receipt."""
+    prepared = prepare_fetch(home.store, client, url, extract=extract, policy=policy, links=links, kind=kind,
+                             documents=documents)
+    return prepared.result(home.record(prepared.receipt))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    source: str
+    request: Mapping[str, Any]
+    outcome: Outcome
+    reason: str
+    papers: tuple[Any, ...]
+    total: int | None
+    complete: bool
+    receipt_ids: tuple[str, ...]
+    pages: tuple[Mapping[str, Any], ...]
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def code(self) -> str:
+        return self.outcome.code("search")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value, "code": self.code, "trust": self.outcome.trust, "reason": self.reason,
+            "source": self.source, "request": dict(self.request), "total": self.total,
+            "complete": self.complete, "returned": len(self.papers),
+            "documents": [p.to_json() for p in self.papers], "receipt_ids": list(self.receipt_ids),
+            "pages": [dict(p) for p in self.pages], "detail": dict(self.detail),
+        }
+
+
+def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any, *,
+           progress: Callable[[int, int], None] | None = None) -> SearchResult:
+    """Run a paper search: every page kept in the store and receipted as soon as it is read.
+
+    Each page's receipt carries the time that page was read. The last page's receipt also carries
+    the run's summary, so it waits until the run ends; a run cut short (Ctrl-C, a crash) appends it
+    with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost.
+    ``progress(pages read, the request's max_pages)`` after each page, and (pages, pages) at the end."""
+    from g6.adapters.search import run_search
+
+    secrets = tuple(getattr(client, "secrets", ())) + tuple(s for s in (getattr(source, "api_key", None),) if s)
+    req = redact_json(request.to_json(), secrets)  # an endpoint may carry a token of its own
+    signed: list[Receipt] = []
+    read: list[Any] = []
+    pending: list[Receipt] = []  # the newest page's receipt, not yet appended
+
+    def page_receipt(page: Any) -> Receipt:
+        p = page.parsed
+        detail: dict[str, Any] = {"page": len(read), "total": p.total, "returned": len(p.papers), **dict(p.detail)}
+        prev = pending[-1].receipt_id if pending else (signed[-1].receipt_id if signed else None)
+        r = receipt_from_response(page.response, kind="search", source=source.name, request=req,
+                                  outcome=p.outcome, reason=p.reason, op="search",
+                                  detail=redact_json(detail, secrets), links={"previous_page": prev} if prev else {})
+        return replace(r, fetched_at=page.read_at)
+
+    def on_page(page: Any) -> None:
+        read.append(page)
+        receipt = page_receipt(page)
+        if pending:
+            signed.append(home.record(pending.pop()))
+        pending.append(receipt)
+        if progress is not None:
+            progress(len(read), max(request.max_pages, len(read)))
+
+    def flush(run_detail: dict[str, Any]) -> None:
+        if pending:
+            last = pending.pop()
+            signed.append(home.record(replace(last, detail={**dict(last.detail), "run": run_detail})))
+
+    try:
+        run = run_search(source, client, home.store, request, on_page=on_page)
+    except BaseException as e:
+        flush({"outcome": "interrupted", "error": type(e).__name__, "pages": len(read)})
+        raise
+    flush({"outcome": run.outcome.value, "total": run.total, "complete": run.complete,
+           "returned": len(run.papers), "pages": len(run.pages)})
+    if progress is not None:  # max_pages was only the most there could be
+        progress(len(read), len(read))
+    pages = tuple({"receipt_id": r.receipt_id, "outcome": r.outcome, "status": r.http_status,
+                   "returned": r.detail.get("returned", 0), "url": redact_text(page.url, secrets)}
+                  for r, page in zip(signed, run.pages, strict=True))
+    return SearchResult(run.source, req, run.outcome, redact_text(run.reason, secrets), run.papers, run.total,
+                        run.complete, tuple(r.receipt_id for r in signed), pages,
+                        redact_json(dict(run.detail), secrets))
+
+
+def es_read(home: EvidenceHome, result: Any, request: Mapping[str, Any]) -> tuple[Any, tuple[str, ...]]:
+    """Receipt every reply an Elasticsearch read made (the mapping look-up too), in one transaction."""
+    receipts = []
+    for i, reply in enumerate(result.replies):
+        last = i == len(result.replies) - 1
+        outcome = result.outcome if last else reply.outcome
+        code = result.code if last else es_code(reply.op, reply.outcome, reply.reason)
+        detail = {k: v for k, v in dict(reply.detail).items() if k != "query"}
+        if reply.reason or (last and result.reason):
+            detail["reason"] = result.reason if last else reply.reason
+        if last:
+            for k in ("total", "total_relation", "count"):
+                if getattr(result, k) is not None:
+                    detail[k] = getattr(result, k)
+            for k in ("partial_count", "partial_total", "hits_in_partial_reply", "shards", "timed_out"):
+                if k in result.detail:
+                    detail[k] = result.detail[k]
+        receipts.append(Receipt(
+            kind="es", source="elasticsearch", request={**dict(request), "op": reply.op},
+            final_url=reply.url if reply.status is not None else None, hops=reply.hops, http_status=reply.status,
+            byte_count=reply.body.size if reply.body else 0, outcome=outcome.value, outcome_code=code,
+            content=reply.body.to_json() if reply.body else None, detail=detail,
+            links={"previous": receipts[-1].receipt_id} if receipts else {}))
+    signed = home.ledger.append_many(receipts, home.signing_key()) if receipts else []
+    return result, tuple(r.receipt_id for r in signed)
