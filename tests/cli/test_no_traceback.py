@@ -272,7 +272,7 @@ def broken_keys_show(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug\nspread over two lines")
 
-    cmd = cli_module.keys.commands["show"]
+    cmd = cli_module.keys.keys_group.commands["show"]
     monkeypatch.setattr(cmd, "callback", boom)
 
 
@@ -301,7 +301,7 @@ def test_internal_error_line_keeps_secrets_out(monkeypatch: pytest.MonkeyPatch, 
         _ = c.settings  # type: ignore[attr-defined]  # the settings (and their secrets) are loaded
         raise RuntimeError(f"connect to https://user:hunter2pass@127.0.0.1/x failed; key {secret}")
 
-    monkeypatch.setattr(cli_module.keys.commands["show"], "callback", click.pass_obj(leaky))
+    monkeypatch.setattr(cli_module.keys.keys_group.commands["show"], "callback", click.pass_obj(leaky))
     r = CliRunner().invoke(cli_module.cli, ["--home", str(tmp_path), "keys", "show"], prog_name="g6",
                            env={"G6_ELASTIC_API_KEY": secret})
     assert r.exit_code == 70 and r.stderr.startswith("g6: internal error: RuntimeError: connect to https://")
@@ -323,7 +323,7 @@ def test_typed_errors_keep_their_codes(monkeypatch: pytest.MonkeyPatch, tmp_path
     """A G6Error escaping a command is still a user-facing error (1; InputError 2), not an internal one."""
     from g6.errors import InputError, LedgerError
 
-    cmd = cli_module.keys.commands["show"]
+    cmd = cli_module.keys.keys_group.commands["show"]
     for exc, code in ((LedgerError("the ledger is damaged"), 1), (InputError("that is not an id"), 2),
                       (click.BadParameter("no such thing"), 2)):
         def raise_it(*a: object, _e: Exception = exc, **k: object) -> None:
@@ -340,7 +340,7 @@ def test_a_closed_pipe_is_not_an_internal_error(monkeypatch: pytest.MonkeyPatch,
     def closed(*a: object, **k: object) -> None:
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(cli_module.keys.commands["show"], "callback", closed)
+    monkeypatch.setattr(cli_module.keys.keys_group.commands["show"], "callback", closed)
     r = CliRunner().invoke(cli_module.cli, ["--home", str(tmp_path), "keys", "show"], prog_name="g6")
     assert r.exit_code == 1 and "internal error" not in r.stderr
 

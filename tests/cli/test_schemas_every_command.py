@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 
 from g6.cli import cli
+from g6.cli.options import json_schemas, schema_file
 from g6.demo.site import LocalSite, Reply
 from g6.schemas import load
 
@@ -95,6 +96,16 @@ def test_result_commands_have_json_naming_a_schema(path: str) -> None:
     assert "--json" in opts and opts["--json"].is_flag, f"{path} has no --json"
     for name in TABLE[path]:
         jsonschema.Draft202012Validator.check_schema(load(name))
+
+
+@pytest.mark.parametrize("path", sorted(LEAVES))
+def test_json_option_declares_the_table_s_schemas(path: str) -> None:
+    """What a command's `--json` declares (json_option's schemas) is its TABLE entry, in order, and its help names
+    each schema file; a command with no result declares none."""
+    assert json_schemas(LEAVES[path]) == TABLE.get(path, ())
+    if path in TABLE:
+        help_text = next(p.help or "" for p in LEAVES[path].params if "--json" in p.opts)
+        assert all(schema_file(name) in help_text for name in TABLE[path]), help_text
 
 
 def test_every_schema_file_is_mapped() -> None:

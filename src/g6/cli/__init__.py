@@ -1,5 +1,10 @@
-"""The ``g6`` command (see :mod:`g6.cli.app`)."""
+"""The ``g6`` command: :data:`cli` (the root click group) and :func:`main` (the console script).
 
-from g6.cli.app import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, REPORT_AT, cli, keys, main
+:mod:`g6.cli.app` holds what every command shares, :mod:`g6.cli.options` the shared options; each other
+module is one command group and registers its commands on :data:`cli` when imported, as below.
+"""
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "REPORT_AT", "cli", "keys", "main"]
+from g6.cli import blob, bundle, cite, demo, es, export, fetch, keys, ledger, mcp, search  # noqa: F401 (registers)
+from g6.cli.app import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, REPORT_AT, cli, main
+
+__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "REPORT_AT", "cli", "main"]

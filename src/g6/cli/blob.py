@@ -1,0 +1,106 @@
+"""``g6 blob``: cat, verify, gc (collect garbage), copy."""
+
+# Imports: the store is loaded by g6.config anyway, so it is imported at the top.
+from __future__ import annotations
+
+import sys
+
+import click
+
+from g6.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Ctx, cli, emit_json, fail, pass_ctx, progress
+from g6.cli.options import json_option, quiet_option
+from g6.errors import StoreError
+from g6.store.backend import copy_blobs, describe, open_store
+
+
+@cli.group("blob")
+def blob_group() -> None:
+    """The blob store: cat, verify, gc (collect garbage), copy."""
+
+
+@blob_group.command("cat")
+@click.argument("digest")
+@pass_ctx
+def blob_cat(c: Ctx, digest: str) -> None:
+    """Write a blob's raw bytes to stdout (blake3:… or sha256:…)."""
+    try:
+        # hashed before a byte is served: a blob (or sha256 index entry) that lies is refused
+        with c.evidence() as ev, ev.store.open_verified(digest) as f:
+            out = click.get_binary_stream("stdout")
+            while block := f.read(1 << 20):
+                out.write(block)
+    except StoreError as e:
+        fail(str(e), EXIT_USAGE if "digest" in type(e).__name__.lower() else EXIT_FAILED)
+
+
+@blob_group.command("verify")
+@json_option("blob-verify.v1", help="Print the counts and the bad and dangling blobs as JSON")
+@quiet_option
+@pass_ctx
+def blob_verify(c: Ctx, as_json: bool) -> None:
+    """Re-hash every blob and check its meta and every sha256 index entry; list the bad ones."""
+    with c.evidence() as ev, progress("verifying", "blobs") as bar:
+        report = ev.store.verify(progress=bar)
+    if as_json:
+        emit_json({"ok": report.ok, "checked": report.checked, "index_checked": report.index_checked,
+                   "bad": [{"digest": b.digest, "detail": b.detail} for b in report.bad],
+                   "dangling": list(report.dangling)})
+    else:
+        for b in report.bad:
+            click.echo(f"BAD {b.digest}: {b.detail}")
+        if report.dangling:
+            click.echo(f"{len(report.dangling)} index entries of unfinished writes (`g6 blob gc` sweeps them)")
+        click.echo(f"blobs {'ok' if report.ok else 'FAILED'}: {report.checked} checked, "
+                   f"{report.index_checked} index entries, {len(report.bad)} bad")
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+@blob_group.command("gc")
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@click.option("--grace", type=click.FloatRange(min=0), default=3600.0, show_default=True,
+              help="Keep unreferenced blobs younger than this many seconds.")
+@json_option("blob-gc.v1", help="Print what was (or would be) removed and kept as JSON")
+@quiet_option
+@pass_ctx
+def blob_gc(c: Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
+    """Remove blobs that no receipt references, and what unfinished writes left behind."""
+    with c.evidence() as ev:  # the ledger is only read; an unreadable ledger stops gc (exit 1), never empties it
+        with progress("reading receipts", "receipts") as bar:
+            referenced = ev.ledger.referenced_digests(progress=bar)
+        with progress("collecting", "blobs") as bar:
+            report = ev.store.gc(referenced, grace_seconds=grace, dry_run=dry_run, progress=bar)
+    if as_json:
+        emit_json({"dry_run": dry_run, "removed": list(report.removed), "kept": report.kept,
+                   "young": list(report.skipped_young), "temp_files_removed": report.temp_files_removed,
+                   "index_entries_removed": report.index_entries_removed})
+    else:
+        verb = "would remove" if dry_run else "removed"
+        for d in report.removed:
+            click.echo(f"{verb} {d}")
+        click.echo(f"{verb} {len(report.removed)} blob(s), {report.temp_files_removed} temp file(s) and "
+                   f"{report.index_entries_removed} index entries of unfinished writes; kept {report.kept} "
+                   f"referenced, {len(report.skipped_young)} younger than {grace:g}s")
+
+
+@blob_group.command("copy")
+@click.option("--to", "url", required=True, help="The store to copy into: s3://bucket/prefix or file:///path.")
+@json_option("blob-copy.v1", help="Print the copy's counts and checks as JSON")
+@quiet_option
+@pass_ctx
+def blob_copy(c: Ctx, url: str, as_json: bool) -> None:
+    """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
+    with c.evidence() as ev:
+        dst = open_store(url, url, env=c.settings.values)
+        try:
+            with progress("copying", "blobs") as bar:
+                report = copy_blobs(ev.store, dst, progress=bar)
+        finally:
+            getattr(dst, "close", lambda: None)()
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for b in report.bad:
+            click.echo(f"BAD {b.digest}: {b.detail}")
+        click.echo(f"blobs {'copied' if report.ok else 'FAILED'}: {report.copied} copied, {report.already} already in "
+                   f"{describe(dst)}, {len(report.bad)} bad")
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)

@@ -1,0 +1,89 @@
+"""``g6 demo``: a local fixture site fetched, kept, receipted and verified; ``--serve`` serves the site."""
+
+# Imports: g6.demo (the fixture site and the demo run) only inside the command, so `g6 --help` does not load it.
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from g6.cli.app import EXIT_FAILED, EXIT_OK, Ctx, cli, emit_json, fail, home_option_path, info, pass_ctx
+from g6.cli.options import json_option
+
+
+@cli.command("demo")
+@click.option("--home", "demo_home", type=str, default=None,
+              help="Evidence home for the demo (as `g6 --home DIR demo`); default: a new temporary folder.")
+@json_option("demo.v1", help="Print what the demo did and each verdict (pages, ledger, bundle) as JSON")
+@click.option("--serve", is_flag=True,
+              help="Do not run the demo: serve its site (the README's examples' pages) on 127.0.0.1 and "
+                   "127.0.0.2 until Ctrl-C, and print the settings to export.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8421, show_default=True,
+              help="With --serve: the port on both addresses (0: a free one).")
+@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="With --serve: the folder the pages are served from, read again on every request (edit "
+                   "them to change the site); filled with the demo's pages when they are missing. "
+                   "Default: a new temporary folder.")
+@click.option("--recorded", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="With --serve: a checkout's fixtures/http folder, to serve the recorded arXiv, OAI-PMH, "
+                   "OpenAlex and Semantic Scholar replies on the same port.")
+@pass_ctx
+def demo_cmd(c: Ctx, as_json: bool, demo_home: str | None, serve: bool, port: int, site_dir: Path | None,
+             recorded: Path | None) -> None:
+    """Fetch a local fixture site on loopback, keep and receipt every read, verify the ledger.
+
+    Uses --home (before or after `demo`) when given, else a new temporary evidence home (never ~/.g6).
+    With --serve, serves the site instead, for the README's examples.
+    """
+    from g6.demo.run import run_demo
+
+    if serve:
+        _serve(port, site_dir, recorded)
+    home = c.home_override if demo_home is None else home_option_path(demo_home)
+    run = run_demo(home)
+    if as_json:
+        emit_json({"home": str(run.home), "site": run.site, "ok": run.ok,
+                   "results": [{"path": p, "expected": want, "as_expected": r.outcome.value == want, **r.to_json()}
+                               for p, want, r in run.results],
+                   "verify": run.verify.to_json(), "bundle_path": str(run.bundle_path),
+                   "bundle": run.bundle.to_json()})
+    else:
+        info(f"evidence home: {run.home}")
+        info(f"fixture site:  {run.site} (loopback, allowed for the demo only)")
+        for path, want, r in run.results:
+            mark = "ok " if r.outcome.value == want else "!! "
+            click.echo(f"{mark}{path:<15} {r.outcome.value:<18} {r.code:<40} {r.byte_count:>6} B  {r.receipt_id}")
+        v = run.verify.to_json()
+        checks = ", ".join(f"{k} {'ok' if x['ok'] else 'FAILED'} ({x['checked']})" for k, x in v["checks"].items())
+        click.echo(f"ledger verify: {'ok' if run.verify.ok else 'FAILED'}: {checks}")
+        b = run.bundle
+        click.echo(f"bundle verify: {'ok' if b.ok else 'FAILED'}: {run.bundle_path.name}, "
+                   f"{len(b.citations)} citation(s), checks "
+                   + ", ".join(f"{x.check} {'ok' if x.ok else 'FAILED'}" for x in b.bundle_checks))
+        click.echo(f"try: g6 --home {run.home} ledger list; g6 --home {run.home} bundle verify "
+                   f"{run.bundle_path} --key $(g6 --home {run.home} keys show --json | jq -r .signing.public_key)",
+                   err=True)
+    sys.exit(EXIT_OK if run.ok else EXIT_FAILED)
+
+
+def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
+    """``g6 demo --serve``: the demo's site on loopback until Ctrl-C."""
+    from g6.demo.run import ServedSite
+
+    try:
+        served = ServedSite(port=port, site_dir=site_dir, recorded=recorded).start()
+    except OSError as e:
+        fail(f"cannot serve the demo site on port {port}: {e.strerror or e}")
+    click.echo(f"serving the demo site on {' and '.join(served.urls())} (pages read from {served.site_dir} "
+               "on every request); Ctrl-C stops it", err=True)
+    click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in served.exports().items()))
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        served.stop()
+        sys.exit(EXIT_OK)

@@ -1,0 +1,344 @@
+"""``g6 receipt show``, ``g6 ledger`` (list, verify, checkpoint, checkpoints, prove, consistency, copy) and
+``g6 verify-proof``: the receipt ledger and its proofs."""
+
+# Imports: the ledger is loaded by g6.config anyway (top); g6.prove (checkpoints, proofs, verify --since)
+# only inside the commands that use it, so `g6 --help` does not load it.
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from g6.adapters.redact import redact_text
+from g6.cli.app import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Ctx,
+    check_out,
+    cli,
+    emit_json,
+    fail,
+    info,
+    pass_ctx,
+    progress,
+    read_key,
+    write_out,
+)
+from g6.cli.options import json_option, quiet_option
+from g6.errors import G6Error
+from g6.ledger.backend import copy_ledger, open_ledger
+from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, parse_note
+from g6.ledger.proofs import CONSISTENCY_HEADER, verify_consistency_proof, verify_inclusion_proof
+
+
+@cli.group("receipt")
+def receipt_group() -> None:
+    """Receipts: show one."""
+
+
+@receipt_group.command("show")
+@click.argument("receipt_id")
+@json_option("receipt.v1", help="Print the receipt as JSON ({}); the receipt is JSON without it too, so "
+                                "`receipt show ID | jq` works")
+@pass_ctx
+def receipt_show(c: Ctx, receipt_id: str, as_json: bool) -> None:
+    """Print one receipt as JSON, signature included."""
+    with c.evidence() as ev:
+        try:
+            r = ev.ledger.get(receipt_id)
+        except G6Error as e:
+            fail(str(e), EXIT_FAILED)
+    emit_json(r.to_json())
+
+
+@cli.group("ledger")
+def ledger_group() -> None:
+    """The receipt ledger: list, verify, checkpoint, checkpoints, prove, consistency, copy."""
+
+
+@ledger_group.command("list")
+@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert"]),
+              help="Only receipts of this kind.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="At most this many, newest first.")
+@json_option("ledger-list.v1", help="Print the receipts as a JSON list")
+@pass_ctx
+def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
+    """List the newest receipts."""
+    with c.evidence() as ev:
+        entries = list(ev.ledger.entries(kind=kind, limit=limit, newest_first=True))
+    if as_json:
+        emit_json([{"seq": e.seq, "receipt_id": e.receipt.receipt_id, "kind": e.receipt.kind,
+                    "source": e.receipt.source, "outcome": e.receipt.outcome,
+                    "final_url": e.receipt.final_url, "fetched_at": e.receipt.fetched_at,
+                    "entry_hash": e.entry_hash} for e in entries])
+        return
+    for e in entries:
+        r = e.receipt
+        target = r.final_url or r.request.get("url") or r.request.get("query") or ""
+        click.echo(f"{e.seq:>6} {r.receipt_id} {r.kind:<7} {r.outcome:<17} {r.fetched_at} {target}")
+
+
+@ledger_group.command("verify")
+@click.option("--checkpoint", "kept", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="A checkpoint note kept outside the home (from `ledger checkpoint --out`); the ledger must "
+                   "extend it (repeatable).")
+@click.option("--key", "pinned", multiple=True, metavar="PUBKEY",
+              help="Pin a public key (ed25519:<base64>, a verifier key, or a file holding one; repeatable): "
+                   "keys/trusted/ is then not consulted.")
+@json_option("ledger-verify.v1", help="Per-check verdicts as JSON")
+@click.option("--since", "since", is_flag=False, flag_value="", default=None, metavar="[FILE]",
+              help="Only what is new since this signed checkpoint note (alone: the one `--record` kept).")
+@click.option("--record", is_flag=True,
+              help="After a clean run, keep the verified head, signed, in state/verified-checkpoint for a later "
+                   "`--since` (the only write verify makes, and only when asked).")
+@quiet_option
+@pass_ctx
+def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
+                  since: str | None, record: bool) -> None:
+    """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
+    from g6.prove.verify_since import read_note, record_verified, verify_since
+
+    notes = []
+    for path in kept:
+        try:
+            with path.open("rb") as f:  # bounded: a note is small, whatever file is given
+                raw = f.read(MAX_NOTE + 1)
+        except OSError as e:
+            fail(f"cannot read --checkpoint {path}: {e}")
+        # anything unreadable as a note becomes that checkpoint's failed verdict, not a crash
+        notes.append((str(path), raw.decode("utf-8", errors="replace")))
+    keys = None
+    if pinned:
+        keys = {}
+        for text in pinned:
+            try:
+                k = read_key(text)[0]
+            except (G6Error, NoteError, OSError, UnicodeDecodeError) as e:
+                fail(f"bad --key {text[:60]!r}: {e}")
+            keys[k.key_id] = k
+    with c.evidence() as ev:
+        try:
+            size = ev.ledger.head()[0]  # recorded as verified only up to here, whatever is appended meanwhile
+        except G6Error:
+            size = 0  # a damaged or missing ledger: verify reports it
+        try:
+            with progress("verifying", "receipts") as bar:
+                if since is None:
+                    report = ev.verify(keys, notes, progress=bar)
+                else:
+                    report = verify_since(ev, read_note(ev, Path(since) if since else None), keys=keys, kept=notes,
+                                          progress=bar)
+        except G6Error as e:
+            fail(str(e))
+        if record and report.ok and size:
+            try:
+                path = record_verified(ev, size)
+            except (G6Error, OSError) as e:  # the verdict stands; only the record for --since is missing
+                click.echo(f"g6: could not record the verified checkpoint: {e}", err=True)
+            else:
+                if path:
+                    info(f"g6: recorded the verified head ({size} receipts) in {path}")
+                else:
+                    click.echo("g6: nothing recorded: the home has no signing key", err=True)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        _print_verify(report, since is not None)
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+def _print_verify(report: Any, since: bool) -> None:
+    """``g6 ledger verify`` in text mode: a line per check with its first failures, then the verdict."""
+    for name, v in report.to_json()["checks"].items():
+        click.echo(f"{name:<10} {'ok' if v['ok'] else 'FAILED'} checked={v['checked']} failed={v['failed']}")
+        for f in v["failures"][:20]:
+            where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
+            click.echo(f"  {where}{f['detail']}")
+        if name == "kept_checkpoint":  # say what each kept checkpoint proved, not only what failed
+            for ch in report.of(name):
+                if ch.ok:
+                    click.echo(f"  {ch.detail}")
+    click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} {'new ' if since else ''}receipts")
+
+
+@ledger_group.command("checkpoint")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
+              help="Also write the signed note to this file: keep it away from the home, and check the ledger "
+                   "against it later with `ledger verify --checkpoint FILE`.")
+@json_option("ledger-checkpoint.v1", help="Print the checkpoint (origin, size, root, note, verifier key) as JSON")
+@pass_ctx
+def ledger_checkpoint(c: Ctx, out: Path | None, as_json: bool) -> None:
+    """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
+    from g6.prove.proofs import checkpoint, note_verifier_key, write_note
+
+    if out is not None:  # a folder, or a folder that does not exist: refused before a checkpoint is signed
+        check_out(out, "--out")
+    with c.evidence(need_key=True) as ev:
+        cp, note = checkpoint(ev)
+        vkey = note_verifier_key(ev)
+    if out is not None:
+        try:
+            write_note(out, note)
+        except OSError as e:
+            fail(f"checkpoint kept in the ledger, but writing --out {out} failed: {e}", EXIT_FAILED)
+        info(f"g6: wrote the checkpoint to {out}; keep it away from the home")
+    if as_json:
+        emit_json({"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
+                   "verifier_key": vkey})
+    else:
+        click.echo(note, nl=False)
+        info(f"verifier key: {vkey}")
+
+
+@ledger_group.command("checkpoints")
+@json_option("ledger-checkpoints.v1", help="Print the checkpoints as a JSON list")
+@pass_ctx
+def ledger_checkpoints(c: Ctx, as_json: bool) -> None:
+    """List every checkpoint issued."""
+    with c.evidence() as ev:
+        cps = ev.ledger.checkpoints()
+    if as_json:
+        emit_json([{"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note} for cp, note in cps])
+        return
+    for cp, _ in cps:
+        click.echo(f"{cp.size:>8} {cp.root.hex()} {cp.origin}")
+
+
+def _checkpoint_of(note: str) -> Any:
+    """The checkpoint a signed note carries (the ledger signed it just now, or kept it)."""
+    return Checkpoint.parse(parse_note(note)[0])
+
+
+_proof_output = click.option("-o", "--output", type=click.Path(path_type=Path),
+                             help="Write the proof here (else stdout).")
+
+
+@ledger_group.command("prove")
+@click.argument("receipt_id")
+@_proof_output
+@json_option("ledger-prove.v1", help="Print the proof as JSON, its tlog-proof text included")
+@pass_ctx
+def ledger_prove(c: Ctx, receipt_id: str, output: Path | None, as_json: bool) -> None:
+    """Print an inclusion proof (C2SP tlog-proof) of RECEIPT_ID against the latest checkpoint."""
+    from g6.prove.proofs import prove
+
+    if output is not None:
+        check_out(output, "-o")
+    with c.evidence(need_key=True) as ev:
+        try:
+            proof, made = prove(ev, receipt_id)
+        except (G6Error, ValueError) as e:
+            fail(str(e), EXIT_FAILED)
+    if made:
+        info("g6: no checkpoint covered that receipt; signed a new one")
+    if output:
+        write_out(output, proof.text(), "-o")
+    if as_json:
+        cp = _checkpoint_of(proof.checkpoint_note)
+        emit_json({"receipt_id": receipt_id, "index": proof.index, "tree_size": cp.size, "root": cp.root.hex(),
+                   "origin": cp.origin, "hashes": [h.hex() for h in proof.hashes],
+                   "checkpoint": proof.checkpoint_note, "new_checkpoint": made,
+                   "path": str(output) if output else None, "proof": proof.text()})
+    elif not output:
+        click.echo(proof.text(), nl=False)
+
+
+@ledger_group.command("consistency")
+@click.argument("old", type=click.IntRange(min=1))
+@click.argument("new", type=click.IntRange(min=1))
+@_proof_output
+@json_option("ledger-consistency.v1", help="Print the proof as JSON, its text included")
+@pass_ctx
+def ledger_consistency(c: Ctx, old: int, new: int, output: Path | None, as_json: bool) -> None:
+    """Prove the checkpoint of size NEW extends the checkpoint of size OLD."""
+    from g6.prove.proofs import consistency
+
+    if output is not None:
+        check_out(output, "-o")
+    with c.evidence() as ev:
+        try:
+            proof = consistency(ev, old, new)
+        except (G6Error, ValueError) as e:
+            fail(str(e), EXIT_USAGE)
+    if output:
+        write_out(output, proof.text(), "-o")
+    if as_json:
+        old_cp, new_cp = _checkpoint_of(proof.old_note), _checkpoint_of(proof.new_note)
+        emit_json({"old": proof.old, "new": proof.new, "origin": new_cp.origin, "old_root": old_cp.root.hex(),
+                   "new_root": new_cp.root.hex(), "hashes": [h.hex() for h in proof.hashes],
+                   "old_checkpoint": proof.old_note, "new_checkpoint": proof.new_note,
+                   "path": str(output) if output else None, "proof": proof.text()})
+    elif not output:
+        click.echo(proof.text(), nl=False)
+
+
+@ledger_group.command("copy")
+@click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
+@click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
+@json_option("ledger-copy.v1", help="Print the copy's counts and checks as JSON")
+@quiet_option
+@pass_ctx
+def ledger_copy(c: Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
+    """Copy every receipt and checkpoint into another ledger, checking each row's chain link and
+    signature first; the copy keeps the same log id, hashes and checkpoint roots. An interrupted copy
+    resumes where it stopped."""
+    try:
+        pinned = {k.key_id: k for k in (read_key(t)[0] for t in keys)} if keys else None
+    except (G6Error, ValueError) as e:
+        fail(f"bad --key: {e}")
+    with c.evidence() as ev:
+        try:  # the target cannot be opened (a folder, a missing folder): that is the --to argument's fault
+            target = open_ledger(url, url)
+        except sqlite3.DatabaseError as e:
+            fail(redact_text(f"--to {url}: cannot open that ledger: {e}"))
+        with target as dst:
+            with progress("copying", "receipts") as bar:
+                report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned, progress=bar)
+            with progress("verifying the copy", "receipts") as bar:
+                check = dst.verify(ev.trusted() if pinned is None else pinned, progress=bar)
+    data = {**report.to_json(), "verify": check.to_json()}
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"copied {report.copied} receipts ({report.already} already there), {report.checkpoints} "
+                   f"checkpoints, {report.keys} trusted keys; the copy holds {report.size} receipts, "
+                   f"root {report.root}")
+        click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {check.rows} receipts")
+    sys.exit(EXIT_OK if check.ok else EXIT_FAILED)
+
+
+@cli.command("verify-proof")
+@click.argument("proof_file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--receipt", "receipt_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The receipt JSON (for an inclusion proof).")
+@click.option("--key", "key_text", required=True,
+              help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one.")
+@click.option("--origin", help="The log origin the checkpoint must name (implied by a verifier key).")
+@json_option("verify-proof.v1", help="Print a verdict per check as JSON")
+def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str, origin: str | None,
+                     as_json: bool) -> None:
+    """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof."""
+    try:
+        key, key_origin = read_key(key_text)
+    except (G6Error, NoteError) as e:
+        fail(f"bad --key: {e}")
+    origin = origin or key_origin
+    text = proof_file.read_text(errors="replace")
+    if text.startswith(CONSISTENCY_HEADER):
+        report = verify_consistency_proof(text, key, origin)
+    else:
+        if receipt_file is None:
+            fail("an inclusion proof needs --receipt RECEIPT.json")
+        report = verify_inclusion_proof(text, receipt_file.read_bytes(), key, origin)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for ch in report.checks:
+            click.echo(f"{ch.check:<26} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}")
+        click.echo(f"{report.kind} proof {'holds' if report.ok else 'FAILED'}")
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
