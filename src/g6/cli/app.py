@@ -51,6 +51,16 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     sys.exit(code)
 
 
+def fail_on(e: G6Error) -> NoReturn:
+    """A library error ends the command: exit 2 when it is about what the user gave (InputError), else 1."""
+    fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+
+
+def finish(ok: bool) -> NoReturn:
+    """The command's end: exit 0 when everything it checked or fetched held, else 1."""
+    sys.exit(EXIT_OK if ok else EXIT_FAILED)
+
+
 def check_home(path: Path, label: str) -> None:
     """A home must be a readable folder, or not exist yet under a folder (writing commands create it)."""
     probe = path

@@ -3,11 +3,9 @@
 # Imports: the store is loaded by g6.config anyway, so it is imported at the top.
 from __future__ import annotations
 
-import sys
-
 import click
 
-from g6.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Ctx, cli, emit_json, fail, pass_ctx, progress
+from g6.cli.app import EXIT_FAILED, EXIT_USAGE, Ctx, cli, emit_json, fail, finish, pass_ctx, progress
 from g6.cli.options import json_option, quiet_option
 from g6.errors import StoreError
 from g6.store.backend import copy_blobs, describe, open_store
@@ -52,7 +50,7 @@ def blob_verify(c: Ctx, as_json: bool) -> None:
             click.echo(f"{len(report.dangling)} index entries of unfinished writes (`g6 blob gc` sweeps them)")
         click.echo(f"blobs {'ok' if report.ok else 'FAILED'}: {report.checked} checked, "
                    f"{report.index_checked} index entries, {len(report.bad)} bad")
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    finish(report.ok)
 
 
 @blob_group.command("gc")
@@ -103,4 +101,4 @@ def blob_copy(c: Ctx, url: str, as_json: bool) -> None:
             click.echo(f"BAD {b.digest}: {b.detail}")
         click.echo(f"blobs {'copied' if report.ok else 'FAILED'}: {report.copied} copied, {report.already} already in "
                    f"{describe(dst)}, {len(report.bad)} bad")
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    finish(report.ok)

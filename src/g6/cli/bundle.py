@@ -6,22 +6,20 @@ checking."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
 from g6.cli.app import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
     Ctx,
     check_html_out,
     check_out,
     cli,
     emit_json,
     fail,
+    fail_on,
+    finish,
     pass_ctx,
     progress,
     read_key,
@@ -29,7 +27,7 @@ from g6.cli.app import (
     write_html,
 )
 from g6.cli.options import json_option, quiet_option
-from g6.errors import G6Error, InputError
+from g6.errors import G6Error
 from g6.ledger.note import NoteError
 from g6.ledger.receipts import utc_now
 
@@ -77,7 +75,7 @@ def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[s
             with progress("bundling", "steps") as bar:
                 index = build_bundle(ev, args[0], output, progress=bar)
         except G6Error as e:
-            fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+            fail_on(e)
         except (OSError, ValueError) as e:
             fail(str(e))
     if not json.loads(Path(args[0]).read_bytes()).get("signature"):  # build_bundle has read it as an object
@@ -134,4 +132,4 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
         else:
             click.echo(f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n}, "
                        "each checked against its receipt; nobody vouched for the list itself")
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    finish(report.ok)

@@ -13,15 +13,14 @@ from typing import Any
 import click
 
 from g6.cli.app import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
     Ctx,
     check_html_out,
     check_out,
     cli,
     emit_json,
     fail,
+    fail_on,
+    finish,
     info,
     pass_ctx,
     progress,
@@ -47,7 +46,7 @@ def chunk_cmd(c: Ctx, receipt_id: str, source: str, as_json: bool) -> None:
         try:
             r, passages = chunk_receipt(ev, receipt_id, source)
         except G6Error as e:
-            fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+            fail_on(e)
     if as_json:
         emit_json({"receipt_id": r.receipt_id, "source_url": r.final_url, "content": dict(r.content or {}),
                    "text_source": source, "passages": [p.to_json() for p in passages]})
@@ -81,7 +80,7 @@ def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, pa
                 cite_web(ev, receipt_id, passage=passage, quote=quote)
             m = load_manifest(manifest_path) if manifest_path.exists() else Manifest.new()
         except G6Error as e:
-            fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+            fail_on(e)
     if m.signature is not None:
         click.echo("g6: the manifest was signed; adding a citation removes the signature", err=True)
     save_manifest(m.with_citation(citation), manifest_path)
@@ -147,7 +146,7 @@ def manifest_verify(c: Ctx, path: Path, as_json: bool) -> None:
         click.echo(f"signature  {'ok' if ok else 'FAILED'}: {why}")
         for x in cites:
             click.echo(f"{x['citation_id']} {'ok' if x['ok'] else 'FAILED: ' + '; '.join(x['problems'])}")
-    sys.exit(EXIT_OK if all_ok else EXIT_FAILED)
+    finish(all_ok)
 
 
 @cli.command("recheck")

@@ -11,7 +11,7 @@ from typing import NoReturn
 
 import click
 
-from g6.cli.app import EXIT_FAILED, EXIT_OK, Ctx, cli, emit_json, fail, home_option_path, info, pass_ctx
+from g6.cli.app import EXIT_OK, Ctx, cli, emit_json, fail, finish, home_option_path, info, pass_ctx
 from g6.cli.options import json_option
 
 
@@ -67,7 +67,7 @@ def demo_cmd(c: Ctx, as_json: bool, demo_home: str | None, serve: bool, port: in
         click.echo(f"try: g6 --home {run.home} ledger list; g6 --home {run.home} bundle verify "
                    f"{run.bundle_path} --key $(g6 --home {run.home} keys show --json | jq -r .signing.public_key)",
                    err=True)
-    sys.exit(EXIT_OK if run.ok else EXIT_FAILED)
+    finish(run.ok)
 
 
 def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:

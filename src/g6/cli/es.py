@@ -5,12 +5,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 
-from g6.cli.app import EXIT_FAILED, EXIT_OK, Ctx, cli, emit_json, fail, info, one_line, pass_ctx
+from g6.cli.app import Ctx, cli, emit_json, fail, finish, info, one_line, pass_ctx
 from g6.cli.options import json_option
 
 
@@ -48,7 +47,7 @@ def _es_run(c: Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
     else:
         _es_text(op, r)
         info("receipts: " + " ".join(answer.receipt_ids))
-    sys.exit(EXIT_OK if r.outcome.is_success else EXIT_FAILED)
+    finish(r.outcome.is_success)
 
 
 def _es_text(op: str, r: Any) -> None:

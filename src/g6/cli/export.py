@@ -4,14 +4,15 @@
 # `g6 --help` does not load them.
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from g6.cli.app import EXIT_FAILED, EXIT_USAGE, Ctx, check_out, cli, emit_json, fail, pass_ctx, progress
+from g6.cli.app import Ctx, check_out, cli, emit_json, fail, fail_on, pass_ctx, progress
 from g6.cli.options import json_option, quiet_option
-from g6.errors import G6Error, InputError
+from g6.errors import G6Error
 
 
 @cli.group("export")
@@ -19,17 +20,19 @@ def export_group() -> None:
     """Export evidence in standard formats: warc, wacz."""
 
 
-_manifest_option = click.option("--manifest", "manifest_path",
-                                 type=click.Path(path_type=Path, exists=True, dir_okay=False),
-                                 help="Only the receipts a manifest cites, and their re-checks.")
+def _export_command(name: str, schema: str, output_help: str) -> Callable[[Callable[..., None]], click.Command]:
+    """`g6 export NAME`, with what every export takes: -o/--output (required), --manifest, --json and -q."""
+    def decorate(f: Callable[..., None]) -> click.Command:
+        f = json_option(schema, help="Print the summary as JSON")(quiet_option(pass_ctx(f)))
+        f = click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+                         help="Only the receipts a manifest cites, and their re-checks.")(f)
+        f = click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help=output_help)(f)
+        return export_group.command(name)(f)
+
+    return decorate
 
 
-@export_group.command("warc")
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="out.warc.gz or out.warc")
-@_manifest_option
-@json_option("export-warc.v1", help="Print the summary as JSON")
-@quiet_option
-@pass_ctx
+@_export_command("warc", "export-warc.v1", "out.warc.gz or out.warc")
 def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WARC/1.1 file that replays in pywb: response (redirect hops too), revisit, request,
     conversion and metadata (receipt, urn:g6:receipt:ID) records."""
@@ -48,12 +51,7 @@ def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
                    f"{summary.metadata} metadata records from {summary.receipts} receipts")
 
 
-@export_group.command("wacz")
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The .wacz file to write.")
-@_manifest_option
-@json_option("export-wacz.v1", help="Print the summary as JSON")
-@quiet_option
-@pass_ctx
+@_export_command("wacz", "export-wacz.v1", "The .wacz file to write.")
 def export_wacz_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WACZ (WARC, index, pages.jsonl) with the receipts, checkpoint and inclusion proofs
     inside, for ReplayWeb.page or pywb."""
@@ -66,7 +64,7 @@ def export_wacz_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
             with progress("writing the WACZ", "steps") as bar:
                 summary = export_wacz(ev, output, entries, progress=bar)
         except G6Error as e:
-            fail(str(e), EXIT_USAGE if isinstance(e, InputError) else EXIT_FAILED)
+            fail_on(e)
     if as_json:
         emit_json(summary.to_json())
     else:

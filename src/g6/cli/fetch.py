@@ -16,12 +16,12 @@ from g6.adapters.redact import redact_text
 from g6.adapters.urls import not_a_url
 from g6.cli.app import (
     EXIT_FAILED,
-    EXIT_OK,
     EXIT_USAGE,
     Ctx,
     cli,
     emit_json,
     fail,
+    finish,
     info,
     knowledge_reply,
     pass_ctx,
@@ -83,7 +83,7 @@ def fetch_cmd(c: Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | 
         _print_fetch(result, extract)
     if result.outcome is Outcome.REJECTED:
         sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+    finish(result.outcome.is_success)
 
 
 def _print_fetch(result: Any, extract: str) -> None:
@@ -120,7 +120,7 @@ def _runx_fetch(c: Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None,
             emit_json(refusal_json(e, secrets))
             fail(redact_text(f"{e.code}: {e}", secrets))
     emit_json(reply)
-    sys.exit(EXIT_OK if reply["decision"] in ("ready", "needs_agent") else EXIT_FAILED)
+    finish(reply["decision"] in ("ready", "needs_agent"))
 
 
 def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...], max_bytes: int | None,
@@ -174,7 +174,7 @@ def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...]
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())) or "nothing"
     info(f"g6: {len(report.results)} URLs ({report.resumed} from the earlier run): {counts}; "
          f"run {report.run_id} (resume with --run {report.run_id})")
-    sys.exit(EXIT_OK if report.ok and report.results else EXIT_FAILED)
+    finish(report.ok and bool(report.results))
 
 
 @cli.command("convert")
@@ -197,4 +197,4 @@ def convert_cmd(c: Ctx, digest: str, as_json: bool) -> None:
                    f"receipt={result.receipt_id}" + (f" reason={result.reason}" if result.reason else ""))
         if result.text:
             click.echo(result.text)
-    sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+    finish(result.outcome.is_success)

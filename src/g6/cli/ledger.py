@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,13 @@ import click
 from g6.adapters.redact import redact_text
 from g6.cli.app import (
     EXIT_FAILED,
-    EXIT_OK,
     EXIT_USAGE,
     Ctx,
     check_out,
     cli,
     emit_json,
     fail,
+    finish,
     info,
     pass_ctx,
     progress,
@@ -149,7 +148,7 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
         emit_json(report.to_json())
     else:
         _print_verify(report, since is not None)
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    finish(report.ok)
 
 
 def _print_verify(report: Any, since: bool) -> None:
@@ -309,7 +308,7 @@ def ledger_copy(c: Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
                    f"checkpoints, {report.keys} trusted keys; the copy holds {report.size} receipts, "
                    f"root {report.root}")
         click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {check.rows} receipts")
-    sys.exit(EXIT_OK if check.ok else EXIT_FAILED)
+    finish(check.ok)
 
 
 @cli.command("verify-proof")
@@ -341,4 +340,4 @@ def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str,
         for ch in report.checks:
             click.echo(f"{ch.check:<26} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}")
         click.echo(f"{report.kind} proof {'holds' if report.ok else 'FAILED'}")
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    finish(report.ok)

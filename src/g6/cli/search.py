@@ -4,26 +4,13 @@
 # `g6 --help` does not load it.
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 
 import click
 
 from g6.adapters.redact import redact_text
 from g6.adapters.search import SearchRequest
-from g6.cli.app import (
-    EXIT_FAILED,
-    EXIT_OK,
-    Ctx,
-    cli,
-    emit_json,
-    fail,
-    info,
-    knowledge_reply,
-    pass_ctx,
-    progress,
-    refusal_json,
-)
+from g6.cli.app import Ctx, cli, emit_json, fail, finish, info, knowledge_reply, pass_ctx, progress, refusal_json
 from g6.cli.options import json_option, quiet_option
 from g6.errors import InputError
 
@@ -115,4 +102,4 @@ def search_cmd(c: Ctx, source: str, query: str | None, categories: tuple[str, ..
             who = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
             click.echo(f"{i:>3}. {p.title}  [{who}]  {p.locator or ''}")
         info("receipts: " + " ".join(result.receipt_ids))
-    sys.exit(EXIT_OK if result.outcome.is_success else EXIT_FAILED)
+    finish(result.outcome.is_success)
