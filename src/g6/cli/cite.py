@@ -164,7 +164,6 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
 
     Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
     """
-    from g6.adapters import CheckedClient
     from g6.cite.manifest import load_manifest
     from g6.cite.recheck import recheck
 
@@ -174,7 +173,7 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
         fail(str(e))
     check_html_out(html_out)
     policy = c.policy()
-    with c.evidence(need_key=True) as ev, CheckedClient(policy) as client:
+    with c.evidence(need_key=True) as ev, c.settings.client(policy) as client:
         try:
             with progress("re-checking", "citations") as bar:
                 report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=bar, sources=c.sources())
