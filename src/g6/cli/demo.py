@@ -1,9 +1,9 @@
 """``g6 demo``: a local fixture site fetched, kept, receipted and verified; ``--serve`` serves the site."""
 
-# Imports: g6.demo (the fixture site and the demo run) only inside the command, so `g6 --help` does not load it.
+# Imports: g6.demo (the fixture site and the demo run) and shlex only inside the command, so `g6 --help` does
+# not load them.
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -72,6 +72,8 @@ def demo_cmd(c: Ctx, as_json: bool, demo_home: str | None, serve: bool, port: in
 
 def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
     """``g6 demo --serve``: the demo's site on loopback until Ctrl-C."""
+    import shlex
+
     from g6.demo.run import ServedSite
 
     try:
