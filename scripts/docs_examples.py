@@ -378,7 +378,7 @@ def _run_blocks(blocks: list[Block], folder: Path, base: dict[str, str], start_e
                                    env=base, cwd=folder, timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
                 text, rc = r.stdout.decode("utf-8", "replace"), r.returncode
             except subprocess.TimeoutExpired:
-                text, rc = f"(readme_examples: timed out after {COMMAND_TIMEOUT} s)\n", 124
+                text, rc = f"(docs_examples: timed out after {COMMAND_TIMEOUT} s)\n", 124
             shells[cmd.shell] = (state, cwdf, rc)
             if VERBOSE:
                 print(f"{time.monotonic() - began:6.1f} s  {folder.parent.name}/{folder.name}: {cmd.text[:100]}",
