@@ -437,6 +437,10 @@ def regenerate_pages(pages: list[Page], *, jobs: int = 3, only: set[str] | None 
         for b in parsed[page.path]:
             if b.session is not None and _selected(page, b.session, only):
                 sessions.setdefault((page, b.session), []).append(b)
+    if only is not None:
+        unknown = sorted(o for o in only if not any(_selected(page, name, {o}) for page, name in sessions))
+        if unknown:
+            raise SystemExit(f"no session named {', '.join(unknown)} in {', '.join(p.name for p in pages)}")
     if not sessions:
         return {page.path: page.text for page in pages}
     work = Path(tempfile.mkdtemp(prefix="g6-docs-"))

@@ -77,6 +77,10 @@ def test_sessions_are_per_page(tmp_path: Path) -> None:
     out = {p.path: rx.run_session("s", blocks[p.path], tmp_path / "w" / p.slug / "s", srv, {}) for p in pages}
     assert out[one] == {1: [["from-one"]]}
     assert out[two] == {1: [["unset"]]}
+    only_one = {f"{pages[0].name}:s"}  # --session PAGE:NAME picks the session of that page only
+    assert rx._selected(pages[0], "s", only_one) and not rx._selected(pages[1], "s", only_one)
+    with pytest.raises(SystemExit, match="no session named nope"):
+        rx.regenerate_pages(pages, only={"nope"})
 
 
 def test_readme_examples_are_what_the_commands_print(servers_env: dict[str, str]) -> None:
