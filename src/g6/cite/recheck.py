@@ -47,7 +47,7 @@ from g6.runs import RunState
 
 CHECKED = ("unchanged", "current", "changed", "gone")
 FAILING = ("changed", "gone", "unverified")
-CHANGED_THRESHOLD = 0.8  # similarity of the best span; see README for the curve behind it
+CHANGED_THRESHOLD = 0.8  # similarity of the best span; docs/commands/cite.md shows the curve behind it
 MIN_WORD_OVERLAP = 0.5  # and at least half the quote's words, in order, in that span
 BATCH = 64  # re-check receipts appended per transaction
 
