@@ -15,8 +15,7 @@ from typing import Any
 from g6.errors import LedgerError
 from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
 from g6.ledger.backend import open_ledger, trusted_keys
-from g6.store import BlobStore
-from g6.store.backend import open_store
+from g6.store import BlobBackend, open_store
 
 
 class EvidenceHome:
@@ -33,7 +32,7 @@ class EvidenceHome:
                  env: Mapping[str, str] | None = None) -> None:
         self.root = Path(root)
         self.readonly = readonly
-        self.store: BlobStore = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
+        self.store: BlobBackend = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
                                            create=not readonly, compression=blob_compression)
         try:
             self.ledger: Ledger = open_ledger(ledger_url, self.root / "knowledge" / "ledger.sqlite",

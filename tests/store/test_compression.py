@@ -27,8 +27,7 @@ from g6.errors import BlobCorrupt, ConfigError, StoreError
 from g6.home import EvidenceHome
 from g6.localsite import Reply
 from g6.manifest import Manifest, save_manifest
-from g6.store import BlobStore
-from g6.store.blobs import BlobWriter
+from g6.store import BlobStore, BlobWriter
 from g6.store.compression import (
     STREAM_TRAILER,
     decompress,
