@@ -108,7 +108,7 @@ def _appends(admin: str, quick: bool) -> None:
 
 
 def _puts(env: dict[str, str], quick: bool) -> None:
-    from g6.store.backend import open_store
+    from g6.store import open_store
 
     url = f"s3://{env['G6_TEST_S3_BUCKET']}/bench-{uuid.uuid4().hex[:12]}"
     store = open_store(url, "unused", env={"G6_S3_ENDPOINT": env["G6_TEST_S3_ENDPOINT"],

@@ -1642,7 +1642,7 @@ def blob_gc(c: _Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
 @pass_ctx
 def blob_copy(c: _Ctx, url: str, as_json: bool) -> None:
     """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
-    from g6.store.backend import copy_blobs, describe, open_store
+    from g6.store.open import copy_blobs, describe, open_store
 
     with c.evidence() as ev:
         dst = open_store(url, url, env=c.settings.values)

@@ -2,7 +2,7 @@
 
 The ledger and the store default to files under the root; ``ledger_url`` / ``blob_url``
 (``G6_LEDGER_URL`` / ``G6_BLOB_URL``) put them on PostgreSQL and S3 instead (see
-``g6.ledger.backend`` and ``g6.store.backend``). The keys always stay in the root.
+``g6.ledger.backend`` and ``g6.store.open``). The keys always stay in the root.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 from g6.errors import LedgerError
 from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
 from g6.ledger.backend import open_ledger, trusted_keys
-from g6.store import BlobStore
-from g6.store.backend import open_store
+from g6.store import BlobBackend, open_store
 
 
 class EvidenceHome:
@@ -33,7 +32,7 @@ class EvidenceHome:
                  env: Mapping[str, str] | None = None) -> None:
         self.root = Path(root)
         self.readonly = readonly
-        self.store: BlobStore = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
+        self.store: BlobBackend = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
                                            create=not readonly, compression=blob_compression)
         try:
             self.ledger: Ledger = open_ledger(ledger_url, self.root / "knowledge" / "ledger.sqlite",

@@ -21,8 +21,7 @@ from g6.ledger import Ledger, Receipt, verify_consistency_proof, verify_inclusio
 from g6.ledger.backend import copy_ledger, open_ledger, trusted_keys
 from g6.ledger.postgres import PostgresLedger
 from g6.prove.proofs import checkpoint, consistency, prove
-from g6.store.backend import copy_blobs, open_store
-from g6.store.s3 import S3BlobStore
+from g6.store import S3BlobStore, copy_blobs, open_store
 
 WRITERS, EACH, BATCH = 8, 500, 10
 
@@ -89,7 +88,7 @@ def test_a_1gib_body_streams_to_s3_with_flat_memory(backend_servers: dict[str, s
                                                   s3_env: dict[str, str]) -> None:
     code = f"""
 import resource, sys
-from g6.store.backend import open_store
+from g6.store import open_store
 store = open_store({s3_url!r}, "unused", env={s3_env!r})
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 block = bytes(range(256)) * 4096
@@ -267,7 +266,7 @@ def test_kill_9_during_a_large_s3_put_leaves_no_blob_and_gc_clears_the_upload(s3
                                                                               s3_env: dict[str, str]) -> None:
     code = f"""
 import sys, time
-from g6.store.backend import open_store
+from g6.store import open_store
 store = open_store({s3_url!r}, "unused", env={s3_env!r})
 w = store.writer()
 block = b"k" * (1 << 20)
