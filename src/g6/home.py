@@ -38,7 +38,7 @@ class EvidenceHome:
             self.ledger: Ledger = open_ledger(ledger_url, self.root / "knowledge" / "ledger.sqlite",
                                               readonly=readonly)
         except BaseException:
-            self._close_store()
+            self.store.close()
             raise
         self.keys = KeyDir(self.root / "keys")
         self._key: SigningKey | None = None
@@ -53,14 +53,9 @@ class EvidenceHome:
         return cls(settings.home, ledger_url=v.get("G6_LEDGER_URL") or None, blob_url=v.get("G6_BLOB_URL") or None,
                    env=v, **kw)
 
-    def _close_store(self) -> None:
-        close = getattr(self.store, "close", None)
-        if close is not None:
-            close()
-
     def close(self) -> None:
         self.ledger.close()
-        self._close_store()
+        self.store.close()
 
     def __enter__(self) -> EvidenceHome:
         return self
