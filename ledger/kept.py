@@ -23,7 +23,7 @@ from g6.ledger.merkle import MerkleTree, ProofError, verify_consistency
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
 
 if TYPE_CHECKING:
-    from g6.ledger.ledger import Check, Ledger
+    from g6.ledger.log import Check, Ledger
 
 CHECK = "kept_checkpoint"
 
@@ -31,7 +31,7 @@ CHECK = "kept_checkpoint"
 def check_kept_checkpoints(ledger: Ledger, kept: Sequence[tuple[str, str]],
                            keys: Mapping[str, VerifyKey]) -> list[Check]:
     """One verdict per kept (label, note): does the ledger as it is now extend it?"""
-    from g6.ledger.ledger import Check
+    from g6.ledger.log import Check
 
     if not kept:
         return []

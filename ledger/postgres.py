@@ -1,6 +1,6 @@
 """The ledger on PostgreSQL: the same rows, chain and checks as the SQLite ledger, on a shared server.
 
-:class:`PostgresLedger` is a :class:`~g6.ledger.ledger.Ledger` whose connection is PostgreSQL: every
+:class:`PostgresLedger` is a :class:`~g6.ledger.log.Ledger` whose connection is PostgreSQL: every
 query, the chaining, the signatures and the verification are the SQLite ledger's own code; only the
 schema set-up, the connection and the write lock differ. Where SQLite serialises writers with
 ``BEGIN IMMEDIATE`` (its file lock), here a write transaction first takes a transaction-level
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from g6.errors import LedgerBackendError
 from g6.ledger.keys import VerifyKey
-from g6.ledger.ledger import Check, Ledger, LedgerVerifyReport
+from g6.ledger.log import Check, Ledger, LedgerVerifyReport
 from g6.ledger.note import Checkpoint
 from g6.store import BlobStore
 

@@ -15,7 +15,7 @@ import pytest
 from g6.errors import BadDigest, BlobCorrupt, BlobNotFound
 from g6.home import EvidenceHome
 from g6.ledger import Receipt, SigningKey, verify_consistency_proof, verify_inclusion_proof
-from g6.ledger.backend import trust_key, trusted_keys
+from g6.ledger.open import trust_key, trusted_keys
 from g6.store import BlobStore
 from g6.transparency import checkpoint, consistency, prove
 

@@ -17,7 +17,7 @@ import pytest
 from g6.errors import LedgerBackendError, StoreBackendError
 from g6.home import EvidenceHome
 from g6.ledger import Ledger, Receipt, verify_consistency_proof, verify_inclusion_proof
-from g6.ledger.backend import copy_ledger, open_ledger, trusted_keys
+from g6.ledger.open import copy_ledger, open_ledger, trusted_keys
 from g6.ledger.postgres import PostgresLedger
 from g6.localsite import LocalSite, Reply
 from g6.store.backend import copy_blobs, open_store
@@ -33,7 +33,7 @@ def _receipt(i: int, who: int) -> Receipt:
 
 
 def _writer(root: str, url: str, who: int, go: object) -> None:
-    from g6.ledger.backend import trust_key
+    from g6.ledger.open import trust_key
 
     home = EvidenceHome(root, fsync=False, ledger_url=url)
     key = home.keys.init()

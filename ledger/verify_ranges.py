@@ -54,7 +54,7 @@ from g6.ledger.receipts import (
 )
 
 if TYPE_CHECKING:
-    from g6.ledger.ledger import Check
+    from g6.ledger.log import Check
     from g6.store import BlobStore
 
 CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
@@ -105,7 +105,7 @@ def verify_range(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     A row is first tried on the fast path (``_row_passes``), which only ever says "every check
     holds"; a row it does not pass is checked again from scratch by the checked path below, which
     alone words failures, so every verdict is the checked path's."""
-    from g6.ledger.ledger import RECEIPT_COLUMNS, Check, Ledger, entry_hash, stored_bytes
+    from g6.ledger.log import RECEIPT_COLUMNS, Check, Ledger, entry_hash, stored_bytes
     from g6.ledger.merkle import leaf_hash
 
     out = RangeResult(frontier=frontier or stored_tree.Frontier())
@@ -266,7 +266,7 @@ def _row_passes(keys: Mapping[str, _LoadedKey], parse: Callable[[str], Any]) -> 
     alg/key_id/value by a trusted key, with a strictly base64 value (so the member is written as is,
     see ``plain_signature_member``), over the message ``cut_plain_signature`` cuts, which is
     ``signed_message_fast``'s. Each condition is one the checked path requires for a pass."""
-    from g6.ledger.ledger import entry_hash_prefix
+    from g6.ledger.log import entry_hash_prefix
 
     # a key id the signature member writes as is; the member is prefix + value + '"}'
     fast_keys = {k: (v.public_key, '"signature":{"alg":"ed25519","key_id":"' + k + '","value":"')
@@ -404,7 +404,7 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
     ``progress(rows_done, total_rows)`` is called in this process within each range checked here and as each
     worker's range result arrives.
     Returns (checks, passed counts, rows)."""
-    from g6.ledger.ledger import GENESIS, Check
+    from g6.ledger.log import GENESIS, Check
 
     compact = last_seq > CHUNK
     tree_end = stored_tree.stored_hash_count(min(tree_size, last_seq)) if tree_size is not None else None
@@ -473,7 +473,7 @@ def verify_ranges(path: Path, conn: sqlite3.Connection, keys: Mapping[str, Verif
 def _upper_tree_checks(conn: sqlite3.Connection, results: list[RangeResult], size: int,
                        chunk: int) -> list[Check]:
     """The stored hashes above one range: fold the ranges' roots as leaves at level log2(chunk)."""
-    from g6.ledger.ledger import Check
+    from g6.ledger.log import Check
 
     base = chunk.bit_length() - 1
     expect: list[tuple[int, bytes, int]] = []  # (id, hash, level)
@@ -504,7 +504,7 @@ def _tree_count_check(conn: sqlite3.Connection, rows_size: int) -> tuple[int | N
     """How many leaves the stored tree covers (None: no table, nothing to check) and whether its
     highest id is that of a whole tree no larger than the ledger. O(log n): a hole below the
     highest id is found where the hashes are compared one by one."""
-    from g6.ledger.ledger import Check
+    from g6.ledger.log import Check
 
     if not stored_tree.table_exists(conn):
         return None, []
@@ -525,7 +525,7 @@ def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
                  progress: Callable[[int, int], None] | None = None) -> tuple[list[Check], Counter[str], int]:
     """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows
     (``progress(new rows checked, new rows)``)."""
-    from g6.ledger.ledger import Check
+    from g6.ledger.log import Check
 
     checks: list[Check] = []
     s = cp.size
@@ -535,7 +535,7 @@ def verify_since(conn: sqlite3.Connection, keys: Mapping[str, VerifyKey], store:
     if s > last_seq:
         return [Check("consistency", False, None, None, f"the checkpoint covers {s} receipts but the ledger "
                                                         f"holds {last_seq} (rows removed from the end?)")], Counter(), 0
-    from g6.ledger.ledger import GENESIS, entry_hash, stored_bytes, stored_leaf_hash
+    from g6.ledger.log import GENESIS, entry_hash, stored_bytes, stored_leaf_hash
 
     size, problems = _tree_count_check(conn, last_seq)
     kept = not problems and size is not None and size >= last_seq

@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from g6.errors import ConfigError, InputError, LedgerError
 from g6.ledger.keys import VerifyKey
-from g6.ledger.ledger import GENESIS, Ledger, entry_hash
+from g6.ledger.log import GENESIS, Ledger, entry_hash
 from g6.ledger.receipts import Receipt, utc_now
 
 _TRUST_TABLE = ("CREATE TABLE IF NOT EXISTS trusted_keys (key_id text PRIMARY KEY, public_key text NOT NULL,"

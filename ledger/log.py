@@ -510,9 +510,9 @@ class Ledger:
         ledger: each must be extended by the ledger as it is now (see ``g6.ledger.kept``).
 
         With ``since`` (a checkpoint whose signature the caller has checked), prove the ledger
-        extends it and check only the rows after it (see ``g6.ledger.verify_parallel``).
+        extends it and check only the rows after it (see ``g6.ledger.verify_ranges``).
         ``progress(receipts checked, receipts to check)`` is called as the rows are checked."""
-        from g6.ledger import verify_parallel
+        from g6.ledger import verify_ranges
         from g6.ledger.kept import check_kept_checkpoints
 
         if self._broken is not None:
@@ -531,11 +531,11 @@ class Ledger:
             if stray is not None:
                 checks.append(stray)
             if since is not None:
-                found, counts, rows = verify_parallel.verify_since(self._conn, keys, store, self.origin, since,
+                found, counts, rows = verify_ranges.verify_since(self._conn, keys, store, self.origin, since,
                                                                    last_seq, progress)
             else:
-                tree_size, found = verify_parallel._tree_count_check(self._conn, last_seq)
-                more, counts, rows = verify_parallel.verify_ranges(self.path, self._conn, keys, store, last_seq,
+                tree_size, found = verify_ranges._tree_count_check(self._conn, last_seq)
+                more, counts, rows = verify_ranges.verify_ranges(self.path, self._conn, keys, store, last_seq,
                                                                    tree_size, workers, progress)
                 found += more
             checks.extend(found)
