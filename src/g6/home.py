@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from g6.errors import LedgerError
-from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
-from g6.ledger.open import open_ledger, trusted_keys
+from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey, open_ledger, trusted_keys
 from g6.store import BlobStore
 from g6.store.backend import open_store
 

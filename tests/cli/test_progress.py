@@ -272,8 +272,7 @@ def test_verify_since_reports_the_new_rows(home: EvidenceHome) -> None:
 
 
 def test_store_verify_gc_and_copies_report_every_blob(home: EvidenceHome, tmp_path: Path) -> None:
-    from g6.ledger import Ledger
-    from g6.ledger.open import copy_ledger
+    from g6.ledger import Ledger, copy_ledger
     from g6.store import BlobStore, copy_blobs
 
     _fill(home, 7)  # bodies repeat every 3 receipts' sizes, but each text differs: 7 blobs

@@ -14,7 +14,7 @@ from g6.errors import LedgerError
 from g6.home import EvidenceHome
 from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
 from g6.ledger import stored_tree as stt
-from g6.ledger.log import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.merkle import MerkleTree, leaf_hash
 
 KEY = SigningKey.generate()
@@ -83,9 +83,9 @@ def test_appends_keep_the_tree_equal_to_the_recomputed_one(batches: list[int]) -
 def test_checkpoint_and_proofs_read_log_n_rows(tmp_path: Path) -> None:
     with Ledger(tmp_path / "l.sqlite") as ledger:
         ledger.append_many(receipts(0, 1000), KEY)
-        conn = ledger._conn
+        conn = ledger.rows
         reads: list[int] = []
-        tree = stt.StoredTree(lambda ids: reads.append(len(ids)) or stt.read_hashes(conn, ids), 1000)
+        tree = stt.StoredTree(lambda ids: reads.append(len(ids)) or conn.read_hashes(ids), 1000)
         tree.root()
         tree.inclusion_proof(377)
         tree.consistency_proof(613)

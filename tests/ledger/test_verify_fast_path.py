@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 
 from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
 from g6.ledger import stored_tree as stt
-from g6.ledger.log import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.receipts import cut_plain_signature, plain_signature_member, signed_message_fast
+from g6.ledger.sqlite import SqliteRows
 from tests.ledger.test_verify_parallel import _json, _text  # receipt-like JSON, the same strategies
 
 KEY = SigningKey.generate()
@@ -169,7 +170,7 @@ def base_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     odd = [_receipt(90, request={"signature": {"x": 1}, "q": "\u00e9\x01"}, detail={"schema": "runx.receipt.v1"}),
            _receipt(91, request={"u": "\\u0061"}), _receipt(92, detail={"n": 1.5, "big": 2**53 - 1, "t": "é😀"})]
     led.append_many([_receipt(i) for i in range(5)] + odd + [_receipt(i) for i in range(5, ROWS - 3)], KEY)
-    led._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    led.rows.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     led.close()
     yield path
 
@@ -259,7 +260,7 @@ def _tamper(conn: sqlite3.Connection, kind: str, seq: int, at: int, cut: int, sn
 
 
 def _range(path: Path, compact: bool) -> verify_ranges.RangeResult:
-    conn = sqlite3.connect(path)
+    conn = SqliteRows.reader(path)
     try:
         return verify_ranges.verify_range(conn, KEYS, None, 1, ROWS, prev=None, compact=compact,
                                             tree_ids=verify_ranges._range_tree_ids(1, ROWS,

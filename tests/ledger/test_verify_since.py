@@ -14,7 +14,7 @@ from g6.errors import InputError
 from g6.home import EvidenceHome
 from g6.incremental import read_note, state_path, verify_since
 from g6.ledger import Receipt, SigningKey
-from g6.ledger.log import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.note import Checkpoint, sign_checkpoint
 
 
