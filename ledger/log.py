@@ -42,8 +42,8 @@ from g6.store import BlobStore
 
 
 class Ledger:
-    """One ledger. ``Ledger(path)`` opens the SQLite file at ``path``; ``Ledger(rows)`` the log
-    over any backend's rows. Opens nothing global.
+    """One ledger. ``Ledger(path)`` opens the SQLite file at ``path`` (``busy_timeout``, ``readonly``
+    apply to it); ``Ledger(rows)`` is the log over rows some backend opened. Opens nothing global.
 
     ``readonly=True`` opens for reading only: nothing is created (no folder, no file, no table, no log
     id) and the file is left byte-for-byte as found; a missing or empty file, a missing table or a
