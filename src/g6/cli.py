@@ -358,8 +358,7 @@ def keys_trust(c: _Ctx, public_key: str, as_json: bool) -> None:
 
     The key is kept in this home's key folder and with the ledger (a table), so everyone who verifies
     a shared ledger trusts it too."""
-    from g6.ledger import KeyDir, VerifyKey
-    from g6.ledger.backend import trust_key
+    from g6.ledger import KeyDir, VerifyKey, trust_key
 
     kd = KeyDir(c.settings.home / "keys")
     try:
@@ -1304,7 +1303,7 @@ def ledger_copy(c: _Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None
     """Copy every receipt and checkpoint into another ledger, checking each row's chain link and
     signature first; the copy keeps the same log id, hashes and checkpoint roots. An interrupted copy
     resumes where it stopped."""
-    from g6.ledger.backend import copy_ledger, open_ledger
+    from g6.ledger import copy_ledger, open_ledger
 
     try:
         pinned = {k.key_id: k for k in (_read_key(t)[0] for t in keys)} if keys else None

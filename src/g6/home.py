@@ -2,7 +2,7 @@
 
 The ledger and the store default to files under the root; ``ledger_url`` / ``blob_url``
 (``G6_LEDGER_URL`` / ``G6_BLOB_URL``) put them on PostgreSQL and S3 instead (see
-``g6.ledger.backend`` and ``g6.store.open``). The keys always stay in the root.
+``g6.ledger.open`` and ``g6.store.open``). The keys always stay in the root.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from g6.errors import LedgerError
-from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
-from g6.ledger.backend import open_ledger, trusted_keys
+from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey, open_ledger, trusted_keys
 from g6.store import BlobBackend, open_store
 
 

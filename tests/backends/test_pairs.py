@@ -14,10 +14,10 @@ import pytest
 
 from g6.errors import BadDigest, BlobCorrupt, BlobNotFound
 from g6.home import EvidenceHome
-from g6.ledger import Receipt, SigningKey, verify_consistency_proof, verify_inclusion_proof
-from g6.ledger.backend import trust_key, trusted_keys
+from g6.ledger import Receipt, SigningKey, trust_key, trusted_keys, verify_consistency_proof, verify_inclusion_proof
 from g6.prove.proofs import checkpoint, consistency, prove
 from g6.store import BlobStore
+from tests.backends.raw_sql import raw_sql
 
 
 def fill(home: EvidenceHome, n: int = 5) -> list[Receipt]:
@@ -32,7 +32,7 @@ def fill(home: EvidenceHome, n: int = 5) -> list[Receipt]:
 
 def sql(home: EvidenceHome, stmt: str, params: tuple[object, ...] = ()) -> None:
     """Tamper with the ledger's rows directly (what an attacker with database access could do)."""
-    home.ledger._usable().execute(stmt, params)
+    raw_sql(home.ledger).execute(stmt, params)
 
 
 def replace_blob(home: EvidenceHome, digest: str, data: bytes | None) -> None:
@@ -219,7 +219,7 @@ def test_a_reading_open_of_an_empty_postgres_database_creates_nothing(pg_url: st
     with EvidenceHome(tmp_path / "h", readonly=True, ledger_url=pg_url) as ev:
         report = ev.verify()
         assert not report.ok and "lacks the table(s)" in report.failures("database")[0].detail
-        assert not ev.ledger.present() or ev.ledger._broken
+        assert not ev.ledger.present() or ev.ledger.rows.broken
     assert tables() == []
     assert not (tmp_path / "h").exists()
 

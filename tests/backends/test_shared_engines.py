@@ -17,11 +17,19 @@ import pytest
 from g6.demo.site import LocalSite, Reply
 from g6.errors import LedgerBackendError, StoreBackendError
 from g6.home import EvidenceHome
-from g6.ledger import Ledger, Receipt, verify_consistency_proof, verify_inclusion_proof
-from g6.ledger.backend import copy_ledger, open_ledger, trusted_keys
-from g6.ledger.postgres import PostgresLedger
+from g6.ledger import (
+    Ledger,
+    PostgresLedger,
+    Receipt,
+    copy_ledger,
+    open_ledger,
+    trusted_keys,
+    verify_consistency_proof,
+    verify_inclusion_proof,
+)
 from g6.prove.proofs import checkpoint, consistency, prove
 from g6.store import S3BlobStore, copy_blobs, open_store
+from tests.backends.raw_sql import raw_sql
 
 WRITERS, EACH, BATCH = 8, 500, 10
 
@@ -32,7 +40,7 @@ def _receipt(i: int, who: int) -> Receipt:
 
 
 def _writer(root: str, url: str, who: int, go: object) -> None:
-    from g6.ledger.backend import trust_key
+    from g6.ledger import trust_key
 
     home = EvidenceHome(root, fsync=False, ledger_url=url)
     key = home.keys.init()
@@ -136,7 +144,7 @@ def test_a_dropped_connection_writes_nothing(pg_url: str, backend_servers: dict[
     key = home.keys.init()
     home.ledger.append(_receipt(1, 1), key)
     with psycopg.connect(backend_servers["G6_TEST_PG_URL"], autocommit=True) as admin:
-        pid = home.ledger._conn._c.info.backend_pid  # type: ignore[attr-defined]
+        pid = home.ledger.rows.connection.info.backend_pid  # type: ignore[attr-defined]
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(LedgerBackendError, match="PostgreSQL"):
         home.ledger.append_many([_receipt(2, 1), _receipt(3, 1)], key)
@@ -303,6 +311,6 @@ def test_whole_ledger_scans_read_in_pages(pg_url: str, tmp_path: Path, monkeypat
     assert report.ok and report.rows == 50 and [c.seq for c in report.of("chain")] == list(range(1, 51))
     assert home.ledger.tree().root() == local.tree().root() and len(home.ledger.leaf_hashes()) == 50
     assert [e.seq for e in home.ledger.entries()] == list(range(1, 51))
-    home.ledger._usable().execute("DELETE FROM receipts WHERE seq = 29")  # across a page edge
+    raw_sql(home.ledger).execute("DELETE FROM receipts WHERE seq = 29")  # across a page edge
     assert [c.seq for c in home.verify().failures("chain")] == [30]
     home.close()
