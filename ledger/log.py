@@ -56,6 +56,10 @@ class Ledger:
             source = SqliteRows(source, busy_timeout=busy_timeout, readonly=readonly)
         self.rows: LedgerRows = source
 
+    def reopen(self) -> Ledger:
+        """The same ledger over a connection of its own, for another thread."""
+        return Ledger(self.rows.reopen())
+
     @property
     def path(self) -> Any:
         """What messages name: the file, or the server's URL without its password."""

@@ -91,6 +91,7 @@ class PostgresRows:
         import psycopg
 
         self.url = url
+        self._connect_timeout = connect_timeout
         self.path = redact(url)  # messages name the backend, never the password
         self.readonly = readonly
         self.broken: str | None = None
@@ -174,6 +175,9 @@ class PostgresRows:
 
     def reopen_if_changed(self) -> bool:
         return False  # nothing is read lock-free here: the server gives each query a consistent view
+
+    def reopen(self) -> PostgresRows:
+        return PostgresRows(self.url, connect_timeout=self._connect_timeout, readonly=self.readonly)
 
     def worker_opener(self) -> Callable[[], PostgresRows] | None:
         return None  # verify runs in this process (its worker processes read SQLite files)

@@ -56,6 +56,11 @@ class LedgerRows(Protocol):
         """After a lock-free read: open again if a writer came by meanwhile; whether it did."""
         ...
 
+    def reopen(self) -> LedgerRows:
+        """Another connection to the same ledger with the same settings, for another thread (a
+        connection is used by the thread that opened it)."""
+        ...
+
     def worker_opener(self) -> Callable[[], LedgerRows] | None:
         """A picklable callable that opens these rows read-only in another process, or None when
         only this connection can read them (verify then runs in this process)."""

@@ -71,6 +71,9 @@ class SqliteRows:
                 ledger_disk_full(e) else ""
             self.broken = self.broken or f"ledger database unreadable: {e}{hint}"
 
+    def reopen(self) -> SqliteRows:
+        return SqliteRows(self.path, busy_timeout=self._busy_timeout, readonly=self.readonly)
+
     @classmethod
     def reader(cls, path: str | os.PathLike[str]) -> SqliteRows:
         """The file's rows for a verify worker process: its own read-only connection, nothing

@@ -35,7 +35,7 @@ from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes
 from g6.home import EvidenceHome
-from g6.ledger import Ledger, Receipt
+from g6.ledger import Receipt
 from g6.ledger.receipts import new_receipt_id
 from g6.runs import RunState
 from g6.store import BlobStore
@@ -142,7 +142,7 @@ class _LedgerWriter:
     """One thread, one connection: signs and appends the receipts workers hand over, in groups."""
 
     def __init__(self, home: EvidenceHome) -> None:
-        self._path = home.ledger.path
+        self._ledger = home.ledger  # reopened in the writer's thread: a connection is its opener's
         self._key = home.signing_key()  # a missing key ends the batch here, before anything starts
         self._q: queue.Queue[tuple[Receipt, Future[Receipt]] | None] = queue.Queue()
         self._closed = threading.Event()
@@ -153,7 +153,7 @@ class _LedgerWriter:
         return self
 
     def _run(self) -> None:
-        ledger = Ledger(self._path)
+        ledger = self._ledger.reopen()
         try:
             stop = False
             while not stop:
