@@ -38,7 +38,7 @@ from g6.ledger.receipts import Receipt, utc_now
 from g6.ledger.rows import LedgerRows
 from g6.ledger.sqlite import SqliteRows
 from g6.ledger.verify import verify_ledger
-from g6.store import BlobStore
+from g6.store import BlobBackend
 
 
 class Ledger:
@@ -265,7 +265,7 @@ class Ledger:
         raise ReceiptNotFound(f"no checkpoint of size {size} was issued; `g6 ledger checkpoints` lists them")
 
     # -- verifying -------------------------------------------------------------------------
-    def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
+    def verify(self, keys: Mapping[str, VerifyKey], store: BlobBackend | None = None,
                kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
                since: Checkpoint | None = None,
                progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:

@@ -28,12 +28,12 @@ from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import MerkleTree, ProofError, verify_consistency, verify_inclusion
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
 from g6.ledger.rows import LedgerRows, LedgerView
-from g6.store import BlobStore
+from g6.store import BlobBackend
 
 Found = tuple[list[Check], Counter[str], int]  # (checks, passing checks counted, rows checked)
 
 
-def verify_ledger(ledger: LedgerView, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
+def verify_ledger(ledger: LedgerView, keys: Mapping[str, VerifyKey], store: BlobBackend | None = None,
                   kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
                   since: Checkpoint | None = None,
                   progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
@@ -147,7 +147,7 @@ class _Inconsistent(Exception):
 Start = tuple[list[Check], stored_tree.Frontier, tuple[int, str]]  # (checks so far, tree, (seq, entry hash))
 
 
-def verify_since(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobStore | None, origin: str,
+def verify_since(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None, origin: str,
                  cp: Checkpoint, last_seq: int, progress: Callable[[int, int], None] | None = None) -> Found:
     """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows
     (``progress(new rows checked, new rows)``)."""

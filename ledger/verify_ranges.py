@@ -49,7 +49,7 @@ from g6.ledger.receipts import (
     unsigned_bytes_of_stored,
 )
 from g6.ledger.rows import LedgerRows
-from g6.store import BlobRef, BlobStore
+from g6.store import BlobBackend, BlobRef
 
 CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
 PROGRESS_EVERY = 1 << 10  # rows between two progress calls inside a range
@@ -86,7 +86,7 @@ class RangeResult:
             self.checks.append(check)
 
 
-def verify_range(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobStore | None,
+def verify_range(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
                  lo_seq: int, hi_seq: int, *, prev: tuple[int, str] | None,
                  frontier: stored_tree.Frontier | None = None, tree_ids: tuple[int, int] | None = None,
                  compact: bool = False, progress: Callable[[int, int], None] | None = None) -> RangeResult:
@@ -151,7 +151,7 @@ class _RangeCheck:
     """One range's checked path and what it keeps between rows: the loaded keys, the stored
     hashes of the range, the blobs already checked, and the passing checks counted."""
 
-    def __init__(self, rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobStore | None,
+    def __init__(self, rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
                  tree_ids: tuple[int, int] | None, compact: bool, frontier: stored_tree.Frontier | None) -> None:
         self.out = RangeResult(frontier=frontier or stored_tree.Frontier())
         self.loaded: Mapping[str, Any] = {k: _LoadedKey(v) for k, v in keys.items()}
@@ -240,7 +240,7 @@ class _RangeCheck:
             self.out.checks.append(Check("signature", ok, seq, rid, "" if ok else why))
         return True
 
-    def blob(self, store: BlobStore, seq: int, rid: str, content: Mapping[str, Any]) -> None:
+    def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any]) -> None:
         c = blob_check(store, seq, rid, content, self.blob_cache)
         if c.ok and self.compact:
             self.n_blob += 1
@@ -264,7 +264,7 @@ class _RangeCheck:
         return out
 
 
-def blob_check(store: BlobStore, seq: int, rid: str, content: Mapping[str, Any],
+def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any],
                cache: dict[tuple[str, str, int], tuple[bool, str]]) -> Check:
     """The blob a receipt names: present, re-hashing to both digests and the size, and the one its
     sha256 index entry points at (each blob checked once, ``cache``)."""
@@ -377,13 +377,14 @@ def _range_tree_ids(lo_seq: int, hi_seq: int, tree_end: int | None) -> tuple[int
     return start, min(tree_end, start + 2 * m - m.bit_count())
 
 
-def _worker(opener: Callable[[], LedgerRows], keys_raw: dict[str, bytes], store_root: str | None, lo_seq: int,
-            hi_seq: int, tree_end: int | None, compact: bool) -> RangeResult:
-    """One range in a worker process: its own read-only rows, nothing written."""
+def _worker(opener: Callable[[], LedgerRows], keys_raw: dict[str, bytes],
+            store_opener: Callable[[], BlobBackend] | None, lo_seq: int, hi_seq: int, tree_end: int | None,
+            compact: bool) -> RangeResult:
+    """One range in a worker process: its own read-only rows and store, nothing written."""
     rows = opener()
     try:
         keys = {k: VerifyKey(v) for k, v in keys_raw.items()}
-        store = BlobStore(store_root, fsync=False, create=False) if store_root else None
+        store = store_opener() if store_opener is not None else None
         return verify_range(rows, keys, store, lo_seq, hi_seq, prev=None,
                             tree_ids=_range_tree_ids(lo_seq, hi_seq, tree_end), compact=compact)
     finally:
@@ -434,7 +435,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def verify_ranges(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobStore | None, last_seq: int,
+def verify_ranges(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None, last_seq: int,
                   tree_size: int | None, workers: int | None,
                   progress: Callable[[int, int], None] | None = None) -> tuple[list[Check], Counter[str], int]:
     """Every row from seq 1 to ``last_seq`` in ranges of ``range_size`` rows, then what spans ranges.
@@ -446,6 +447,8 @@ def verify_ranges(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobSt
     compact = last_seq > CHUNK
     tree_end = stored_tree.stored_hash_count(min(tree_size, last_seq)) if tree_size is not None else None
     opener = rows.worker_opener()
+    if store is not None and store.worker_opener() is None:
+        opener = None  # the blobs can only be read here, so every range is checked here
     workers = 1 if opener is None else default_workers() if workers is None else max(1, workers)
     chunk = range_size(last_seq, workers)
     bounds = [(lo, min(lo + chunk - 1, last_seq)) for lo in range(1, last_seq + 1, chunk)]
@@ -465,7 +468,7 @@ def verify_ranges(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobSt
     return checks, passed, n
 
 
-def _ranges_here(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobStore | None,
+def _ranges_here(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
                  bounds: Sequence[tuple[int, int]], tree_end: int | None, compact: bool, last_seq: int,
                  progress: Callable[[int, int], None] | None) -> list[RangeResult]:
     results = []
@@ -481,18 +484,18 @@ def _ranges_here(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobSto
     return results
 
 
-def _ranges_in_workers(opener: Callable[[], LedgerRows], keys: Mapping[str, VerifyKey], store: BlobStore | None,
+def _ranges_in_workers(opener: Callable[[], LedgerRows], keys: Mapping[str, VerifyKey], store: BlobBackend | None,
                        bounds: Sequence[tuple[int, int]], tree_end: int | None, compact: bool, workers: int,
                        last_seq: int, progress: Callable[[int, int], None] | None) -> list[RangeResult]:
     results: list[RangeResult | None] = [None] * len(bounds)
     done = 0
     keys_raw = {k: v.raw for k, v in keys.items()}
-    root = str(store.root) if store is not None else None
+    store_opener = store.worker_opener() if store is not None else None
     with ProcessPoolExecutor(max_workers=min(workers, len(bounds)), mp_context=_pool_context()) as pool:
         with warnings.catch_warnings():  # the workers are forked at the first submit
             # Python 3.12+ warns on a fork of a process with any native thread (see _pool_context)
             warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
-            futures = {pool.submit(_worker, opener, keys_raw, root, lo, hi, tree_end, compact): j
+            futures = {pool.submit(_worker, opener, keys_raw, store_opener, lo, hi, tree_end, compact): j
                        for j, (lo, hi) in enumerate(bounds)}
         for f in as_completed(futures):
             j = futures[f]

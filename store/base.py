@@ -120,6 +120,11 @@ class BlobBackend(Protocol):
            progress: Callable[[int, int], None] | None = None) -> GcReport: ...
     def close(self) -> None: ...
 
+    def worker_opener(self) -> Callable[[], BlobBackend] | None:
+        """A picklable callable that opens this store read-only in a forked worker process, or None when
+        only this process may read it (its client cannot cross a fork): blob checks then stay here."""
+        ...
+
 
 # -- hashing -----------------------------------------------------------------------------------------
 def digests(data: bytes) -> BlobRef:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import io
 import json
 import os
@@ -33,6 +34,7 @@ from g6.store import compression as compression_mod
 from g6.store.base import (
     CHUNK,
     INDEX_MAX,
+    BlobBackend,
     BlobCheck,
     BlobRef,
     GcReport,
@@ -551,6 +553,9 @@ class BlobStore(StreamedPut, VerifiedReads):
                     if not dry_run:
                         p.unlink()
         return n
+
+    def worker_opener(self) -> Callable[[], BlobBackend] | None:
+        return functools.partial(BlobStore, self.root, fsync=False, create=False)
 
     def close(self) -> None:
         """Nothing to release: every call opens and closes its own files (here for ``BlobBackend``)."""

@@ -42,6 +42,7 @@ import blake3
 from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreBackendError
 from g6.store.base import (
     INDEX_MAX,
+    BlobBackend,
     BlobCheck,
     BlobRef,
     GcReport,
@@ -506,6 +507,9 @@ class S3BlobStore(StreamedPut, VerifiedReads):
                     with self._errors("abort a stale upload"):
                         self.s3.abort_multipart_upload(Bucket=self.bucket, Key=up["Key"], UploadId=up["UploadId"])
         return GcReport(tuple(removed), kept, temps, tuple(young))
+
+    def worker_opener(self) -> Callable[[], BlobBackend] | None:
+        return None  # a boto3 client is not fork-safe: blobs are checked in the process that opened it
 
     def close(self) -> None:
         if self._pool is not None:

@@ -314,3 +314,23 @@ def test_whole_ledger_scans_read_in_pages(pg_url: str, tmp_path: Path, monkeypat
     raw_sql(home.ledger).execute("DELETE FROM receipts WHERE seq = 29")  # across a page edge
     assert [c.seq for c in home.verify().failures("chain")] == [30]
     home.close()
+
+
+def test_a_sqlite_ledger_with_s3_blobs_verifies_on_several_cores(tmp_path: Path, s3_url: str,
+                                                                 s3_env: dict[str, str]) -> None:
+    """Verify's worker processes check blobs with a store they open themselves: a folder store reopens its
+    folder, an S3 store (whose client cannot cross a fork) is checked in this process instead. It used to
+    hand the workers the s3:// URL as a folder: every blob "missing" on a home of over 256 receipts."""
+    home = EvidenceHome(tmp_path / "h", fsync=False, blob_url=s3_url, env=s3_env)
+    key = home.keys.init()
+    receipts = []
+    for i in range(600):
+        ref = home.store.put(f"page {i % 7}".encode())
+        receipts.append(Receipt(kind="fetch", source="web", request={"url": f"https://e.org/{i}"}, outcome="ok",
+                                outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=ref.size, content=ref.to_json()))
+    home.ledger.append_many(receipts, key)
+    for workers in (1, 2):
+        report = home.ledger.verify(home.trusted(), home.store, workers=workers)
+        assert report.ok, (workers, [str(c) for c in report.failures()][:3])
+        assert sum(1 for c in report.of("blob") if c.ok) >= 1
+    home.close()
