@@ -56,7 +56,7 @@ from g6.adapters.urls import (
     resolve_location,
 )
 from g6.ledger.receipts import AllowlistDecision, Hop
-from g6.store import BlobRef, BlobStore
+from g6.store import BlobBackend, BlobRef
 
 Resolver = Callable[[str, int], Sequence[str]]
 USER_AGENT = f"{TOOL_NAME}/{__version__} (+evidence fetcher; honours robots.txt)"
@@ -232,7 +232,7 @@ class CheckedClient:
         self.close()
 
     # -- public ----------------------------------------------------------------------------
-    def fetch(self, url: str, store: BlobStore, *, source: str = "web", policy: FetchPolicy | None = None,
+    def fetch(self, url: str, store: BlobBackend, *, source: str = "web", policy: FetchPolicy | None = None,
               accept: str | None = None, robots: bool | None = None, pause: float | None = None,
               headers: dict[str, str] | None = None, secret_headers_for: str | None = None) -> FetchResponse:
         """GET ``url`` through every check; stream the body into ``store``.
@@ -347,7 +347,7 @@ class CheckedClient:
                     return str(addr[0])
         return fallback
 
-    def _robots_rules(self, n: NormalizedURL, store: BlobStore | None, source: str,
+    def _robots_rules(self, n: NormalizedURL, store: BlobBackend | None, source: str,
                       pol: FetchPolicy, deadline: float) -> RobotsRules:
         cached = self._robots.get(n.origin)
         if cached is not None:
@@ -370,7 +370,7 @@ class CheckedClient:
         return rules
 
     # -- the loop --------------------------------------------------------------------------
-    def _run(self, url: str, store: BlobStore | None, *, source: str, policy: FetchPolicy, robots: bool,
+    def _run(self, url: str, store: BlobBackend | None, *, source: str, policy: FetchPolicy, robots: bool,
              pause: float, extra_headers: dict[str, str], secret_host: str | None,
              accept_override: str | None = None, keep: bool = True,
              deadline: float | None = None) -> FetchResponse:
@@ -445,7 +445,7 @@ class CheckedClient:
                                  detail={"message": _safe_message(e)})
 
     def _read_body(self, resp: httpx.Response, n: NormalizedURL, hops: list[Hop], decision: AllowlistDecision,
-                   pol: FetchPolicy, store: BlobStore | None, deadline: float, keep: bool, requested: str,
+                   pol: FetchPolicy, store: BlobBackend | None, deadline: float, keep: bool, requested: str,
                    robots_info: list[dict[str, Any]]) -> FetchResponse:
         status = resp.status_code
         ctype = resp.headers.get("content-type")

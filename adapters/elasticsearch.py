@@ -31,7 +31,7 @@ from g6.adapters.outcomes import Outcome, es_code, es_status
 from g6.adapters.untrusted import flag_instructions
 from g6.errors import ElasticInputError
 from g6.ledger.receipts import Hop
-from g6.store import BlobRef, BlobStore
+from g6.store import BlobBackend, BlobRef
 
 DEFAULT_URL = "http://127.0.0.1:9200"
 TEXT_TYPES = frozenset({"text", "match_only_text", "search_as_you_type"})
@@ -263,7 +263,7 @@ def partial_reason(data: Mapping[str, Any]) -> str | None:
 class ElasticReader:
     """Reads one loopback Elasticsearch. Takes its transport (tests inject one) and the store."""
 
-    def __init__(self, store: BlobStore, url: str = DEFAULT_URL, *, api_key: str | None = None,
+    def __init__(self, store: BlobBackend, url: str = DEFAULT_URL, *, api_key: str | None = None,
                  transport: httpx.BaseTransport | None = None, timeout: float = 10.0) -> None:
         self.url = check_loopback_url(url)
         self.store = store

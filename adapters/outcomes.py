@@ -6,7 +6,7 @@ documents name most of them (``G6_E_KNOWLEDGE_FETCHED``, ``G6_E_KNOWLEDGE_FETCH_
 in ``--json``, MCP replies, receipts' ``outcome_code`` and exceptions' ``.code``. Every reply also
 carries ``status``: ``qualified-draft`` for a result one may read (ok, empty, no match, partial)
 and ``blocked-escalated`` for every failure and refusal. ``VOCABULARY`` lists every code with its
-status; the README's table is checked against it.
+status; the table in docs/concepts.md is checked against it.
 
 Each outcome also has a trust label saying what the result is evidence of:
 
@@ -168,7 +168,7 @@ DONE: dict[str, str] = {
 
 
 def vocabulary() -> dict[str, tuple[str, str]]:
-    """Every code g6 answers with: code -> (status, what it means). The README table lists the same."""
+    """Every code g6 answers with: code -> (status, what it means). docs/concepts.md's table lists the same."""
     out: dict[str, tuple[str, str]] = {}
     for o in _FETCH_OUTCOMES:
         out[o.code("fetch")] = (o.status, f"knowledge fetcher `fetch`: {o.value}")

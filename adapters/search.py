@@ -16,7 +16,7 @@ from g6.adapters.checked_client import CheckedClient, FetchResponse
 from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.errors import SearchInputError, UnknownSourceError
 from g6.ledger.receipts import utc_now
-from g6.store import BlobStore
+from g6.store import BlobBackend
 
 # One page of a source's reply is parsed whole (JSON or XML): about 8x its size in memory (an 8 MB
 # OpenAlex page: +62 MiB). Past this a page is ``too_large``, keeping a search's peak RSS under the
@@ -157,7 +157,7 @@ def unreadable(status: int, reason: str, message: str | None = None) -> ParsedPa
     return ParsedPage(Outcome.PARSE_FAILED, reason, detail={"message": message} if message else {})
 
 
-def run_search(source: Source, client: CheckedClient, store: BlobStore, request: SearchRequest,
+def run_search(source: Source, client: CheckedClient, store: BlobBackend, request: SearchRequest,
                on_page: Callable[[PageRead], None] | None = None) -> SearchRun:
     """Read page after page. ``on_page`` sees each page as soon as it is read (the caller receipts
     it then, so an interrupted run keeps what it read); a page whose parse was interrupted (Ctrl-C)
@@ -219,7 +219,7 @@ def run_search(source: Source, client: CheckedClient, store: BlobStore, request:
     return SearchRun(source.name, request, tuple(pages), outcome, reason, tuple(papers), total, complete, detail)
 
 
-def _parse(source: Source, request: SearchRequest, resp: FetchResponse, store: BlobStore) -> ParsedPage:
+def _parse(source: Source, request: SearchRequest, resp: FetchResponse, store: BlobBackend) -> ParsedPage:
     if resp.body is None or resp.status is None:
         return fetch_failure(resp)
     if resp.truncated:

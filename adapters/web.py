@@ -12,7 +12,7 @@ from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.html_text import HTMLParseError, charset_of, extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
-from g6.store import BlobStore
+from g6.store import BlobBackend
 
 EXTRACT_MODES = ("text", "metadata", "links")
 _TEXTUAL = ("text/plain", "text/markdown", "text/csv", "application/json", "application/xml", "text/xml")
@@ -110,14 +110,14 @@ def read_document(body: bytes, url: str, content_type: str | None, blake3: str,
     return Outcome.OK, "", (), {"kept_as": mtype}
 
 
-def fetch_page(client: CheckedClient, url: str, store: BlobStore, *, extract: str = "text",
+def fetch_page(client: CheckedClient, url: str, store: BlobBackend, *, extract: str = "text",
                policy: FetchPolicy | None = None) -> PageRead:
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     return read_page(client.fetch(url, store, source="web", policy=policy), store, url, extract)
 
 
-def read_page(resp: FetchResponse, store: BlobStore, url: str, extract: str = "text") -> PageRead:
+def read_page(resp: FetchResponse, store: BlobBackend, url: str, extract: str = "text") -> PageRead:
     """Documents from a finished fetch (split from ``fetch_page`` so a caller can skip reading
     a body it already knows, e.g. a re-check whose bytes did not change)."""
     if resp.outcome is not Outcome.OK or resp.body is None:

@@ -43,7 +43,7 @@ def _schema_url(admin: str) -> str:
 
 
 def _ours_worker(url: str, n: int, who: int, ready: Any, go: Any) -> None:
-    from g6.ledger.postgres import PostgresLedger
+    from g6.ledger import PostgresLedger
 
     key, rs = SigningKey.generate(), _receipts(n, who)
     with PostgresLedger(url) as ledger:
@@ -90,7 +90,7 @@ def _run_writers(target: Any, url: str, writers: int, each: int) -> float:
 def _appends(admin: str, quick: bool) -> None:
     import psycopg
 
-    from g6.ledger.postgres import PostgresLedger
+    from g6.ledger import PostgresLedger
 
     for writers, each in ((1, 100), (2, 50)) if quick else ((1, 4000), (8, 1000)):
         url = _schema_url(admin)
@@ -108,7 +108,7 @@ def _appends(admin: str, quick: bool) -> None:
 
 
 def _puts(env: dict[str, str], quick: bool) -> None:
-    from g6.store.backend import open_store
+    from g6.store import open_store
 
     url = f"s3://{env['G6_TEST_S3_BUCKET']}/bench-{uuid.uuid4().hex[:12]}"
     store = open_store(url, "unused", env={"G6_S3_ENDPOINT": env["G6_TEST_S3_ENDPOINT"],
@@ -132,7 +132,7 @@ def _puts(env: dict[str, str], quick: bool) -> None:
 
 
 def _verify(admin: str, quick: bool) -> None:
-    from g6.ledger.postgres import PostgresLedger
+    from g6.ledger import PostgresLedger
 
     n = 1000 if quick else 100_000
     key = SigningKey.generate()

@@ -25,7 +25,7 @@ from bench.report import best_time, line
 from g6.ledger import Ledger, Receipt, SigningKey
 from g6.ledger.merkle import MerkleTree
 from g6.ledger.note import Checkpoint, parse_note
-from g6.ledger.verify_parallel import default_workers
+from g6.ledger.verify_ranges import default_workers
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 SINCE = 1_000  # new rows checked by verify --since
@@ -72,7 +72,7 @@ def _cached_1m(key_path: Path, db: Path, note_path: Path) -> tuple[Ledger, Signi
     ledger = Ledger(tmp)
     note = _grow(ledger, key, n, note_at=n - SINCE)
     assert note is not None
-    ledger._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    ledger.rows.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     ledger.close()
     shutil.move(tmp, db)
     key_path.write_bytes(key.to_pem())
@@ -201,16 +201,16 @@ def _verify_figures(ledger: Ledger, key: SigningKey, note: str) -> None:
     repeat = REPEAT if size <= 100_000 else 3
     print(f"# load average before the verify figures: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     # per core: one range checked in this process vs raw verification of the same rows' signatures
-    from g6.ledger import stored_tree, verify_parallel
+    from g6.ledger import stored_tree, verify_ranges
 
-    m = min(size, verify_parallel.CHUNK)
+    m = min(size, verify_ranges.CHUNK)
     start = stored_tree.stored_hash_count(0)
-    signed = _signed_messages(ledger._conn, list(range(1, m + 1)))
+    signed = _signed_messages(ledger.rows.connection, list(range(1, m + 1)))
     ones, raw_ones, cpu_ours, cpu_raw = [], [], [], []
     for _ in range(repeat):
         t, c = time.perf_counter(), time.process_time()
-        r = verify_parallel.verify_range(ledger._conn, keys, None, 1, m, prev=None,
-                                         tree_ids=(start, start + 2 * m - m.bit_count()), compact=True)
+        r = verify_ranges.verify_range(ledger.rows, keys, None, 1, m, prev=None,
+                                       tree_ids=(start, start + 2 * m - m.bit_count()), compact=True)
         ones.append(m / (time.perf_counter() - t))
         cpu_ours.append((time.process_time() - c) / m)
         assert not r.checks and r.rows == m
@@ -226,7 +226,7 @@ def _verify_figures(ledger: Ledger, key: SigningKey, note: str) -> None:
     # the whole ledger: `verify` in a fresh process on every core, each run between two references
     # that verify, for as long, what one worker verifies: size / cores signatures
     step = max(1, size // SAMPLE)
-    msgs = _signed_messages(ledger._conn, list(range(1, size + 1, step)))
+    msgs = _signed_messages(ledger.rows.connection, list(range(1, size + 1, step)))
     runs, raws, together = [], [], []
     for _ in range(repeat):
         raws.append(_raw_rate(pub.raw, msgs, -(-size // cores)))
@@ -286,8 +286,8 @@ def run(quick: bool = False, scale: bool = False) -> None:
     if scale:
         big, bkey, bnote = _cached_1m(CACHE / "ledger-1m.key", CACHE / "ledger-1m.sqlite", CACHE / "ledger-1m.note")
         # checkpoints signed by earlier runs are removed again, so every run measures the same file
-        before = big._conn.execute("SELECT max(id) FROM checkpoints").fetchone()[0]
+        before = big.rows.connection.execute("SELECT max(id) FROM checkpoints").fetchone()[0]
         _tree_figures(big, bkey, len(big))
-        big._conn.execute("DELETE FROM checkpoints WHERE id > ?", (before,))
+        big.rows.connection.execute("DELETE FROM checkpoints WHERE id > ?", (before,))
         _verify_figures(big, bkey, bnote)
         big.close()

@@ -1,10 +1,16 @@
-"""Signed receipts and the append-only, hash-chained SQLite ledger that holds them."""
+"""Signed receipts and the append-only, hash-chained ledger that holds them (SQLite or PostgreSQL).
 
-from g6.ledger.backend import CopyReport, copy_ledger, open_ledger, trust_key, trusted_keys
+The package face: what app code imports. Inside, the modules form one import DAG (a test checks it):
+value and crypto modules (receipts, keys, note, merkle, proofs, chain) at the bottom, then the
+backend protocol (rows) and the stored tree, the backends (sqlite, postgres), the checks (kept,
+verify_ranges, verify), the log written once over the protocol (log), and opening by URL (open).
+"""
+
+from g6.ledger.chain import Check, LedgerEntry, LedgerVerifyReport
 from g6.ledger.keys import KeyDir, SigningKey, VerifyKey
-from g6.ledger.ledger import Check, Ledger, LedgerEntry, LedgerVerifyReport
+from g6.ledger.log import Ledger
 from g6.ledger.note import Checkpoint, NoteError
-from g6.ledger.postgres import PostgresLedger
+from g6.ledger.open import CopyReport, PostgresLedger, copy_ledger, open_ledger, trust_key, trusted_keys
 from g6.ledger.proofs import (
                               ConsistencyProof,
                               InclusionProof,

@@ -13,32 +13,27 @@ ledger backend.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from g6.errors import G6Error
+from g6.ledger.chain import Check
 from g6.ledger.keys import VerifyKey
-from g6.ledger.merkle import MerkleTree, ProofError, verify_consistency
+from g6.ledger.merkle import ProofError, TreeView, verify_consistency
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
-
-if TYPE_CHECKING:
-    from g6.ledger.ledger import Check, Ledger
+from g6.ledger.rows import LedgerView
 
 CHECK = "kept_checkpoint"
 
 
-def check_kept_checkpoints(ledger: Ledger, kept: Sequence[tuple[str, str]],
+def check_kept_checkpoints(ledger: LedgerView, kept: Sequence[tuple[str, str]],
                            keys: Mapping[str, VerifyKey]) -> list[Check]:
     """One verdict per kept (label, note): does the ledger as it is now extend it?"""
-    from g6.ledger.ledger import Check
-
     if not kept:
         return []
     try:
         origin = ledger.origin
         tree = ledger.tree()
-    except (G6Error, OSError, sqlite3.DatabaseError) as e:
+    except (G6Error, OSError, *ledger.rows.unreadable) as e:
         return [Check(CHECK, False, None, None, f"{label}: the ledger cannot be read ({e})") for label, _ in kept]
     out = []
     for label, note in kept:
@@ -47,7 +42,7 @@ def check_kept_checkpoints(ledger: Ledger, kept: Sequence[tuple[str, str]],
     return out
 
 
-def _check_one(note: str, origin: str, tree: MerkleTree, keys: Mapping[str, VerifyKey]) -> tuple[bool, str]:
+def _check_one(note: str, origin: str, tree: TreeView, keys: Mapping[str, VerifyKey]) -> tuple[bool, str]:
     try:
         cp = Checkpoint.parse(parse_note(note)[0])
     except NoteError as e:

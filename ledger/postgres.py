@@ -1,30 +1,28 @@
-"""The ledger on PostgreSQL: the same rows, chain and checks as the SQLite ledger, on a shared server.
+"""The ledger's tables in one PostgreSQL database: the same rows, on a shared server.
 
-:class:`PostgresLedger` is a :class:`~g6.ledger.ledger.Ledger` whose connection is PostgreSQL: every
-query, the chaining, the signatures and the verification are the SQLite ledger's own code; only the
-schema set-up, the connection and the write lock differ. Where SQLite serialises writers with
-``BEGIN IMMEDIATE`` (its file lock), here a write transaction first takes a transaction-level
-advisory lock (``pg_advisory_xact_lock``) on a key derived from the ledger's schema, so appends
-from any number of processes on any number of hosts read the head and insert under one lock, in
-the database, and the lock goes with the transaction (a crashed writer cannot hold it).
+The columns, the entry hashes and every check are the log's (``g6.ledger.log``), as for SQLite;
+this module holds only PostgreSQL's SQL, the connection and the write lock. Where SQLite
+serialises writers with ``BEGIN IMMEDIATE`` (its file lock), here a write transaction first takes
+a transaction-level advisory lock (``pg_advisory_xact_lock``) on a key derived from the ledger's
+schema, so appends from any number of processes on any number of hosts read the head and insert
+under one lock, in the database, and the lock goes with the transaction (a crashed writer cannot
+hold it). Every psycopg error becomes a :class:`LedgerBackendError` that says what to check.
 
 Receipts are stored as ``text``, never ``jsonb``: the chain hashes the exact bytes that were signed.
+psycopg is imported where it is used, so that a SQLite home never loads it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from g6.errors import LedgerBackendError
-from g6.ledger.keys import VerifyKey
-from g6.ledger.ledger import Check, Ledger, LedgerVerifyReport
-from g6.ledger.note import Checkpoint
-from g6.store import BlobStore
+from g6.errors import LedgerBackendError, LedgerError
+from g6.ledger.chain import RECEIPT_COLUMNS, layout_problem
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS receipts (
@@ -37,7 +35,15 @@ CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text);
 CREATE TABLE IF NOT EXISTS trusted_keys (key_id text PRIMARY KEY, public_key text NOT NULL, added_at text);
 CREATE TABLE IF NOT EXISTS merkle_hashes (id bigint PRIMARY KEY, hash bytea NOT NULL);
 """
+_CREATE_TREE = "CREATE TABLE IF NOT EXISTS merkle_hashes (id bigint PRIMARY KEY, hash bytea NOT NULL)"
 _TABLES = ("receipts", "checkpoints", "meta", "trusted_keys", "merkle_hashes")
+# what a reading open requires: trusted_keys is read with the ledger; merkle_hashes is not (older
+# set-ups lack it)
+REQUIRED_TABLES = ("receipts", "checkpoints", "meta", "trusted_keys")
+_COLUMNS = ", ".join(RECEIPT_COLUMNS)
+# A whole-ledger scan (entries, the Merkle leaves, verify's ranges) reads pages of this many rows by
+# seq, never one result of the whole ledger.
+_PAGE = 5000
 
 
 def redact(url: str) -> str:
@@ -75,138 +81,20 @@ def explain(url: str, e: BaseException) -> LedgerBackendError:
     return LedgerBackendError(f"{where}: {msg}; {hint}")
 
 
-class _PgConnection:
-    """The few ``sqlite3.Connection`` calls the ledger makes, on a psycopg connection.
-
-    ``?`` placeholders become ``%s`` (none of the ledger's SQL holds a literal ``?`` or ``%``);
-    ``BEGIN IMMEDIATE`` becomes ``BEGIN`` plus the ledger's advisory lock; every psycopg error
-    becomes a :class:`LedgerBackendError` that says what to check.
-    """
-
-    def __init__(self, conn: Any, url: str, lock_key: int) -> None:
-        self._c = conn
-        self._url = url
-        self._lock_key = lock_key
-        self._in_tx = False
-
-    def _live(self) -> Any:
-        """The connection; a new one if the old was lost between transactions (server restart, idle
-        timeout). A connection lost inside a transaction is not replaced: that transaction failed."""
-        import psycopg
-
-        if (self._c.closed or self._c.broken) and not self._in_tx:
-            try:
-                self._c = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
-            except psycopg.Error as e:
-                raise explain(self._url, e) from None
-        return self._c
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        import psycopg
-
-        try:
-            if sql == "BEGIN IMMEDIATE":
-                return self._begin()
-            if sql in ("COMMIT", "ROLLBACK"):
-                self._in_tx = False
-                if sql == "ROLLBACK" and (self._c.closed or self._c.broken):
-                    return None  # the transaction died with its connection: nothing to undo
-                return self._c.execute(sql)
-            scan = _SCAN.fullmatch(sql)
-            if scan is not None and not params:
-                return _Pages(self, scan["cols"])
-            return self._live().execute(_pg_sql(sql), tuple(params))
-        except psycopg.Error as e:
-            raise explain(self._url, e) from None
-
-    def execute_pg(self, sql: str, params: Sequence[Any]) -> Any:
-        """One query in psycopg's own placeholders."""
-        import psycopg
-
-        try:
-            return self._live().execute(sql, tuple(params))
-        except psycopg.Error as e:
-            raise explain(self._url, e) from None
-
-    def _begin(self) -> Any:
-        """BEGIN and the ledger's lock, as one step: the caller rolls back only what this opened."""
-        import psycopg
-
-        c = self._live()
-        c.execute("BEGIN")
-        self._in_tx = True
-        try:
-            return c.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-        except psycopg.Error:
-            self._in_tx = False
-            if not (c.closed or c.broken):
-                c.execute("ROLLBACK")
-            raise
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        import psycopg
-
-        try:
-            with self._live().cursor() as cur:
-                cur.executemany(_pg_sql(sql), rows)
-        except psycopg.Error as e:
-            raise explain(self._url, e) from None
-
-    @property
-    def in_transaction(self) -> bool:
-        return self._in_tx
-
-    def has_table(self, name: str) -> bool:
-        return bool(self.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
-
-    def close(self) -> None:
-        self._c.close()
-
-
-_QMARK = re.compile(r"\?")
-# A whole-ledger scan (verify, the Merkle leaves): read in pages by seq, never as one result.
-_SCAN = re.compile(r"SELECT (?P<cols>[a-z_, ]+) FROM receipts ORDER BY seq")
-_PAGE = 5000
-
-
-class _Pages:
-    """The rows of a whole-ledger scan, fetched ``_PAGE`` at a time by seq (keyset pagination), so
-    memory stays flat whatever the ledger's size. Iterate it once, like a cursor."""
-
-    def __init__(self, conn: _PgConnection, cols: str) -> None:
-        self._conn = conn
-        self._sql = f"SELECT seq, {cols} FROM receipts WHERE seq > %s ORDER BY seq LIMIT %s"
-
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        last = 0
-        while True:
-            rows = self._conn.execute_pg(self._sql, (last, _PAGE)).fetchall()
-            for row in rows:
-                yield tuple(row[1:])
-            if len(rows) < _PAGE:
-                return
-            last = rows[-1][0]
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        return list(self)
-
-
-def _pg_sql(sql: str) -> str:
-    return _QMARK.sub("%s", sql)
-
-
-class PostgresLedger(Ledger):
+class PostgresRows:
     """One ledger in one PostgreSQL database (its tables in the connection's ``search_path``)."""
 
+    # every psycopg error is a LedgerBackendError (``explain``), which verify reports as a whole
+    unreadable: tuple[type[BaseException], ...] = ()
+
     def __init__(self, url: str, *, connect_timeout: float = 10.0, readonly: bool = False) -> None:
-        import psycopg  # no super().__init__(): there is no file
+        import psycopg
 
         self.url = url
-        self.path = redact(url)  # type: ignore[assignment] # messages name the backend, never the password
+        self._connect_timeout = connect_timeout
+        self.path = redact(url)  # messages name the backend, never the password
         self.readonly = readonly
-        self._broken = None
-        self._snapshot = None  # nothing read lock-free here: the server gives each query a consistent view
-        self._busy_timeout = connect_timeout
+        self.broken: str | None = None
         try:
             conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(connect_timeout)))
         except psycopg.Error as e:
@@ -217,55 +105,271 @@ class PostgresLedger(Ledger):
             raise LedgerBackendError(f"ledger backend PostgreSQL at {redact(url)}: no schema to create tables in; "
                                      "check the search_path of this role")
         digest = hashlib.sha256(f"g6.ledger.lock\n{schema[0]}".encode()).digest()
-        self._conn = _PgConnection(conn, url, int.from_bytes(digest[:8], "big", signed=True))  # type: ignore[assignment]
-        self.db = None  # type: ignore[assignment] # sqlite-utils is the SQLite ledger's; nothing here uses it
+        self._c = conn
+        self._lock_key = int.from_bytes(digest[:8], "big", signed=True)
+        self._in_tx = False
         if readonly:
             self._check_layout()
         else:
             self._setup()
 
+    # -- the connection ----------------------------------------------------------------------
+    def _live(self) -> Any:
+        """The connection; a new one if the old was lost between transactions (server restart, idle
+        timeout). A connection lost inside a transaction is not replaced: that transaction failed."""
+        import psycopg
+
+        if (self._c.closed or self._c.broken) and not self._in_tx:
+            try:
+                self._c = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            except psycopg.Error as e:
+                raise explain(self.url, e) from None
+        return self._c
+
+    def _q(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """One statement; its cursor (psycopg reads the whole result)."""
+        import psycopg
+
+        try:
+            return self._live().execute(sql, tuple(params))
+        except psycopg.Error as e:
+            raise explain(self.url, e) from None
+
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        import psycopg
+
+        try:
+            with self._live().cursor() as cur:
+                cur.executemany(sql, rows)
+        except psycopg.Error as e:
+            raise explain(self.url, e) from None
+
+    def _pages(self, cols: str, after: int | None, hi: int | None = None) -> Iterator[tuple[Any, ...]]:
+        """``SELECT seq, cols`` of the rows after seq ``after`` (None: from the lowest) up to ``hi``,
+        ``_PAGE`` at a time by seq (keyset pagination), so memory stays flat whatever the ledger's
+        size. Each row is yielded with its seq first."""
+        upto = "" if hi is None else " AND seq <= %s"
+        bound = () if hi is None else (hi,)
+        if after is None:
+            page = self._q(f"SELECT seq, {cols} FROM receipts WHERE TRUE{upto} ORDER BY seq LIMIT %s",
+                           (*bound, _PAGE)).fetchall()
+        else:
+            page = self._q(f"SELECT seq, {cols} FROM receipts WHERE seq > %s{upto} ORDER BY seq LIMIT %s",
+                           (after, *bound, _PAGE)).fetchall()
+        while True:
+            yield from page
+            if len(page) < _PAGE:
+                return
+            page = self._q(f"SELECT seq, {cols} FROM receipts WHERE seq > %s{upto} ORDER BY seq LIMIT %s",
+                           (page[-1][0], *bound, _PAGE)).fetchall()
+
+    def _has_table(self, name: str) -> bool:
+        return bool(self._q("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0])
+
+    @property
+    def connection(self) -> Any:
+        return self._c
+
     def present(self) -> bool:
         return True
 
-    # trusted_keys is read with the ledger; merkle_hashes is not required to read (older set-ups lack it)
-    REQUIRED_TABLES = ("receipts", "checkpoints", "meta", "trusted_keys")
+    def reopen_if_changed(self) -> bool:
+        return False  # nothing is read lock-free here: the server gives each query a consistent view
 
-    def _missing_tables(self, tables: Sequence[str]) -> list[str]:
-        return [t for t in tables if not self._conn.has_table(t)]  # type: ignore[attr-defined]
+    def reopen(self) -> PostgresRows:
+        return PostgresRows(self.url, connect_timeout=self._connect_timeout, readonly=self.readonly)
 
-    def _receipt_columns(self) -> set[str]:
-        return {r[0] for r in self._conn.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = 'receipts'"
-            " AND table_schema = current_schema()").fetchall()}
+    def worker_opener(self) -> Callable[[], PostgresRows] | None:
+        return None  # verify runs in this process (its worker processes read SQLite files)
+
+    def close(self) -> None:
+        self._c.close()
+
+    # -- schema ------------------------------------------------------------------------------
+    def _check_layout(self) -> None:
+        """Read-only: say what is missing instead of creating it."""
+        missing = [t for t in REQUIRED_TABLES if not self._has_table(t)]
+        if missing:
+            self.broken = f"the ledger at {self.path} lacks the table(s) {', '.join(missing)}"
+            return
+        self.broken = self.layout_problem()
+
+    def layout_problem(self) -> str | None:
+        columns = {r[0] for r in self._q("SELECT column_name FROM information_schema.columns"
+                                         " WHERE table_name = 'receipts' AND table_schema = current_schema()")}
+        return layout_problem(columns, self.log_id)
 
     def _setup(self) -> None:
-        conn = self._conn
-        if not self._missing_tables(_TABLES):
+        if all(self._has_table(t) for t in _TABLES):
             return  # set up already (and a role that may only read or append need not create anything)
-        conn.execute("BEGIN IMMEDIATE")  # two first writers at once must not both create the tables
-        try:
+        with self.write():  # two first writers at once must not both create the tables
             for stmt in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
-                conn.execute(stmt)
-            conn.execute("INSERT INTO meta (key, value) VALUES ('log_id', ?) ON CONFLICT (key) DO NOTHING",
-                         (os.urandom(8).hex(),))
-            conn.execute("COMMIT")
+                self._q(stmt)
+            self._q("INSERT INTO meta (key, value) VALUES ('log_id', %s) ON CONFLICT (key) DO NOTHING",
+                    (os.urandom(8).hex(),))
+
+    # -- transactions ------------------------------------------------------------------------
+    def _begin(self, sql: str, lock: bool) -> None:
+        """BEGIN (and the ledger's lock), as one step: a failure rolls back only what this opened."""
+        import psycopg
+
+        c = self._live()
+        try:
+            c.execute(sql)
+        except psycopg.Error as e:
+            raise explain(self.url, e) from None
+        self._in_tx = True
+        try:
+            if lock:
+                c.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+        except psycopg.Error as e:
+            self._in_tx = False
+            if not (c.closed or c.broken):
+                with contextlib.suppress(psycopg.Error):
+                    c.execute("ROLLBACK")
+            raise explain(self.url, e) from None
+
+    def _end(self) -> None:
+        import psycopg
+
+        self._in_tx = False
+        try:
+            self._c.execute("COMMIT")
+        except psycopg.Error as e:
+            raise explain(self.url, e) from None
+
+    def _rollback(self) -> None:
+        """Roll back an open transaction; one that died with its connection has nothing to undo, and
+        a failing ROLLBACK never replaces the error that caused it."""
+        import psycopg
+
+        if not self._in_tx:
+            return
+        self._in_tx = False
+        if not (self._c.closed or self._c.broken):
+            with contextlib.suppress(psycopg.Error):
+                self._c.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        self._begin("BEGIN", lock=True)
+        try:
+            yield
+            self._end()
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._rollback()
             raise
 
-    def entries(self, *, kind: str | None = None, limit: int | None = None,
-                newest_first: bool = False) -> Iterator[Any]:
-        # psycopg reads a whole result; yielding from a list keeps the connection free for callers
-        # that query the ledger while they iterate (the SQLite cursor allowed that too).
-        return iter(list(super().entries(kind=kind, limit=limit, newest_first=newest_first)))
-
-    def verify(self, keys: Mapping[str, VerifyKey], store: BlobStore | None = None,
-               kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
-               since: Checkpoint | None = None,
-               progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
-        """The SQLite ledger's checks, in this process (worker processes open SQLite files); a server
-        that fails mid-way is a failed ``database`` verdict."""
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        self._begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", lock=False)
         try:
-            return super().verify(keys, store, kept, workers=1, since=since, progress=progress)
-        except LedgerBackendError as e:
-            return LedgerVerifyReport(0, (Check("database", False, None, None, str(e)),))
+            yield
+            self._end()
+        except BaseException:
+            self._rollback()
+            raise
+
+    def disk_full(self, error: BaseException, doing: str) -> LedgerError | None:
+        return None  # the server's disk: a full one arrives as a psycopg error, explained like any other
+
+    # -- receipts ----------------------------------------------------------------------------
+    def append_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        self._many(f"INSERT INTO receipts ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
+
+    def head(self) -> tuple[int, str] | None:
+        row = self._q("SELECT seq, entry_hash FROM receipts ORDER BY seq DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else None
+
+    def count(self) -> int:
+        return int(self._q("SELECT count(*) FROM receipts").fetchone()[0])
+
+    def row_at(self, seq: int) -> tuple[Any, ...] | None:
+        return self._q(f"SELECT {_COLUMNS} FROM receipts WHERE seq = %s", (seq,)).fetchone()
+
+    def find(self, receipt_id: str) -> tuple[Any, ...] | None:
+        return self._q(f"SELECT {_COLUMNS} FROM receipts WHERE receipt_id = %s", (receipt_id,)).fetchone()
+
+    def select(self, *, kind: str | None = None, limit: int | None = None,
+               newest_first: bool = False) -> Iterable[tuple[Any, ...]]:
+        # read whole (pages for the plain scan), so callers may query the ledger while they iterate
+        if not kind and limit is None and not newest_first:
+            return list(self._pages(_COLUMNS[len("seq, "):], 0))
+        sql = f"SELECT {_COLUMNS} FROM receipts"
+        args: list[Any] = []
+        if kind:
+            sql += " WHERE kind = %s"
+            args.append(kind)
+        sql += " ORDER BY seq" + (" DESC" if newest_first else "")
+        if limit is not None:
+            sql += " LIMIT %s"
+            args.append(limit)
+        return self._q(sql, args).fetchall()
+
+    def rows_between(self, lo: int | None, hi: int) -> Iterable[tuple[Any, ...]]:
+        return self._pages(_COLUMNS[len("seq, "):], None if lo is None else lo - 1, hi)
+
+    def rows_after(self, seq: int, limit: int) -> list[tuple[Any, ...]]:
+        return self._q(f"SELECT {_COLUMNS} FROM receipts WHERE seq > %s ORDER BY seq LIMIT %s",
+                       (seq, limit)).fetchall()
+
+    def receipts(self, limit: int | None = None) -> Iterable[Any]:
+        if limit is None:
+            return (r[1] for r in self._pages("receipt", 0))
+        return (r[0] for r in self._q("SELECT receipt FROM receipts ORDER BY seq LIMIT %s", (limit,)).fetchall())
+
+    def rows_below_one(self) -> tuple[int, Any]:
+        count, low = self._q("SELECT count(*), min(seq) FROM receipts WHERE seq < 1").fetchone()
+        return count, low
+
+    # -- identity ----------------------------------------------------------------------------
+    def log_id(self) -> Any:
+        row = self._q("SELECT value FROM meta WHERE key = 'log_id'").fetchone()
+        return None if row is None else row[0]
+
+    def set_log_id(self, log_id: str) -> None:
+        self._q("UPDATE meta SET value = %s WHERE key = 'log_id'", (log_id,))
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def checkpoint_notes(self) -> list[tuple[Any, Any, Any]]:
+        return self._q("SELECT id, size, note FROM checkpoints ORDER BY id").fetchall()
+
+    def checkpoint_records(self) -> list[tuple[Any, Any, Any, Any]]:
+        return self._q("SELECT size, root, note, created_at FROM checkpoints ORDER BY id").fetchall()
+
+    def add_checkpoint(self, size: int, root: str, note: str, created_at: str | None) -> None:
+        self._q("INSERT INTO checkpoints (size, root, note, created_at) VALUES (%s, %s, %s, %s)",
+                (size, root, note, created_at))
+
+    # -- trusted keys (the table is made at set-up, so a role that may not create tables reads it) --
+    def trusted_key_rows(self) -> list[tuple[Any, Any]]:
+        return self._q("SELECT key_id, public_key FROM trusted_keys ORDER BY key_id").fetchall()
+
+    def add_trusted_key(self, key_id: str, public_key: str, added_at: str) -> None:
+        self._q("INSERT INTO trusted_keys (key_id, public_key, added_at) VALUES (%s, %s, %s)"
+                " ON CONFLICT (key_id) DO NOTHING", (key_id, public_key, added_at))
+
+    # -- the stored Merkle tree --------------------------------------------------------------
+    def tree_table_exists(self) -> bool:
+        return self._has_table("merkle_hashes")
+
+    def ensure_tree_table(self) -> None:
+        if not self.tree_table_exists():  # made at set-up; only a table dropped since is missing
+            self._q(_CREATE_TREE)
+
+    def hash_count(self) -> int:
+        row = self._q("SELECT max(id) FROM merkle_hashes").fetchone()
+        return 0 if row is None or row[0] is None else int(row[0]) + 1
+
+    def read_hashes(self, ids: list[int]) -> dict[int, bytes]:
+        if not ids:
+            return {}
+        return {int(k): bytes(v) for k, v in self._q("SELECT id, hash FROM merkle_hashes WHERE id = ANY(%s)",
+                                                      (list(ids),)).fetchall()}
+
+    def hashes_between(self, start: int, end: int) -> Iterable[tuple[int, bytes]]:
+        return self._q("SELECT id, hash FROM merkle_hashes WHERE id >= %s AND id < %s ORDER BY id",
+                       (start, end)).fetchall()
+
+    def insert_hashes(self, rows: Sequence[tuple[int, bytes]]) -> None:
+        self._many("INSERT INTO merkle_hashes (id, hash) VALUES (%s, %s)", rows)

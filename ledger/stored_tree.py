@@ -1,8 +1,8 @@
 """The ledger's Merkle tree, kept: every complete subtree hash is stored as entries are appended.
 
-Layout (Go ``sumdb/tlog``'s stored hashes): one table ``merkle_hashes (id INTEGER PRIMARY KEY,
-hash BLOB)``. Appending leaf ``i`` stores its leaf hash, then the hash of every complete subtree
-that leaf closes, in that order; ``stored_hash_index(level, i)`` says where the hash of the
+Layout (Go ``sumdb/tlog``'s stored hashes): one table ``merkle_hashes (id, hash)``, kept by the
+ledger's backend (``g6.ledger.rows``). Appending leaf ``i`` stores its leaf hash, then the hash of
+every complete subtree that leaf closes, in that order; ``stored_hash_index(level, i)`` says where the hash of the
 subtree at ``level`` (2**level leaves) number ``i`` sits. A tree of ``n`` leaves therefore holds
 ``stored_hash_count(n)`` (< 2n) hashes in ids ``0 .. count-1``, and the id sequence is dense, so
 the stored size is read back from ``max(id)``.
@@ -15,13 +15,10 @@ receipts and fails on any difference; they are never the only evidence for anyth
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 
 from g6.ledger.merkle import EMPTY_ROOT, TreeView, node_hash
-
-TABLE = "merkle_hashes"
-CREATE = f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY, hash BLOB NOT NULL)"
+from g6.ledger.rows import LedgerRows
 
 
 def stored_hash_index(level: int, n: int) -> int:
@@ -111,64 +108,37 @@ class Frontier:
         return fold([h for _, h in self.stack])
 
 
-def ensure_table(conn: sqlite3.Connection) -> None:
-    if not table_exists(conn):  # PostgreSQL makes it at set-up (its column types are its own)
-        conn.execute(CREATE)
-
-
-def table_exists(conn: sqlite3.Connection) -> bool:
-    has_table = getattr(conn, "has_table", None)  # another backend's connection says for itself
-    if has_table is not None:
-        return bool(has_table(TABLE))
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone() \
-        is not None
-
-
-def stored_count(conn: sqlite3.Connection) -> int:
-    row = conn.execute(f"SELECT max(id) FROM {TABLE}").fetchone()
-    return 0 if row is None or row[0] is None else int(row[0]) + 1
-
-
-def stored_size(conn: sqlite3.Connection) -> int | None:
+def stored_size(rows: LedgerRows) -> int | None:
     """Leaves the table covers; 0 without the table; None when the ids are not a whole tree."""
-    if not table_exists(conn):
+    if not rows.tree_table_exists():
         return 0
-    return size_from_count(stored_count(conn))
+    return size_from_count(rows.hash_count())
 
 
-def read_hashes(conn: sqlite3.Connection, ids: list[int]) -> dict[int, bytes]:
-    out: dict[int, bytes] = {}
-    for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        q = f"SELECT id, hash FROM {TABLE} WHERE id IN ({','.join('?' * len(part))})"
-        out.update({int(k): bytes(v) for k, v in conn.execute(q, part)})
-    return out
-
-
-def load_frontier(conn: sqlite3.Connection, size: int) -> Frontier:
+def load_frontier(rows: LedgerRows, size: int) -> Frontier:
     ids = [stored_hash_index(lv, ix) for lv, ix in subtrees(0, size)]
-    got = read_hashes(conn, ids)
+    got = rows.read_hashes(ids)
     missing = [i for i in ids if i not in got]
     if missing:
         raise LookupError(f"stored tree hash {missing[0]} is missing")
     return Frontier(size, [got[i] for i in ids])
 
 
-def append_leaves(conn: sqlite3.Connection, size: int, leaves: Iterable[bytes], batch: int = 4096) -> int:
+def append_leaves(rows: LedgerRows, size: int, leaves: Iterable[bytes], batch: int = 4096) -> int:
     """Store the hashes that appending ``leaves`` to a stored tree of ``size`` leaves adds.
     The caller holds the write transaction. Returns the new size."""
-    fr = load_frontier(conn, size)
+    fr = load_frontier(rows, size)
     next_id = stored_hash_count(size)
-    rows: list[tuple[int, bytes]] = []
+    out: list[tuple[int, bytes]] = []
     for leaf in leaves:
         for h in fr.append(leaf):
-            rows.append((next_id, h))
+            out.append((next_id, h))
             next_id += 1
-        if len(rows) >= batch:
-            conn.executemany(f"INSERT INTO {TABLE} (id, hash) VALUES (?, ?)", rows)
-            rows.clear()
-    if rows:
-        conn.executemany(f"INSERT INTO {TABLE} (id, hash) VALUES (?, ?)", rows)
+        if len(out) >= batch:
+            rows.insert_hashes(out)
+            out.clear()
+    if out:
+        rows.insert_hashes(out)
     return fr.size
 
 

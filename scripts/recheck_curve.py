@@ -1,4 +1,4 @@
-"""The similarity curve behind re-check's ``changed`` threshold (README, "Cite and re-check").
+"""The similarity curve behind re-check's ``changed`` threshold (docs/commands/cite.md).
 
 For quotes of N words with one word edited, the similarity of the best-matching span
 (``g6.cite.passages.align``) as the paragraph around the quote grows, next to the old measure (difflib

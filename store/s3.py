@@ -1,8 +1,8 @@
 """The blob store on S3-compatible object storage (AWS S3, SeaweedFS, MinIO, Ceph RGW, R2 ...).
 
-Same contract as the folder store (:class:`g6.store.blobs.BlobStore`): raw bytes under their
-blake3 digest, sha256 alongside, streamed while hashed, visible under the digest only once whole,
-stored once. Layout under ``s3://bucket/prefix/``::
+Same contract as the folder store (:class:`g6.store.folder.BlobStore`), the one interface
+(:class:`g6.store.base.BlobBackend`): raw bytes under their blake3 digest, sha256 alongside, streamed
+while hashed, visible under the digest only once whole, stored once. Layout under ``s3://bucket/prefix/``::
 
     blake3/<hex>     the raw bytes; object metadata ``sha256`` and ``size`` (written with the bytes)
     sha256/<hex>     one line: the blake3 digest, so blobs open by sha256 too
@@ -40,13 +40,14 @@ from typing import Any, BinaryIO
 import blake3
 
 from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreBackendError
-from g6.store.blobs import (
-    CHUNK,
+from g6.store.base import (
     INDEX_MAX,
+    BlobBackend,
     BlobCheck,
     BlobRef,
     GcReport,
     StoreVerifyReport,
+    StreamedPut,
     VerifiedReads,
     hash_stream,
     index_target,
@@ -155,7 +156,7 @@ class S3BlobWriter:
             self.abort()
 
 
-class S3BlobStore(VerifiedReads):
+class S3BlobStore(StreamedPut, VerifiedReads):
     """A content-addressed store in one bucket under one prefix. Takes a boto3 client or makes one."""
 
     def __init__(self, bucket: str, prefix: str = "", *, client: Any = None, endpoint: str | None = None,
@@ -248,7 +249,8 @@ class S3BlobStore(VerifiedReads):
 
         with self._errors(what):
             try:
-                return self.s3.head_object(Bucket=self.bucket, Key=key)
+                head: dict[str, Any] = self.s3.head_object(Bucket=self.bucket, Key=key)
+                return head
             except bx.ClientError as e:
                 if _code(e) in _MISSING:
                     return None
@@ -261,19 +263,7 @@ class S3BlobStore(VerifiedReads):
     def writer(self) -> S3BlobWriter:
         return S3BlobWriter(self)
 
-    def put_stream(self, chunks: Iterable[bytes] | BinaryIO) -> BlobRef:
-        with self.writer() as w:
-            if hasattr(chunks, "read"):
-                reader: BinaryIO = chunks  # type: ignore[assignment]
-                while block := reader.read(CHUNK):
-                    w.write(block)
-            else:
-                for block in chunks:  # type: ignore[union-attr]
-                    w.write(block)
-            return w.commit()
-
-    def put(self, data: bytes) -> BlobRef:
-        return self.put_stream([data])
+    # ``put_stream`` and ``put`` are ``StreamedPut``'s, over this writer
 
     def _put_if_absent(self, key: str, body: bytes, meta: dict[str, str] | None = None) -> bool:
         """True if written, False if the key was there already (412)."""
@@ -517,6 +507,9 @@ class S3BlobStore(VerifiedReads):
                     with self._errors("abort a stale upload"):
                         self.s3.abort_multipart_upload(Bucket=self.bucket, Key=up["Key"], UploadId=up["UploadId"])
         return GcReport(tuple(removed), kept, temps, tuple(young))
+
+    def worker_opener(self) -> Callable[[], BlobBackend] | None:
+        return None  # a boto3 client is not fork-safe: blobs are checked in the process that opened it
 
     def close(self) -> None:
         if self._pool is not None:

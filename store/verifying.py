@@ -1,6 +1,8 @@
-"""What ``verify`` does on every blob store (folder or S3): its verdicts, the one pass that re-hashes every
-blob, and the one judge of the sha256 index entries. The stores differ only in how they list blobs and
-read an index entry; how an entry is judged is the same everywhere, so it is written once.
+"""What ``verify`` does on every blob store (folder or S3): the one pass that re-hashes every blob, and
+the one judge of the sha256 index entries. The stores differ only in how they list blobs and read an
+index entry; how an entry is judged is the same everywhere, so it is written once. (The verdicts,
+``BlobCheck`` and ``StoreVerifyReport``, live in ``g6.store.base`` with the other values every store
+returns.)
 """
 
 from __future__ import annotations
@@ -10,38 +12,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from g6.errors import BadDigest
+from g6.store.base import BlobCheck, BlobRef
 from g6.store.digest import Digest
 
 
-@dataclass(frozen=True, slots=True)
-class BlobCheck:
-    digest: str
-    ok: bool
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreVerifyReport:
-    checked: int
-    bad: tuple[BlobCheck, ...]
-    index_checked: int = 0
-    dangling: tuple[str, ...] = ()  # sha256 index entries of puts that never finished (``gc`` sweeps them)
-
-    @property
-    def ok(self) -> bool:
-        return not self.bad
-
-
-class _Hashed(Protocol):
-    """What ``_check`` returns beside the verdict: the bytes' own digests (None when they could not be hashed)."""
-
-    blake3: str
-    sha256: str
-
-
 class CheckedStore(Protocol):
+    """What ``check_every_blob`` needs of a store: its listing, and one blob's verdict with the bytes' own
+    digests beside it (None when they could not be hashed)."""
+
     def iter_digests(self) -> Iterator[str]: ...
-    def _check(self, digest: str) -> tuple[BlobCheck, _Hashed | None]: ...
+    def _check(self, digest: str) -> tuple[BlobCheck, BlobRef | None]: ...
 
 
 @dataclass(slots=True)

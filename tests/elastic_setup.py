@@ -89,7 +89,7 @@ def load(url: str) -> None:
                                               {"add": {"index": "handbook2", "alias": "both"}}]}).raise_for_status()
 
 
-if __name__ == "__main__":  # python tests/elastic_setup.py load URL: the README's Elasticsearch examples' index
+if __name__ == "__main__":  # python tests/elastic_setup.py load URL: the docs' Elasticsearch examples' index
     import sys
 
     if len(sys.argv) != 3 or sys.argv[1] != "load":

@@ -17,7 +17,7 @@ from g6.adapters.search import SearchRequest, SourceRegistry
 from g6.cite.cite import chunk_receipt, cite_paper, cite_web
 from g6.cite.manifest import Manifest, load_manifest, save_manifest
 from g6.cite.passages import chunk, normalise, passage_id, text_hash
-from g6.cite.recheck import RunState, recheck
+from g6.cite.recheck import recheck, verdict_run
 from g6.demo.site import LocalSite, Reply
 from g6.errors import InputError
 from g6.fetch.capture import fetch, search
@@ -159,7 +159,7 @@ def test_one_fetch_per_url_and_resume(home: EvidenceHome, client: CheckedClient,
     before = len(s.requests)
     second = recheck(home, client, m, run_id="run_2", state_dir=tmp_path)
     assert second.resumed == 2 and len(second.verdicts) == 6
-    assert len(RunState(state).load()) == 6
+    assert len(verdict_run(state).load()) == 6
     again = recheck(home, client, m, run_id="run_2", state_dir=tmp_path)
     assert again.resumed == 6
     assert len(s.requests) - before == 2  # only the fetches the torn run still owed

@@ -1,4 +1,4 @@
-"""The README's console examples are what the commands print (scripts/readme_examples.py --check).
+"""The console examples of the README and of docs/ are what the commands print (scripts/docs_examples.py --check).
 
 The servers the examples need come from the session's fixtures: Elasticsearch (noida-db, CI's
 ``G6_TEST_ELASTIC_URL`` or one started by conftest) and PostgreSQL + SeaweedFS (CI's ``G6_TEST_PG_*`` /
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-import readme_examples as rx  # noqa: E402
+import docs_examples as rx  # noqa: E402
 
 # The blocks shown as written and never run, each with its reason in its marker. Keep this number
 # small: a new example is run, or it says here and in its marker why it cannot be.
@@ -33,39 +33,72 @@ def servers_env(elastic_url: str, backend_servers: dict[str, str]) -> dict[str, 
 
 
 def run_script(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_examples.py"), *args], env=env,
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "docs_examples.py"), *args], env=env,
                           capture_output=True, text=True, timeout=900, cwd=ROOT)
 
 
+def test_the_pages_are_the_readme_and_every_docs_page() -> None:
+    pages = rx.doc_pages()
+    assert pages[0] == ROOT / "README.md"
+    assert set(pages[1:]) == set((ROOT / "docs").rglob("*.md")) and len(pages) > 10
+    assert ROOT / "docs" / "commands" / "fetch.md" in pages
+
+
 def test_every_console_block_is_marked_and_few_are_not_run() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    lines = text.split("\n")
-    unmarked = [i + 1 for i, line in enumerate(lines)
-                if line == "```console" and not (i and rx.MARKER.match(lines[i - 1]))]
-    assert unmarked == [], f"console blocks without an example marker at README.md lines {unmarked}"
-    blocks = rx.parse(text)
-    assert blocks and all(b.commands for b in blocks)
-    not_run = [b for b in blocks if b.session is None]
-    assert all(b.reason for b in not_run)
-    assert len(not_run) == NOT_RUN, [(b.start + 1, b.reason) for b in not_run]
+    unmarked: list[str] = []
+    not_run: list[tuple[str, int, str]] = []
+    blocks_in: dict[str, int] = {}
+    for page in rx.doc_pages():
+        name = rx.page_name(page)
+        text = page.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        unmarked += [f"{name}:{i + 1}" for i, line in enumerate(lines)
+                     if line.startswith("```console") and not (i and rx.MARKER.match(lines[i - 1]))]
+        blocks = rx.parse(text, name)
+        assert all(b.commands for b in blocks), name
+        blocks_in[name] = len(blocks)
+        not_run += [(name, b.start + 1, b.reason) for b in blocks if b.session is None]
+    assert unmarked == [], f"console blocks without an example marker: {unmarked}"
+    assert all(reason for _, _, reason in not_run)
+    assert len(not_run) == NOT_RUN, not_run
+    # the README's quick start runs, and so does every command page with examples
+    assert blocks_in["README.md"] >= 1 and blocks_in["docs/commands/fetch.md"] >= 1
+
+
+def test_sessions_are_per_page(tmp_path: Path) -> None:
+    """A session name used on two pages is two sessions: each page's shell starts afresh."""
+    one, two = tmp_path / "one.md", tmp_path / "two.md"
+    one.write_text("<!-- example: s -->\n```console\n$ export X=from-one; echo $X\nold\n```\n", encoding="utf-8")
+    two.write_text("<!-- example: s -->\n```console\n$ echo ${X:-unset}\nold\n```\n", encoding="utf-8")
+    pages = [rx.Page(one, one.read_text(encoding="utf-8")), rx.Page(two, two.read_text(encoding="utf-8"))]
+    blocks = {p.path: rx.parse(p.text, p.name) for p in pages}
+    assert [b.session for p in pages for b in blocks[p.path]] == ["s", "s"]
+    srv = rx.Servers({"G6_DEMO_SITE": str(tmp_path / "site")}, {})
+    out = {p.path: rx.run_session("s", blocks[p.path], tmp_path / "w" / p.slug / "s", srv, {}) for p in pages}
+    assert out[one] == {1: [["from-one"]]}
+    assert out[two] == {1: [["unset"]]}
+    only_one = {f"{pages[0].name}:s"}  # --session PAGE:NAME picks the session of that page only
+    assert rx._selected(pages[0], "s", only_one) and not rx._selected(pages[1], "s", only_one)
+    with pytest.raises(SystemExit, match="no session named nope"):
+        rx.regenerate_pages(pages, only={"nope"})
 
 
 def test_readme_examples_are_what_the_commands_print(servers_env: dict[str, str]) -> None:
     r = run_script(servers_env, "--check")
-    assert r.returncode == 0, f"README.md differs from what its examples print (run `python " \
-                              f"scripts/readme_examples.py` to rewrite it):\n{r.stdout[-20000:]}\n{r.stderr[-5000:]}"
+    assert r.returncode == 0, f"a page differs from what its examples print (run `python " \
+                              f"scripts/docs_examples.py` to rewrite it):\n{r.stdout[-20000:]}\n{r.stderr[-5000:]}"
 
 
 def test_check_fails_when_a_block_was_edited(servers_env: dict[str, str], tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "commands" / "README.md").read_text(encoding="utf-8")
     assert "\nG6_HOST_PAUSE=0\n" in text
     edited = tmp_path / "README.md"
     edited.write_text(text.replace("\nG6_HOST_PAUSE=0\n", "\nG6_HOST_PAUSE=5\n", 1), encoding="utf-8")
-    r = run_script(servers_env, "--check", "--readme", str(edited), "--session", "env")
+    r = run_script(servers_env, "--check", str(edited), "--session", "env")
     assert r.returncode == 1
     assert "-G6_HOST_PAUSE=5" in r.stdout and "+G6_HOST_PAUSE=0" in r.stdout
     # without --check the block is rewritten to what the command prints
-    assert run_script(servers_env, "--readme", str(edited), "--session", "env").returncode == 0
+    assert run_script(servers_env, str(edited), "--session", "env").returncode == 0
     assert edited.read_text(encoding="utf-8") == text
 
 
@@ -91,7 +124,7 @@ def test_normaliser_keeps_content_digests_and_numbers_what_varies() -> None:
 
 
 def test_demo_serve_serves_both_hosts_from_an_editable_folder(tmp_path: Path) -> None:
-    """`g6 demo --serve`: the one command the README's examples' site starts from."""
+    """`g6 demo --serve`: the one command the docs' examples' site starts from."""
     import shlex
     import signal
 

@@ -684,7 +684,7 @@ _LEDGER_FULL = textwrap.dedent("""
         out["appended"] = True
     except LedgerDiskFull as e:
         out.update(code=e.code, message=str(e), cause=type(e.__cause__).__name__)
-    out["in_transaction"] = ev.ledger._conn.in_transaction
+    out["in_transaction"] = ev.ledger.rows.connection.in_transaction
     out["rows_after_failure"] = len(ev.ledger)
     resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     ev.record(r(99))
@@ -832,7 +832,7 @@ def test_enospc_on_a_real_full_filesystem(small_fs: Path) -> None:
             ev.store.put(os.urandom(300_000))
         with pytest.raises(LedgerDiskFull, match=r"disk full.*(database or disk is full|disk I/O error)"):
             ev.ledger.append_many([receipt(i) for i in range(1, 300)], ev.signing_key())
-        assert len(ev.ledger) == 1 and not ev.ledger._conn.in_transaction
+        assert len(ev.ledger) == 1 and not ev.ledger.rows.connection.in_transaction
         assert list((home / "knowledge" / "fetched" / "tmp").iterdir()) == []
     code, report = verify_json(home)  # reads on the full disk
     assert code == 0 and report["rows"] == 1

@@ -2,7 +2,7 @@
 
 The ledger and the store default to files under the root; ``ledger_url`` / ``blob_url``
 (``G6_LEDGER_URL`` / ``G6_BLOB_URL``) put them on PostgreSQL and S3 instead (see
-``g6.ledger.backend`` and ``g6.store.backend``). The keys always stay in the root.
+``g6.ledger.open`` and ``g6.store.open``). The keys always stay in the root.
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from g6.errors import LedgerError
-from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey
-from g6.ledger.backend import open_ledger, trusted_keys
-from g6.store import BlobStore
-from g6.store.backend import open_store
+from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey, open_ledger, trusted_keys
+from g6.store import BlobBackend, open_store
 
 
 class EvidenceHome:
@@ -33,13 +31,13 @@ class EvidenceHome:
                  env: Mapping[str, str] | None = None) -> None:
         self.root = Path(root)
         self.readonly = readonly
-        self.store: BlobStore = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
+        self.store: BlobBackend = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
                                            create=not readonly, compression=blob_compression)
         try:
             self.ledger: Ledger = open_ledger(ledger_url, self.root / "knowledge" / "ledger.sqlite",
                                               readonly=readonly)
         except BaseException:
-            self._close_store()
+            self.store.close()
             raise
         self.keys = KeyDir(self.root / "keys")
         self._key: SigningKey | None = None
@@ -54,14 +52,9 @@ class EvidenceHome:
         return cls(settings.home, ledger_url=v.get("G6_LEDGER_URL") or None, blob_url=v.get("G6_BLOB_URL") or None,
                    env=v, **kw)
 
-    def _close_store(self) -> None:
-        close = getattr(self.store, "close", None)
-        if close is not None:
-            close()
-
     def close(self) -> None:
         self.ledger.close()
-        self._close_store()
+        self.store.close()
 
     def __enter__(self) -> EvidenceHome:
         return self

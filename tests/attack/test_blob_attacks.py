@@ -19,9 +19,8 @@ from click.testing import CliRunner
 from g6.cli import cli
 from g6.errors import StoreError
 from g6.home import EvidenceHome
-from g6.store import BlobStore
-from g6.store import blobs as blobs_mod
-from g6.store.blobs import BlobWriter
+from g6.store import BlobStore, BlobWriter, digests
+from g6.store import folder_writer as writer_mod
 from tests.attack.conftest import BIG, SMALL
 
 
@@ -318,10 +317,10 @@ def test_a_failed_fsync_on_any_thread_leaves_nothing_visible(tmp_path: Path, mon
             data = os.pread(fd, 4096, 0)
         return "meta" if data.startswith(b"{") else "index"
 
-    monkeypatch.setattr(blobs_mod.os, "fsync", failing)
+    monkeypatch.setattr(writer_mod.os, "fsync", failing)
     with pytest.raises(OSError):
         store.put(body)
-    monkeypatch.setattr(blobs_mod.os, "fsync", real)
+    monkeypatch.setattr(writer_mod.os, "fsync", real)
     # nothing visible: no blob, no meta, no index entry, no temp file left
     assert not list((tmp_path / "blake3").rglob("*.*")) and not [p for p in (tmp_path / "blake3").rglob("*")
                                                                  if p.is_file()]
@@ -364,7 +363,7 @@ KILL_AT = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     from g6.store import BlobStore
-    from g6.store import blobs
+    from g6.store import folder_writer
     stage = sys.argv[2]
     real_replace, real_fsync = os.replace, os.fsync
 
@@ -377,7 +376,7 @@ KILL_AT = textwrap.dedent("""
             os.kill(os.getpid(), signal.SIGKILL)
         real_replace(src, dst)
 
-    blobs.os.replace = replace
+    folder_writer.os.replace = replace
     BlobStore(sys.argv[1], fsync=True).put(b"<p>a page cut by a kill</p>\\n" * 400)
 """)
 
@@ -388,7 +387,7 @@ def test_kill_9_inside_a_put_leaves_no_blob_and_a_retry_works(tmp_path: Path, st
     assert p.returncode == -9, p.stderr  # killed inside the put, as staged
     body = b"<p>a page cut by a kill</p>\n" * 400
     store = BlobStore(tmp_path / "s", fsync=False)
-    want = blobs_mod.digests(body)
+    want = digests(body)
     assert not store.has(want.blake3) and not store.has(want.sha256)
     with pytest.raises(StoreError):
         store.open_verified(want.sha256)

@@ -19,8 +19,7 @@ from g6.cite.cite import cite_web
 from g6.cli import cli
 from g6.errors import BlobCorrupt, StoreError
 from g6.home import EvidenceHome
-from g6.store import BlobStore
-from g6.store import blobs as blobs_mod
+from g6.store import BlobStore, digests
 from tests.attack.test_blob_attacks import (
     EXPORT_NOT_REFUSED,
     export_bundle,
@@ -168,7 +167,7 @@ def test_a_put_onto_a_folder_at_the_blob_path_is_a_typed_error_and_leaves_no_ind
     not an internal error, and leaves no meta or sha256 entry for a blob that is not there."""
     store = BlobStore(tmp_path, fsync=False)
     body = b"\x00 a small binary body, kept raw"
-    want = blobs_mod.digests(body)
+    want = digests(body)
     h = want.blake3.split(":", 1)[1]
     (tmp_path / "blake3" / h[:2] / h[2:4] / h).mkdir(parents=True)
     with pytest.raises(StoreError) as e:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from g6.home import EvidenceHome
+from tests.backends.raw_sql import raw_sql
 
 TESTS = Path(__file__).resolve().parent.parent
 # test -> why it only makes sense on the SQLite + folder pair
@@ -36,7 +37,7 @@ SQLITE_ONLY = {
 
 def _ledger_connection(home: EvidenceHome) -> object:
     """test_ledger's ``raw(home)``: its statements are plain SQL, so the ledger's own connection runs them."""
-    return home.ledger._usable()
+    return raw_sql(home.ledger)
 
 
 BORROWED = {"test_bundle_warc.py": {}, "test_cite_recheck.py": {}, "test_convert.py": {},

@@ -14,10 +14,10 @@ import pytest
 
 from g6.errors import BadDigest, BlobCorrupt, BlobNotFound
 from g6.home import EvidenceHome
-from g6.ledger import Receipt, SigningKey, verify_consistency_proof, verify_inclusion_proof
-from g6.ledger.backend import trust_key, trusted_keys
+from g6.ledger import Receipt, SigningKey, trust_key, trusted_keys, verify_consistency_proof, verify_inclusion_proof
 from g6.prove.proofs import checkpoint, consistency, prove
 from g6.store import BlobStore
+from tests.backends.raw_sql import raw_sql
 
 
 def fill(home: EvidenceHome, n: int = 5) -> list[Receipt]:
@@ -32,7 +32,7 @@ def fill(home: EvidenceHome, n: int = 5) -> list[Receipt]:
 
 def sql(home: EvidenceHome, stmt: str, params: tuple[object, ...] = ()) -> None:
     """Tamper with the ledger's rows directly (what an attacker with database access could do)."""
-    home.ledger._usable().execute(stmt, params)
+    raw_sql(home.ledger).execute(stmt, params)
 
 
 def replace_blob(home: EvidenceHome, digest: str, data: bytes | None) -> None:
@@ -219,7 +219,7 @@ def test_a_reading_open_of_an_empty_postgres_database_creates_nothing(pg_url: st
     with EvidenceHome(tmp_path / "h", readonly=True, ledger_url=pg_url) as ev:
         report = ev.verify()
         assert not report.ok and "lacks the table(s)" in report.failures("database")[0].detail
-        assert not ev.ledger.present() or ev.ledger._broken
+        assert not ev.ledger.present() or ev.ledger.rows.broken
     assert tables() == []
     assert not (tmp_path / "h").exists()
 
@@ -360,3 +360,22 @@ def test_something_under_blake3_that_is_no_blob_fails_verify(pair_home: Evidence
         where = "not-a-digest"
     report = s.verify()
     assert [c.digest for c in report.bad] == [where] and report.checked == 1 and s.check(ref.blake3).ok
+
+
+def test_a_batch_appends_its_receipts_to_the_homes_own_ledger(pair_home: EvidenceHome, site, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fetch --input``'s ledger writer opens its own connection: to the home's ledger, on whichever backend,
+    never to a file named after a PostgreSQL URL (its receipts would vanish from the shared ledger)."""
+    from g6.adapters import CheckedClient, FetchPolicy
+    from g6.demo.site import Reply
+    from g6.fetch.batch import batch_fetch
+
+    monkeypatch.chdir(tmp_path)  # a stray SQLite file would be made here
+    s = site({f"/{i}": Reply(200, f"page {i}".encode(), (("Content-Type", "text/plain"),)) for i in range(3)})
+    pair_home.keys.ensure()
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0, respect_robots=False)) as client:
+        report = batch_fetch(pair_home, client, [s.url(f"/{i}") for i in range(3)])
+    assert report.ok and len(report.results) == 3
+    assert len(pair_home.ledger) == 3 and pair_home.verify().ok
+    assert {e.receipt.receipt_id for e in pair_home.ledger.entries()} == {r.receipt_id for r in report.results}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g6home"]

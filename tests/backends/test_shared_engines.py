@@ -17,12 +17,19 @@ import pytest
 from g6.demo.site import LocalSite, Reply
 from g6.errors import LedgerBackendError, StoreBackendError
 from g6.home import EvidenceHome
-from g6.ledger import Ledger, Receipt, verify_consistency_proof, verify_inclusion_proof
-from g6.ledger.backend import copy_ledger, open_ledger, trusted_keys
-from g6.ledger.postgres import PostgresLedger
+from g6.ledger import (
+    Ledger,
+    PostgresLedger,
+    Receipt,
+    copy_ledger,
+    open_ledger,
+    trusted_keys,
+    verify_consistency_proof,
+    verify_inclusion_proof,
+)
 from g6.prove.proofs import checkpoint, consistency, prove
-from g6.store.backend import copy_blobs, open_store
-from g6.store.s3 import S3BlobStore
+from g6.store import S3BlobStore, copy_blobs, open_store
+from tests.backends.raw_sql import raw_sql
 
 WRITERS, EACH, BATCH = 8, 500, 10
 
@@ -33,7 +40,7 @@ def _receipt(i: int, who: int) -> Receipt:
 
 
 def _writer(root: str, url: str, who: int, go: object) -> None:
-    from g6.ledger.backend import trust_key
+    from g6.ledger import trust_key
 
     home = EvidenceHome(root, fsync=False, ledger_url=url)
     key = home.keys.init()
@@ -89,7 +96,7 @@ def test_a_1gib_body_streams_to_s3_with_flat_memory(backend_servers: dict[str, s
                                                   s3_env: dict[str, str]) -> None:
     code = f"""
 import resource, sys
-from g6.store.backend import open_store
+from g6.store import open_store
 store = open_store({s3_url!r}, "unused", env={s3_env!r})
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 block = bytes(range(256)) * 4096
@@ -137,7 +144,7 @@ def test_a_dropped_connection_writes_nothing(pg_url: str, backend_servers: dict[
     key = home.keys.init()
     home.ledger.append(_receipt(1, 1), key)
     with psycopg.connect(backend_servers["G6_TEST_PG_URL"], autocommit=True) as admin:
-        pid = home.ledger._conn._c.info.backend_pid  # type: ignore[attr-defined]
+        pid = home.ledger.rows.connection.info.backend_pid  # type: ignore[attr-defined]
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(LedgerBackendError, match="PostgreSQL"):
         home.ledger.append_many([_receipt(2, 1), _receipt(3, 1)], key)
@@ -267,7 +274,7 @@ def test_kill_9_during_a_large_s3_put_leaves_no_blob_and_gc_clears_the_upload(s3
                                                                               s3_env: dict[str, str]) -> None:
     code = f"""
 import sys, time
-from g6.store.backend import open_store
+from g6.store import open_store
 store = open_store({s3_url!r}, "unused", env={s3_env!r})
 w = store.writer()
 block = b"k" * (1 << 20)
@@ -304,6 +311,26 @@ def test_whole_ledger_scans_read_in_pages(pg_url: str, tmp_path: Path, monkeypat
     assert report.ok and report.rows == 50 and [c.seq for c in report.of("chain")] == list(range(1, 51))
     assert home.ledger.tree().root() == local.tree().root() and len(home.ledger.leaf_hashes()) == 50
     assert [e.seq for e in home.ledger.entries()] == list(range(1, 51))
-    home.ledger._usable().execute("DELETE FROM receipts WHERE seq = 29")  # across a page edge
+    raw_sql(home.ledger).execute("DELETE FROM receipts WHERE seq = 29")  # across a page edge
     assert [c.seq for c in home.verify().failures("chain")] == [30]
+    home.close()
+
+
+def test_a_sqlite_ledger_with_s3_blobs_verifies_on_several_cores(tmp_path: Path, s3_url: str,
+                                                                 s3_env: dict[str, str]) -> None:
+    """Verify's worker processes check blobs with a store they open themselves: a folder store reopens its
+    folder, an S3 store (whose client cannot cross a fork) is checked in this process instead. It used to
+    hand the workers the s3:// URL as a folder: every blob "missing" on a home of over 256 receipts."""
+    home = EvidenceHome(tmp_path / "h", fsync=False, blob_url=s3_url, env=s3_env)
+    key = home.keys.init()
+    receipts = []
+    for i in range(600):
+        ref = home.store.put(f"page {i % 7}".encode())
+        receipts.append(Receipt(kind="fetch", source="web", request={"url": f"https://e.org/{i}"}, outcome="ok",
+                                outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=ref.size, content=ref.to_json()))
+    home.ledger.append_many(receipts, key)
+    for workers in (1, 2):
+        report = home.ledger.verify(home.trusted(), home.store, workers=workers)
+        assert report.ok, (workers, [str(c) for c in report.failures()][:3])
+        assert sum(1 for c in report.of("blob") if c.ok) >= 1
     home.close()

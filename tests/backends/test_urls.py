@@ -61,7 +61,7 @@ def test_verifying_writes_nothing_to_the_ledger(tmp_path: Path) -> None:
     home = EvidenceHome(tmp_path, fsync=False)
     home.keys.init()
     assert home.verify().ok
-    tables = {r[0] for r in home.ledger._usable().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {r[0] for r in home.ledger.rows.connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "trusted_keys" not in tables
     home.close()
 

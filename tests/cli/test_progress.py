@@ -242,10 +242,10 @@ def _fill(home: EvidenceHome, n: int) -> None:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ledger_verify_reports_rows_in_ranges_and_in_workers(home: EvidenceHome, monkeypatch: pytest.MonkeyPatch,
                                                             workers: int) -> None:
-    from g6.ledger import verify_parallel
+    from g6.ledger import verify_ranges
 
-    monkeypatch.setattr(verify_parallel, "CHUNK", 8)
-    monkeypatch.setattr(verify_parallel, "PROGRESS_EVERY", 2)
+    monkeypatch.setattr(verify_ranges, "CHUNK", 8)
+    monkeypatch.setattr(verify_ranges, "PROGRESS_EVERY", 2)
     _fill(home, 37)
     calls = Calls()
     assert home.ledger.verify(home.trusted(), home.store, workers=workers, progress=calls).ok
@@ -272,8 +272,7 @@ def test_verify_since_reports_the_new_rows(home: EvidenceHome) -> None:
 
 
 def test_store_verify_gc_and_copies_report_every_blob(home: EvidenceHome, tmp_path: Path) -> None:
-    from g6.ledger import Ledger
-    from g6.ledger.backend import copy_ledger
+    from g6.ledger import Ledger, copy_ledger
     from g6.store import BlobStore, copy_blobs
 
     _fill(home, 7)  # bodies repeat every 3 receipts' sizes, but each text differs: 7 blobs

@@ -10,7 +10,7 @@ import pytest
 
 from g6.home import EvidenceHome
 from g6.ledger import KeyDir, Ledger, Receipt, SigningKey
-from g6.ledger.ledger import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 
 
 def make_receipt(i: int, content: dict | None = None) -> Receipt:
@@ -247,7 +247,7 @@ def test_unsigned_members_fail(home: EvidenceHome, where: str) -> None:
     row must fail its signature check instead."""
     import rfc8785
 
-    from g6.ledger.ledger import entry_hash
+    from g6.ledger.chain import entry_hash
 
     fill(home, 3)
     conn = raw(home)

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from g6.errors import LedgerError
 from g6.home import EvidenceHome
-from g6.ledger import Ledger, Receipt, SigningKey, verify_parallel
+from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
 from g6.ledger import stored_tree as stt
-from g6.ledger.ledger import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.merkle import MerkleTree, leaf_hash
 
 KEY = SigningKey.generate()
@@ -83,9 +83,9 @@ def test_appends_keep_the_tree_equal_to_the_recomputed_one(batches: list[int]) -
 def test_checkpoint_and_proofs_read_log_n_rows(tmp_path: Path) -> None:
     with Ledger(tmp_path / "l.sqlite") as ledger:
         ledger.append_many(receipts(0, 1000), KEY)
-        conn = ledger._conn
+        conn = ledger.rows
         reads: list[int] = []
-        tree = stt.StoredTree(lambda ids: reads.append(len(ids)) or stt.read_hashes(conn, ids), 1000)
+        tree = stt.StoredTree(lambda ids: reads.append(len(ids)) or conn.read_hashes(ids), 1000)
         tree.root()
         tree.inclusion_proof(377)
         tree.consistency_proof(613)
@@ -137,7 +137,7 @@ def test_an_old_ledger_is_read_in_memory_and_upgraded_on_the_next_write(home: Ev
 @pytest.mark.parametrize("workers", [1, 2])
 def test_range_verify_checks_what_spans_ranges(home: EvidenceHome, monkeypatch: pytest.MonkeyPatch,
                                                workers: int) -> None:
-    monkeypatch.setattr(verify_parallel, "CHUNK", 8)
+    monkeypatch.setattr(verify_ranges, "CHUNK", 8)
     home.ledger.append_many(receipts(0, 37), home.signing_key())
     report = home.ledger.verify(home.keys.trusted(), home.store, workers=workers)
     assert report.ok and report.rows == 37
@@ -161,7 +161,7 @@ def test_range_verify_checks_what_spans_ranges(home: EvidenceHome, monkeypatch: 
 
 def test_range_verify_rebuilt_chain_still_fails_on_signature(home: EvidenceHome,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(verify_parallel, "CHUNK", 4)
+    monkeypatch.setattr(verify_ranges, "CHUNK", 4)
     home.ledger.append_many(receipts(0, 10), home.signing_key())
     conn = sqlite3.connect(home.ledger.path, isolation_level=None)
     text = conn.execute("SELECT receipt FROM receipts WHERE seq = 6").fetchone()[0]

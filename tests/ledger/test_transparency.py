@@ -9,7 +9,7 @@ import pytest
 
 from g6.home import EvidenceHome
 from g6.ledger import Receipt, SigningKey
-from g6.ledger.ledger import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.note import parse_verifier_key, sign_checkpoint
 from g6.ledger.proofs import (
     parse_consistency,

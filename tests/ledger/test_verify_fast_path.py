@@ -1,4 +1,4 @@
-"""The fast path of a full verify (``verify_parallel._row_passes``) gives the checked path's verdicts.
+"""The fast path of a full verify (``verify_ranges._row_passes``) gives the checked path's verdicts.
 
 It may only ever say "every check of this row holds", and only where the checked path says so too:
 its signed-message cut equals ``signed_message_fast``, its JSON reader (orjson) reads nothing json
@@ -24,10 +24,11 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from g6.ledger import Ledger, Receipt, SigningKey, verify_parallel
+from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
 from g6.ledger import stored_tree as stt
-from g6.ledger.ledger import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.receipts import cut_plain_signature, plain_signature_member, signed_message_fast
+from g6.ledger.sqlite import SqliteRows
 from tests.ledger.test_verify_parallel import _json, _text  # receipt-like JSON, the same strategies
 
 KEY = SigningKey.generate()
@@ -129,7 +130,7 @@ def test_orjson_reads_nothing_json_refuses_and_every_string_alike(value: Any, as
 
 def _assert_read_alike(text: str) -> None:
     try:
-        fast = verify_parallel.read_json(text)
+        fast = verify_ranges.read_json(text)
     except ValueError:
         return  # refused: the fast path hands the row to the checked path
     assert _agree(fast, json.loads(text)), text
@@ -143,7 +144,7 @@ def test_read_json_leaves_deep_texts_to_json(depth: int, bracket: str) -> None:
     inner = '{"a":' if o == "{" else "["
     text = (inner * depth + "1" + c * depth) if o == "{" else (o * depth + c * depth)
     try:
-        fast = verify_parallel.read_json(text)
+        fast = verify_ranges.read_json(text)
     except (ValueError, RecursionError):
         with pytest.raises((ValueError, RecursionError)):
             json.loads(text)
@@ -169,7 +170,7 @@ def base_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     odd = [_receipt(90, request={"signature": {"x": 1}, "q": "\u00e9\x01"}, detail={"schema": "runx.receipt.v1"}),
            _receipt(91, request={"u": "\\u0061"}), _receipt(92, detail={"n": 1.5, "big": 2**53 - 1, "t": "é😀"})]
     led.append_many([_receipt(i) for i in range(5)] + odd + [_receipt(i) for i in range(5, ROWS - 3)], KEY)
-    led._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    led.rows.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     led.close()
     yield path
 
@@ -258,17 +259,17 @@ def _tamper(conn: sqlite3.Connection, kind: str, seq: int, at: int, cut: int, sn
         _rechain(conn, seq)
 
 
-def _range(path: Path, compact: bool) -> verify_parallel.RangeResult:
-    conn = sqlite3.connect(path)
+def _range(path: Path, compact: bool) -> verify_ranges.RangeResult:
+    conn = SqliteRows.reader(path)
     try:
-        return verify_parallel.verify_range(conn, KEYS, None, 1, ROWS, prev=None, compact=compact,
-                                            tree_ids=verify_parallel._range_tree_ids(1, ROWS,
+        return verify_ranges.verify_range(conn, KEYS, None, 1, ROWS, prev=None, compact=compact,
+                                            tree_ids=verify_ranges._range_tree_ids(1, ROWS,
                                                                                      stt.stored_hash_count(ROWS)))
     finally:
         conn.close()
 
 
-def _fields(r: verify_parallel.RangeResult) -> tuple[Any, ...]:
+def _fields(r: verify_ranges.RangeResult) -> tuple[Any, ...]:
     return r.checks, dict(r.passed), r.rows, r.first, r.last, r.frontier.size, r.frontier.stack
 
 
@@ -288,15 +289,15 @@ def test_fast_path_gives_the_checked_paths_verdicts(base_ledger: Path, tampers: 
             _tamper(conn, *t)
         conn.close()
         fast = _range(path, compact)
-        with mock.patch.object(verify_parallel, "_row_passes", _checked_only):
+        with mock.patch.object(verify_ranges, "_row_passes", _checked_only):
             checked = _range(path, compact)
     assert _fields(fast) == _fields(checked)
 
 
 def test_fast_path_takes_the_plain_rows(base_ledger: Path) -> None:
     conn = sqlite3.connect(base_ledger)
-    loaded = {k: verify_parallel._LoadedKey(v) for k, v in KEYS.items()}
-    passes = verify_parallel._row_passes(loaded, verify_parallel.read_json)
+    loaded = {k: verify_ranges._LoadedKey(v) for k, v in KEYS.items()}
+    passes = verify_ranges._row_passes(loaded, verify_ranges.read_json)
     prev = (0, GENESIS)
     taken = []
     for seq, rid, kind, outcome, fetched_at, text, sprev, shash in conn.execute(
@@ -324,8 +325,8 @@ def test_a_tampered_row_fails_in_a_compact_range(tmp_path: Path, monkeypatch: py
                                                  how: str, check: str, workers: int) -> None:
     """Ranges large enough to count passing checks (compact) still name the one tampered row, even
     when the forger recomputed the chain after it."""
-    monkeypatch.setattr(verify_parallel, "CHUNK", 64)
-    monkeypatch.setattr(verify_parallel, "MIN_CHUNK", 16)
+    monkeypatch.setattr(verify_ranges, "CHUNK", 64)
+    monkeypatch.setattr(verify_ranges, "MIN_CHUNK", 16)
     led = Ledger(tmp_path / "l.sqlite")
     led.append_many([_receipt(i) for i in range(200)], KEY)
     assert led.verify(KEYS, workers=workers).ok

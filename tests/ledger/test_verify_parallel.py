@@ -14,7 +14,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from g6.ledger import Ledger, Receipt, SigningKey, verify_parallel
+from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
 from g6.ledger import stored_tree as stt
 from g6.ledger.receipts import signed_message_fast, unsigned_bytes_of_stored
 
@@ -107,28 +107,28 @@ def test_receipts_off_the_fast_path_verify_and_a_forged_one_fails(tmp_path: Path
 
 
 def test_range_size_gives_every_worker_ranges() -> None:
-    assert verify_parallel.range_size(2_000, 1) == verify_parallel.CHUNK
-    chunk = verify_parallel.range_size(2_000, 2)
-    assert chunk & (chunk - 1) == 0 and chunk >= verify_parallel.MIN_CHUNK
-    assert chunk == verify_parallel.MIN_CHUNK and -(-2_000 // chunk) >= 2 * 4  # as many as the floor allows
-    chunk = verify_parallel.range_size(100_000, 2)  # short ranges, so the last ones leave no core idle for long
-    assert chunk & (chunk - 1) == 0 and -(-100_000 // chunk) >= 2 * verify_parallel.RANGES_PER_WORKER
-    assert -(-100_000 // (chunk * 2)) < 2 * verify_parallel.RANGES_PER_WORKER  # and no shorter than that needs
-    assert verify_parallel.range_size(10, 2) == verify_parallel.MIN_CHUNK  # never below
-    assert verify_parallel.range_size(1_000_000, 2) == verify_parallel.CHUNK  # large ledgers keep full ranges
+    assert verify_ranges.range_size(2_000, 1) == verify_ranges.CHUNK
+    chunk = verify_ranges.range_size(2_000, 2)
+    assert chunk & (chunk - 1) == 0 and chunk >= verify_ranges.MIN_CHUNK
+    assert chunk == verify_ranges.MIN_CHUNK and -(-2_000 // chunk) >= 2 * 4  # as many as the floor allows
+    chunk = verify_ranges.range_size(100_000, 2)  # short ranges, so the last ones leave no core idle for long
+    assert chunk & (chunk - 1) == 0 and -(-100_000 // chunk) >= 2 * verify_ranges.RANGES_PER_WORKER
+    assert -(-100_000 // (chunk * 2)) < 2 * verify_ranges.RANGES_PER_WORKER  # and no shorter than that needs
+    assert verify_ranges.range_size(10, 2) == verify_ranges.MIN_CHUNK  # never below
+    assert verify_ranges.range_size(1_000_000, 2) == verify_ranges.CHUNK  # large ledgers keep full ranges
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_small_ranges_check_what_spans_them_and_report_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 workers: int) -> None:
-    monkeypatch.setattr(verify_parallel, "CHUNK", 64)
-    monkeypatch.setattr(verify_parallel, "MIN_CHUNK", 8)
+    monkeypatch.setattr(verify_ranges, "CHUNK", 64)
+    monkeypatch.setattr(verify_ranges, "MIN_CHUNK", 8)
     led = Ledger(tmp_path / "l.sqlite")
     led.append_many(receipts(0, 200), KEY)
     seen: list[tuple[int, int]] = []
     report = led.verify(KEYS, workers=workers, progress=lambda done, total: seen.append((done, total)))
     assert report.ok and report.rows == 200
-    chunk = verify_parallel.range_size(200, workers)
+    chunk = verify_ranges.range_size(200, workers)
     assert chunk == (8 if workers == 2 else 64)
     assert len(seen) == -(-200 // chunk) and seen[-1] == (200, 200)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
@@ -145,12 +145,12 @@ def test_small_ranges_check_what_spans_them_and_report_progress(tmp_path: Path, 
 
 def test_pool_forks_only_without_other_threads() -> None:
     alone = threading.active_count() == 1
-    assert verify_parallel._pool_context().get_start_method() == ("fork" if alone else "spawn")
+    assert verify_ranges._pool_context().get_start_method() == ("fork" if alone else "spawn")
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        assert verify_parallel._pool_context().get_start_method() == "spawn"
+        assert verify_ranges._pool_context().get_start_method() == "spawn"
     finally:
         stop.set()
         t.join()

@@ -13,7 +13,7 @@ from g6.cli import cli
 from g6.errors import InputError
 from g6.home import EvidenceHome
 from g6.ledger import Receipt, SigningKey
-from g6.ledger.ledger import GENESIS, entry_hash
+from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.note import Checkpoint, sign_checkpoint
 from g6.prove.verify_since import read_note, state_path, verify_since
 

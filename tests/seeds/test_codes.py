@@ -16,11 +16,11 @@ from seedkit import env_for, invoke_all
 
 from g6.adapters.outcomes import status_of
 from g6.core import http, outside
+from g6.demo.site import Reply
 from g6.errors import G6Error
 from g6.home import EvidenceHome
 from g6.knowledge.ctx_elastic import ElasticIndex, elastic
 from g6.knowledge.knowledge_fetcher import FetchRequest, Sources, fetch
-from g6.demo.site import Reply
 
 ARXIV = Path(__file__).resolve().parents[2] / "fixtures" / "http" / "arxiv"
 ATOM = "application/atom+xml; charset=utf-8"

@@ -13,9 +13,9 @@ import pytest
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import Paper, ParsedPage
 from g6.core import http
+from g6.demo.site import Reply
 from g6.home import EvidenceHome
 from g6.knowledge.knowledge_fetcher import SOURCES, FetchRequest, fetch
-from g6.demo.site import Reply
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""One vocabulary: the README's table is the code's, the documents' codes are all in it with the
+"""One vocabulary: the docs' table (docs/concepts.md) is the code's, the documents' codes are all in it with the
 status their documents give, and every code string in the source is in it."""
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ DOCUMENTS_QUALIFIED = {"G6_E_KNOWLEDGE_FETCHED", "G6_E_KNOWLEDGE_FETCH_EMPTY", "
 
 
 def readme_table() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text()
+    """The table of "Outcome codes and status" in docs/concepts.md (it was the README's)."""
+    text = (ROOT / "docs" / "concepts.md").read_text()
     block = text[text.index("<!-- codes:begin -->"):text.index("<!-- codes:end -->")]
     rows = {}
     for line in block.splitlines():
         m = re.match(r"\| `(G6_E_[A-Z0-9_]+)` \| `([a-z-]+)` \| (.+) \|$", line)
         if m:
-            assert m.group(1) not in rows, f"{m.group(1)} twice in the README table"
+            assert m.group(1) not in rows, f"{m.group(1)} twice in the docs' table"
             rows[m.group(1)] = m.group(2)
     return rows
 
@@ -60,6 +61,6 @@ def test_every_code_in_the_source_is_in_the_vocabulary() -> None:
             if not (o is Outcome.EMPTY and op != "search"):
                 found.add(es_code(op, o, reason))
     missing = found - set(vocabulary())
-    assert not missing, f"codes used but not in the vocabulary (nor the README): {sorted(missing)}"
+    assert not missing, f"codes used but not in the vocabulary (nor the docs' table): {sorted(missing)}"
     assert all(re.fullmatch(r"G6_E_[A-Z0-9]+(_[A-Z0-9]+)*", c) for c in vocabulary())
     assert not [c for c in vocabulary() if c.startswith("G6_OK")]

@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 from seedkit import env_for, invoke_all
 
-from g6.home import EvidenceHome
 from g6.demo.site import Reply
+from g6.home import EvidenceHome
 from g6.schemas import load
 
 SCHEMA = jsonschema.Draft202012Validator(load("fetch-result.runx.v1"), format_checker=jsonschema.FormatChecker())

@@ -18,9 +18,10 @@ import pytest
 import zstandard
 
 from g6.errors import BlobCorrupt, BlobNotFound, StoreError
-from g6.store import BlobStore
-from g6.store import blobs as blobs_mod
-from g6.store.blobs import BlobWriter, digests
+from g6.store import BlobStore, BlobWriter, digests
+from g6.store import base as base_mod
+from g6.store import folder as folder_mod
+from g6.store import folder_writer as writer_mod
 
 TEXT = b"".join(b"<p>line %d of a page that compresses well, kept as evidence</p>\n" % i for i in range(40000))
 
@@ -86,8 +87,8 @@ def test_read_opens_raw_and_compressed_blobs_and_names_a_missing_one(tmp_path: P
         store.read(missing)
 
 
-@pytest.mark.parametrize("size", [0, 1, blobs_mod.PARALLEL_AFTER - 1, blobs_mod.PARALLEL_AFTER,
-                                  blobs_mod.PARALLEL_AFTER * 3 + 7])
+@pytest.mark.parametrize("size", [0, 1, base_mod.PARALLEL_AFTER - 1, base_mod.PARALLEL_AFTER,
+                                  base_mod.PARALLEL_AFTER * 3 + 7])
 def test_digests_on_one_or_two_threads_are_the_plain_digests(size: int) -> None:
     data = (TEXT * (1 + size // len(TEXT)))[:size]
     ref = digests(data)
@@ -98,7 +99,7 @@ def test_digests_on_one_or_two_threads_are_the_plain_digests(size: int) -> None:
 def test_read_checked_of_a_large_blob_still_refuses_changed_bytes(tmp_path: Path) -> None:
     store = BlobStore(tmp_path, fsync=False, compression="off")
     body = TEXT * 2  # past PARALLEL_AFTER: hashed on two threads
-    assert len(body) > blobs_mod.PARALLEL_AFTER
+    assert len(body) > base_mod.PARALLEL_AFTER
     ref = store.put(body)
     assert store.read_checked(ref.sha256) == (ref, body)
     p = kept(store, ref.blake3)
@@ -124,7 +125,7 @@ _STREAMED_FULL = textwrap.dedent("""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     from g6.errors import StoreDiskFull
     from g6.store import BlobStore
-    from g6.store.blobs import BlobWriter
+    from g6.store import BlobWriter
     BlobWriter.HOLD = 128 << 10  # past it the text streams through zstd: the other write path
     store = BlobStore(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
@@ -183,10 +184,10 @@ def test_a_failed_fsync_on_any_of_the_parallel_writes_is_typed_and_leaves_nothin
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(fd)
 
-    monkeypatch.setattr(blobs_mod.os, "fsync", fsync)
+    monkeypatch.setattr(writer_mod.os, "fsync", fsync)
     with pytest.raises(StoreDiskFull, match="No space left"):
         store.put(TEXT)
-    monkeypatch.setattr(blobs_mod.os, "fsync", real_fsync)
+    monkeypatch.setattr(writer_mod.os, "fsync", real_fsync)
     left = sorted(str(p.relative_to(store.root)) for p in store.root.rglob("*") if p.is_file())
     assert left == sorted(str(p.relative_to(store.root)) for p in (store.path(ok.blake3), store._meta_path(
         ok.blake3.split(":")[1]), store._sha_path(ok.sha256.split(":")[1])))
@@ -197,12 +198,12 @@ def test_slurp_reads_a_whole_file_whatever_its_stat_says(tmp_path: Path) -> None
     p = tmp_path / "f"
     for body in (b"", b"x", TEXT):
         p.write_bytes(body)
-        assert blobs_mod._slurp(str(p)) == body
+        assert folder_mod._slurp(str(p)) == body
     # a file whose size fstat does not know (0 here) is read to its end, not cut at the stat's size
-    status = blobs_mod._slurp("/proc/self/status")
+    status = folder_mod._slurp("/proc/self/status")
     assert os.stat("/proc/self/status").st_size == 0 and status.startswith(b"Name:") and b"\nPid:" in status
     with pytest.raises(FileNotFoundError):
-        blobs_mod._slurp(str(tmp_path / "absent"))
+        folder_mod._slurp(str(tmp_path / "absent"))
 
 
 @pytest.mark.parametrize("helper", ["runs first", "never runs"])
@@ -219,9 +220,9 @@ def test_digests_are_right_whichever_thread_hashes_sha256(monkeypatch: pytest.Mo
         def join(self, timeout: float | None = None) -> None:
             pass
 
-    monkeypatch.setattr(blobs_mod.threading, "Thread", Scheduled)
+    monkeypatch.setattr(base_mod.threading, "Thread", Scheduled)
     data = TEXT * 2
-    assert len(data) >= blobs_mod.PARALLEL_AFTER
+    assert len(data) >= base_mod.PARALLEL_AFTER
     ref = digests(data)
     assert (ref.blake3, ref.sha256) == (f"blake3:{blake3.blake3(data).hexdigest()}",
                                         f"sha256:{hashlib.sha256(data).hexdigest()}")

@@ -28,8 +28,7 @@ from g6.export.warc import export_warc
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 from g6.prove.bundle import build_bundle, verify_bundle
-from g6.store import BlobStore
-from g6.store.blobs import BlobWriter
+from g6.store import BlobStore, BlobWriter
 from g6.store.compression import (
     STREAM_TRAILER,
     decompress,

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from g6.store import BlobStore, S3BlobStore
-from g6.store.backend import open_store
+from g6.store import BlobStore, S3BlobStore, open_store
 
 
 def _store(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:

@@ -24,9 +24,6 @@ appended to a run file as it is decided, so a re-run with the same run id skips 
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -46,10 +43,11 @@ from g6.fetch.capture import receipt_from_response
 from g6.fetch.host_pool import host_of, per_host
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
+from g6.runs import RunState
 
 CHECKED = ("unchanged", "current", "changed", "gone")
 FAILING = ("changed", "gone", "unverified")
-CHANGED_THRESHOLD = 0.8  # similarity of the best span; see README for the curve behind it
+CHANGED_THRESHOLD = 0.8  # similarity of the best span; docs/commands/cite.md shows the curve behind it
 MIN_WORD_OVERLAP = 0.5  # and at least half the quote's words, in order, in that span
 BATCH = 64  # re-check receipts appended per transaction
 
@@ -285,46 +283,9 @@ def _policy_for(c: Citation, home: EvidenceHome, base: FetchPolicy) -> FetchPoli
     return pol
 
 
-class RunState:
-    """The results of one run (re-check verdicts; batch fetch results), one JSON line each,
-    appended as they are decided. ``decode`` reads a line back, ``key`` names what it settled."""
-
-    def __init__(self, path: Path, decode: Callable[[Mapping[str, Any]], Any] = Verdict.from_json,
-                 key: Callable[[Any], str] = lambda v: v.citation_id) -> None:
-        self.path = path
-        self._decode = decode
-        self._key = key
-        self._lock = threading.Lock()
-
-    def load(self) -> dict[str, Any]:
-        done: dict[str, Any] = {}
-        try:
-            lines = self.path.read_text().splitlines()
-        except FileNotFoundError:
-            return done
-        for line in lines:
-            try:
-                v = self._decode(json.loads(line))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue  # a line cut by a crash: that item is done again
-            done[self._key(v)] = v
-        return done
-
-    def add(self, v: Any) -> None:
-        self.add_many([v])
-
-    def add_many(self, verdicts: list[Any]) -> None:
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a+b") as f:
-                f.seek(0, os.SEEK_END)
-                if f.tell() > 0:
-                    f.seek(-1, os.SEEK_END)
-                    if f.read(1) != b"\n":
-                        f.write(b"\n")  # close a line a crash tore, so this verdict starts on its own
-                f.write(b"".join(json.dumps(v.to_json(), ensure_ascii=False).encode() + b"\n" for v in verdicts))
-                f.flush()
-                os.fsync(f.fileno())
+def verdict_run(path: Path) -> RunState:
+    """A re-check's run file: one verdict a line, keyed by citation id."""
+    return RunState(path, Verdict.from_json, lambda v: v.citation_id)
 
 
 def run_file(home: EvidenceHome, manifest_id: str, run_id: str, state_dir: Path | None = None) -> Path:
@@ -344,7 +305,7 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             progress: Callable[[int, int], None] | None = None,
             sources: Any = None) -> RecheckReport:
     run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
-    state = RunState(run_file(home, manifest.manifest_id, run_id, state_dir))
+    state = verdict_run(run_file(home, manifest.manifest_id, run_id, state_dir))
     signature, problems = verify_citations(home, manifest, sources)
     # unverified citations are not fetched, and not kept in the run file: they are re-verified each run
     unverified = {c.citation_id: Verdict(c.citation_id, "unverified", c.requested_url,

@@ -8,7 +8,7 @@ import click
 from g6.cli.app import EXIT_FAILED, EXIT_USAGE, Ctx, cli, emit_json, fail, finish, pass_ctx, progress
 from g6.cli.options import json_option, quiet_option
 from g6.errors import StoreError
-from g6.store.backend import copy_blobs, describe, open_store
+from g6.store.open import copy_blobs, describe, open_store
 
 
 @cli.group("blob")

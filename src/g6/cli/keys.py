@@ -10,8 +10,7 @@ import click
 from g6.cli.app import EXIT_FAILED, Ctx, cli, emit_json, fail, pass_ctx
 from g6.cli.options import json_option
 from g6.errors import G6Error
-from g6.ledger import KeyDir, VerifyKey
-from g6.ledger.backend import trust_key
+from g6.ledger import KeyDir, VerifyKey, trust_key
 from g6.ledger.note import verifier_key
 
 

@@ -29,7 +29,7 @@ from g6.cli.app import (
 )
 from g6.cli.options import json_option, quiet_option
 from g6.errors import G6Error
-from g6.ledger.backend import copy_ledger, open_ledger
+from g6.ledger import copy_ledger, open_ledger
 from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, parse_note
 from g6.ledger.proofs import CONSISTENCY_HEADER, verify_consistency_proof, verify_inclusion_proof
 

@@ -3,7 +3,7 @@ sentence cited, the evidence bundled and the bundle verified offline with the pi
 
 The demo is its own operator: it allows loopback for the site it starts, and only for that.
 
-``g6 demo --serve`` (:class:`ServedSite`) serves the same site, and the pages the README's examples
+``g6 demo --serve`` (:class:`ServedSite`) serves the same site, and the pages the docs' examples
 read, until stopped: on 127.0.0.1 and 127.0.0.2 (two hosts, one port), from a folder of files read
 again on every request (so an example can edit a page and re-check it), and, given the recorded
 replies of a checkout (``fixtures/http``), the paper sources' answers under ``/arxiv``, ``/oai``,
@@ -182,7 +182,7 @@ class ServedSite:
         return [s.base_url for s in self.sites]
 
     def exports(self) -> dict[str, str]:
-        """The settings the README's examples run with against this site."""
+        """The settings the docs' examples run with against this site."""
         assert self.site_dir is not None
         base = self.sites[0].base_url
         env = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0", "G6_DEMO_SITE": str(self.site_dir)}

@@ -31,13 +31,13 @@ from typing import Any
 from g6.adapters.checked_client import CheckedClient
 from g6.adapters.redact import redact_text
 from g6.adapters.web import EXTRACT_MODES
-from g6.cite.recheck import RunState
 from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes
 from g6.home import EvidenceHome
-from g6.ledger import Ledger, Receipt
+from g6.ledger import Receipt
 from g6.ledger.receipts import new_receipt_id
+from g6.runs import RunState
 from g6.store import BlobStore
 
 MAX_GROUP = 256  # receipts per transaction at most
@@ -142,7 +142,7 @@ class _LedgerWriter:
     """One thread, one connection: signs and appends the receipts workers hand over, in groups."""
 
     def __init__(self, home: EvidenceHome) -> None:
-        self._path = home.ledger.path
+        self._ledger = home.ledger  # reopened in the writer's thread: a connection is its opener's
         self._key = home.signing_key()  # a missing key ends the batch here, before anything starts
         self._q: queue.Queue[tuple[Receipt, Future[Receipt]] | None] = queue.Queue()
         self._closed = threading.Event()
@@ -153,7 +153,7 @@ class _LedgerWriter:
         return self
 
     def _run(self) -> None:
-        ledger = Ledger(self._path)
+        ledger = self._ledger.reopen()
         try:
             stop = False
             while not stop:
@@ -209,6 +209,75 @@ class _LedgerWriter:
         self._t.join()
 
 
+def _resume(home: EvidenceHome, state: RunState, urls: list[str], shown: Callable[[str], str],
+            secrets: tuple[str, ...]) -> tuple[dict[str, UrlResult], list[str]]:
+    """What an earlier run with this id settled (keyed by the redacted URL: no secret reaches the run
+    file), less the lines no receipt in the ledger backs, whose URLs are fetched again (returned too)."""
+    done: dict[str, UrlResult] = state.load()
+    refetched: list[str] = []
+    for u in urls:
+        key = shown(u)
+        if key in done and not backed(home, done[key], u, secrets):
+            del done[key]  # a line the ledger does not back settles nothing: fetch again
+            refetched.append(key)
+    return done, refetched
+
+
+class _Settler:
+    """Results in, their receipts handed to the ledger writer, not yet durable (``arrived``): ``settle``
+    waits until each one's receipt is durable, writes their run-file lines in one append (one fsync),
+    then reports them."""
+
+    def __init__(self, state: RunState, done: dict[str, UrlResult], shown: Callable[[str], str],
+                 secrets: tuple[str, ...], finished: int, total: int,
+                 on_result: Callable[[UrlResult, int, int], None] | None,
+                 progress: Callable[[int, int], None] | None) -> None:
+        self.state, self.done, self.shown, self.secrets = state, done, shown, secrets
+        self.finished, self.total, self.on_result, self.progress = finished, total, on_result, progress
+        self.arrived: list[tuple[str, Any]] = []
+        self.ready: list[UrlResult] = []
+
+    def _outcome(self, url: str, res: Any) -> UrlResult:
+        outcome: UrlResult | BaseException
+        if isinstance(res, BaseException):
+            outcome = res
+        else:
+            fetched, appended = res
+            try:
+                outcome = fetched.result(self.shown(url), appended.result())  # its receipt is durable from here
+            except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
+                outcome = e
+        if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
+            return UrlResult(self.shown(url), "error", outcome.code, None,
+                             reason=redact_text(str(outcome), self.secrets)[:300])
+        if isinstance(outcome, BaseException):
+            self.arrived.clear()
+            raise outcome
+        return outcome
+
+    def settle(self) -> None:
+        for url, res in self.arrived:
+            self.ready.append(self._outcome(url, res))
+        self.arrived.clear()
+        if not self.ready:
+            return
+        self.state.add_many(self.ready)
+        for r in self.ready:
+            self.done[r.url] = r
+            self.finished += 1
+            if self.on_result:
+                self.on_result(r, self.finished, self.total)
+            if self.progress:
+                self.progress(self.finished, self.total)
+        self.ready.clear()
+
+    def keep_ready(self) -> None:
+        """Stopped early: what ended before the stop keeps its line, so a resume skips it."""
+        if self.ready:
+            with contextlib.suppress(OSError):
+                self.state.add_many(self.ready)
+
+
 def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
                 state_dir: Path | None = None, concurrency: int = 8, extract: str = "text",
                 processes: int = 1,
@@ -231,17 +300,10 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
         raise InputError(f"a run id is letters, digits, '-' and '_', got {run_id!r}")
     state = RunState((state_dir or home.root / "knowledge" / "fetches") / f"{run_id}.jsonl",
                      decode=UrlResult.from_json, key=lambda r: r.url)
-    done: dict[str, UrlResult] = state.load()  # keyed by the redacted URL: no secret reaches the run file
     secrets = tuple(getattr(client, "secrets", ()))
     # each URL as the run file, the output and the receipt show it: redacted, configured secrets too
-    shown_of = {u: redact_text(u, secrets) for u in urls}
-    shown = shown_of.__getitem__
-    refetched: list[str] = []
-    for u in urls:
-        key = shown(u)
-        if key in done and not backed(home, done[key], u, secrets):
-            del done[key]  # a line the ledger does not back settles nothing: fetch again
-            refetched.append(key)
+    shown = {u: redact_text(u, secrets) for u in urls}.__getitem__
+    done, refetched = _resume(home, state, urls, shown, secrets)
     if refetched and on_refetch:
         on_refetch(refetched)
     total = len(urls)
@@ -287,58 +349,19 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                 return fetched, writer.submit(fetched.receipt)
 
             results = per_host(pending, host_of, work, concurrency)
-        arrived: list[tuple[str, Any]] = []  # results in, receipts handed to the writer, not yet durable
-        ready: list[UrlResult] = []
-
-        def settle() -> None:
-            """Wait until every arrived result's receipt is durable, write their run-file lines in one
-            append (one fsync), then report them."""
-            nonlocal finished
-            for url, res in arrived:
-                outcome: UrlResult | BaseException
-                if isinstance(res, BaseException):
-                    outcome = res
-                else:
-                    fetched, appended = res
-                    try:
-                        outcome = fetched.result(shown(url), appended.result())  # its receipt is durable from here
-                    except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
-                        outcome = e
-                if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
-                    ready.append(UrlResult(shown(url), "error", outcome.code, None,
-                                           reason=redact_text(str(outcome), secrets)[:300]))
-                elif isinstance(outcome, BaseException):
-                    arrived.clear()
-                    raise outcome
-                else:
-                    ready.append(outcome)
-            arrived.clear()
-            if not ready:
-                return
-            state.add_many(ready)
-            for r in ready:
-                done[r.url] = r
-                finished += 1
-                if on_result:
-                    on_result(r, finished, total)
-                if progress:
-                    progress(finished, total)
-            ready.clear()
-
+        settler = _Settler(state, done, shown, secrets, finished, total, on_result, progress)
         try:
             for url, res, more in results:
                 if forked and isinstance(res, _Fetched):
                     res = (res, writer.submit(res.receipt))  # grouped: the writer takes what has arrived
-                arrived.append((url, res))
-                if not more or len(arrived) >= MAX_GROUP:
-                    settle()
-            settle()
+                settler.arrived.append((url, res))
+                if not more or len(settler.arrived) >= MAX_GROUP:
+                    settler.settle()
+            settler.settle()
         finally:
             results.close()  # on an early stop: no host starts another URL
             writer.close()
-            if ready:  # stopped early: what ended before the stop keeps its line, so a resume skips it
-                with contextlib.suppress(OSError):
-                    state.add_many(ready)
+            settler.keep_ready()
     settled = tuple(done[k] for k in dict.fromkeys(shown(u) for u in urls) if k in done)
     counts: dict[str, int] = {}
     for r in settled:

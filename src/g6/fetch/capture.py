@@ -17,6 +17,8 @@ from g6.adapters.redact import redact_json, redact_text, redact_url
 from g6.adapters.web import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Hop, Receipt
+from g6.store import BlobBackend, BlobRef, Digest
+from g6.store.base import BlobWriterLike
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,7 @@ def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, reques
 class _KeptBody:
     """A store writer that also keeps the body it writes (up to ``limit`` bytes) in memory."""
 
-    def __init__(self, inner: Any, kept: dict[str, bytes], limit: int) -> None:
+    def __init__(self, inner: BlobWriterLike, kept: dict[str, bytes], limit: int) -> None:
         self._inner, self._kept, self._limit = inner, kept, limit
         self._chunks: list[bytes] | None = []
         self._size = 0
@@ -103,7 +105,7 @@ class _KeptBody:
             else:
                 self._chunks.append(bytes(chunk))
 
-    def commit(self) -> Any:
+    def commit(self) -> BlobRef:
         ref = self._inner.commit()
         if self._chunks is not None:
             self._kept[ref.blake3] = b"".join(self._chunks)
@@ -123,14 +125,14 @@ class _ReadBack:
     """The store as one fetch sees it: the body the fetch just wrote is read from memory (the very
     bytes that were hashed and written), not decompressed back from disk; the rest is the store's."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: BlobBackend) -> None:
         self._store = store
         self._kept: dict[str, bytes] = {}
 
     def writer(self, *args: Any, **kwargs: Any) -> _KeptBody:
         return _KeptBody(self._store.writer(*args, **kwargs), self._kept, MAX_EXTRACT_BYTES)
 
-    def read(self, digest: Any) -> bytes:
+    def read(self, digest: str | Digest) -> bytes:
         body = self._kept.get(str(digest))
         return body if body is not None else self._store.read(digest)
 
@@ -138,7 +140,7 @@ class _ReadBack:
         return getattr(self._store, name)
 
 
-def page_outcome(resp: FetchResponse, store: Any, url: str, extract: str = "text") -> PageRead:
+def page_outcome(resp: FetchResponse, store: BlobBackend, url: str, extract: str = "text") -> PageRead:
     """``read_page``'s outcome, reason and detail without its documents, for a caller that does not
     show them (``g6 fetch --input``). A page is ``ok`` when its text is not blank, and its text is
     the main text or, where that is blank, the visible text: so visible text that is not blank
@@ -180,7 +182,7 @@ class PreparedFetch:
         )
 
 
-def prepare_fetch(store: Any, client: CheckedClient, url: str, *, extract: str = "text",
+def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extract: str = "text",
                   policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
                   kind: str = "fetch", documents: bool = True) -> PreparedFetch:
     """Fetch a page through every check, keep its bytes in ``store``, read it, and make its receipt

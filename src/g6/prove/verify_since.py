@@ -16,8 +16,8 @@ from pathlib import Path
 
 from g6.errors import InputError
 from g6.home import EvidenceHome
+from g6.ledger.chain import Check, LedgerVerifyReport
 from g6.ledger.keys import VerifyKey
-from g6.ledger.ledger import Check, LedgerVerifyReport
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
 from g6.prove.proofs import write_note
 

@@ -1,4 +1,4 @@
-"""The blob store: atomic, deduplicated, streaming writes keyed by blake3.
+"""The folder store: blobs as files under one root, written atomically, deduplicated, keyed by blake3.
 
 Layout under the root (``$G6_HOME/knowledge/fetched``)::
 
@@ -8,19 +8,7 @@ Layout under the root (``$G6_HOME/knowledge/fetched``)::
     sha256/ab/<hex>           one line: the blake3 digest, so blobs open by sha256 too
     tmp/                      partial writes; never read, swept by ``gc``
 
-Write order and durability (the fsync policy): bytes go to a temp file in ``tmp/`` while both
-digests are computed in the same pass; the temp file is fsynced while its meta and sha256 index
-are written (each temp + fsync + ``os.replace``; the three fsyncs run at once, on their own
-threads), and only when all three are done is the data file renamed into place with
-``os.replace`` and the containing folder fsynced. A blob is visible under its digest only
-after that last rename, so a crash at any point leaves either no blob or a whole one; a crash
-before the rename leaves only a temp file (and possibly a meta file for an absent blob, which is
-harmless and swept by ``gc``). ``fsync=False`` skips the fsyncs for throw-away stores (tests,
-benchmarks) and keeps the atomic renames.
-
-A full disk (ENOSPC, a quota, or a file-size limit) during any of these writes raises
-``StoreDiskFull`` carrying the OS error; the temp file and any index entry of the unfinished put
-are removed, so nothing half-written is visible and the next put works once space is freed.
+Writing (the write order, the fsync policy, a full disk) is ``g6.store.folder_writer``.
 
 Reading trusts no index: ``read_checked`` and ``open_verified`` hash the bytes before they are
 served and refuse (``BlobCorrupt``) unless they match the blake3 name and the digest asked for;
@@ -31,68 +19,39 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
+import functools
 import io
 import json
 import os
-import queue
 import stat
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import blake3
-
-from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreDiskFull, StoreError
+from g6.errors import BadDigest, BlobCorrupt, BlobNotFound, StoreError
 from g6.store import compression as compression_mod
+from g6.store.base import (
+    CHUNK,
+    INDEX_MAX,
+    BlobBackend,
+    BlobCheck,
+    BlobRef,
+    GcReport,
+    StoreVerifyReport,
+    StreamedPut,
+    VerifiedReads,
+    digests,
+    hash_stream,
+    index_target,
+    refuse_mismatch,
+)
 from g6.store.digest import Digest
-from g6.store.diskfull import is_disk_full
-from g6.store.verifying import BlobCheck, StoreVerifyReport, check_every_blob, judge_index
+from g6.store.folder_writer import BlobWriter
+from g6.store.verifying import check_every_blob, judge_index
 
-CHUNK = 1 << 20
 META_MAX = 1 << 12  # a meta is ~ 200 bytes: a larger file is damaged, never read whole
 _DAMAGED: Any = object()  # a meta file that is there but holds no JSON (``BlobStore._load_meta``)
-
-
-@dataclass(frozen=True, slots=True)
-class BlobRef:
-    """What the store knows of one blob."""
-
-    blake3: str
-    sha256: str
-    size: int
-
-    def to_json(self) -> dict[str, object]:
-        return {"blake3": self.blake3, "sha256": self.sha256, "size": self.size}
-
-
-@dataclass(frozen=True, slots=True)
-class GcReport:
-    removed: tuple[str, ...]
-    kept: int
-    temp_files_removed: int
-    skipped_young: tuple[str, ...] = field(default=())
-    index_entries_removed: int = 0  # meta and sha256 entries left by puts that never finished
-
-
-def _full(e: BaseException, doing: str) -> StoreDiskFull | None:
-    """A StoreDiskFull for ``e`` if it is the disk (or a file-size limit) running out."""
-    if not is_disk_full(e):
-        return None
-    return StoreDiskFull(f"disk full (or file-size limit reached) while {doing}; nothing was kept, free space "
-                         f"and run the command again [{StoreDiskFull.code}: {e}]")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class _NotAFile(FileNotFoundError):
@@ -126,9 +85,6 @@ def _slurp(path: str) -> bytes:
         os.close(fd)
 
 
-INDEX_MAX = 1 << 10  # an index entry is 71 bytes ("blake3:" and 64 hex): a larger one is not read whole
-
-
 def _read_entry(path: str | Path) -> bytes:
     """The first ``INDEX_MAX`` bytes of a sha256 index entry: ``_NotAFile`` for a folder or a FIFO there
     (never a blocking read), OSError when it cannot be read."""
@@ -149,319 +105,9 @@ def _read_fd(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def _replace(src: str | Path, dst: Path) -> None:
-    """``os.replace``, making ``dst``'s folder first only when it is missing (most puts land in a
-    folder that exists: one syscall, not a mkdir per level on every put)."""
-    try:
-        os.replace(src, dst)
-    except FileNotFoundError:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, dst)
-
-
-class _InThread:
-    """``fn(*args)`` on its own thread (file writes and fsyncs drop the GIL); ``result`` joins and
-    returns its value or raises its error."""
-
-    def __init__(self, fn: Any, *args: Any) -> None:
-        self._value: Any = None
-        self._error: BaseException | None = None
-        self._t = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._t.start()
-
-    def _run(self, fn: Any, args: tuple[Any, ...]) -> None:
-        try:
-            self._value = fn(*args)
-        except BaseException as e:  # noqa: BLE001 - re-raised in result()
-            self._error = e
-
-    def join(self) -> None:
-        self._t.join()
-
-    def result(self) -> Any:
-        self._t.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-class _Sha256Thread:
-    """sha256 on a second thread, so it runs beside blake3 and the file write (hashlib drops the
-    GIL for large updates). A bounded queue keeps memory flat: a slow hash slows the writer."""
-
-    def __init__(self, h: Any) -> None:
-        self._h = h
-        self._error: BaseException | None = None
-        self._q: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-
-    def _run(self) -> None:
-        while (chunk := self._q.get()) is not None:
-            if self._error is None:  # after a failure keep draining, so the writer never blocks
-                try:
-                    self._h.update(chunk)
-                except BaseException as e:  # noqa: BLE001 - re-raised in finish()
-                    self._error = e
-
-    def update(self, chunk: bytes) -> None:
-        self._q.put(chunk)
-
-    def finish(self) -> Any:
-        self._q.put(None)
-        self._t.join()
-        if self._error is not None:
-            raise self._error
-        return self._h
-
-
-class BlobWriter:
-    """Incremental writer: ``write`` chunks as they arrive, then ``commit`` (or ``abort``).
-
-    Hashes while writing, so memory stays flat whatever the body size. Past ``PIPELINE_AFTER``
-    bytes, sha256 moves to a second thread (it is the slowest of the three passes, and hashlib,
-    blake3 and zstd all drop the GIL, so it runs beside blake3, zstd and the file write).
-
-    A body that is not compressed goes to the temp file as it comes. A text body is held (the
-    chunks as given, not copied) up to ``HOLD`` bytes and compressed at commit in one call into one
-    frame that declares its size, written with one write: such a frame is read back in one pass
-    (``compression.read_compressed``). A text body past ``HOLD`` streams through a zstd stream
-    writer instead, so memory stays bounded by ``HOLD`` whatever the size.
-    """
-
-    PIPELINE_AFTER = 256 << 10
-    HOLD = 16 << 20
-
-    def __init__(self, store: BlobStore, content_type: str | None = None) -> None:
-        self._store = store
-        self._content_type = content_type
-        self._zfile: compression_mod.CompressingFile | None = None
-        self._held: list[bytes] | None = []  # chunks not written yet (see the class docstring)
-        self._held_size = 0
-        self._compress: bool | None = None  # decided by the first MIN_SIZE bytes
-        fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="put-")
-        self._path = Path(name)
-        self._file: BinaryIO | None = os.fdopen(fd, "wb")
-        self._b3 = blake3.blake3()
-        self._sha = hashlib.sha256()
-        self._sha_thread: _Sha256Thread | None = None
-        self.size = 0
-
-    def write(self, chunk: bytes) -> None:
-        if self._file is None:
-            raise ValueError("writer already closed")
-        chunk = bytes(chunk)  # the hash thread and the held list must see bytes no caller can change later
-        if self._sha_thread is not None:
-            self._sha_thread.update(chunk)
-        elif self.size + len(chunk) > self.PIPELINE_AFTER:
-            self._sha_thread = _Sha256Thread(self._sha)
-            self._sha_thread.update(chunk)
-        else:
-            self._sha.update(chunk)
-        self._b3.update(chunk)
-        self.size += len(chunk)
-        try:
-            if self._held is not None:
-                self._held.append(chunk)
-                self._held_size += len(chunk)
-                if self._compress is None and self._held_size >= compression_mod.MIN_SIZE:
-                    self._compress = self._decide()
-                if self._compress is False:
-                    self._write_held()  # kept raw: from now on straight to the file
-                elif self._compress and self._held_size > self.HOLD:
-                    self._zfile = compression_mod.CompressingFile(self._file)
-                    self._write_held()  # too large to hold: streamed compression from now on
-                return
-            (self._zfile or self._file).write(chunk)
-        except OSError as e:
-            self.abort()
-            if (full := _full(e, "writing a blob")) is not None:
-                raise full from e
-            raise
-
-    def _decide(self) -> bool:
-        """The first bytes decide: text is kept compressed, already-compressed formats raw."""
-        assert self._held is not None
-        sample = b"".join(self._held)[:compression_mod.SNIFF]
-        return self._store.compression == "zstd" and compression_mod.worth_compressing(sample, self._content_type)
-
-    def _write_held(self) -> None:
-        assert self._file is not None and self._held is not None
-        held, self._held = self._held, None
-        out = self._zfile or self._file
-        for c in held:
-            out.write(c)
-
-    def _sha_hex(self) -> str:
-        if self._sha_thread is not None:
-            self._sha = self._sha_thread.finish()
-            self._sha_thread = None
-        return str(self._sha.hexdigest())
-
-    def commit(self) -> BlobRef:
-        if self._file is None:
-            raise ValueError("writer already closed")
-        f, self._file = self._file, None
-        compressed = bool(self._compress)
-        data_synced: _InThread | None = None
-        try:
-            try:
-                if self._held is not None:
-                    held, self._held = self._held, None
-                    if compressed:  # one frame declaring its size, one write
-                        f.write(compression_mod.compress_frame(held, self._held_size))
-                    else:  # shorter than MIN_SIZE: kept raw
-                        for c in held:
-                            f.write(c)
-                elif self._zfile is not None:
-                    self._zfile.finish()
-                f.flush()
-                if self._store.fsync:
-                    # the data's fsync runs beside the sha256 wait and the meta and index writes (and
-                    # their fsyncs); the rename into place waits for it
-                    data_synced = _InThread(os.fsync, f.fileno())
-                ref = BlobRef(f"blake3:{self._b3.hexdigest()}", f"sha256:{self._sha_hex()}", self.size)
-                self._store._install(self._path, ref, compressed=compressed, data_synced=data_synced)
-            finally:
-                if data_synced is not None:
-                    data_synced.join()  # before the file is closed, whatever happened
-                f.close()
-        except BaseException as e:
-            self.abort()
-            if (full := _full(e, "writing a blob")) is not None:
-                raise full from e
-            raise
-        return ref
-
-    def abort(self) -> None:
-        self._held = None
-        if self._sha_thread is not None:
-            self._sha_thread.finish()
-            self._sha_thread = None
-        if self._file is not None:
-            f, self._file = self._file, None
-            # the temp file is discarded: a close that fails flushing what was buffered (a full
-            # disk, the error being handled now) must not hide that error or keep the file
-            with contextlib.suppress(OSError):
-                f.close()
-        with contextlib.suppress(FileNotFoundError):
-            self._path.unlink()
-
-    def __enter__(self) -> BlobWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._file is not None:
-            self.abort()
-
-
-PARALLEL_AFTER = 1 << 20  # below this a second thread costs about what it saves
-
-
-def digests(data: bytes) -> BlobRef:
-    """blake3, sha256 and size of ``data``. Past ``PARALLEL_AFTER`` bytes sha256 runs on a second
-    thread beside blake3 (both drop the GIL), so the pair costs about the slower one, not the sum."""
-    if len(data) < PARALLEL_AFTER:
-        return BlobRef(f"blake3:{blake3.blake3(data).hexdigest()}", f"sha256:{hashlib.sha256(data).hexdigest()}",
-                       len(data))
-    sha = hashlib.sha256()
-    claim = threading.Lock()  # whoever takes it hashes sha256: the helper, or this thread if it never got to run
-
-    def helper() -> None:
-        if claim.acquire(blocking=False):
-            sha.update(data)
-
-    t = threading.Thread(target=helper, daemon=True)
-    t.start()
-    b3 = blake3.blake3(data).hexdigest()
-    if claim.acquire(blocking=False):
-        # on a busy machine the helper may still wait for a core: hash here rather than wait for it
-        # (the helper, when it runs, finds the claim taken and ends)
-        sha.update(data)
-    else:
-        t.join()
-    return BlobRef(f"blake3:{b3}", f"sha256:{sha.hexdigest()}", len(data))
-
-
-def hash_stream(f: BinaryIO, copy_to: Callable[[bytes], object] | None = None) -> BlobRef:
-    """blake3, sha256 and size of what ``f`` reads to its end, in CHUNK blocks (each also handed to
-    ``copy_to``, e.g. a spool or a writer, so a copy is hashed in the same pass)."""
-    b3, sha, size = blake3.blake3(), hashlib.sha256(), 0
-    while block := f.read(CHUNK):
-        b3.update(block)
-        sha.update(block)
-        size += len(block)
-        if copy_to is not None:
-            copy_to(block)
-    return BlobRef(f"blake3:{b3.hexdigest()}", f"sha256:{sha.hexdigest()}", size)
-
-
-def index_target(asked: Digest, line: str) -> str:
-    """The blake3 hex a sha256 index entry (``line``, its text) names; ``BlobCorrupt`` unless it holds a
-    blake3 digest (another algorithm's digest is no blob name)."""
-    try:
-        target = Digest.parse(line)
-    except BadDigest:
-        target = None
-    if target is None or target.algo != "blake3":
-        raise BlobCorrupt(f"the index entry of {asked} does not hold a blake3 digest; run `g6 blob verify`")
-    return target.hex
-
-
-def refuse_mismatch(asked: Digest, b3hex: str, actual: BlobRef) -> None:
-    """BlobCorrupt unless ``actual`` (the bytes' own hashes) matches the name and the digest asked for."""
-    if actual.blake3 != f"blake3:{b3hex}":
-        raise BlobCorrupt(f"{asked}: the bytes kept under blake3:{b3hex} hash to {actual.blake3}; "
-                          "refusing to serve them (run `g6 blob verify`)")
-    if asked.algo == "sha256" and actual.sha256 != str(asked):
-        raise BlobCorrupt(f"{asked}: the sha256 index points at blake3:{b3hex}, whose sha256 is "
-                          f"{actual.sha256}; refusing to serve it (run `g6 blob verify`)")
-
-
-class VerifiedReads:
-    """The reads that check before they serve, for any store with ``_resolve`` (digest -> blake3
-    hex, through the sha256 index) and ``read``."""
-
-    def _resolve(self, digest: str | Digest) -> str:
-        raise NotImplementedError
-
-    def read(self, digest: str | Digest) -> bytes:
-        raise NotImplementedError
-
-    def indexed_as(self, digest: str | Digest) -> str | None:
-        """The blake3 digest the sha256 index gives for ``digest`` (None if not indexed or unreadable)."""
-        try:
-            return f"blake3:{self._resolve(digest)}"
-        except (BlobNotFound, BlobCorrupt, BadDigest):
-            return None
-
-    def read_checked(self, digest: str | Digest) -> tuple[BlobRef, bytes]:
-        """The blob's bytes and their own digests, after checking they are what was asked for."""
-        d = digest if isinstance(digest, Digest) else Digest.parse(digest)
-        data = self.read(d)
-        b3hex = self._resolve(d)
-        actual = digests(data)
-        refuse_mismatch(d, b3hex, actual)
-        return actual, data
-
-    def read_as(self, content: Mapping[str, Any]) -> bytes:
-        """The bytes a receipt's ``content`` ({"blake3", "sha256", "size"}) names, served only once
-        hashed and found to be exactly those: what an export, a bundle or a citation hands on must be
-        the bytes the signed receipt vouches for, not whatever file sits under that name."""
-        try:
-            b3, sha, size = str(content["blake3"]), str(content["sha256"]), content["size"]
-        except (KeyError, TypeError):
-            raise BlobCorrupt(f"a receipt's content record {content!r} lacks blake3, sha256 or size") from None
-        actual, data = self.read_checked(b3)
-        if actual.sha256 != sha or isinstance(size, bool) or actual.size != size:
-            raise BlobCorrupt(f"{b3}: the stored bytes (sha256 {actual.sha256}, {actual.size} bytes) are not "
-                              f"those of the receipt ({sha}, {size} bytes); refusing to use them "
-                              "(run `g6 blob verify`)")
-        return data
-
-
-class BlobStore(VerifiedReads):
-    """A content-addressed store rooted at one folder. Nothing here reads global state."""
+class BlobStore(StreamedPut, VerifiedReads):
+    """A content-addressed store rooted at one folder (a :class:`g6.store.base.BlobBackend`). Nothing
+    here reads global state."""
 
     def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, create: bool = True,
                  compression: str = "zstd") -> None:
@@ -562,75 +208,7 @@ class BlobStore(VerifiedReads):
         """``content_type`` (when known) helps decide whether the body is kept compressed."""
         return BlobWriter(self, content_type)
 
-    def put_stream(self, chunks: Iterable[bytes] | BinaryIO) -> BlobRef:
-        """Store a body given as an iterable of chunks or a binary file object."""
-        with self.writer() as w:
-            if hasattr(chunks, "read"):
-                reader: BinaryIO = chunks  # type: ignore[assignment]
-                while block := reader.read(CHUNK):
-                    w.write(block)
-            else:
-                for block in chunks:  # type: ignore[union-attr]
-                    w.write(block)
-            return w.commit()
-
-    def put(self, data: bytes) -> BlobRef:
-        return self.put_stream([data])
-
-    def _atomic_write_small(self, path: Path, data: bytes) -> None:
-        fd, name = tempfile.mkstemp(dir=self.tmp_dir, prefix="meta-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                if self.fsync:
-                    f.flush()
-                    os.fsync(f.fileno())
-            _replace(name, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name)
-            raise
-
-    def _install(self, tmp: Path, ref: BlobRef, compressed: bool = False,
-                 data_synced: _InThread | None = None) -> None:
-        """Meta and sha256 index (with fsync: at once, on two threads), then the data renamed into
-        place once ``data_synced`` (the temp file's fsync, when there is one) is done."""
-        b3hex = Digest.parse(ref.blake3).hex
-        data_path = self._data_path(b3hex)
-        if compressed:
-            data_path = data_path.with_name(data_path.name + compression_mod.SUFFIX)
-        if self._stored_path(b3hex) is not None:
-            tmp.unlink()  # dedupe: the same bytes are already here
-            return
-        try:
-            meta = json.dumps(ref.to_json(), sort_keys=True).encode()
-            # with fsync each write waits on the disk, and two at once share the wait; without, they are
-            # a few cheap syscalls that a thread hand-off would only delay
-            side = _InThread(self._atomic_write_small, self._meta_path(b3hex), meta) if self.fsync else None
-            try:
-                if side is None:
-                    self._atomic_write_small(self._meta_path(b3hex), meta)
-                self._atomic_write_small(self._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
-            finally:
-                if side is not None:
-                    side.result()
-            if data_synced is not None:
-                data_synced.result()
-            try:
-                _replace(tmp, data_path)
-            except (IsADirectoryError, NotADirectoryError):  # a folder (or a file on a folder's path) is there
-                raise StoreError(f"cannot store blob {ref.blake3}: {data_path} is taken by something that is not "
-                                 "a blob file; move it away (run `g6 blob verify`)") from None
-            if self.fsync:
-                _fsync_dir(data_path.parent)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            if not data_path.is_file():  # an unfinished put leaves no index entry behind
-                for p in (self._meta_path(b3hex), self._sha_path(Digest.parse(ref.sha256).hex)):
-                    with contextlib.suppress(OSError):
-                        p.unlink()
-            raise
+    # ``put_stream`` and ``put`` are ``StreamedPut``'s, over this writer
 
     # -- reading -----------------------------------------------------------------------------
     def has(self, digest: str | Digest) -> bool:
@@ -975,3 +553,9 @@ class BlobStore(VerifiedReads):
                     if not dry_run:
                         p.unlink()
         return n
+
+    def worker_opener(self) -> Callable[[], BlobBackend] | None:
+        return functools.partial(BlobStore, self.root, fsync=False, create=False)
+
+    def close(self) -> None:
+        """Nothing to release: every call opens and closes its own files (here for ``BlobBackend``)."""

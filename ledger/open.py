@@ -16,12 +16,21 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from g6.errors import ConfigError, InputError, LedgerError
+from g6.ledger.chain import GENESIS, ORIGIN_PREFIX, entry_hash
 from g6.ledger.keys import VerifyKey
-from g6.ledger.ledger import GENESIS, Ledger, entry_hash
+from g6.ledger.log import Ledger
+from g6.ledger.postgres import PostgresRows
 from g6.ledger.receipts import Receipt, utc_now
 
-_TRUST_TABLE = ("CREATE TABLE IF NOT EXISTS trusted_keys (key_id text PRIMARY KEY, public_key text NOT NULL,"
-                " added_at text)")
+
+class PostgresLedger(Ledger):
+    """One ledger in one PostgreSQL database (its tables in the connection's ``search_path``): the
+    log over :class:`~g6.ledger.postgres.PostgresRows`, a class of its own so that
+    ``PostgresLedger(url)`` reads as it always did and code can still tell the backend by type."""
+
+    def __init__(self, url: str, *, connect_timeout: float = 10.0, readonly: bool = False) -> None:
+        super().__init__(PostgresRows(url, connect_timeout=connect_timeout, readonly=readonly))
+        self.url = url
 
 
 def open_ledger(url: str | None, default_path: str | os.PathLike[str], *, readonly: bool = False) -> Ledger:
@@ -33,8 +42,6 @@ def open_ledger(url: str | None, default_path: str | os.PathLike[str], *, readon
     if scheme == "sqlite":
         return Ledger(_sqlite_path(url), readonly=readonly)
     if scheme in ("postgresql", "postgres"):
-        from g6.ledger.postgres import PostgresLedger
-
         return PostgresLedger(url, readonly=readonly)
     raise ConfigError(f"G6_LEDGER_URL must start sqlite:/// or postgresql://, got {url.split(':', 1)[0]}:…")
 
@@ -49,37 +56,17 @@ def _sqlite_path(url: str) -> Path:
 
 
 # -- trusted keys kept with the ledger -----------------------------------------------------------
-def _trust_table(ledger: Ledger, *, create: bool) -> Any:
-    """The ledger's connection if it has a ``trusted_keys`` table (made when ``create``), else None.
-    PostgreSQL makes the table at set-up, so a role that may not create tables still reads it; reading
-    never writes, so verifying a read-only SQLite file works."""
-    from g6.ledger.postgres import PostgresLedger
-
-    conn = ledger._usable()
-    if isinstance(ledger, PostgresLedger):
-        return conn
-    if create:
-        conn.execute(_TRUST_TABLE)
-        return conn
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trusted_keys'").fetchone()
-    return conn if found else None
-
-
 def trust_key(ledger: Ledger, key: VerifyKey) -> None:
     """Trust ``key`` for everyone who verifies this ledger (idempotent)."""
-    conn = _trust_table(ledger, create=True)
-    conn.execute("INSERT INTO trusted_keys (key_id, public_key, added_at) VALUES (?, ?, ?)"
-                 " ON CONFLICT (key_id) DO NOTHING", (key.key_id, key.to_text(), utc_now()))
+    ledger._usable().add_trusted_key(key.key_id, key.to_text(), utc_now())
 
 
 def trusted_keys(ledger: Ledger) -> dict[str, VerifyKey]:
     """The keys kept with the ledger. A row whose key id does not match its key is ignored: the id
-    is what a signature names, so a mislabelled key must never vouch for it."""
-    conn = _trust_table(ledger, create=False)
+    is what a signature names, so a mislabelled key must never vouch for it. Reading never writes,
+    so verifying a read-only SQLite file works."""
     out: dict[str, VerifyKey] = {}
-    if conn is None:
-        return out
-    for kid, text in conn.execute("SELECT key_id, public_key FROM trusted_keys ORDER BY key_id").fetchall():
+    for kid, text in ledger._usable().trusted_key_rows():
         try:
             k = VerifyKey.from_text(text)
         except LedgerError:
@@ -104,9 +91,6 @@ class CopyReport:
                 "keys_copied": self.keys, "size": self.size, "root": self.root}
 
 
-_COLUMNS = "seq, receipt_id, kind, outcome, fetched_at, receipt, prev_hash, entry_hash"
-
-
 def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batch: int = 500,
                 progress: Callable[[int, int], None] | None = None) -> CopyReport:
     """Copy every row of ``src`` to ``dst`` byte for byte (same receipts, hashes, log id, checkpoints).
@@ -118,55 +102,30 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
     after each batch. Raises :class:`LedgerError` on a row
     that fails its checks, with everything before it copied.
     """
-    s, d = src._usable(), _trust_table(dst, create=True)
-    src_origin = src.origin
-    d.execute("BEGIN IMMEDIATE")
-    try:
-        done, dst_head = dst.head()
-        n_cp = d.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
-        if done == 0 and n_cp == 0:  # a fresh ledger takes the source's identity (checkpoint origin)
-            d.execute("UPDATE meta SET value = ? WHERE key = 'log_id'", (src_origin.split("/", 1)[1],))
-        elif dst.origin != src_origin:
-            raise LedgerError(f"{dst.path} is another ledger ({dst.origin}, not {src_origin}); copy to an empty one")
-        if done:
-            row = s.execute("SELECT entry_hash FROM receipts WHERE seq = ?", (done,)).fetchone()
-            if row is None or row[0] != dst_head:
-                raise LedgerError(f"{dst.path} holds {done} receipts that are not the first {done} of {src.path};"
-                                  " copy to an empty ledger")
-        d.execute("COMMIT")
-    except BaseException:
-        d.execute("ROLLBACK")
-        raise
+    s, d = src._usable(), dst._usable()
+    done, dst_head = _start_copy(src, dst)
     already, copied, prev = done, 0, dst_head if done else GENESIS
     signers: set[str] = set()
     total = src.head()[0] if progress is not None else 0
     while True:
-        rows = s.execute(f"SELECT {_COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?",
-                         (done, batch)).fetchall()
+        rows = s.rows_after(done, batch)
         if not rows:
             break
         for row in rows:
             signers.add(_check_row(row, done, prev, keys))
             done, prev = row[0], row[7]
-        d.execute("BEGIN IMMEDIATE")
-        try:
+        with d.write():
             if dst.head() != (rows[0][0] - 1, rows[0][6]):
                 raise LedgerError(f"{dst.path} changed during the copy (another writer?); copy stopped")
-            d.executemany(f"INSERT INTO receipts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                          [tuple(r) for r in rows])
-            d.execute("COMMIT")
-        except BaseException:
-            d.execute("ROLLBACK")
-            raise
+            d.append_rows([tuple(r) for r in rows])
         copied += len(rows)
         if progress is not None:
             progress(done, max(total, done))
-    have = {r[0] for r in d.execute("SELECT note FROM checkpoints").fetchall()}
+    have = {r[2] for r in d.checkpoint_records()}
     cps = 0
-    for size, root, note, created in s.execute("SELECT size, root, note, created_at FROM checkpoints ORDER BY id"):
+    for size, root, note, created in s.checkpoint_records():
         if note not in have:
-            d.execute("INSERT INTO checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
-                      (size, root, note, created))
+            d.add_checkpoint(size, root, note, created)
             cps += 1
     # the keys that vouched for the copied rows go with the ledger, so anyone can verify the copy
     dst_keys = trusted_keys(dst)
@@ -176,6 +135,25 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
             trust_key(dst, k)
     tree = dst.tree()
     return CopyReport(copied, already, cps, len(set(wanted) - set(dst_keys)), len(tree), tree.root().hex())
+
+
+def _start_copy(src: Ledger, dst: Ledger) -> tuple[int, str]:
+    """Under ``dst``'s write lock: a fresh ``dst`` takes the source's identity (checkpoint origin);
+    one that is not empty must hold the first rows of ``src``. Returns ``dst``'s head."""
+    s, d = src._usable(), dst._usable()
+    src_origin = src.origin
+    with d.write():
+        done, dst_head = dst.head()
+        if done == 0 and not d.checkpoint_notes():
+            d.set_log_id(src_origin.removeprefix(ORIGIN_PREFIX))
+        elif dst.origin != src_origin:
+            raise LedgerError(f"{dst.path} is another ledger ({dst.origin}, not {src_origin}); copy to an empty one")
+        if done:
+            row = s.row_at(done)
+            if row is None or row[7] != dst_head:
+                raise LedgerError(f"{dst.path} holds {done} receipts that are not the first {done} of {src.path};"
+                                  " copy to an empty ledger")
+    return done, dst_head
 
 
 def _check_row(row: tuple[Any, ...], prev_seq: int, prev_hash: str, keys: Mapping[str, VerifyKey]) -> str:

@@ -1,15 +1,21 @@
-"""Run the README's console examples and write what they print back into the README (like cog).
+"""Run the console examples of README.md and docs/**/*.md and write what they print back into them (like cog).
 
-    python scripts/readme_examples.py            # rewrite README.md's example blocks from fresh runs
-    python scripts/readme_examples.py --check    # exit 1 and print a diff when README.md differs
-    python scripts/readme_examples.py --list     # the blocks, their sessions, and the ones not run
+    python scripts/docs_examples.py              # rewrite every example block from fresh runs
+    python scripts/docs_examples.py --check      # exit 1 and print a diff when a page differs
+    python scripts/docs_examples.py --list       # the blocks, their sessions, and the ones not run
+    python scripts/docs_examples.py docs/commands/fetch.md --session fetch   # one page, one session
 
-A console block is run when the line before its opening fence is a marker::
+Without FILE arguments the pages are README.md and every docs/**/*.md. A console block is run when
+the line before its opening fence is a marker::
 
     <!-- example: SESSION -->                 run it; blocks of one SESSION share one shell state
     <!-- example: not-run: REASON -->         shown as written, never run (the test counts these)
     <!-- example-file: NAME -->               (before any fenced block) its text is the file NAME in
-                                              every session's folder, so a shown script is the one run
+                                              the folder of every session of that page, so a shown
+                                              script is the one run
+
+Sessions are per page: a session name used in two pages is two sessions, each with its own shell
+state and folder.
 
 Each ``$ `` line (with its ``\\``-continued lines) is a command; ``A$ `` runs it in shell ``A`` of the
 session (its own exported variables and folder). Everything else in the block is output and is
@@ -54,16 +60,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 MARKER = re.compile(r"^<!-- example: (?P<spec>.+?) -->$")
 FILE_MARKER = re.compile(r"^<!-- example-file: (?P<name>[A-Za-z0-9_.-]+) -->$")
 PROMPT = re.compile(r"^(?P<shell>[A-Z]?)\$ (?P<cmd>.*)$")
-SHOWN_FOLDER = "/tmp/ex"  # where the README says the examples run
+SHOWN_FOLDER = "/tmp/ex"  # where the pages say the examples run
 DOC_PORTS = {"site": 8421, "elastic": 9200, "postgres": 5432, "s3": 8333}
 COMMAND_TIMEOUT = 180
 VERBOSE = False
 
 
-# -- the README's blocks ---------------------------------------------------------------------------
+# -- the pages' blocks -----------------------------------------------------------------------------
 @dataclass
 class Command:
     shell: str
@@ -86,21 +93,35 @@ class Block:
     commands: list[Command]
 
 
-def files(text: str) -> dict[str, str]:
-    """The fenced blocks marked ``<!-- example-file: NAME -->``: written as NAME in every session's folder."""
+def doc_pages() -> list[Path]:
+    """The pages whose examples run: README.md, then every docs/**/*.md in path order."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def page_name(path: Path) -> str:
+    """How a page is named in messages: relative to the repository when it is in it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def files(text: str, name: str = "README.md") -> dict[str, str]:
+    """The fenced blocks marked ``<!-- example-file: NAME -->``: written as NAME in the folder of every
+    session of the page."""
     lines = text.split("\n")
     out: dict[str, str] = {}
     for i, line in enumerate(lines):
         m = FILE_MARKER.match(line)
         if m:
             if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
-                raise SystemExit(f"README.md:{i + 1}: an example-file marker must be followed by a fenced block")
+                raise SystemExit(f"{name}:{i + 1}: an example-file marker must be followed by a fenced block")
             end = lines.index("```", i + 2)
             out[m["name"]] = "\n".join(lines[i + 2:end]) + "\n"
     return out
 
 
-def parse(text: str) -> list[Block]:
+def parse(text: str, name: str = "README.md") -> list[Block]:
     lines = text.split("\n")
     blocks: list[Block] = []
     i = 0
@@ -110,7 +131,7 @@ def parse(text: str) -> list[Block]:
             i += 1
             continue
         if i + 1 >= len(lines) or lines[i + 1] != "```console":
-            raise SystemExit(f"README.md:{i + 1}: an example marker must be followed by a ```console block")
+            raise SystemExit(f"{name}:{i + 1}: an example marker must be followed by a ```console block")
         start = i + 1
         end = start + 1
         while end < len(lines) and lines[end] != "```":
@@ -120,11 +141,11 @@ def parse(text: str) -> list[Block]:
         if spec.startswith("not-run:"):
             session, reason = None, spec.removeprefix("not-run:").strip()
             if not reason:
-                raise SystemExit(f"README.md:{i + 1}: a not-run example needs its reason")
+                raise SystemExit(f"{name}:{i + 1}: a not-run example needs its reason")
         elif re.fullmatch(r"[a-z0-9-]+", spec):
             session, reason = spec, ""
         else:
-            raise SystemExit(f"README.md:{i + 1}: unknown marker {spec!r} (example: SESSION, or not-run: REASON)")
+            raise SystemExit(f"{name}:{i + 1}: unknown marker {spec!r} (example: SESSION, or not-run: REASON)")
         commands: list[Command] = []
         body = lines[start + 1:end]
         j = 0
@@ -132,7 +153,7 @@ def parse(text: str) -> list[Block]:
             p = PROMPT.match(body[j])
             if p is None:
                 if not commands:
-                    raise SystemExit(f"README.md:{start + 2 + j}: a console block must start with a `$ ` command")
+                    raise SystemExit(f"{name}:{start + 2 + j}: a console block must start with a `$ ` command")
                 commands[-1].output.append(body[j])
                 j += 1
                 continue
@@ -272,7 +293,7 @@ def servers(work: Path) -> Iterator[Servers]:
 
 # -- running a session -----------------------------------------------------------------------------
 def _doc_to_real(command: str, ports: dict[int, int], folder: Path) -> str:
-    """The README shows the documented ports and folder; the servers run on free ports, the session in a
+    """The pages show the documented ports and folder; the servers run on free ports, the session in a
     fresh folder."""
     command = re.sub(rf"{re.escape(SHOWN_FOLDER)}(?=/|\b)", str(folder), command)
     for real, shown in ports.items():
@@ -289,14 +310,14 @@ def _wanted(session: str, setting: str) -> bool:
     return True
 
 
-def run_session(name: str, blocks: list[Block], work: Path, srv: Servers,
+def run_session(name: str, blocks: list[Block], folder: Path, srv: Servers,
                 given: dict[str, str]) -> dict[int, list[list[str]]]:
-    folder = work / name
+    """One session of one page, in its own fresh folder (shown as /tmp/ex)."""
     (folder / "home").mkdir(parents=True)
     for file_name, content in given.items():
         (folder / file_name).write_text(content, encoding="utf-8")
     start_env = {k: v for k, v in srv.env.items() if _wanted(name, k)} | {"G6_HOME": str(folder / "home")}
-    shown = {str(folder): SHOWN_FOLDER, str(work / "site"): f"{SHOWN_FOLDER}/site"}
+    shown = {str(folder): SHOWN_FOLDER, srv.env["G6_DEMO_SITE"]: f"{SHOWN_FOLDER}/site"}
     with ExitStack() as stack:
         if name.startswith("pg"):
             start_env |= _fresh_backends(srv.env, shown, stack)
@@ -357,10 +378,11 @@ def _run_blocks(blocks: list[Block], folder: Path, base: dict[str, str], start_e
                                    env=base, cwd=folder, timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
                 text, rc = r.stdout.decode("utf-8", "replace"), r.returncode
             except subprocess.TimeoutExpired:
-                text, rc = f"(readme_examples: timed out after {COMMAND_TIMEOUT} s)\n", 124
+                text, rc = f"(docs_examples: timed out after {COMMAND_TIMEOUT} s)\n", 124
             shells[cmd.shell] = (state, cwdf, rc)
             if VERBOSE:
-                print(f"{time.monotonic() - began:6.1f} s  {folder.name}: {cmd.text[:100]}", file=sys.stderr)
+                print(f"{time.monotonic() - began:6.1f} s  {folder.parent.name}/{folder.name}: {cmd.text[:100]}",
+                      file=sys.stderr)
             results.append(norm(text.removesuffix("\n")).split("\n") if text.strip() else [])
         out[block.start] = results
     return out
@@ -381,56 +403,90 @@ def render(text: str, blocks: list[Block], outputs: dict[int, list[list[str]]]) 
 TOOLS = ("bash", "jq", "sqlite3", "unzip", "wacz", "warcio")  # what the examples' commands call besides g6
 
 
-def regenerate(text: str, *, jobs: int = 3, only: set[str] | None = None) -> str:
+@dataclass(frozen=True)
+class Page:
+    path: Path
+    text: str
+
+    @property
+    def name(self) -> str:
+        return page_name(self.path)
+
+    @property
+    def slug(self) -> str:
+        """The page's folder name among the sessions' folders."""
+        return re.sub(r"[^A-Za-z0-9]+", "_", self.name.removesuffix(".md")).strip("_")
+
+
+def _selected(page: Page, session: str, only: set[str] | None) -> bool:
+    """``--session NAME`` picks that session in every page given; ``--session PAGE:NAME`` in that page only."""
+    return only is None or session in only or f"{page.name}:{session}" in only
+
+
+def regenerate_pages(pages: list[Page], *, jobs: int = 3, only: set[str] | None = None) -> dict[Path, str]:
+    """Every page's text with the output of its selected sessions' blocks replaced by a fresh run."""
     path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
     missing = [t for t in TOOLS if shutil.which(t, path=path) is None]
     if missing:
-        raise SystemExit(f"the README's examples need {', '.join(missing)} on PATH (apt-get install jq sqlite3 "
+        raise SystemExit(f"the docs' examples need {', '.join(missing)} on PATH (apt-get install jq sqlite3 "
                          "unzip; pip install -e '.[test]' for wacz and warcio)")
-    blocks = parse(text)
-    sessions: dict[str, list[Block]] = {}
-    for b in blocks:
-        if b.session is not None and (only is None or b.session in only):
-            sessions.setdefault(b.session, []).append(b)
-    work = Path(tempfile.mkdtemp(prefix="g6-readme-"))
+    parsed = {page.path: parse(page.text, page.name) for page in pages}
+    given = {page.path: files(page.text, page.name) for page in pages}
+    sessions: dict[tuple[Page, str], list[Block]] = {}
+    for page in pages:
+        for b in parsed[page.path]:
+            if b.session is not None and _selected(page, b.session, only):
+                sessions.setdefault((page, b.session), []).append(b)
+    if only is not None:
+        unknown = sorted(o for o in only if not any(_selected(page, name, {o}) for page, name in sessions))
+        if unknown:
+            raise SystemExit(f"no session named {', '.join(unknown)} in {', '.join(p.name for p in pages)}")
+    if not sessions:
+        return {page.path: page.text for page in pages}
+    work = Path(tempfile.mkdtemp(prefix="g6-docs-"))
+    outputs: dict[Path, dict[int, list[list[str]]]] = {page.path: {} for page in pages}
     try:
         with servers(work) as srv, concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            given = files(text)
-            futures = [pool.submit(run_session, name, bs, work, srv, given) for name, bs in sessions.items()]
-            outputs: dict[int, list[list[str]]] = {}
-            for f in futures:
-                outputs.update(f.result())
+            futures = {pool.submit(run_session, name, bs, work / "pages" / page.slug / name, srv,
+                                   given[page.path]): page for (page, name), bs in sessions.items()}
+            for f, page in futures.items():
+                outputs[page.path].update(f.result())
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return render(text, [b for b in blocks if b.start in outputs], outputs)
+    return {page.path: render(page.text, [b for b in parsed[page.path] if b.start in outputs[page.path]],
+                              outputs[page.path]) for page in pages}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 with a diff when the README differs")
+    ap.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                    help="the pages to check or rewrite (default: README.md and docs/**/*.md)")
+    ap.add_argument("--check", action="store_true", help="exit 1 with a diff when a page differs")
     ap.add_argument("--list", action="store_true", help="list the blocks and exit")
-    ap.add_argument("--readme", type=Path, default=README, help="the file to check or rewrite")
-    ap.add_argument("--session", action="append", help="only this session (repeatable)")
+    ap.add_argument("--session", action="append",
+                    help="only this session: NAME in every page, or PAGE:NAME (repeatable)")
     ap.add_argument("--jobs", type=int, default=3, help="sessions run at once")
     ap.add_argument("--verbose", action="store_true", help="print each command's time on stderr")
     args = ap.parse_args(argv)
     global VERBOSE
     VERBOSE = args.verbose
-    text = args.readme.read_text(encoding="utf-8")
+    pages = [Page(path, path.read_text(encoding="utf-8")) for path in (args.files or doc_pages())]
     if args.list:
-        for b in parse(text):
-            what = b.session if b.session else f"NOT RUN ({b.reason})"
-            print(f"README.md:{b.start + 1}: {len(b.commands)} command(s): {what}")
+        for page in pages:
+            for b in parse(page.text, page.name):
+                what = b.session if b.session else f"NOT RUN ({b.reason})"
+                print(f"{page.name}:{b.start + 1}: {len(b.commands)} command(s): {what}")
         return 0
-    new = regenerate(text, jobs=args.jobs, only=set(args.session) if args.session else None)
-    if new == text:
-        return 0
+    new = regenerate_pages(pages, jobs=args.jobs, only=set(args.session) if args.session else None)
+    changed = [page for page in pages if new[page.path] != page.text]
     if args.check:
-        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                                   f"{args.readme.name} (as written)", f"{args.readme.name} (as run)"))
-        return 1
-    args.readme.write_text(new, encoding="utf-8")
-    print(f"rewrote {args.readme}", file=sys.stderr)
+        for page in changed:
+            sys.stdout.writelines(difflib.unified_diff(page.text.splitlines(True), new[page.path].splitlines(True),
+                                                       f"{page.name} (as written)", f"{page.name} (as run)"))
+        return 1 if changed else 0
+    for page in changed:
+        page.path.write_text(new[page.path], encoding="utf-8")
+        print(f"rewrote {page.name}", file=sys.stderr)
     return 0
 
 

@@ -1,52 +1,28 @@
 """Which blob store: ``G6_BLOB_URL`` picks a folder (``file:///path``, the default) or S3 (``s3://bucket/prefix``).
 
-Both stores answer the same calls (:class:`BlobBackend`); :func:`copy_blobs` moves every blob from
-one to another, re-hashing each on the way.
+Both stores answer the same calls (:class:`g6.store.base.BlobBackend`), so :func:`open_store` returns
+that interface and its callers are typed with it, not with either store; :func:`copy_blobs` moves
+every blob from one to another, re-hashing each on the way.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from g6.errors import ConfigError, StoreError
-from g6.store.blobs import BlobCheck, BlobRef, BlobStore, GcReport, StoreVerifyReport, hash_stream
-from g6.store.digest import Digest
-
-
-class BlobWriterLike(Protocol):
-    size: int
-
-    def write(self, chunk: bytes) -> None: ...
-    def commit(self) -> BlobRef: ...
-    def abort(self) -> None: ...
-    def __enter__(self) -> Any: ...
-    def __exit__(self, *exc: object) -> None: ...
-
-
-class BlobBackend(Protocol):
-    """What the rest of g6 asks of a blob store, whichever it is."""
-
-    def writer(self) -> BlobWriterLike: ...
-    def put_stream(self, chunks: Iterable[bytes] | BinaryIO) -> BlobRef: ...
-    def put(self, data: bytes) -> BlobRef: ...
-    def has(self, digest: str | Digest) -> bool: ...
-    def open(self, digest: str | Digest) -> BinaryIO: ...
-    def read(self, digest: str | Digest) -> bytes: ...
-    def info(self, digest: str | Digest) -> BlobRef: ...
-    def iter_digests(self) -> Iterator[str]: ...
-    def check(self, digest: str | Digest, expect: BlobRef | None = None) -> BlobCheck: ...
-    def verify(self, *, progress: Callable[[int, int], None] | None = None) -> StoreVerifyReport: ...
-    def gc(self, referenced: Iterable[str], *, grace_seconds: float = 3600.0, dry_run: bool = False,
-           progress: Callable[[int, int], None] | None = None) -> GcReport: ...
+from g6.store.base import BlobBackend, BlobCheck, hash_stream
+from g6.store.folder import BlobStore
+from g6.store.s3 import store_from_env
 
 
 def open_store(url: str | None, default_root: str | os.PathLike[str], *, fsync: bool = True,
-               env: Mapping[str, str] | None = None, create: bool = True, compression: str = "zstd") -> Any:
+               env: Mapping[str, str] | None = None, create: bool = True,
+               compression: str = "zstd") -> BlobBackend:
     """The store at ``url`` (``None`` or empty: the folder ``default_root``). ``env`` holds
     ``G6_S3_ENDPOINT`` and, if set there, the AWS credential variables. ``create=False`` (reading
     commands) makes no folder; ``compression`` applies to a folder store (S3 objects are kept raw)."""
@@ -59,8 +35,6 @@ def open_store(url: str | None, default_root: str | os.PathLike[str], *, fsync: 
             raise ConfigError(f"G6_BLOB_URL {url!r}: write file:///path/to/folder")
         return BlobStore(Path(unquote(p.path)), fsync=fsync, create=create, compression=compression)
     if scheme == "s3":
-        from g6.store.s3 import store_from_env
-
         merged = {**{k: v for k, v in os.environ.items() if k.startswith("AWS_")}, **dict(env or {})}
         try:
             return store_from_env(url, merged)
@@ -69,8 +43,9 @@ def open_store(url: str | None, default_root: str | os.PathLike[str], *, fsync: 
     raise ConfigError(f"G6_BLOB_URL must start file:/// or s3://, got {url.split(':', 1)[0]}:…")
 
 
-def describe(store: Any) -> str:
-    return str(getattr(store, "url", None) or store.root)
+def describe(store: BlobBackend) -> str:
+    """What messages call the store: its folder, or its ``s3://`` URL (an S3 store's ``root``)."""
+    return str(store.root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +63,16 @@ class BlobCopyReport:
                 "bad": [{"digest": b.digest, "detail": b.detail} for b in self.bad]}
 
 
-def copy_blobs(src: Any, dst: Any, *, progress: Callable[[int, int], None] | None = None) -> BlobCopyReport:
+def copy_blobs(src: BlobBackend, dst: BlobBackend, *,
+               progress: Callable[[int, int], None] | None = None) -> BlobCopyReport:
     """Copy every blob of ``src`` into ``dst``, streamed and re-hashed on the way
     (``progress(blobs done, blobs)`` after each, copied, skipped or refused).
 
     A blob ``dst`` holds already (same digest, whole) is skipped, so a stopped copy resumes. A blob
     whose bytes no longer match its name or its recorded sha256/size is not copied and is reported.
     """
-    copied, already, bad = 0, 0, []
+    copied, already = 0, 0
+    bad: list[BlobCheck] = []
     total = sum(1 for _ in src.iter_digests()) if progress is not None else 0  # a listing, no reads
     for digest in src.iter_digests():
         if progress is not None:

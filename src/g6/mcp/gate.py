@@ -1,0 +1,124 @@
+"""The gate of ``g6 mcp``: which ops are sensitive, what ``G6_MCP_SENSITIVE`` allows, and how a tool's
+outcome becomes its reply (the status word on every reply; a refusal, a failure or a ``G6Error`` as an MCP
+error result carrying the typed reply)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from g6.adapters.outcomes import BLOCKED, QUALIFIED, status_of
+from g6.errors import G6Error
+
+SENSITIVE = frozenset({"fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "cite", "recheck"})
+OPEN = frozenset({"sources", "receipt_show", "ledger_verify", "verify_proof"})
+# g6_invoke's skills and ops: True when the op is sensitive.
+SKILLS: dict[str, dict[str, bool]] = {
+    "knowledge_fetcher": {"fetch": True, "sources": False},
+    "ctx_elastic": {"search": True, "get_doc": True, "count": True, "mapping": True},
+    "web_fetch": {"fetch": True},
+    "knowledge_chunker": {"chunk": True},
+    "knowledge_converter": {"convert": True},
+    "knowledge_manifest": {"record": True, "recheck": True},
+}
+SKILL_OPS = frozenset(f"{k}.{o}" for k, ops in SKILLS.items() for o, sens in ops.items() if sens)
+# A typed tool runs when its own name, or the skill.op (or skill) it is the typed face of, is listed.
+TYPED_AS = {"fetch": "knowledge_fetcher.fetch", "search": "knowledge_fetcher.fetch",
+            "es_mapping": "ctx_elastic.mapping", "es_search": "ctx_elastic.search", "es_count": "ctx_elastic.count",
+            "es_get_doc": "ctx_elastic.get_doc", "cite": "knowledge_manifest.record",
+            "recheck": "knowledge_manifest.recheck"}
+
+
+def allowed_ops(value: str | None) -> frozenset[str]:
+    """The sensitive names ``G6_MCP_SENSITIVE`` allows: typed tool names and ``skill.op`` names."""
+    names = {v.strip() for v in (value or "").split(",") if v.strip()}
+    if "all" in names:
+        return SENSITIVE | SKILL_OPS
+    out: set[str] = set()
+    unknown = []
+    for n in names:
+        if n in SKILLS:
+            out |= {f"{n}.{o}" for o, sens in SKILLS[n].items() if sens}
+        elif n in SKILL_OPS or n in SENSITIVE:
+            out.add(n)
+        elif n not in OPEN and n != "knowledge_fetcher.sources":
+            unknown.append(n)
+    if unknown:
+        raise G6Error(f"G6_MCP_SENSITIVE names unknown ops: {sorted(unknown)}; known: skill.op "
+                      f"({', '.join(sorted(SKILL_OPS))}), a skill ({', '.join(SKILLS)}), a typed tool "
+                      f"({', '.join(sorted(SENSITIVE))}) or all")
+    out |= {t for t, so in TYPED_AS.items() if so in out}
+    return frozenset(out)
+
+
+def refusal(op: str) -> dict[str, Any]:
+    skill = op.split(".", 1)[0] if "." in op else None
+    alts = f" (or {skill} for all its ops, or 'all')" if skill else " (or a comma-separated list, or 'all')"
+    return {"outcome": "policy_denied", "code": "G6_E_MCP_OP_NOT_ALLOWED", "status": BLOCKED, "op": op,
+            "add": op,
+            "message": f"'{op}' reaches the network or reads stored data, so it runs only when the server's "
+                       f"operator allows it: start the server with G6_MCP_SENSITIVE={op}{alts}. Nothing was sent."}
+
+
+def gate_note(tool: str) -> str:
+    """The sentence a sensitive tool's description ends with: that it is gated and how to allow it."""
+    skill = TYPED_AS[tool].split(".", 1)[0]
+    return (f"Gated: runs only when the server is started with G6_MCP_SENSITIVE listing {tool} (or "
+            f"{TYPED_AS[tool]}, {skill}, or all); otherwise the call is refused with an error result "
+            "naming what to add, and nothing is sent.")
+
+
+def is_failure(reply: Mapping[str, Any]) -> bool:
+    """A refusal or a failure: the ``blocked-escalated`` status word, or runx's own denial words."""
+    if "decision" in reply and "provenance" in reply:  # runx's fetch_result has no status word
+        return reply["decision"] in ("policy_denied", "provider_error")
+    return reply.get("status") == BLOCKED
+
+
+def as_result(reply: dict[str, Any]) -> Any:
+    """A refusal or failure goes back as an MCP error result (``isError``) so a client cannot take it for
+    an answer; its structured content is the same typed reply, so the code and message stay readable."""
+    if not is_failure(reply):
+        return reply
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(reply, ensure_ascii=False))],
+                          structured_content=reply, is_error=True)
+
+
+def input_error(e: G6Error) -> dict[str, Any]:
+    code = getattr(e, "code", "G6_E_INPUT")
+    d = {"outcome": "rejected", "code": code, "status": BLOCKED, "message": str(e)}
+    if getattr(e, "detail", None):
+        d["detail"] = e.detail  # type: ignore[attr-defined]
+    return d
+
+
+def with_status(d: dict[str, Any]) -> dict[str, Any]:
+    """Every reply carries the status word (from its code, else from its ``ok``); runx's
+    ``fetch_result`` keeps ``status`` as the HTTP status, as its document has it."""
+    if "decision" in d and "provenance" in d:
+        return d
+    if "status" not in d or not isinstance(d["status"], str):
+        if "status" in d:
+            d["http_status"] = d.pop("status")
+        if "code" in d:
+            d["status"] = status_of(d["code"])
+        else:
+            d["status"] = QUALIFIED if d.get("ok", True) is not False else BLOCKED
+    return d
+
+
+def gated(allowed: frozenset[str], op: str, run: Callable[[], dict[str, Any]]) -> Any:
+    """``run()``'s reply, or the refusal naming ``op`` when it is sensitive and not in ``allowed`` (then
+    ``run`` is never called, so nothing is sent). A ``G6Error`` or ``ValueError`` from ``run`` is a typed
+    rejection, not a protocol error."""
+    if (op in SENSITIVE or op in SKILL_OPS) and op not in allowed:
+        return as_result(refusal(op))
+    try:
+        return as_result(with_status(run()))
+    except G6Error as e:
+        return as_result(input_error(e))
+    except ValueError as e:
+        return as_result({"outcome": "rejected", "code": "G6_E_INPUT", "status": BLOCKED, "message": str(e)})

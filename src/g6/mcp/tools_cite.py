@@ -1,0 +1,68 @@
+"""The citation tools: ``cite`` adds a citation of a receipt to a manifest file on the server and
+``recheck`` re-reads every citation of one. ``g6_invoke``'s ``knowledge_manifest`` ops (``record``,
+``recheck``) call these same functions with the op's arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from g6.errors import InputError
+from g6.mcp.context import ReceiptId, ToolContext, ToolSet, untrusted
+from g6.mcp.gate import gate_note
+
+TOOLS = ToolSet()
+
+ManifestPath = Annotated[str, Field(min_length=1, description=(
+    "Path of the citation manifest (JSON) on the server's filesystem, absolute or relative to the "
+    "server's working directory."))]
+
+
+@TOOLS.tool(title="Cite", description="Add a citation (a passage id, an exact quote, or paper N of a search page) "
+                                      "to a manifest file on the server, created when missing. " + gate_note("cite"))
+def cite(ctx: ToolContext, receipt_id: ReceiptId, manifest: ManifestPath,
+         passage_id: Annotated[str | None, Field(description=(
+             "A passage id from the fetch reply's passages (give exactly one of passage_id, quote, paper)."))]
+         = None,
+         quote: Annotated[str | None, Field(description=(
+             "An exact quote that must occur in the kept document (give exactly one of passage_id, quote, "
+             "paper)."))] = None,
+         paper: Annotated[int | None, Field(ge=1, description=(
+             "For a search receipt: the paper's number on that page, from 1 (give exactly one of passage_id, "
+             "quote, paper)."))] = None) -> dict[str, Any]:
+    from g6.cite.cite import cite_paper, cite_web
+    from g6.cite.manifest import Manifest, load_manifest, save_manifest
+
+    if sum(x is not None for x in (passage_id, quote, paper)) != 1:
+        raise InputError("give exactly one of passage_id, quote or paper")
+    # the schema checks paper for the typed tool; g6_invoke's record passes its args unchecked
+    if paper is not None and (not isinstance(paper, int) or isinstance(paper, bool) or paper < 1):
+        raise InputError("paper is a number from 1")
+    with ctx.home() as ev:
+        c = cite_paper(ev, receipt_id, paper) if paper is not None else \
+            cite_web(ev, receipt_id, passage=passage_id, quote=quote)
+    path = Path(manifest)
+    m = (load_manifest(path) if path.exists() else Manifest.new()).with_citation(c)
+    save_manifest(m, path)
+    return untrusted({"outcome": "ok", "code": "G6_E_KNOWLEDGE_MANIFEST_RECORDED", "manifest": str(path),
+                      "citations": len(m.citations), "citation": c.to_json()})
+
+
+@TOOLS.tool(title="Re-check a manifest",
+            description="Re-read every citation of a manifest file on the server; one verdict per citation. "
+                        + gate_note("recheck"),
+            open_world=True)
+def recheck(ctx: ToolContext, manifest: ManifestPath,
+            run_id: Annotated[str | None, Field(description=(
+                "Resume this run (run_ plus letters, digits, _ or -, as a previous reply's run_id gives it): "
+                "citations it already checked are skipped. Default: a new run."))] = None,
+            ) -> dict[str, Any]:
+    from g6.cite.manifest import load_manifest
+    from g6.cite.recheck import recheck as do_recheck
+
+    m = load_manifest(manifest)
+    with ctx.home() as ev, ctx.client(ctx.policy()) as c:
+        report = do_recheck(ev, c, m, run_id=run_id, sources=ctx.settings.sources())
+    return untrusted({"code": "G6_E_KNOWLEDGE_MANIFEST_RECHECKED", **report.to_json()})
