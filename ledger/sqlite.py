@@ -14,6 +14,7 @@ import contextlib
 import functools
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -167,9 +168,9 @@ class SqliteRows:
         return layout_problem(columns, self.log_id)
 
     def _setup(self) -> None:
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._wait_for_lock(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
         self._conn.execute("PRAGMA synchronous=FULL")
-        if set(TABLES) <= self._table_names():
+        if set(TABLES) <= self._wait_for_lock(self._table_names):
             return
         with self.write():  # two first writers at once must not both create the tables
             names = self._table_names()
@@ -188,6 +189,22 @@ class SqliteRows:
                 self.db["meta"].create({"key": str, "value": str}, pk="key")
                 # the log's identity: the checkpoint origin is g6-evidence/<log id>
                 self._conn.execute("INSERT INTO meta (key, value) VALUES ('log_id', ?)", (os.urandom(8).hex(),))
+
+    def _wait_for_lock(self, step: Callable[[], Any]) -> Any:
+        """``step``, again while another first writer holds the file: switching a new file to WAL, or
+        reading its schema while another process creates it, answers "database is locked" at once
+        (SQLite calls no busy handler there), where any other write would wait ``busy_timeout``."""
+        deadline = time.monotonic() + self._busy_timeout
+        pause = 0.001
+        while True:
+            try:
+                return step()
+            except sqlite3.OperationalError as e:
+                if getattr(e, "sqlite_errorname", "") not in ("SQLITE_BUSY", "SQLITE_LOCKED") \
+                        or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     @property
     def connection(self) -> sqlite3.Connection:

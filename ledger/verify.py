@@ -46,28 +46,43 @@ def verify_ledger(ledger: LedgerView, keys: Mapping[str, VerifyKey], store: Blob
     passed: dict[str, int] = {}
     n = 0
     try:
-        problem = rows.layout_problem()
-        if problem is not None:
-            return LedgerVerifyReport(0, (Check("database", False, None, None, problem),
-                                          *check_kept_checkpoints(ledger, kept, keys)))
-        last_seq, _ = ledger.head()
-        stray = _rows_outside_sequence(rows)
-        if stray is not None:
-            checks.append(stray)
-        if since is not None:
-            found, counts, n = verify_since(rows, keys, store, ledger.origin, since, last_seq, progress)
-        else:
-            tree_size, found = tree_count_check(rows, last_seq)
-            more, counts, n = verify_ranges.verify_ranges(rows, keys, store, last_seq, tree_size, workers, progress)
-            found += more
-        checks.extend(found)
-        passed = dict(counts)
-        tree_ok = not any(c.check == "tree" and not c.ok for c in checks)
-        checks.extend(checkpoint_checks(ledger, keys, trust_stored_tree=tree_ok))
-        checks.extend(check_kept_checkpoints(ledger, kept, keys))
+        # one read transaction: the head, the stored tree's size, the rows and the checkpoints are read
+        # from one state of a ledger others may be appending to (each statement on its own would see
+        # a later state than the one before it: a tree "larger than the ledger", a false failure).
+        # Worker processes read only rows up to this head and hashes up to this tree's size, which no
+        # append ever changes.
+        with rows.read_snapshot():
+            n, passed = _verify_in_snapshot(ledger, keys, store, kept, workers, since, progress, checks)
     except rows.unreadable as e:
         checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
     return LedgerVerifyReport(n, tuple(checks), passed)
+
+
+def _verify_in_snapshot(ledger: LedgerView, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
+                        kept: Sequence[tuple[str, str]], workers: int | None, since: Checkpoint | None,
+                        progress: Callable[[int, int], None] | None, checks: list[Check]) -> tuple[int, dict[str, int]]:
+    """``verify_ledger``'s work, inside its read transaction; appends to ``checks``, returns (rows checked,
+    passing checks counted)."""
+    rows = ledger.rows
+    problem = rows.layout_problem()
+    if problem is not None:
+        checks += [Check("database", False, None, None, problem), *check_kept_checkpoints(ledger, kept, keys)]
+        return 0, {}
+    last_seq, _ = ledger.head()
+    stray = _rows_outside_sequence(rows)
+    if stray is not None:
+        checks.append(stray)
+    if since is not None:
+        found, counts, n = verify_since(rows, keys, store, ledger.origin, since, last_seq, progress)
+    else:
+        tree_size, found = tree_count_check(rows, last_seq)
+        more, counts, n = verify_ranges.verify_ranges(rows, keys, store, last_seq, tree_size, workers, progress)
+        found += more
+    checks.extend(found)
+    tree_ok = not any(c.check == "tree" and not c.ok for c in checks)
+    checks.extend(checkpoint_checks(ledger, keys, trust_stored_tree=tree_ok))
+    checks.extend(check_kept_checkpoints(ledger, kept, keys))
+    return n, dict(counts)
 
 
 def _rows_outside_sequence(rows: LedgerRows) -> Check | None:
