@@ -77,15 +77,26 @@ class LedgerEntry:
 class Check:
     """One verdict: which check, on which row, whether it held, and why not."""
 
-    check: str  # "signature" | "chain" | "blob" | "database" | "checkpoint" | "kept_checkpoint"
+    check: str  # "signature" | "chain" | "binding" | "time" | "keys" | "blob" | "database" | "checkpoint"…
     ok: bool
     seq: int | None = None
     receipt_id: str | None = None
     detail: str = ""
+    warning: bool = False  # holds, but looks wrong (a clock): listed, and a failure under --strict-time
 
     def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "seq": self.seq, "receipt_id": self.receipt_id,
-                "detail": self.detail}
+        out = {"check": self.check, "ok": self.ok, "seq": self.seq, "receipt_id": self.receipt_id,
+               "detail": self.detail}
+        if self.warning:
+            out["warning"] = True
+        return out
+
+
+# the verdicts a report shows, in this order; the optional ones only when a check of that kind ran
+CHECK_NAMES = ("database", "consistency", "signature", "chain", "binding", "duplicates", "keys", "time", "blob",
+               "tree", "checkpoint", "kept_checkpoint")
+OPTIONAL_CHECKS = ("database", "consistency", "binding", "duplicates", "keys", "time", "tree", "checkpoint",
+                   "kept_checkpoint")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +105,12 @@ class LedgerVerifyReport:
     checks: tuple[Check, ...]
     # passing checks counted but not kept one by one (a large ledger keeps failures only)
     passed: Mapping[str, int] = field(default_factory=dict)
+    # receipts bound to their place, under the old rule, and clock warnings (``g6.ledger.row_rules``)
+    stats: Mapping[str, int] = field(default_factory=dict)
+    keys: tuple[Mapping[str, Any], ...] = ()  # which keys verify trusted, why, and where they were valid
+
+    def warnings(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.warning and c.ok)
 
     def of(self, check: str) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if c.check == check)
@@ -107,14 +124,22 @@ class LedgerVerifyReport:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "rows": self.rows, "checks": {}}
-        for name in ("database", "consistency", "signature", "chain", "blob", "tree", "checkpoint",
-                     "kept_checkpoint"):
+        for name in CHECK_NAMES:
             cs = self.of(name)
             extra = self.passed.get(name, 0)
-            if name in ("database", "consistency", "tree", "checkpoint", "kept_checkpoint") and not cs and not extra:
+            if name in OPTIONAL_CHECKS and not cs and not extra:
                 continue
             bad = [c.to_json() for c in cs if not c.ok]
-            out["checks"][name] = {"ok": not bad, "checked": len(cs) + extra, "failed": len(bad), "failures": bad}
+            entry: dict[str, Any] = {"ok": not bad, "checked": len(cs) + extra, "failed": len(bad), "failures": bad}
+            warned = [c.to_json() for c in cs if c.ok and c.warning]
+            if warned:
+                entry["warnings"] = warned
+            out["checks"][name] = entry
+        if self.stats:
+            out["rules"] = {"bound": self.stats.get("bound", 0), "old_rule": self.stats.get("unbound", 0),
+                            "clock_warnings": self.stats.get("warnings", 0)}
+        if self.keys:
+            out["keys"] = [dict(k) for k in self.keys]
         return out
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from g6.errors import InputError, LedgerBackendError, LedgerError, ReceiptNotFound
+from g6.errors import InputError, LedgerBackendError, LedgerError, ReceiptNotFound, SigningKeyError
 from g6.ledger import stored_tree
 from g6.ledger.chain import (
     GENESIS,
@@ -31,14 +32,19 @@ from g6.ledger.chain import (
     entry_hash,
     stored_leaf_hash,
 )
+from g6.ledger.keyring import ADD, RETIRE, key_entry
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.merkle import MerkleTree, TreeView, leaf_hash
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint
-from g6.ledger.receipts import Receipt, utc_now
+from g6.ledger.receipts import Receipt, log_position, utc_now
 from g6.ledger.rows import LedgerRows
 from g6.ledger.sqlite import SqliteRows
-from g6.ledger.verify import verify_ledger
+from g6.ledger.verify import Trust, verify_ledger
 from g6.store import BlobBackend
+
+# meta rows "retired:<key id>" = the seq of its retire entry: what an append refuses by (verify reads
+# the key entries themselves, never this note)
+RETIRED_META = "retired:"
 
 
 class Ledger:
@@ -108,26 +114,50 @@ class Ledger:
         return self.append_many([receipt], key)[0]
 
     def append_many(self, receipts: Iterable[Receipt], key: SigningKey) -> list[Receipt]:
-        """Sign and append several receipts in one transaction (all or none)."""
-        pairs = [r.sign_canonical(key) for r in receipts]
-        signed = [p[0] for p in pairs]
+        """Sign and append several receipts in one transaction (all or none). Each is signed inside the
+        write lock, bound to the place it gets (``log``: this log's origin and its row's seq), so the
+        same receipt cannot stand at another place. A key retired in this log signs nothing more."""
+        unsigned = list(receipts)
         try:
             rows = self._writable()
             with rows.write():
                 seq, prev = self.head()  # read inside the write lock, so no other writer can move it
+                retired = rows.meta_value(RETIRED_META + key.key_id)
+                if retired is not None:
+                    raise SigningKeyError(f"{key.key_id} was retired in {self.origin} at seq {retired}: it signs "
+                                          "nothing more here; use the key that replaced it (`g6 keys show`)")
+                origin = self.origin
                 self._tree_catch_up(seq)
-                new = []
-                for r, body in pairs:
+                new, signed, bodies = [], [], []
+                for r in unsigned:
                     seq += 1
+                    s, body = replace(r, log=log_position(origin, seq)).sign_canonical(key)
                     h = entry_hash(seq, prev, body)
-                    new.append((seq, r.receipt_id, r.kind, r.outcome, r.fetched_at, body.decode(), prev, h))
+                    new.append((seq, s.receipt_id, s.kind, s.outcome, s.fetched_at, body.decode(), prev, h))
+                    signed.append(s)
+                    bodies.append(body)
                     prev = h
+                    if s.kind == "key" and s.request.get("action") == RETIRE:
+                        rows.set_meta_value(RETIRED_META + str(s.request.get("key_id")), str(seq))
                 rows.append_rows(new)
-                stored_tree.append_leaves(rows, new[0][0] - 1 if new else seq, (leaf_hash(body) for _, body in pairs))
+                stored_tree.append_leaves(rows, new[0][0] - 1 if new else seq, (leaf_hash(b) for b in bodies))
         except BaseException as e:
             self._write_failed(e, "appending to")
             raise
         return signed
+
+    def add_key(self, key: VerifyKey, by: SigningKey, reason: str = "") -> Receipt:
+        """Append a key entry adding ``key`` as a writer of this log, signed by ``by`` (a key valid here)."""
+        return self.append(key_entry(ADD, key, reason), by)
+
+    def retire_key(self, key: VerifyKey, by: SigningKey, reason: str = "") -> Receipt:
+        """Append a key entry retiring ``key``: rows after it signed by ``key`` fail verify, and appends
+        with it are refused."""
+        return self.append(key_entry(RETIRE, key, reason), by)
+
+    def key_entries(self) -> list[LedgerEntry]:
+        """The log's key entries, by seq."""
+        return list(self.entries(kind="key"))
 
     def _tree_catch_up(self, size: int) -> None:
         """Inside a write transaction: make the stored tree cover the first ``size`` receipts.
@@ -265,7 +295,7 @@ class Ledger:
         raise ReceiptNotFound(f"no checkpoint of size {size} was issued; `g6 ledger checkpoints` lists them")
 
     # -- verifying -------------------------------------------------------------------------
-    def verify(self, keys: Mapping[str, VerifyKey], store: BlobBackend | None = None,
+    def verify(self, keys: Mapping[str, VerifyKey] | Trust, store: BlobBackend | None = None,
                kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
                since: Checkpoint | None = None,
                progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
@@ -278,7 +308,10 @@ class Ledger:
         With ``since`` (a checkpoint whose signature the caller has checked), prove the ledger
         extends it and check only the rows after it (see ``g6.ledger.verify``).
         ``progress(receipts checked, receipts to check)`` is called as the rows are checked.
-        A backend that fails mid-way (a server gone) is a failed ``database`` verdict."""
+        A backend that fails mid-way (a server gone) is a failed ``database`` verdict.
+
+        ``keys`` are the verifier's roots of trust; a ``Trust`` also says why each is trusted, the clock
+        to judge dates by and whether a clock warning fails (see ``g6.ledger.keyring``, ``row_rules``)."""
         try:
             return verify_ledger(self, keys, store, kept, workers=workers, since=since, progress=progress)
         except LedgerBackendError as e:

@@ -318,6 +318,17 @@ class PostgresRows:
             return (r[1] for r in self._pages("receipt", 0))
         return (r[0] for r in self._q("SELECT receipt FROM receipts ORDER BY seq LIMIT %s", (limit,)).fetchall())
 
+    def duplicate_receipt_ids(self, limit: int) -> list[tuple[Any, int]]:
+        return self._q("SELECT receipt_id, count(*) FROM receipts GROUP BY receipt_id HAVING count(*) > 1"
+                       " ORDER BY min(seq) LIMIT %s", (limit,)).fetchall()
+
+    def receipt_ids_unique(self) -> bool:
+        # a unique, non-partial index on receipt_id alone, on the receipts table this connection reads
+        row = self._q("SELECT count(*) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+                      " AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass('receipts') AND i.indisunique"
+                      " AND i.indnatts = 1 AND i.indpred IS NULL AND a.attname = 'receipt_id'").fetchone()
+        return bool(row and row[0])
+
     def rows_below_one(self) -> tuple[int, Any]:
         count, low = self._q("SELECT count(*), min(seq) FROM receipts WHERE seq < 1").fetchone()
         return count, low
@@ -329,6 +340,14 @@ class PostgresRows:
 
     def set_log_id(self, log_id: str) -> None:
         self._q("UPDATE meta SET value = %s WHERE key = 'log_id'", (log_id,))
+
+    def meta_value(self, name: str) -> Any:
+        row = self._q("SELECT value FROM meta WHERE key = %s", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta_value(self, name: str, value: str) -> None:
+        self._q("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (name, value))
 
     # -- checkpoints -------------------------------------------------------------------------
     def checkpoint_notes(self) -> list[tuple[Any, Any, Any]]:

@@ -7,6 +7,11 @@ body text: the body lives in the blob store under ``content``'s digests.
 
 The signature is Ed25519 over RFC 8785 canonical JSON of the whole receipt minus ``signature``.
 The JSON shape is published in ``schemas/receipt.v1.schema.json``.
+
+A receipt appended by this version is bound to its place in the log: ``log`` holds the log's origin
+and the row's sequence number, and is signed with the rest, so the same receipt cannot stand at
+another place (a replay) or in another log. Receipts signed before binding existed have no ``log``
+and verify under the old rule (see ``g6.ledger.row_rules``).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
 
 SCHEMA = "runx.receipt.v1"
-KINDS = ("fetch", "search", "es", "recheck", "convert")
+KINDS = ("fetch", "search", "es", "recheck", "convert", "key")  # "key": a writer key added or retired
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
@@ -44,6 +49,25 @@ def new_receipt_id() -> str:
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def receipt_id_millis(receipt_id: str) -> int | None:
+    """The milliseconds since the epoch a ``new_receipt_id`` carries (its ULID's first 10 characters),
+    or None for an id not of that shape."""
+    if len(receipt_id) != 31 or not receipt_id.startswith("rcpt_"):
+        return None
+    n = 0
+    for c in receipt_id[5:15]:
+        i = _CROCKFORD.find(c)
+        if i < 0:
+            return None
+        n = n * 32 + i
+    return n
+
+
+def log_position(origin: str, seq: int) -> dict[str, Any]:
+    """What a bound receipt signs about its place: the log's origin and the row's sequence number."""
+    return {"origin": origin, "seq": seq}
 
 
 _SAFE_INT = 2**53 - 1  # RFC 8785 numbers are IEEE 754 doubles: integers beyond this are refused
@@ -132,6 +156,7 @@ class Receipt:
     receipt_id: str = field(default_factory=new_receipt_id)
     fetched_at: str = field(default_factory=utc_now)
     tool: Mapping[str, str] = field(default_factory=lambda: {"name": TOOL_NAME, "version": __version__})
+    log: Mapping[str, Any] | None = None  # {"origin", "seq"}: where in which log it was appended (signed)
     signature: Signature | None = None
 
     def __post_init__(self) -> None:
@@ -160,6 +185,8 @@ class Receipt:
             "fetched_at": self.fetched_at,
             "tool": dict(self.tool),
         }
+        if self.log is not None:
+            d["log"] = dict(self.log)
         if with_signature and self.signature is not None:
             d["signature"] = self.signature.to_json()
         return d
@@ -190,6 +217,7 @@ class Receipt:
                 links=d.get("links", {}),
                 fetched_at=d["fetched_at"],
                 tool=d["tool"],
+                log=d.get("log"),
                 signature=Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None,
             )
         except (KeyError, TypeError, AttributeError) as e:
@@ -231,7 +259,7 @@ class Receipt:
 
 _TEXT_FIELDS = ("receipt_id", "kind", "source", "outcome", "outcome_code", "fetched_at")
 _OBJECT_FIELDS = ("request", "allowlist", "tool")
-_OPTIONAL_OBJECTS = ("content", "detail", "links", "signature")
+_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "signature")
 
 
 def _check_types(d: Mapping[str, Any]) -> None:

@@ -117,6 +117,14 @@ class LedgerRows(Protocol):
         """The receipt cells by seq: the first ``limit``, or all of them."""
         ...
 
+    def duplicate_receipt_ids(self, limit: int) -> list[tuple[Any, int]]:
+        """(receipt id, rows holding it) for ids held by more than one row, at most ``limit``."""
+        ...
+
+    def receipt_ids_unique(self) -> bool:
+        """Whether the engine itself keeps receipt ids unique (a unique index on that column alone)."""
+        ...
+
     def rows_below_one(self) -> tuple[int, Any]:
         """(how many rows have a seq below 1, the lowest such seq)."""
         ...
@@ -127,6 +135,15 @@ class LedgerRows(Protocol):
         ...
 
     def set_log_id(self, log_id: str) -> None: ...
+
+    def meta_value(self, name: str) -> Any:
+        """A value of the meta table (None when absent): what writers note for one another, never trusted
+        by verify (the retired keys an append refuses, say)."""
+        ...
+
+    def set_meta_value(self, name: str, value: str) -> None:
+        """Only inside ``write``."""
+        ...
 
     # -- checkpoints -------------------------------------------------------------------------
     def checkpoint_notes(self) -> list[tuple[Any, Any, Any]]:

@@ -298,6 +298,18 @@ class SqliteRows:
             cur = self._conn.execute("SELECT receipt FROM receipts ORDER BY seq LIMIT ?", (limit,))
         return (r[0] for r in cur)
 
+    def duplicate_receipt_ids(self, limit: int) -> list[tuple[Any, int]]:
+        return self._conn.execute("SELECT receipt_id, count(*) FROM receipts GROUP BY receipt_id HAVING count(*) > 1"
+                                  " ORDER BY min(seq) LIMIT ?", (limit,)).fetchall()
+
+    def receipt_ids_unique(self) -> bool:
+        for _seq, name, unique, _origin, partial in self._conn.execute("PRAGMA index_list(receipts)"):
+            if unique and not partial:
+                cols = [r[2] for r in self._conn.execute("SELECT * FROM pragma_index_info(?)", (name,))]
+                if cols == ["receipt_id"]:
+                    return True
+        return False
+
     def rows_below_one(self) -> tuple[int, Any]:
         count, low = self._conn.execute("SELECT count(*), min(seq) FROM receipts WHERE seq < 1").fetchone()
         return count, low
@@ -309,6 +321,14 @@ class SqliteRows:
 
     def set_log_id(self, log_id: str) -> None:
         self._conn.execute("UPDATE meta SET value = ? WHERE key = 'log_id'", (log_id,))
+
+    def meta_value(self, name: str) -> Any:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta_value(self, name: str, value: str) -> None:
+        self._conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
+                           "excluded.value", (name, value))
 
     # -- checkpoints -------------------------------------------------------------------------
     def checkpoint_notes(self) -> list[tuple[Any, Any, Any]]:

@@ -15,8 +15,9 @@ receipts and fails on any difference; they are never the only evidence for anyth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from g6.ledger.chain import Check
 from g6.ledger.merkle import EMPTY_ROOT, TreeView, node_hash
 from g6.ledger.rows import LedgerRows
 
@@ -179,3 +180,32 @@ class StoredTree(TreeView):
 
     def leaf(self, index: int) -> bytes:
         return self._hashes([stored_hash_index(0, index)])[0]
+
+
+def upper_tree_checks(rows: LedgerRows, frontiers: Sequence[Frontier], size: int, chunk: int, most: int) -> list[Check]:
+    """The stored hashes above one range of ``chunk`` rows: fold the ranges' roots (``frontiers``, in
+    order) as leaves at level log2(chunk) and compare with what ``rows`` (``LedgerRows``) stores; at
+    most ``most`` failures are named."""
+    base = chunk.bit_length() - 1
+    expect: list[tuple[int, bytes, int]] = []  # (id, hash, level)
+    stack: list[tuple[int, bytes]] = []
+    for j, fr in enumerate(frontiers):
+        if (j + 1) * chunk > size:
+            break  # a part range closes nothing above itself
+        if len(fr.stack) != 1 or fr.size != chunk:
+            return [Check("tree", False, None, None, f"rows {j * chunk + 1}..{(j + 1) * chunk} are not "
+                                                     f"{chunk} receipts, so the stored tree above them cannot match")]
+        h, level = fr.stack[0][1], base
+        while stack and stack[-1][0] == level:
+            h = node_hash(stack.pop()[1], h)
+            level += 1
+            expect.append((stored_hash_index(level, j >> (level - base)), h, level))
+        stack.append((level, h))
+    if not expect:
+        return []
+    got = rows.read_hashes([i for i, _, _ in expect])
+    bad = [(i, lv) for i, h, lv in expect if got.get(i) != h]
+    if bad:
+        return [Check("tree", False, None, None, f"stored tree hash {i} (level {lv}) differs from the hash of "
+                                                 "the receipts") for i, lv in bad[:most]]
+    return [Check("tree", True, None, None, f"{len(expect)} stored hashes above {chunk}-row ranges")]

@@ -18,26 +18,48 @@ backend's rows, so it holds for every backend; a database that cannot be read is
 
 from __future__ import annotations
 
+import json
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from g6.ledger import stored_tree, verify_ranges
 from g6.ledger.chain import GENESIS, Check, LedgerVerifyReport, entry_hash, stored_bytes, stored_leaf_hash
 from g6.ledger.kept import check_kept_checkpoints
+from g6.ledger.keyring import KeyTimeline, timeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import MerkleTree, ProofError, verify_consistency, verify_inclusion
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
+from g6.ledger.row_rules import join_rules
 from g6.ledger.rows import LedgerRows, LedgerView
 from g6.store import BlobBackend
 
-Found = tuple[list[Check], Counter[str], int]  # (checks, passing checks counted, rows checked)
+Found = tuple[list[Check], Counter[str], int, dict[str, int]]  # (checks, passing counted, rows, rule stats)
+DUPLICATES_NAMED = 8  # duplicated receipt ids named in the verdict; the rest are counted
 
 
-def verify_ledger(ledger: LedgerView, keys: Mapping[str, VerifyKey], store: BlobBackend | None = None,
+@dataclass(frozen=True)
+class Trust:
+    """Whom a verify trusts, and why: the roots of the key timeline (``g6.ledger.keyring``), the
+    verifier's clock, and whether a clock warning fails."""
+
+    keys: Mapping[str, VerifyKey]
+    why: Mapping[str, str] = field(default_factory=dict)  # key id -> "pinned with --key", "in keys/trusted"…
+    now: float | None = None
+    strict_time: bool = False
+
+    def roots(self) -> dict[str, tuple[VerifyKey, str]]:
+        return {kid: (k, self.why.get(kid, "trusted by the caller")) for kid, k in self.keys.items()}
+
+
+def verify_ledger(ledger: LedgerView, keys: Mapping[str, VerifyKey] | Trust, store: BlobBackend | None = None,
                   kept: Sequence[tuple[str, str]] = (), *, workers: int | None = None,
                   since: Checkpoint | None = None,
                   progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
     """See ``g6.ledger.log.Ledger.verify``."""
+    trust = keys if isinstance(keys, Trust) else Trust(keys)
+    keys = trust.keys
     rows = ledger.rows
     if rows.broken is not None:
         return LedgerVerifyReport(0, (Check("database", False, None, None, rows.broken),
@@ -52,37 +74,66 @@ def verify_ledger(ledger: LedgerView, keys: Mapping[str, VerifyKey], store: Blob
         # Worker processes read only rows up to this head and hashes up to this tree's size, which no
         # append ever changes.
         with rows.read_snapshot():
-            n, passed = _verify_in_snapshot(ledger, keys, store, kept, workers, since, progress, checks)
+            n, passed, stats, tl = _verify_in_snapshot(ledger, trust, store, kept, workers, since, progress, checks)
     except rows.unreadable as e:
         checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
-    return LedgerVerifyReport(n, tuple(checks), passed)
+        return LedgerVerifyReport(n, tuple(checks), passed)
+    return LedgerVerifyReport(n, tuple(checks), passed, stats, tuple(tl.described()) if tl is not None else ())
 
 
-def _verify_in_snapshot(ledger: LedgerView, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
+def _verify_in_snapshot(ledger: LedgerView, trust: Trust, store: BlobBackend | None,
                         kept: Sequence[tuple[str, str]], workers: int | None, since: Checkpoint | None,
-                        progress: Callable[[int, int], None] | None, checks: list[Check]) -> tuple[int, dict[str, int]]:
+                        progress: Callable[[int, int], None] | None,
+                        checks: list[Check]) -> tuple[int, dict[str, int], dict[str, int], KeyTimeline | None]:
     """``verify_ledger``'s work, inside its read transaction; appends to ``checks``, returns (rows checked,
-    passing checks counted)."""
+    passing checks counted, binding and clock counts, the key timeline)."""
     rows = ledger.rows
     problem = rows.layout_problem()
     if problem is not None:
-        checks += [Check("database", False, None, None, problem), *check_kept_checkpoints(ledger, kept, keys)]
-        return 0, {}
+        checks += [Check("database", False, None, None, problem), *check_kept_checkpoints(ledger, kept, trust.keys)]
+        return 0, {}, {}, None
     last_seq, _ = ledger.head()
+    origin = ledger.origin
+    tl = timeline(trust.roots(), ((r[0], r[1], r[5]) for r in rows.select(kind="key")))
+    checks.extend(tl.problems)
+    if tl.entries and not tl.problems:
+        checks.append(Check("keys", True, None, None, f"{len(tl.entries)} key entries, each signed by a key valid "
+                                                      "where it stands"))
     stray = _rows_outside_sequence(rows)
     if stray is not None:
         checks.append(stray)
+    checks.extend(duplicate_checks(rows))
+    rules = verify_ranges.RuleSettings(origin, trust.now if trust.now is not None else time.time(), trust.strict_time)
     if since is not None:
-        found, counts, n = verify_since(rows, keys, store, ledger.origin, since, last_seq, progress)
+        found, counts, n, stats = verify_since(rows, tl, store, origin, since, last_seq, progress, rules)
     else:
         tree_size, found = tree_count_check(rows, last_seq)
-        more, counts, n = verify_ranges.verify_ranges(rows, keys, store, last_seq, tree_size, workers, progress)
+        more, counts, n, stats = verify_ranges.verify_ranges(rows, tl, store, last_seq, tree_size, workers, progress,
+                                                            rules)
         found += more
     checks.extend(found)
     tree_ok = not any(c.check == "tree" and not c.ok for c in checks)
-    checks.extend(checkpoint_checks(ledger, keys, trust_stored_tree=tree_ok))
-    checks.extend(check_kept_checkpoints(ledger, kept, keys))
-    return n, dict(counts)
+    checks.extend(checkpoint_checks(ledger, tl, trust_stored_tree=tree_ok))
+    checks.extend(check_kept_checkpoints(ledger, kept, tl.keys()))
+    return n, dict(counts), stats, tl
+
+
+def duplicate_checks(rows: LedgerRows) -> list[Check]:
+    """Receipt ids are unique, and the engine keeps them so: a genuine receipt replayed as a second
+    row, or two rows with one id, fail here whatever else holds."""
+    out = []
+    dups = rows.duplicate_receipt_ids(DUPLICATES_NAMED + 1)
+    for rid, count in dups[:DUPLICATES_NAMED]:
+        out.append(Check("duplicates", False, None, rid if isinstance(rid, str) else repr(rid),
+                         f"receipt id held by {count} rows (a replayed or copied receipt)"))
+    if len(dups) > DUPLICATES_NAMED:
+        out.append(Check("duplicates", False, None, None, "more receipt ids held by several rows"))
+    if not rows.receipt_ids_unique():
+        out.append(Check("duplicates", False, None, None, "the receipts table has no unique index on receipt_id "
+                                                          "(dropped?): the database no longer refuses a replay"))
+    if not out:
+        out.append(Check("duplicates", True, None, None, "every receipt id once, kept unique by the database"))
+    return out
 
 
 def _rows_outside_sequence(rows: LedgerRows) -> Check | None:
@@ -114,7 +165,7 @@ def tree_count_check(rows: LedgerRows, rows_size: int) -> tuple[int | None, list
     return size, []
 
 
-def checkpoint_checks(ledger: LedgerView, keys: Mapping[str, VerifyKey], *,
+def checkpoint_checks(ledger: LedgerView, keys: Mapping[str, VerifyKey] | KeyTimeline, *,
                       trust_stored_tree: bool = False) -> list[Check]:
     """Every checkpoint issued must be signed and match the tree's root at its size now:
     this is what catches rows removed from the end, or an old row rewritten."""
@@ -132,7 +183,7 @@ def checkpoint_checks(ledger: LedgerView, keys: Mapping[str, VerifyKey], *,
             continue
         try:
             cp = Checkpoint.parse(parse_note(note)[0])
-            signer = next((k for k in keys.values() if signed_by(note, k, cp.origin)), None)
+            signer = next((k for k in _signers_at(keys, cp.size) if signed_by(note, k, cp.origin)), None)
             if signer is None:
                 out.append(Check("checkpoint", False, None, None, f"{label}: not signed by a trusted key"))
                 continue
@@ -151,6 +202,13 @@ def checkpoint_checks(ledger: LedgerView, keys: Mapping[str, VerifyKey], *,
     return out
 
 
+def _signers_at(keys: Mapping[str, VerifyKey] | KeyTimeline, size: int) -> list[VerifyKey]:
+    """The keys that may sign a checkpoint of ``size`` receipts: valid at its last receipt."""
+    if not isinstance(keys, KeyTimeline):
+        return list(keys.values())
+    return [life.key for life in keys.lives.values() if life.valid_at(max(size, 1))]
+
+
 class _Inconsistent(Exception):
     """The ledger does not extend the checkpoint ``--since`` starts from: the one verdict given."""
 
@@ -162,8 +220,9 @@ class _Inconsistent(Exception):
 Start = tuple[list[Check], stored_tree.Frontier, tuple[int, str]]  # (checks so far, tree, (seq, entry hash))
 
 
-def verify_since(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None, origin: str,
-                 cp: Checkpoint, last_seq: int, progress: Callable[[int, int], None] | None = None) -> Found:
+def verify_since(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None, origin: str,
+                 cp: Checkpoint, last_seq: int, progress: Callable[[int, int], None] | None = None,
+                 rule_settings: verify_ranges.RuleSettings | None = None) -> Found:
     """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows
     (``progress(new rows checked, new rows)``)."""
     s = cp.size
@@ -183,11 +242,12 @@ def verify_since(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBac
         else:
             checks, fr, prev = [], stored_tree.Frontier(), (0, GENESIS)
     except _Inconsistent as e:
-        return [e.check], Counter(), 0
+        return [e.check], Counter(), 0, {}
     compact = last_seq - s > verify_ranges.CHUNK
-    r = verify_ranges.verify_range(rows, dict(keys), store, s + 1, last_seq, prev=prev, frontier=fr,
+    rules = rule_settings.for_range(compact, bound_before=_bound(rows, s)) if rule_settings is not None else None
+    r = verify_ranges.verify_range(rows, keys, store, s + 1, last_seq, prev=prev, frontier=fr,
                                    tree_ids=(stored_tree.stored_hash_count(s), stored_tree.stored_hash_count(last_seq))
-                                   if kept else None, compact=compact, progress=progress)
+                                   if kept else None, compact=compact, progress=progress, rules=rules)
     if progress is not None:
         progress(r.rows, last_seq - s)
     checks.extend(r.checks)
@@ -202,7 +262,22 @@ def verify_since(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBac
             checks.append(Check("consistency", True, None, None, f"size {s} -> {last_seq}"))
         except (ProofError, LookupError) as e:
             checks.append(Check("consistency", False, None, None, f"size {s} -> {last_seq}: {e}"))
-    return checks, r.passed, r.rows
+    stats: dict[str, int] = {}
+    if rules is not None:
+        more, counted, stats = join_rules([rules], rule_settings.strict_time if rule_settings else False)
+        checks.extend(more)
+        r.passed.update(counted)
+    return checks, r.passed, r.rows, stats
+
+
+def _bound(rows: LedgerRows, seq: int) -> bool:
+    """Whether the row at ``seq`` is bound to its place (then every row after it must be)."""
+    row = rows.row_at(seq) if seq else None
+    try:
+        data = json.loads(row[5]) if row is not None and isinstance(row[5], str) else None
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("log") is not None
 
 
 def _start_from_receipts(rows: LedgerRows, cp: Checkpoint) -> Start:

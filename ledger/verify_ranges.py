@@ -38,8 +38,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from g6.errors import InputError
 from g6.ledger import stored_tree
 from g6.ledger.chain import GENESIS, Check, chain_check, entry_hash, entry_hash_prefix, stored_bytes
+from g6.ledger.keyring import FOREVER, KeyTimeline
 from g6.ledger.keys import VerifyKey
-from g6.ledger.merkle import leaf_hash, node_hash
+from g6.ledger.merkle import leaf_hash
 from g6.ledger.receipts import (
     Signature,
     check_signature,
@@ -48,6 +49,7 @@ from g6.ledger.receipts import (
     signed_message_fast,
     unsigned_bytes_of_stored,
 )
+from g6.ledger.row_rules import RowRules, join_rules
 from g6.ledger.rows import LedgerRows
 from g6.store import BlobBackend, BlobRef
 
@@ -57,10 +59,12 @@ MAX_TREE_FAILURES = 5  # per range: one wrong hash is enough to fail; the rest w
 
 
 class _LoadedKey:
-    """A trusted key parsed once, not once per receipt (VerifyKey.verify re-reads the raw key)."""
+    """A trusted key parsed once, not once per receipt (VerifyKey.verify re-reads the raw key), with the
+    rows it may sign (its window in the log's key timeline; every row by default)."""
 
-    def __init__(self, key: VerifyKey) -> None:
+    def __init__(self, key: VerifyKey, valid_from: int = 0, valid_to: int = FOREVER) -> None:
         self.public_key = Ed25519PublicKey.from_public_bytes(key.raw)
+        self.valid_from, self.valid_to = valid_from, valid_to
 
     def verify(self, signature: bytes, message: bytes) -> bool:
         try:
@@ -78,6 +82,7 @@ class RangeResult:
     first: tuple[int, str, str] | None = None  # (seq, receipt_id, stored prev_hash) of the first row
     last: tuple[int, str] | None = None  # (seq, entry_hash) of the last row
     frontier: stored_tree.Frontier = field(default_factory=stored_tree.Frontier)
+    rules: RowRules | None = None  # the range's binding and clock verdicts (``g6.ledger.row_rules``)
 
     def add(self, check: Check, compact: bool) -> None:
         if compact and check.ok:
@@ -86,10 +91,11 @@ class RangeResult:
             self.checks.append(check)
 
 
-def verify_range(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
+def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], store: BlobBackend | None,
                  lo_seq: int, hi_seq: int, *, prev: tuple[int, str] | None,
                  frontier: stored_tree.Frontier | None = None, tree_ids: tuple[int, int] | None = None,
-                 compact: bool = False, progress: Callable[[int, int], None] | None = None) -> RangeResult:
+                 compact: bool = False, progress: Callable[[int, int], None] | None = None,
+                 rules: RowRules | None = None) -> RangeResult:
     """Check rows with lo_seq <= seq <= hi_seq. ``prev`` is (seq, entry_hash) of the row before, or
     None to take it on trust from the first row (the caller then checks that boundary).
     ``tree_ids`` is the id range [start, end) of the stored hashes these rows' leaves produce on top
@@ -101,8 +107,12 @@ def verify_range(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBac
     (``_RangeCheck``), which alone words failures, so every verdict is the checked path's. The
     common row stays in this loop: one row costs a few microseconds besides its Ed25519
     verification, and a call or an object more per row is a visible part of that."""
-    rc = _RangeCheck(rows, keys, store, tree_ids, compact, frontier)
+    timeline = keys if isinstance(keys, KeyTimeline) else KeyTimeline.of_roots(
+        {k: (v, "given") for k, v in keys.items()})
+    rc = _RangeCheck(rows, timeline, store, tree_ids, compact, frontier)
     out = rc.out
+    out.rules = rules
+    row_rule = rules.row if rules is not None else None
     passes = _row_passes(rc.loaded, json.loads if store is not None else read_json)
     add = out.checks.append
     append_leaf = out.frontier.append
@@ -141,6 +151,11 @@ def verify_range(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBac
                 add(Check("signature", True, seq, rid, ""))
         elif not rc.signature(seq, rid, text, data):
             continue  # the receipt cannot be read: its verdict is given, and it names no blob
+        if row_rule is not None:
+            row_rule(seq, rid, data)
+        if data.get("kind") == "key" and seq not in timeline.entries:
+            add(Check("keys", False, seq, rid, "a key entry the key pass did not read (its kind column says "
+                                               "otherwise?): its key's window is unknown"))
         content = data.get("content")
         if store is not None and content:
             rc.blob(store, seq, rid, content)
@@ -151,10 +166,12 @@ class _RangeCheck:
     """One range's checked path and what it keeps between rows: the loaded keys, the stored
     hashes of the range, the blobs already checked, and the passing checks counted."""
 
-    def __init__(self, rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
+    def __init__(self, rows: LedgerRows, timeline: KeyTimeline, store: BlobBackend | None,
                  tree_ids: tuple[int, int] | None, compact: bool, frontier: stored_tree.Frontier | None) -> None:
         self.out = RangeResult(frontier=frontier or stored_tree.Frontier())
-        self.loaded: Mapping[str, Any] = {k: _LoadedKey(v) for k, v in keys.items()}
+        self.timeline = timeline
+        self.loaded: Mapping[str, Any] = {k: _LoadedKey(life.key, life.valid_from, life.valid_to)
+                                          for k, life in timeline.lives.items()}
         self.compact = compact
         self.tree = tree_ids is not None
         self.blob_cache: dict[tuple[str, str, int], tuple[bool, str]] = {}
@@ -231,6 +248,10 @@ class _RangeCheck:
                     slow = _checked_message(text, data)
                     if slow is not None and slow != quick:
                         ok, why = check_signature(sig, self.loaded, slow, "receipt")
+            if ok and sig is not None:
+                late = self.timeline.why_not(sig.key_id, seq)  # a genuine signature, by a key not valid here
+                if late is not None:
+                    ok, why = False, late
         except (InputError, KeyError, TypeError, ValueError, AttributeError) as e:
             self.out.checks.append(Check("signature", False, seq, rid, f"receipt unreadable: {e}"))
             return False
@@ -308,9 +329,11 @@ def _row_passes(keys: Mapping[str, _LoadedKey], parse: Callable[[str], Any]) -> 
     hashing to its entry hash, its columns those of the receipt, a signature object of exactly
     alg/key_id/value by a trusted key, with a strictly base64 value (so the member is written as is,
     see ``plain_signature_member``), over the message ``cut_plain_signature`` cuts, which is
-    ``signed_message_fast``'s. Each condition is one the checked path requires for a pass."""
+    ``signed_message_fast``'s, by a key valid at that row (its window in the key timeline). Each condition
+    is one the checked path requires for a pass."""
     # a key id the signature member writes as is; the member is prefix + value + '"}'
-    fast_keys = {k: (v.public_key, '"signature":{"alg":"ed25519","key_id":"' + k + '","value":"')
+    fast_keys = {k: (v.public_key, '"signature":{"alg":"ed25519","key_id":"' + k + '","value":"', v.valid_from,
+                     v.valid_to)
                  for k, v in keys.items() if plain_signature_member("ed25519", k, "") is not None}
     domain = entry_hash_prefix()
     a2b = binascii.a2b_base64
@@ -341,7 +364,7 @@ def _row_passes(keys: Mapping[str, _LoadedKey], parse: Callable[[str], Any]) -> 
         if type(key_id) is not str_ or type(value) is not str_:  # (a list is no dict key: a TypeError)
             return None
         key = fast_keys.get(key_id)
-        if key is None:
+        if key is None or not key[2] <= seq <= key[3]:
             return None
         try:
             signature = a2b(value, strict_mode=True)  # base64.b64decode(value, validate=True), minus a copy
@@ -377,16 +400,15 @@ def _range_tree_ids(lo_seq: int, hi_seq: int, tree_end: int | None) -> tuple[int
     return start, min(tree_end, start + 2 * m - m.bit_count())
 
 
-def _worker(opener: Callable[[], LedgerRows], keys_raw: dict[str, bytes],
+def _worker(opener: Callable[[], LedgerRows], timeline: KeyTimeline,
             store_opener: Callable[[], BlobBackend] | None, lo_seq: int, hi_seq: int, tree_end: int | None,
-            compact: bool) -> RangeResult:
+            compact: bool, rules: RowRules) -> RangeResult:
     """One range in a worker process: its own read-only rows and store, nothing written."""
     rows = opener()
     try:
-        keys = {k: VerifyKey(v) for k, v in keys_raw.items()}
         store = store_opener() if store_opener is not None else None
-        return verify_range(rows, keys, store, lo_seq, hi_seq, prev=None,
-                            tree_ids=_range_tree_ids(lo_seq, hi_seq, tree_end), compact=compact)
+        return verify_range(rows, timeline, store, lo_seq, hi_seq, prev=None,
+                            tree_ids=_range_tree_ids(lo_seq, hi_seq, tree_end), compact=compact, rules=rules)
     finally:
         rows.close()
 
@@ -435,15 +457,29 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def verify_ranges(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None, last_seq: int,
+@dataclass(frozen=True)
+class RuleSettings:
+    """What the row rules of a full verify need: the log's origin, the verifier's clock, strictness."""
+
+    origin: str
+    now: float
+    strict_time: bool = False
+
+    def for_range(self, compact: bool, bound_before: bool = False) -> RowRules:
+        return RowRules(self.origin, self.now, bound_before=bound_before, compact=compact)
+
+
+def verify_ranges(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None, last_seq: int,
                   tree_size: int | None, workers: int | None,
-                  progress: Callable[[int, int], None] | None = None) -> tuple[list[Check], Counter[str], int]:
+                  progress: Callable[[int, int], None] | None = None,
+                  rule_settings: RuleSettings | None = None) -> tuple[list[Check], Counter[str], int, dict[str, int]]:
     """Every row from seq 1 to ``last_seq`` in ranges of ``range_size`` rows, then what spans ranges.
     ``tree_size``: the leaves the stored tree covers (checked up to there), or None to skip it.
     ``workers``: processes (default: every core; 1, or a backend without a ``worker_opener``: this
     one). ``progress(rows_done, total_rows)`` is called in this process within each range checked
-    here and as each worker's range result arrives.
-    Returns (checks, passed counts, rows)."""
+    here and as each worker's range result arrives. ``rule_settings``: check each row's binding and
+    clock (``g6.ledger.row_rules``).
+    Returns (checks, passed counts, rows, {"bound", "unbound", "warnings"})."""
     compact = last_seq > CHUNK
     tree_end = stored_tree.stored_hash_count(min(tree_size, last_seq)) if tree_size is not None else None
     opener = rows.worker_opener()
@@ -452,57 +488,78 @@ def verify_ranges(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBa
     workers = 1 if opener is None else default_workers() if workers is None else max(1, workers)
     chunk = range_size(last_seq, workers)
     bounds = [(lo, min(lo + chunk - 1, last_seq)) for lo in range(1, last_seq + 1, chunk)]
+    job = _Job(keys, store, tree_end, compact, last_seq, progress, rule_settings)
     if opener is None or workers == 1 or len(bounds) <= 1:
-        results = _ranges_here(rows, keys, store, bounds, tree_end, compact, last_seq, progress)
+        results = _ranges_here(rows, bounds, job)
     else:
         try:
-            results = _ranges_in_workers(opener, keys, store, bounds, tree_end, compact, workers, last_seq,
-                                         progress)
+            results = _ranges_in_workers(opener, bounds, job, workers)
         except BrokenProcessPool:
             # no worker could start (e.g. spawn, for a script without a ``__main__`` guard): the
             # same ranges, in this process
-            return verify_ranges(rows, keys, store, last_seq, tree_size, 1, progress)
+            return verify_ranges(rows, keys, store, last_seq, tree_size, 1, progress, rule_settings)
     checks, passed, n = _join_ranges(results)
+    stats: dict[str, int] = {}
+    if rule_settings is not None:
+        more, counted, stats = join_rules([r.rules for r in results if r.rules is not None],
+                                          rule_settings.strict_time)
+        checks.extend(more)
+        passed.update(counted)
     if tree_end is not None and tree_size is not None:
-        checks.extend(_upper_tree_checks(rows, results, min(tree_size, last_seq), chunk))
-    return checks, passed, n
+        checks.extend(stored_tree.upper_tree_checks(rows, [r.frontier for r in results], min(tree_size, last_seq),
+                                                    chunk, MAX_TREE_FAILURES))
+    return checks, passed, n, stats
 
 
-def _ranges_here(rows: LedgerRows, keys: Mapping[str, VerifyKey], store: BlobBackend | None,
-                 bounds: Sequence[tuple[int, int]], tree_end: int | None, compact: bool, last_seq: int,
-                 progress: Callable[[int, int], None] | None) -> list[RangeResult]:
+@dataclass(frozen=True)
+class _Job:
+    """What every range of one verify shares."""
+
+    timeline: KeyTimeline
+    store: BlobBackend | None
+    tree_end: int | None
+    compact: bool
+    last_seq: int
+    progress: Callable[[int, int], None] | None
+    rule_settings: RuleSettings | None
+
+    def rules(self) -> RowRules | None:
+        return self.rule_settings.for_range(self.compact) if self.rule_settings is not None else None
+
+
+def _ranges_here(rows: LedgerRows, bounds: Sequence[tuple[int, int]], job: _Job) -> list[RangeResult]:
     results = []
     done = 0
-    keys_map = dict(keys)
+    progress = job.progress
     for lo, hi in bounds:
-        step = None if progress is None else (lambda n, _, base=done: progress(base + n, last_seq))
-        results.append(verify_range(rows, keys_map, store, lo, hi, prev=None,
-                                    tree_ids=_range_tree_ids(lo, hi, tree_end), compact=compact, progress=step))
+        step = None if progress is None else (lambda n, _, base=done: progress(base + n, job.last_seq))
+        results.append(verify_range(rows, job.timeline, job.store, lo, hi, prev=None,
+                                    tree_ids=_range_tree_ids(lo, hi, job.tree_end), compact=job.compact,
+                                    progress=step, rules=job.rules()))
         done += hi - lo + 1
         if progress is not None:
-            progress(done, last_seq)
+            progress(done, job.last_seq)
     return results
 
 
-def _ranges_in_workers(opener: Callable[[], LedgerRows], keys: Mapping[str, VerifyKey], store: BlobBackend | None,
-                       bounds: Sequence[tuple[int, int]], tree_end: int | None, compact: bool, workers: int,
-                       last_seq: int, progress: Callable[[int, int], None] | None) -> list[RangeResult]:
+def _ranges_in_workers(opener: Callable[[], LedgerRows], bounds: Sequence[tuple[int, int]], job: _Job,
+                       workers: int) -> list[RangeResult]:
     results: list[RangeResult | None] = [None] * len(bounds)
     done = 0
-    keys_raw = {k: v.raw for k, v in keys.items()}
-    store_opener = store.worker_opener() if store is not None else None
+    store_opener = job.store.worker_opener() if job.store is not None else None
     with ProcessPoolExecutor(max_workers=min(workers, len(bounds)), mp_context=_pool_context()) as pool:
         with warnings.catch_warnings():  # the workers are forked at the first submit
             # Python 3.12+ warns on a fork of a process with any native thread (see _pool_context)
             warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
-            futures = {pool.submit(_worker, opener, keys_raw, store_opener, lo, hi, tree_end, compact): j
+            futures = {pool.submit(_worker, opener, job.timeline, store_opener, lo, hi, job.tree_end, job.compact,
+                                   job.rules()): j
                        for j, (lo, hi) in enumerate(bounds)}
         for f in as_completed(futures):
             j = futures[f]
             results[j] = f.result()
             done += bounds[j][1] - bounds[j][0] + 1
-            if progress is not None:
-                progress(done, last_seq)
+            if job.progress is not None:
+                job.progress(done, job.last_seq)
     out = [r for r in results if r is not None]
     assert len(out) == len(bounds)  # every range has its result, or the pool raised
     return out
@@ -531,30 +588,3 @@ def _join_ranges(results: Sequence[RangeResult]) -> tuple[list[Check], Counter[s
         if r.last is not None:
             prev = r.last
     return checks, passed, rows
-
-
-def _upper_tree_checks(rows: LedgerRows, results: Sequence[RangeResult], size: int, chunk: int) -> list[Check]:
-    """The stored hashes above one range: fold the ranges' roots as leaves at level log2(chunk)."""
-    base = chunk.bit_length() - 1
-    expect: list[tuple[int, bytes, int]] = []  # (id, hash, level)
-    stack: list[tuple[int, bytes]] = []
-    for j, r in enumerate(results):
-        if (j + 1) * chunk > size:
-            break  # a part range closes nothing above itself
-        if len(r.frontier.stack) != 1 or r.frontier.size != chunk:
-            return [Check("tree", False, None, None, f"rows {j * chunk + 1}..{(j + 1) * chunk} are not "
-                                                     f"{chunk} receipts, so the stored tree above them cannot match")]
-        h, level = r.frontier.stack[0][1], base
-        while stack and stack[-1][0] == level:
-            h = node_hash(stack.pop()[1], h)
-            level += 1
-            expect.append((stored_tree.stored_hash_index(level, j >> (level - base)), h, level))
-        stack.append((level, h))
-    if not expect:
-        return []
-    got = rows.read_hashes([i for i, _, _ in expect])
-    bad = [(i, lv) for i, h, lv in expect if got.get(i) != h]
-    if bad:
-        return [Check("tree", False, None, None, f"stored tree hash {i} (level {lv}) differs from the hash of "
-                                                 "the receipts") for i, lv in bad[:MAX_TREE_FAILURES]]
-    return [Check("tree", True, None, None, f"{len(expect)} stored hashes above {chunk}-row ranges")]

@@ -1,0 +1,167 @@
+"""Writer keys have a life, and the log records it: key entries, and the timeline verify reads from them.
+
+A key entry is a receipt of kind ``key`` appended to the log like any other (so it is chained, in the
+Merkle tree, and provable offline): ``request`` says ``{"action": "add" | "retire", "key": "ed25519:…",
+"key_id": …}``, and it is signed by a key already valid at that place in the log. Which keys are valid
+where (``KeyTimeline``):
+
+* a **root** is a key the verifier trusts of its own accord: one pinned with ``--key``, or (without
+  pins) one in the home's ``keys/trusted`` or the ledger's trusted-keys table. A root is valid from the
+  first row; pinning the log's own key is what lets a grader check every writer's receipts with it alone;
+* an **added** key is valid for the rows after the entry that added it;
+* a **retired** key is valid up to and including the entry that retired it, never after (a retirement
+  is final: the key cannot be added again).
+
+A receipt signed by a key outside its window fails verify, whatever folder still holds its ``.pub``:
+removing a file revokes nothing, a retire entry does. Key entries are few, so verify reads them all
+first (``g6.ledger.verify``) and hands the timeline to every range.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from g6.errors import InputError, SigningKeyError
+from g6.ledger.chain import Check
+from g6.ledger.keys import VerifyKey
+from g6.ledger.receipts import Receipt, Signature, check_signature, signed_message_fast, unsigned_bytes_of_stored
+
+ADD, RETIRE = "add", "retire"
+KEY_ADDED, KEY_RETIRED = "G6_E_LEDGER_KEY_ADDED", "G6_E_LEDGER_KEY_RETIRED"
+FOREVER = 1 << 62  # a window that never closes (seq numbers stay far below it)
+
+
+def key_entry(action: str, key: VerifyKey, reason: str = "") -> Receipt:
+    """An unsigned key entry: ``action`` (add or retire) of ``key``, for ``Ledger.append``."""
+    if action not in (ADD, RETIRE):
+        raise InputError(f"a key entry adds or retires a key, not {action!r}")
+    request: dict[str, Any] = {"action": action, "key": key.to_text(), "key_id": key.key_id}
+    if reason:
+        request["reason"] = reason
+    return Receipt(kind="key", source="g6", request=request, outcome="ok",
+                   outcome_code=KEY_ADDED if action == ADD else KEY_RETIRED)
+
+
+@dataclass
+class KeyLife:
+    """One key's window of validity in one log, and why the verifier trusts it."""
+
+    key: VerifyKey
+    why: str  # "pinned with --key", "in keys/trusted", "added at seq 12 by ed25519:…"…
+    root: bool
+    valid_from: int  # first seq it may sign
+    valid_to: int = FOREVER  # last seq it may sign (its retire entry's)
+    added_by: str | None = None
+    retired_by: str | None = None
+
+    def valid_at(self, seq: int) -> bool:
+        return self.valid_from <= seq <= self.valid_to
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key_id": self.key.key_id, "why": self.why, "root": self.root, "valid_from": self.valid_from,
+                "valid_to": None if self.valid_to == FOREVER else self.valid_to, "added_by": self.added_by,
+                "retired_by": self.retired_by}
+
+
+@dataclass
+class KeyTimeline:
+    """Which key may sign which rows of one log (see the module docstring)."""
+
+    lives: dict[str, KeyLife] = field(default_factory=dict)
+    entries: dict[int, str] = field(default_factory=dict)  # seq of each key entry read -> its action
+    problems: list[Check] = field(default_factory=list)  # key entries that are not valid, one verdict each
+
+    @classmethod
+    def of_roots(cls, roots: Mapping[str, tuple[VerifyKey, str]]) -> KeyTimeline:
+        """Before any key entry: every root valid from the first row."""
+        return cls({kid: KeyLife(k, why, True, 1) for kid, (k, why) in roots.items()})
+
+    def keys(self) -> dict[str, VerifyKey]:
+        return {kid: life.key for kid, life in self.lives.items()}
+
+    def why_not(self, key_id: str, seq: int) -> str | None:
+        """None when ``key_id`` may sign row ``seq``; else why not, in words."""
+        life = self.lives.get(key_id)
+        if life is None:
+            return f"signed by unknown key {key_id}"
+        if seq < life.valid_from:
+            return f"signed by {key_id} before it was added (at seq {life.valid_from - 1})"
+        if seq > life.valid_to:
+            return f"signed by {key_id} after it was retired (at seq {life.valid_to} by {life.retired_by})"
+        return None
+
+    def read(self, seq: int, receipt_id: str, text: Any) -> None:
+        """Take in the key entry stored at ``seq`` (in seq order): checked here, since every later row's
+        verdict depends on it; a bad entry changes no window and is a failed ``keys`` verdict."""
+        self.entries[seq] = "?"
+        try:
+            data, signer = self._signed_entry(seq, text)
+            action, key = _entry_request(data)
+        except (InputError, SigningKeyError, KeyError, TypeError, ValueError, AttributeError) as e:
+            self.problems.append(Check("keys", False, seq, receipt_id, f"key entry not valid: {e}"))
+            return
+        self.entries[seq] = action
+        life = self.lives.get(key.key_id)
+        if action == ADD:
+            if life is not None and life.valid_to != FOREVER:
+                self.problems.append(Check("keys", False, seq, receipt_id,
+                                           f"adds {key.key_id} again after it was retired at seq {life.valid_to}"))
+            elif life is None:
+                self.lives[key.key_id] = KeyLife(key, f"added at seq {seq} by {signer}", False, seq + 1,
+                                                 added_by=signer)
+            return
+        if life is None:
+            self.problems.append(Check("keys", False, seq, receipt_id, f"retires {key.key_id}, a key never valid here"))
+        elif life.valid_to != FOREVER:
+            self.problems.append(Check("keys", False, seq, receipt_id,
+                                       f"retires {key.key_id} again (retired at seq {life.valid_to})"))
+        else:
+            life.valid_to, life.retired_by = seq, signer
+
+    def _signed_entry(self, seq: int, text: Any) -> tuple[dict[str, Any], str]:
+        """The entry's JSON and who signed it, if a key valid at ``seq`` did; else InputError saying why."""
+        if not isinstance(text, str):
+            raise InputError(f"stored as {type(text).__name__}, not text")
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("kind") != "key":
+            raise InputError("not a key entry")
+        raw_sig = data.get("signature")
+        if not isinstance(raw_sig, dict):
+            raise InputError("unsigned")
+        sig = Signature(raw_sig["alg"], raw_sig["key_id"], raw_sig["value"])
+        message = signed_message_fast(text, data) or unsigned_bytes_of_stored(text, data)
+        if message is None:
+            raise InputError("the stored entry is not the canonical form of a signed receipt")
+        ok, why = check_signature(sig, self.keys(), message, "key entry")
+        if not ok:
+            raise InputError(why)
+        late = self.why_not(sig.key_id, seq)
+        if late is not None:
+            raise InputError(late)
+        return data, sig.key_id
+
+    def described(self) -> list[dict[str, Any]]:
+        return [life.to_json() for life in sorted(self.lives.values(), key=lambda x: (x.valid_from, x.key.key_id))]
+
+
+def _entry_request(data: Mapping[str, Any]) -> tuple[str, VerifyKey]:
+    request = data["request"]
+    action = request["action"]
+    if action not in (ADD, RETIRE):
+        raise InputError(f"unknown key action {action!r}")
+    key = VerifyKey.from_text(request["key"])
+    if request.get("key_id") != key.key_id:
+        raise InputError("its key_id is not its key's")
+    return action, key
+
+
+def timeline(roots: Mapping[str, tuple[VerifyKey, str]], key_rows: Iterable[tuple[int, Any, Any]]) -> KeyTimeline:
+    """The timeline of one log: its ``roots`` (key id -> (key, why trusted)) and its key entries
+    (seq, receipt id, stored text), in seq order."""
+    t = KeyTimeline.of_roots(roots)
+    for seq, rid, text in key_rows:
+        t.read(int(seq), rid if isinstance(rid, str) else repr(rid), text)
+    return t
