@@ -3,10 +3,12 @@
 The package face: what app code imports. Inside, the modules form one import DAG (a test checks it):
 value and crypto modules (receipts, keys, note, merkle, proofs, chain) at the bottom, then the
 backend protocol (rows) and the stored tree, the backends (sqlite, postgres), the checks (kept,
-verify_ranges, verify), the log written once over the protocol (log), and opening by URL (open).
+verify_ranges, verify, with the key timeline of keyring and the row rules of row_rules), the log
+written once over the protocol (log), and opening by URL (open).
 """
 
 from g6.ledger.chain import Check, LedgerEntry, LedgerVerifyReport
+from g6.ledger.keyring import KeyTimeline, key_entry
 from g6.ledger.keys import KeyDir, SigningKey, VerifyKey
 from g6.ledger.log import Ledger
 from g6.ledger.note import Checkpoint, NoteError
@@ -19,6 +21,7 @@ from g6.ledger.proofs import (
                               verify_inclusion_proof,
 )
 from g6.ledger.receipts import AllowlistDecision, Hop, Receipt, Signature
+from g6.ledger.verify import Trust
 
 __all__ = [
     "AllowlistDecision",
@@ -32,14 +35,17 @@ __all__ = [
     "ProofReport",
     "Hop",
     "KeyDir",
+    "KeyTimeline",
     "Ledger",
     "LedgerEntry",
     "LedgerVerifyReport",
     "Receipt",
     "Signature",
     "SigningKey",
+    "Trust",
     "VerifyKey",
     "copy_ledger",
+    "key_entry",
     "open_ledger",
     "trust_key",
     "trusted_keys",

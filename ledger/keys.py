@@ -106,8 +106,9 @@ class KeyDir:
     def exists(self) -> bool:
         return self.signing_path.is_file()
 
-    def init(self, *, force: bool = False) -> SigningKey:
-        """Create a signing key (0600). With ``force``, the old key is retired, not forgotten.
+    def init(self, *, force: bool = False, key: SigningKey | None = None) -> SigningKey:
+        """Create a signing key (0600; ``key``: install that one). With ``force``, the old key is replaced;
+        its public key stays trusted here (its receipts still verify).
 
         Without ``force`` the key is published with ``link(2)``, which fails if the file exists:
         of several processes creating the first key at once exactly one wins, the others get
@@ -116,7 +117,7 @@ class KeyDir:
             raise SigningKeyError(f"a signing key exists already at {self.signing_path}")
         self.path.mkdir(parents=True, exist_ok=True)
         os.chmod(self.path, 0o700)
-        key = SigningKey.generate()
+        key = key or SigningKey.generate()
         # a private temp name per process: two creators never write into each other's file
         tmp = self.path / f".signing.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -1,7 +1,8 @@
 """Proof files a grader verifies offline with only the public key.
 
 Inclusion — the C2SP tlog-proof format (https://c2sp.org/tlog-proof), the ``extra`` line binding
-the receipt id::
+the receipt id (and, for a receipt signed by a writer other than the log's key, carrying the key
+entries that made that writer one, see ``key_proof_extra``)::
 
     c2sp.org/tlog-proof@v1
     extra <base64 of the receipt id>
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from g6.errors import InputError
+from g6.ledger.keyring import KeyTimeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note
@@ -41,6 +43,8 @@ from g6.ledger.receipts import Receipt
 
 INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
 CONSISTENCY_HEADER = "g6-evidence/tlog-consistency@v1"
+KEYS_EXTRA = b"g6-evidence/key-entries@v1\n"  # extra data: this line, the receipt id, a line, then JSON
+MAX_KEY_ENTRIES = 64  # key entries one proof may carry (a chain of writers adding writers is short)
 
 
 class ProofFormatError(InputError):
@@ -162,37 +166,104 @@ def _receipt_bytes(receipt: Receipt | Mapping[str, Any] | bytes | str) -> tuple[
     return r.canonical_bytes(with_signature=True), r
 
 
+def key_proof_extra(receipt_id: str, entries: list[tuple[int, str, tuple[bytes, ...]]]) -> bytes:
+    """The ``extra`` data of a proof that carries key entries: each (leaf index, stored canonical text,
+    inclusion path against the proof's own checkpoint)."""
+    body = [{"index": i, "receipt": text, "hashes": [base64.b64encode(h).decode() for h in hashes]}
+            for i, text, hashes in entries]
+    return KEYS_EXTRA + receipt_id.encode() + b"\n" + json.dumps(body, separators=(",", ":")).encode()
+
+
+def _key_entries(extra: bytes) -> tuple[str, list[tuple[int, str, tuple[bytes, ...]]]]:
+    """(receipt id, key entries) of a proof's ``extra``; ProofFormatError for anything else."""
+    if not extra.startswith(KEYS_EXTRA):
+        return extra.decode(errors="replace"), []
+    rid, sep, body = extra[len(KEYS_EXTRA):].partition(b"\n")
+    try:
+        items = json.loads(body) if sep else None
+        if not isinstance(items, list) or len(items) > MAX_KEY_ENTRIES:
+            raise ValueError(f"a list of at most {MAX_KEY_ENTRIES} key entries")
+        out = []
+        for it in items:
+            index, text, hashes = it["index"], it["receipt"], it["hashes"]
+            if type(index) is not int or index < 0 or not isinstance(text, str) or not isinstance(hashes, list):
+                raise ValueError("each key entry has an index, its receipt's text and its hashes")
+            path = tuple(_b64(h, "key entry proof hash") for h in hashes)
+            if any(len(h) != 32 for h in path):
+                raise ValueError("every proof hash is 32 bytes")
+            out.append((index, text, path))
+    except (ValueError, TypeError, KeyError, RecursionError) as e:
+        raise ProofFormatError(f"the key entries in the proof's extra data are malformed: {e}") from None
+    return rid.decode(errors="replace"), sorted(out)
+
+
 def verify_inclusion_proof(proof_text: str, receipt: Receipt | Mapping[str, Any] | bytes | str,
                            key: VerifyKey, origin: str | None = None) -> ProofReport:
-    """Check a receipt's inclusion proof with only the public key: no ledger, no network."""
+    """Check a receipt's inclusion proof with only the public key: no ledger, no network.
+
+    ``key`` is the log's key. A receipt signed by another writer verifies when the proof carries the key
+    entries that made that writer one (each signed by a key valid where it stands, back to ``key``, and
+    each included in the same checkpoint); the checkpoint may be signed by any key so proven."""
     checks: list[ProofCheck] = []
     try:
         proof = parse_inclusion(proof_text)
+        bound, entries = _key_entries(proof.extra) if proof.extra is not None else (None, [])
         checks.append(ProofCheck("format", True))
     except ProofFormatError as e:
         return ProofReport("inclusion", (ProofCheck("format", False, str(e)),))
+    tl = KeyTimeline.of_roots({key.key_id: (key, "given with --key")})
+    for index, text, _ in entries:
+        tl.read(index + 1, f"key entry at leaf {index}", text)
+    if entries:
+        bad = [f"leaf {c.seq - 1}: {c.detail}" for c in tl.problems if c.seq is not None]
+        checks.append(ProofCheck("key_entries", not bad, "; ".join(bad) if bad else
+                                 f"{len(entries)} key entries from {key.key_id}"))
     try:
         canonical, r = _receipt_bytes(receipt)
-        ok, why = r.verify_signature({key.key_id: key})
+        ok, why = r.verify_signature(tl.keys())
+        if ok and r.signature is not None:
+            late = tl.why_not(r.signature.key_id, proof.index + 1)
+            ok, why = (False, late) if late else (True, "")
         checks.append(ProofCheck("receipt_signature", ok, "" if ok else why))
     except (ValueError, InputError) as e:
         return ProofReport("inclusion", (*checks, ProofCheck("receipt", False, f"unreadable receipt: {e}")))
-    if proof.extra is not None:
-        bound = proof.extra.decode(errors="replace")
+    if bound is not None:
         checks.append(ProofCheck("receipt_binding", bound == r.receipt_id,
                                  "" if bound == r.receipt_id else f"the proof is for {bound}, not {r.receipt_id}"))
-    try:
-        cp = open_checkpoint(proof.checkpoint_note, key, origin)
-        checks.append(ProofCheck("checkpoint_signature", True, f"{cp.origin} size {cp.size}"))
-    except NoteError as e:
-        checks.append(ProofCheck("checkpoint_signature", False, str(e)))
+    cp = _open_by_any(proof.checkpoint_note, tl, origin, checks)
+    if cp is None:
         return ProofReport("inclusion", tuple(checks))
+    if r.log is not None:
+        want = {"origin": cp.origin, "seq": proof.index + 1}
+        checks.append(ProofCheck("receipt_place", dict(r.log) == want, "" if dict(r.log) == want else
+                                 f"the receipt is signed for {r.log.get('origin')} #{r.log.get('seq')}, the proof "
+                                 f"puts it at {cp.origin} #{proof.index + 1}"))
     try:
         verify_inclusion(proof.index, cp.size, leaf_hash(canonical), proof.hashes, cp.root)
-        checks.append(ProofCheck("inclusion", True, f"leaf {proof.index} of {cp.size}"))
+        for index, text, hashes in entries:
+            verify_inclusion(index, cp.size, leaf_hash(text.encode()), hashes, cp.root)
+        checks.append(ProofCheck("inclusion", True, f"leaf {proof.index} of {cp.size}"
+                                 + (f", and {len(entries)} key entries" if entries else "")))
     except ProofError as e:
         checks.append(ProofCheck("inclusion", False, str(e)))
     return ProofReport("inclusion", tuple(checks))
+
+
+def _open_by_any(note: str, tl: KeyTimeline, origin: str | None, checks: list[ProofCheck]) -> Checkpoint | None:
+    """The checkpoint, signed by the given key or a key the proof's entries made a writer (valid at its size)."""
+    error = "not signed by the given key"
+    for life in tl.lives.values():
+        try:
+            cp = open_checkpoint(note, life.key, origin)
+        except NoteError as e:
+            error = str(e) if life.root else error
+            continue
+        if life.valid_at(max(cp.size, 1)):
+            who = "" if life.root else f", signed by {life.key.key_id} ({life.why})"
+            checks.append(ProofCheck("checkpoint_signature", True, f"{cp.origin} size {cp.size}{who}"))
+            return cp
+    checks.append(ProofCheck("checkpoint_signature", False, error))
+    return None
 
 
 def verify_consistency_proof(proof_text: str, key: VerifyKey, origin: str | None = None) -> ProofReport:

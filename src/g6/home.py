@@ -13,7 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from g6.errors import LedgerError
-from g6.ledger import KeyDir, Ledger, LedgerVerifyReport, Receipt, SigningKey, VerifyKey, open_ledger, trusted_keys
+from g6.ledger import (
+    KeyDir,
+    Ledger,
+    LedgerVerifyReport,
+    Receipt,
+    SigningKey,
+    Trust,
+    VerifyKey,
+    open_ledger,
+    trusted_keys,
+)
 from g6.store import BlobBackend, open_store
 
 
@@ -71,22 +81,59 @@ class EvidenceHome:
         """Sign and append one receipt; its blob (if any) must already be in the store."""
         return self.ledger.append(receipt, self.signing_key())
 
+    # -- writer keys, recorded in the log (g6.ledger.keyring) --------------------------------------------
+    def add_writer(self, key: VerifyKey, reason: str = "") -> Receipt:
+        """Add ``key`` as a writer of this log: a key entry signed by this home's key."""
+        return self.ledger.add_key(key, self.signing_key(), reason)
+
+    def retire_key(self, key: VerifyKey, reason: str = "") -> Receipt:
+        """Retire ``key`` in this log: a key entry signed by this home's key; nothing it signs after
+        counts, and appends with it are refused."""
+        return self.ledger.retire_key(key, self.signing_key(), reason)
+
+    def rotate_key(self) -> tuple[SigningKey, list[Receipt]]:
+        """A new signing key in place of this home's: the log records it (the new key added by the old, then
+        the old retired by the new), and the old public key stays in ``keys/trusted`` for its receipts."""
+        old = self.signing_key()
+        new = SigningKey.generate()
+        entries = []
+        recorded = self.ledger.present() and len(self.ledger) > 0
+        if recorded:  # the new key may sign from the row after this entry
+            entries.append(self.ledger.add_key(new.public, old, "rotation"))
+        self.keys.init(force=True, key=new)
+        self._key = new
+        if recorded:
+            entries.append(self.ledger.retire_key(old.public, new, "rotation"))
+        return new, entries
+
     def trusted(self) -> dict[str, VerifyKey]:
         """The keys this home trusts: its own key folder's and those kept with the ledger (``g6 keys trust``)."""
         return {**trusted_keys(self.ledger), **self.keys.trusted()}
 
+    def trust(self, keys: Mapping[str, VerifyKey] | None = None, *, strict_time: bool = False) -> Trust:
+        """Whom a verify of this home trusts, and why: ``keys`` pinned (the home's folder and the ledger's
+        table are then not consulted), else the keys in ``keys/trusted`` and the ledger's trusted-keys
+        table. Either way a key entry in the log can add writers and retire keys (``g6.ledger.keyring``)."""
+        if keys is not None:
+            return Trust(dict(keys), {kid: "pinned" for kid in keys}, strict_time=strict_time)
+        try:
+            table = trusted_keys(self.ledger)
+        except LedgerError:  # the ledger cannot be read: verify says why in its database verdict
+            table = {}
+        folder = self.keys.trusted()
+        why = {kid: "in the ledger's trusted-keys table" for kid in table}
+        why.update({kid: f"in {self.keys.trusted_dir}" for kid in folder})
+        return Trust({**table, **folder}, why, strict_time=strict_time)
+
     def verify(self, keys: Mapping[str, VerifyKey] | None = None,
                kept: Sequence[tuple[str, str]] = (), *,
-               progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
+               progress: Callable[[int, int], None] | None = None, strict_time: bool = False) -> LedgerVerifyReport:
         """Verify the ledger and its blobs. ``keys`` pins the public keys (``keys/trusted/`` and the
         ledger's trusted keys are then not consulted); ``kept`` are (label, note) checkpoints kept
-        outside the home. ``progress(receipts checked, receipts)`` is called as it goes."""
-        if keys is None:
-            try:
-                keys = self.trusted()
-            except LedgerError:  # the ledger cannot be read: verify says why in its database verdict
-                keys = self.keys.trusted()
-        report = self.ledger.verify(keys, self.store, kept, progress=progress)
-        if self.ledger.reopen_if_changed():  # a writer came by during a lock-free read: read again
-            report = self.ledger.verify(keys, self.store, kept, progress=progress)
+        outside the home. ``progress(receipts checked, receipts)`` is called as it goes; ``strict_time``
+        makes a clock warning a failure."""
+        trust = self.trust(keys, strict_time=strict_time)
+        report = self.ledger.verify(trust, self.store, kept, progress=progress)
+        if self.ledger.reopen_if_changed():  # a writer came by during a lock-free read of a quiet file: again
+            report = self.ledger.verify(trust, self.store, kept, progress=progress)
         return report

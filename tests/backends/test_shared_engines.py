@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -23,7 +24,6 @@ from g6.ledger import (
     Receipt,
     copy_ledger,
     open_ledger,
-    trusted_keys,
     verify_consistency_proof,
     verify_inclusion_proof,
 )
@@ -39,56 +39,74 @@ def _receipt(i: int, who: int) -> Receipt:
                    outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=i)
 
 
-def _writer(root: str, url: str, who: int, go: object) -> None:
-    from g6.ledger import trust_key
-
+def _writer(root: str, url: str, who: int, keys: object, go: object) -> None:
     home = EvidenceHome(root, fsync=False, ledger_url=url)
     key = home.keys.init()
-    trust_key(home.ledger, key.public)  # `g6 keys trust self`
-    go.wait()  # type: ignore[attr-defined]
+    keys.put((who, key.public.to_text()))  # type: ignore[attr-defined]
+    go.wait()  # type: ignore[attr-defined]  # the log's owner has added this writer by now
     for start in range(0, EACH, BATCH):
         home.ledger.append_many([_receipt(i, who) for i in range(start, start + BATCH)], key)
     home.close()
 
 
-def test_eight_writer_processes_keep_one_chain(pg_url: str, tmp_path: Path) -> None:
+def test_eight_writer_processes_keep_one_chain_and_prove_with_the_log_key_alone(pg_url: str, tmp_path: Path) -> None:
+    """Eight writers on one PostgreSQL ledger: writer 0 owns the log and adds the other seven (key entries
+    signed by its key); every writer's receipt then verifies, and proves offline, with writer 0's key alone."""
+    from g6.ledger import VerifyKey
+
     ctx = mp.get_context("spawn")
-    go = ctx.Event()
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path / f"w{i}"), pg_url, i, go)) for i in range(WRITERS)]
+    go, published = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path / f"w{i}"), pg_url, i, published, go))
+             for i in range(WRITERS)]
     for p in procs:
         p.start()
+    keys = dict(published.get(timeout=120) for _ in procs)
+    owner = EvidenceHome(tmp_path / "w0", fsync=False, ledger_url=pg_url)
+    log_key = owner.signing_key()
+    assert log_key.public.to_text() == keys[0]
+    for who in range(1, WRITERS):
+        owner.add_writer(VerifyKey.from_text(keys[who]))
     go.set()
     for p in procs:
         p.join(600)
     assert [p.exitcode for p in procs] == [0] * WRITERS
     verifier = EvidenceHome(tmp_path / "verifier", fsync=False, ledger_url=pg_url)
     entries = list(verifier.ledger.entries())
-    assert [e.seq for e in entries] == list(range(1, WRITERS * EACH + 1))
+    total = WRITERS * EACH + WRITERS - 1  # the receipts and the seven key entries
+    assert [e.seq for e in entries] == list(range(1, total + 1))
     assert all(b.prev_hash == a.entry_hash for a, b in zip(entries, entries[1:], strict=False))
-    signers = {e.receipt.signature.key_id for e in entries if e.receipt.signature}
-    assert len(signers) == WRITERS and set(trusted_keys(verifier.ledger)) == signers
+    reads = [e for e in entries if e.receipt.kind == "fetch"]
+    signers = {e.receipt.signature.key_id for e in reads if e.receipt.signature}
+    assert len(signers) == WRITERS
     # every writer's receipts are all there, each writer's in its own order
     for who in range(WRITERS):
-        mine = [e.receipt.request["url"] for e in entries if f"/{who}/" in e.receipt.request["url"]]
+        mine = [e.receipt.request["url"] for e in reads if f"/{who}/" in e.receipt.request["url"]]
         assert mine == [f"https://example.org/{who}/{i}" for i in range(EACH)]
-    report = verifier.ledger.verify(trusted_keys(verifier.ledger))
-    assert report.ok and report.rows == WRITERS * EACH and len(report.of("signature")) == WRITERS * EACH
-    # checkpoints and proofs: writer 0 signs them; its receipts prove fully with its key alone
-    w0 = EvidenceHome(tmp_path / "w0", fsync=False, ledger_url=pg_url)
-    cp1, _ = checkpoint(w0)
-    w0.ledger.append(_receipt(EACH, 0), w0.signing_key())
-    cp2, _ = checkpoint(w0)
-    key = w0.signing_key().public
-    mine = [e for e in entries if e.receipt.signature.key_id == key.key_id]
-    for e in (mine[0], mine[-1]):
-        proof, made = prove(w0, e.receipt.receipt_id)
-        assert not made and verify_inclusion_proof(proof.text(), e.receipt, key, cp2.origin).ok
-    other = next(e for e in entries if e.receipt.signature.key_id != key.key_id)
-    report = verify_inclusion_proof(prove(w0, other.receipt.receipt_id)[0].text(), other.receipt, key, cp2.origin)
-    assert [c.check for c in report.checks if not c.ok] == ["receipt_signature"]  # signed by another writer
-    assert verify_consistency_proof(consistency(w0, cp1.size, cp2.size).text(), key, cp1.origin).ok
-    assert w0.verify().ok and len(w0.verify().of("checkpoint")) == 2
-    w0.close()
+    report = verifier.ledger.verify({log_key.key_id: log_key.public})  # the log's key, pinned, alone
+    assert report.ok and report.rows == total and len(report.of("signature")) == total
+    assert sum(1 for k in report.keys if not k["root"]) == WRITERS - 1
+    # checkpoints and proofs: the owner signs them; every writer's receipt proves with the log key alone
+    cp1, _ = checkpoint(owner)
+    owner.ledger.append(_receipt(EACH, 0), log_key)
+    cp2, _ = checkpoint(owner)
+    key = log_key.public
+    for who in range(WRITERS):
+        writer_key = VerifyKey.from_text(keys[who]).key_id
+        mine = [e for e in reads if e.receipt.signature.key_id == writer_key]
+        for e in (mine[0], mine[-1]):
+            proof, made = prove(owner, e.receipt.receipt_id)
+            verdict = verify_inclusion_proof(proof.text(), e.receipt, key, cp2.origin)
+            assert not made and verdict.ok, (who, [c.to_json() for c in verdict.checks if not c.ok])
+            assert who == 0 or "key entries" in next(c.detail for c in verdict.checks if c.check == "inclusion")
+    # a proof whose key entries were taken out no longer proves another writer's receipt with the log key
+    other = next(e for e in reads if e.receipt.signature.key_id != log_key.key_id)
+    bare = prove(owner, other.receipt.receipt_id)[0]
+    stripped = replace(bare, extra=other.receipt.receipt_id.encode()).text()
+    report = verify_inclusion_proof(stripped, other.receipt, key, cp2.origin)
+    assert [c.check for c in report.checks if not c.ok] == ["receipt_signature"]
+    assert verify_consistency_proof(consistency(owner, cp1.size, cp2.size).text(), key, cp1.origin).ok
+    assert owner.verify().ok and len(owner.verify().of("checkpoint")) == 2
+    owner.close()
     verifier.close()
 
 

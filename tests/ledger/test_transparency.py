@@ -52,9 +52,10 @@ def test_inclusion_tampering_is_caught(home: EvidenceHome) -> None:
     other = json.dumps(rs[3].to_json())
     assert {"receipt_binding", "inclusion"} <= failed(verify_inclusion_proof(text, other, key))
     no_extra = text.replace(text.split("\n")[1] + "\n", "", 1)
-    assert failed(verify_inclusion_proof(no_extra, other, key)) == {"inclusion"}  # wrong leaf
+    # wrong leaf; and the receipt signs its own place, which the proof contradicts
+    assert failed(verify_inclusion_proof(no_extra, other, key)) == {"inclusion", "receipt_place"}
     assert failed(verify_inclusion_proof(text.replace("\nindex 4\n", "\nindex 5\n"), rs[4].to_json(), key)) == \
-        {"inclusion"}  # wrong index
+        {"inclusion", "receipt_place"}  # wrong index (the receipt signs index 4's place)
     lines = text.split("\n")
     truncated = "\n".join(lines[:3] + lines[4:])  # one path hash removed
     assert failed(verify_inclusion_proof(truncated, rs[4].to_json(), key)) == {"inclusion"}

@@ -1,4 +1,4 @@
-"""``g6 keys``: init, show, trust."""
+"""``g6 keys``: init, show, trust; add, retire and rotate writer keys in the log."""
 
 # Imports: the key folder and ledger parts are loaded by g6.config anyway, so they are imported at the top.
 from __future__ import annotations
@@ -7,27 +7,33 @@ from pathlib import Path
 
 import click
 
-from g6.cli.app import EXIT_FAILED, Ctx, cli, emit_json, fail, pass_ctx
+from g6.cli.app import EXIT_FAILED, Ctx, cli, emit_json, fail, info, pass_ctx
 from g6.cli.options import json_option
 from g6.errors import G6Error
-from g6.ledger import KeyDir, VerifyKey, trust_key
+from g6.ledger import KeyDir, Receipt, VerifyKey, trust_key
 from g6.ledger.note import verifier_key
 
 
 @cli.group("keys")
 def keys_group() -> None:
-    """Signing keys: init, show, trust."""
+    """Signing keys: init, show, trust; add, retire, rotate (key entries in the log)."""
 
 
 @keys_group.command("init")
-@click.option("--force", is_flag=True, help="Replace the signing key; the old public key stays trusted.")
+@click.option("--force", is_flag=True, help="Replace the signing key (as `keys rotate` does when the ledger holds "
+                                            "receipts); the old public key stays trusted.")
 @json_option("keys-init.v1", help="Print the new key as JSON")
 @pass_ctx
 def keys_init(c: Ctx, force: bool, as_json: bool) -> None:
     """Create the Ed25519 signing key (mode 0600) under $G6_HOME/keys (and the home, if new)."""
     with c.evidence(write=True) as ev:
         try:
-            key = ev.keys.init(force=force)
+            if force and ev.keys.exists():
+                key, entries = ev.rotate_key()  # recorded in the log, so verify knows the old key's end
+                for e in entries:
+                    info(f"g6: key entry {e.receipt_id}: {e.request['action']} {e.request['key_id']}")
+            else:
+                key = ev.keys.init(force=force)
         except G6Error as e:
             fail(str(e), EXIT_FAILED)
         path = ev.keys.signing_path
@@ -49,10 +55,13 @@ def keys_show(c: Ctx, as_json: bool) -> None:
     except G6Error as e:
         fail(str(e), EXIT_FAILED)
     vkey = None
+    retired: dict[str, int] = {}
     with c.evidence() as ev:
         if ev.ledger.present():
             vkey = verifier_key(ev.ledger.origin, current)  # a damaged ledger / no log id: LedgerError, exit 1
             trusted = ev.trusted()  # the key folder's and those kept with the ledger
+            retired = {str(e.receipt.request.get("key_id")): e.seq for e in ev.ledger.key_entries()
+                       if e.receipt.request.get("action") == "retire"}
         else:  # keys made before any ledger: the log id (part of the verifier key) does not exist yet
             click.echo("g6: no ledger yet, so no checkpoint verifier key (it names the log)", err=True)
             trusted = kd.trusted()
@@ -66,7 +75,8 @@ def keys_show(c: Ctx, as_json: bool) -> None:
         click.echo(f"checkpoint verifier key: {vkey}")
     for kid, k in trusted.items():
         if kid != current.key_id:
-            click.echo(f"{kid} {k.to_text()} (trusted, retired)")
+            note = f", retired at seq {retired[kid]}" if kid in retired else ""
+            click.echo(f"{kid} {k.to_text()} (trusted{note})")
 
 
 @keys_group.command("trust")
@@ -97,3 +107,92 @@ def keys_trust(c: Ctx, public_key: str, as_json: bool) -> None:
         emit_json({"key_id": k.key_id, "public_key": k.to_text()})
         return
     click.echo(k.key_id)
+
+
+def _read_public_key(text: str, known: dict[str, VerifyKey] | None = None) -> VerifyKey:
+    """A public key from 'ed25519:<base64>', a file holding one, or (``known``) a key id among them."""
+    if known is not None and text in known:
+        return known[text]
+    try:
+        body = Path(text).read_text(encoding="utf-8") if Path(text).is_file() else text
+        return VerifyKey.from_text(body)
+    except G6Error as e:
+        fail(f"{e}" + (" (or give the id of a key this home knows: `g6 keys show`)" if known is not None else ""))
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        fail(f"cannot read a public key from {text}: {why}")
+
+
+def _entries_out(action: str, key: VerifyKey, origin: str | None, entries: list[Receipt], as_json: bool) -> None:
+    if as_json:
+        emit_json({"action": action, "key_id": key.key_id, "public_key": key.to_text(), "origin": origin,
+                   "entries": [{"receipt_id": e.receipt_id, "seq": (e.log or {}).get("seq"),
+                                "action": e.request["action"], "key_id": e.request["key_id"],
+                                "signed_by": e.signature.key_id if e.signature else None} for e in entries]})
+        return
+    for e in entries:
+        who = e.signature.key_id if e.signature else "?"
+        click.echo(f"{e.request['action']} {e.request['key_id']} at seq {(e.log or {}).get('seq')} "
+                   f"({e.receipt_id}, signed by {who})")
+    if not entries:
+        click.echo(f"{key.key_id} (no receipts yet: nothing to record in the log)")
+
+
+@keys_group.command("add")
+@click.argument("public_key")
+@click.option("--reason", default="", help="Why, kept in the key entry.")
+@json_option("keys-entry.v1", help="Print the key entry as JSON")
+@pass_ctx
+def keys_add(c: Ctx, public_key: str, reason: str, as_json: bool) -> None:
+    """Add a writer key to the log ('ed25519:<base64>' or a file holding it): a key entry signed by this
+    home's key, so a grader who pins the log's key can check that writer's receipts with it alone."""
+    key = _read_public_key(public_key)
+    with c.evidence(need_key=True) as ev:
+        entry = ev.add_writer(key, reason)
+        origin = ev.ledger.origin
+    _entries_out("add", key, origin, [entry], as_json)
+
+
+@keys_group.command("retire")
+@click.argument("key")
+@click.option("--reason", default="", help="Why, kept in the key entry.")
+@json_option("keys-entry.v1", help="Print the key entry as JSON")
+@pass_ctx
+def keys_retire(c: Ctx, key: str, reason: str, as_json: bool) -> None:
+    """Retire a key in the log (its id, 'ed25519:<base64>', or a file holding it): nothing it signs after this
+    entry verifies, and appends with it are refused. Removing a .pub file revokes nothing; this does."""
+    with c.evidence(need_key=True) as ev:
+        known = {**ev.trusted(), **_logged_keys(ev)}
+        k = _read_public_key(key, known)
+        if k.key_id == ev.signing_key().key_id:
+            fail("that is this home's own signing key: `g6 keys rotate` replaces it and retires it in one step")
+        entry = ev.retire_key(k, reason)
+        origin = ev.ledger.origin
+    _entries_out("retire", k, origin, [entry], as_json)
+
+
+@keys_group.command("rotate")
+@json_option("keys-entry.v1", help="Print the new key and the key entries as JSON")
+@pass_ctx
+def keys_rotate(c: Ctx, as_json: bool) -> None:
+    """Replace this home's signing key: the log records the new key (added by the old) and the old key's end
+    (retired by the new); the old public key stays in keys/trusted so its receipts still verify."""
+    with c.evidence(need_key=True) as ev:
+        try:
+            key, entries = ev.rotate_key()
+        except G6Error as e:
+            fail(str(e), EXIT_FAILED)
+        origin = ev.ledger.origin if entries else None
+    _entries_out("rotate", key.public, origin, entries, as_json)
+
+
+def _logged_keys(ev: object) -> dict[str, VerifyKey]:
+    """Keys the log's key entries name (a writer this home never trusted itself can still be retired)."""
+    out: dict[str, VerifyKey] = {}
+    for e in ev.ledger.key_entries():  # type: ignore[attr-defined]
+        try:
+            k = VerifyKey.from_text(str(e.receipt.request.get("key")))
+        except G6Error:
+            continue
+        out[k.key_id] = k
+    return out

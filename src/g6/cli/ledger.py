@@ -95,10 +95,13 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
 @click.option("--record", is_flag=True,
               help="After a clean run, keep the verified head, signed, in state/verified-checkpoint for a later "
                    "`--since` (the only write verify makes, and only when asked).")
+@click.option("--strict-time", is_flag=True,
+              help="A clock warning (a receipt dated in the future, far before its writer's previous one, or far "
+                   "from its id's time) fails verify instead of being listed.")
 @quiet_option
 @pass_ctx
 def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
-                  since: str | None, record: bool) -> None:
+                  since: str | None, record: bool, strict_time: bool) -> None:
     """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
     from g6.prove.verify_since import read_note, record_verified, verify_since
 
@@ -128,10 +131,10 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
         try:
             with progress("verifying", "receipts") as bar:
                 if since is None:
-                    report = ev.verify(keys, notes, progress=bar)
+                    report = ev.verify(keys, notes, progress=bar, strict_time=strict_time)
                 else:
                     report = verify_since(ev, read_note(ev, Path(since) if since else None), keys=keys, kept=notes,
-                                          progress=bar)
+                                          progress=bar, strict_time=strict_time)
         except G6Error as e:
             fail(str(e))
         if record and report.ok and size:
@@ -152,16 +155,28 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
 
 
 def _print_verify(report: Any, since: bool) -> None:
-    """``g6 ledger verify`` in text mode: a line per check with its first failures, then the verdict."""
-    for name, v in report.to_json()["checks"].items():
-        click.echo(f"{name:<10} {'ok' if v['ok'] else 'FAILED'} checked={v['checked']} failed={v['failed']}")
-        for f in v["failures"][:20]:
+    """``g6 ledger verify`` in text mode: a line per check with its first failures and warnings, the keys
+    it trusted and why, then the verdict."""
+    data = report.to_json()
+    for name, v in data["checks"].items():
+        warned = v.get("warnings", [])
+        click.echo(f"{name:<10} {'ok' if v['ok'] else 'FAILED'} checked={v['checked']} failed={v['failed']}"
+                   + (f" warnings={len(warned)}" if warned else ""))
+        for f in v["failures"][:20] + warned[:20]:
             where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
-            click.echo(f"  {where}{f['detail']}")
+            click.echo(f"  {where}{'warning: ' if f.get('warning') else ''}{f['detail']}")
         if name == "kept_checkpoint":  # say what each kept checkpoint proved, not only what failed
             for ch in report.of(name):
                 if ch.ok:
                     click.echo(f"  {ch.detail}")
+    rules = data.get("rules")
+    if rules and rules["old_rule"]:
+        click.echo(f"receipts   {rules['bound']} bound to their place in the log, {rules['old_rule']} under the old "
+                   "rule (signed before binding existed)")
+    for k in data.get("keys", []):
+        until = f"through seq {k['valid_to']} (retired by {k['retired_by']})" if k["valid_to"] is not None else \
+            "not retired"
+        click.echo(f"key        {k['key_id']} trusted: {k['why']}; signs from seq {k['valid_from']}, {until}")
     click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} {'new ' if since else ''}receipts")
 
 

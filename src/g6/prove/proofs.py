@@ -7,10 +7,12 @@ import os
 import tempfile
 from pathlib import Path
 
+from g6.errors import G6Error
 from g6.home import EvidenceHome
+from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import TreeView
-from g6.ledger.note import Checkpoint, verifier_key
-from g6.ledger.proofs import ConsistencyProof, InclusionProof
+from g6.ledger.note import Checkpoint, NoteError, signed_by, verifier_key
+from g6.ledger.proofs import ConsistencyProof, InclusionProof, key_proof_extra
 
 
 def checkpoint(home: EvidenceHome) -> tuple[Checkpoint, str]:
@@ -28,14 +30,49 @@ def covering_checkpoint(home: EvidenceHome, index: int) -> tuple[Checkpoint, str
 
 def prove(home: EvidenceHome, receipt_id: str, tree: TreeView | None = None) -> tuple[InclusionProof, bool]:
     """Inclusion proof of one receipt. Pass ``tree`` when proving many receipts, so the ledger's
-    leaves are hashed once, not once per proof."""
+    leaves are hashed once, not once per proof. A receipt (or checkpoint) signed by a writer the log
+    added carries the key entries that added it, back to a key no entry added (the log's), each with its
+    own inclusion path, so a grader holding only the log's key can check it (``key_proof_extra``)."""
     index = home.ledger.index_of(receipt_id)
     cp, note, made = covering_checkpoint(home, index)
     tree = tree if tree is not None and len(tree) >= cp.size else home.ledger.tree()
     if tree.root(cp.size) != cp.root:
         raise ValueError("the ledger no longer matches its latest checkpoint; run `g6 ledger verify`")
     proof = tree.inclusion_proof(index, cp.size)
-    return InclusionProof(index, tuple(proof), note, receipt_id.encode()), made
+    signer = home.ledger.get(receipt_id).signature
+    entries = _key_entries_for(home, cp.size, note, {signer.key_id} if signer else set())
+    extra = key_proof_extra(receipt_id, [(seq - 1, text, tuple(tree.inclusion_proof(seq - 1, cp.size)))
+                                         for seq, text in entries]) if entries else receipt_id.encode()
+    return InclusionProof(index, tuple(proof), note, extra), made
+
+
+def _key_entries_for(home: EvidenceHome, size: int, note: str, signers: set[str]) -> list[tuple[int, str]]:
+    """(seq, stored text) of the key entries among the first ``size`` rows that a grader holding only the
+    log's key needs: the add entry of each signer (of the receipt, of the checkpoint ``note``), of the key
+    that signed that entry, and so on back to a key no entry added; and every retire entry of those keys."""
+    entries = [e for e in home.ledger.key_entries() if e.seq <= size]
+    if not entries:
+        return []
+    named = {str(e.receipt.request.get("key_id")): str(e.receipt.request.get("key")) for e in entries}
+    for kid, text in named.items():  # whoever signed the checkpoint: a key the log names, or the home's own
+        with contextlib.suppress(G6Error, NoteError):
+            if signed_by(note, VerifyKey.from_text(text)):
+                signers.add(kid)
+    added = {str(e.receipt.request.get("key_id")): e for e in entries if e.receipt.request.get("action") == "add"}
+    chain: set[str] = set()
+    todo = list(signers)
+    while todo:
+        kid = todo.pop()
+        if kid in chain or kid not in added:
+            continue
+        chain.add(kid)
+        by = added[kid].receipt.signature
+        if by is not None:
+            todo.append(by.key_id)
+    named_keys = chain | signers
+    picked = [e.seq for e in entries if str(e.receipt.request.get("key_id")) in named_keys
+              and (e.receipt.request.get("action") == "retire" or str(e.receipt.request.get("key_id")) in chain)]
+    return [(seq, str(home.ledger.rows.row_at(seq)[5])) for seq in picked]
 
 
 def consistency(home: EvidenceHome, old: int, new: int) -> ConsistencyProof:

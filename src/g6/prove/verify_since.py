@@ -44,7 +44,7 @@ def read_note(home: EvidenceHome, path: Path | None) -> str:
 
 def verify_since(home: EvidenceHome, note: str, *, keys: Mapping[str, VerifyKey] | None = None,
                  kept: Sequence[tuple[str, str]] = (), workers: int | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> LedgerVerifyReport:
+                 progress: Callable[[int, int], None] | None = None, strict_time: bool = False) -> LedgerVerifyReport:
     """Prove the ledger extends the checkpoint in ``note``, then check the rows after it. ``keys``
     pins the public keys (``keys/trusted/`` is then not consulted); ``kept`` as in ``Ledger.verify``."""
     try:
@@ -52,13 +52,16 @@ def verify_since(home: EvidenceHome, note: str, *, keys: Mapping[str, VerifyKey]
         cp = Checkpoint.parse(text)
     except NoteError as e:
         raise InputError(f"not a signed checkpoint note: {e}") from None
-    keys = home.keys.trusted() if keys is None else keys
+    trust = home.trust(keys, strict_time=strict_time)
     origin = home.ledger.origin
-    if not any(signed_by(note, k, origin) for k in keys.values()):
+    # the note vouches for every row before it: only a pinned key or one in the home's own folder may sign
+    # it (the ledger's trusted-keys table is writable by whoever can write the database)
+    signers = keys if keys is not None else home.keys.trusted()
+    if not any(signed_by(note, k, origin) for k in signers.values()):
         why = f"is for {cp.origin}, not this ledger ({origin})" if cp.origin != origin else \
             "is not signed by a trusted key"
         return LedgerVerifyReport(0, (Check("consistency", False, None, None, f"the checkpoint {why}"),))
-    return home.ledger.verify(keys, home.store, kept, since=cp, workers=workers, progress=progress)
+    return home.ledger.verify(trust, home.store, kept, since=cp, workers=workers, progress=progress)
 
 
 def record_verified(home: EvidenceHome, size: int) -> Path | None:
