@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from g6.errors import ConfigError, InputError, LedgerError
 from g6.ledger.chain import GENESIS, ORIGIN_PREFIX, entry_hash
+from g6.ledger.keyring import KeyTimeline, timeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.log import Ledger
 from g6.ledger.postgres import PostgresRows
@@ -92,11 +93,15 @@ class CopyReport:
 
 
 def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batch: int = 500,
-                progress: Callable[[int, int], None] | None = None) -> CopyReport:
+                progress: Callable[[int, int], None] | None = None, pinned: bool = False) -> CopyReport:
     """Copy every row of ``src`` to ``dst`` byte for byte (same receipts, hashes, log id, checkpoints).
 
-    Each row is checked before it is written: its chain link, its entry hash and its signature
-    (against ``keys``). Rows go in batches, each one transaction under ``dst``'s write lock, so an
+    Each row is checked before it is written: its chain link, its entry hash and its signature, by a key
+    valid at that row (``keys`` are the roots; the log's key entries add and retire writers, as verify
+    reads them). The keys that go with the copy into ``dst``'s trusted-keys table are the source's table
+    and the keys that signed copied rows; with ``pinned`` (``ledger copy --key``) only the given keys and
+    the keys that signed copied rows: a key someone planted in the source's table stays behind.
+    Rows go in batches, each one transaction under ``dst``'s write lock, so an
     interrupted copy resumes where it stopped: ``dst`` must be empty or hold exactly the first rows
     of ``src`` (the same head hash), else nothing is written. ``progress(rows in dst, rows in src)``
     after each batch. Raises :class:`LedgerError` on a row
@@ -107,12 +112,14 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
     already, copied, prev = done, 0, dst_head if done else GENESIS
     signers: set[str] = set()
     total = src.head()[0] if progress is not None else 0
+    tl = timeline({kid: (k, "given") for kid, k in keys.items()},
+                  ((r[0], r[1], r[5]) for r in s.select(kind="key") if isinstance(r[0], int) and r[0] <= done))
     while True:
         rows = s.rows_after(done, batch)
         if not rows:
             break
         for row in rows:
-            signers.add(_check_row(row, done, prev, keys))
+            signers.add(_check_row(row, done, prev, tl))
             done, prev = row[0], row[7]
         with d.write():
             if dst.head() != (rows[0][0] - 1, rows[0][6]):
@@ -129,7 +136,8 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
             cps += 1
     # the keys that vouched for the copied rows go with the ledger, so anyone can verify the copy
     dst_keys = trusted_keys(dst)
-    wanted = {**trusted_keys(src), **{kid: keys[kid] for kid in signers}}
+    signed = {kid: tl.lives[kid].key for kid in signers if kid in tl.lives}
+    wanted = {**(dict(keys) if pinned else trusted_keys(src)), **signed}
     for k in wanted.values():
         if k.key_id not in dst_keys:
             trust_key(dst, k)
@@ -156,8 +164,9 @@ def _start_copy(src: Ledger, dst: Ledger) -> tuple[int, str]:
     return done, dst_head
 
 
-def _check_row(row: tuple[Any, ...], prev_seq: int, prev_hash: str, keys: Mapping[str, VerifyKey]) -> str:
-    """Check one row before it is copied; return the id of the key that signed it."""
+def _check_row(row: tuple[Any, ...], prev_seq: int, prev_hash: str, tl: KeyTimeline) -> str:
+    """Check one row before it is copied (a key entry also moves the timeline on); return the id of the key
+    that signed it."""
     seq, rid, _kind, _outcome, _at, text, stored_prev, stored_hash = row
     if seq != prev_seq + 1 or stored_prev != prev_hash or entry_hash(seq, stored_prev, text.encode()) != stored_hash:
         raise LedgerError(f"row {seq} ({rid}) breaks the chain; run `g6 ledger verify` on the source; copy stopped")
@@ -165,7 +174,15 @@ def _check_row(row: tuple[Any, ...], prev_seq: int, prev_hash: str, keys: Mappin
         receipt = Receipt.from_json(json.loads(text))
     except (ValueError, InputError) as e:
         raise LedgerError(f"row {seq} ({rid}) is not a readable receipt ({e}); copy stopped") from None
-    ok, why = receipt.verify_signature(keys)
+    if receipt.kind == "key":
+        before = len(tl.problems)
+        tl.read(seq, rid, text)
+        if len(tl.problems) > before:
+            raise LedgerError(f"row {seq} ({rid}): {tl.problems[-1].detail}; copy stopped")
+    ok, why = receipt.verify_signature(tl.keys())
+    if ok and receipt.signature is not None:
+        late = tl.why_not(receipt.signature.key_id, seq)
+        ok, why = (False, late) if late else (True, "")
     if not ok or receipt.receipt_id != rid:
         raise LedgerError(f"row {seq} ({rid}): {why or 'receipt id disagrees'}; trust its key (g6 keys trust) "
                           "or fix the source; copy stopped")

@@ -206,3 +206,28 @@ def test_a_key_entry_signed_by_a_key_not_valid_there_changes_nothing(home: Evide
     report = home.ledger.verify({log_key.key_id: log_key.public}, home.store)
     assert [c.seq for c in report.failures("keys")] == [2]
     assert {c.seq for c in report.failures("signature")} == {2, 3}
+
+
+def test_copy_with_a_pinned_key_leaves_a_planted_key_behind(home: EvidenceHome, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from g6.cli import cli
+    from g6.ledger import trust_key, trusted_keys
+
+    log_key = home.signing_key()
+    writer = SigningKey.generate()
+    home.record(receipt(1))
+    home.ledger.add_key(writer.public, log_key)
+    home.ledger.append(receipt(2), writer)
+    planted = SigningKey.generate()
+    trust_key(home.ledger, planted.public)  # written into the source's table behind the owner's back
+    home.close()
+    target = tmp_path / "copy.sqlite"
+    r = CliRunner().invoke(cli, ["--home", str(home.root), "ledger", "copy", "--to", f"sqlite:///{target}",
+                                 "--key", log_key.public.to_text(), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["verify"]["ok"] and out["copied"] == 3
+    with Ledger(target) as dst:
+        assert set(trusted_keys(dst)) == {log_key.key_id, writer.key_id}  # the pinned key and the signers
+    home.ledger = Ledger(home.root / "knowledge" / "ledger.sqlite")  # for the fixture's teardown

@@ -60,7 +60,7 @@ def ledger_group() -> None:
 
 
 @ledger_group.command("list")
-@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert"]),
+@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert", "key"]),
               help="Only receipts of this kind.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="At most this many, newest first.")
@@ -79,6 +79,8 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
     for e in entries:
         r = e.receipt
         target = r.final_url or r.request.get("url") or r.request.get("query") or ""
+        if r.kind == "key":  # a key entry: which key, and what happened to it
+            target = f"{r.request.get('action')} {r.request.get('key_id')}"
         click.echo(f"{e.seq:>6} {r.receipt_id} {r.kind:<7} {r.outcome:<17} {r.fetched_at} {target}")
 
 
@@ -312,7 +314,8 @@ def ledger_copy(c: Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
             fail(redact_text(f"--to {url}: cannot open that ledger: {e}"))
         with target as dst:
             with progress("copying", "receipts") as bar:
-                report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned, progress=bar)
+                report = copy_ledger(ev.ledger, dst, ev.trusted() if pinned is None else pinned, progress=bar,
+                                     pinned=pinned is not None)
             with progress("verifying the copy", "receipts") as bar:
                 check = dst.verify(ev.trusted() if pinned is None else pinned, progress=bar)
     data = {**report.to_json(), "verify": check.to_json()}
