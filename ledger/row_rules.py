@@ -36,16 +36,24 @@ KEEP = 8  # rows named per kind of problem per range; the rest are counted
 _RFC3339_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
 
+_last_second: list[tuple[str, float]] = [("", 0.0)]  # the last whole second parsed (rows mostly share it)
+
+
 def parse_utc(value: Any) -> float | None:
     """Seconds since the epoch of an RFC 3339 UTC time, or None for anything else (a real date only)."""
     if type(value) is not str or not _RFC3339_UTC.fullmatch(value):
         return None
-    head, _, frac = value[:-1].partition(".")
-    try:
-        t = datetime.strptime(head, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
-    except ValueError:  # 2026-02-30, 25:00:00
-        return None
-    return t + (float("0." + frac) if frac else 0.0)
+    head, frac = value[:19], value[20:-1]
+    last = _last_second[0]  # one tuple, swapped whole: a thread never sees one second's head with another's time
+    if head == last[0]:
+        t = last[1]
+    else:
+        try:
+            t = datetime.fromisoformat(head).replace(tzinfo=UTC).timestamp()
+        except ValueError:  # 2026-02-30, 25:00:00
+            return None
+        _last_second[0] = (head, t)
+    return t + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
 @dataclass

@@ -28,6 +28,9 @@ from g6.store.diskfull import is_disk_full
 TABLES = ("receipts", "checkpoints", "meta")  # what a reading open requires
 _COLUMNS = ", ".join(RECEIPT_COLUMNS)
 _CREATE_TREE = "CREATE TABLE IF NOT EXISTS merkle_hashes (id INTEGER PRIMARY KEY, hash BLOB NOT NULL)"
+# verify reads the key entries before anything else: by this index, not by a scan of every receipt
+_KIND_INDEX = "receipts_kind"
+_CREATE_KIND_INDEX = f"CREATE INDEX IF NOT EXISTS {_KIND_INDEX} ON receipts (kind, seq)"
 # made when a key is first trusted, so that a ledger nobody trusted a key in keeps its three tables
 _CREATE_TRUST = ("CREATE TABLE IF NOT EXISTS trusted_keys (key_id text PRIMARY KEY, public_key text NOT NULL,"
                  " added_at text)")
@@ -171,6 +174,9 @@ class SqliteRows:
         self._wait_for_lock(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
         self._conn.execute("PRAGMA synchronous=FULL")
         if set(TABLES) <= self._wait_for_lock(self._table_names):
+            if not self._has_index(_KIND_INDEX):  # a ledger made before key entries: indexed once, here
+                with self.write():
+                    self._conn.execute(_CREATE_KIND_INDEX)
             return
         with self.write():  # two first writers at once must not both create the tables
             names = self._table_names()
@@ -181,6 +187,7 @@ class SqliteRows:
                     pk="seq", not_null={"receipt_id", "receipt", "prev_hash", "entry_hash"},
                 )
                 self.db["receipts"].create_index(["receipt_id"], unique=True)
+                self._conn.execute(_CREATE_KIND_INDEX)
             if "checkpoints" not in names:
                 self.db["checkpoints"].create(
                     {"id": int, "size": int, "root": str, "note": str, "created_at": str},
@@ -342,6 +349,10 @@ class SqliteRows:
                            (size, root, note, created_at))
 
     # -- trusted keys ------------------------------------------------------------------------
+    def _has_index(self, name: str) -> bool:
+        return self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
+                                  (name,)).fetchone() is not None
+
     def _has_table(self, name: str) -> bool:
         return self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                                   (name,)).fetchone() is not None
