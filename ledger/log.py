@@ -272,6 +272,24 @@ class Ledger:
             raise
         return cp, note
 
+    def keep_beside(self, cp: Checkpoint, kind: str, name: str, value: str) -> None:
+        """Keep ``value`` beside checkpoint ``cp``: what another party vouches for it with (``kind``
+        "cosignature": a witness's signature line, ``name`` the witness; "timestamp": an RFC 3161 token,
+        base64, ``name`` the TSA). Kept, not trusted: whoever reads it checks it."""
+        rows = self._writable()
+        try:
+            with rows.write():
+                rows.add_checkpoint_extra(cp.size, cp.root.hex(), kind, name, value, utc_now())
+        except BaseException as e:
+            self._write_failed(e, "keeping a checkpoint's extras in")
+            raise
+
+    def kept_beside(self, cp: Checkpoint, kind: str | None = None) -> list[tuple[str, str, str]]:
+        """(kind, name, value) kept beside checkpoint ``cp`` (of ``kind`` only, when given)."""
+        root = cp.root.hex()
+        return [(k, n, v) for size, r, k, n, v, _ in self._usable().checkpoint_extras()
+                if size == cp.size and r == root and (kind is None or k == kind)]
+
     def checkpoints(self) -> list[tuple[Checkpoint, str]]:
         out = []
         for cid, _size, note in self._usable().checkpoint_notes():

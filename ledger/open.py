@@ -134,6 +134,8 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
         if note not in have:
             d.add_checkpoint(size, root, note, created)
             cps += 1
+    for extra in s.checkpoint_extras():  # cosignatures and timestamps kept beside the checkpoints
+        d.add_checkpoint_extra(*extra[:5], extra[5] or utc_now())
     # the keys that vouched for the copied rows go with the ledger, so anyone can verify the copy
     dst_keys = trusted_keys(dst)
     signed = {kid: tl.lives[kid].key for kid in signers if kid in tl.lives}

@@ -34,9 +34,12 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text);
 CREATE TABLE IF NOT EXISTS trusted_keys (key_id text PRIMARY KEY, public_key text NOT NULL, added_at text);
 CREATE TABLE IF NOT EXISTS merkle_hashes (id bigint PRIMARY KEY, hash bytea NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoint_extras (
+    id bigserial PRIMARY KEY, size bigint NOT NULL, root text NOT NULL, kind text NOT NULL, name text NOT NULL,
+    value text NOT NULL, added_at text, UNIQUE (size, root, kind, name, value));
 """
 _CREATE_TREE = "CREATE TABLE IF NOT EXISTS merkle_hashes (id bigint PRIMARY KEY, hash bytea NOT NULL)"
-_TABLES = ("receipts", "checkpoints", "meta", "trusted_keys", "merkle_hashes")
+_TABLES = ("receipts", "checkpoints", "meta", "trusted_keys", "merkle_hashes", "checkpoint_extras")
 # what a reading open requires: trusted_keys is read with the ledger; merkle_hashes is not (older
 # set-ups lack it)
 REQUIRED_TABLES = ("receipts", "checkpoints", "meta", "trusted_keys")
@@ -361,6 +364,15 @@ class PostgresRows:
                 (size, root, note, created_at))
 
     # -- trusted keys (the table is made at set-up, so a role that may not create tables reads it) --
+    def checkpoint_extras(self) -> list[tuple[Any, Any, Any, Any, Any, Any]]:
+        if not self._has_table("checkpoint_extras"):  # a ledger set up before extras were kept
+            return []
+        return self._q("SELECT size, root, kind, name, value, added_at FROM checkpoint_extras ORDER BY id").fetchall()
+
+    def add_checkpoint_extra(self, size: int, root: str, kind: str, name: str, value: str, added_at: str) -> None:
+        self._q("INSERT INTO checkpoint_extras (size, root, kind, name, value, added_at) VALUES "
+                "(%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", (size, root, kind, name, value, added_at))
+
     def trusted_key_rows(self) -> list[tuple[Any, Any]]:
         return self._q("SELECT key_id, public_key FROM trusted_keys ORDER BY key_id").fetchall()
 

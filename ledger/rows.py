@@ -156,6 +156,16 @@ class LedgerRows(Protocol):
 
     def add_checkpoint(self, size: int, root: str, note: str, created_at: str | None) -> None: ...
 
+    def checkpoint_extras(self) -> list[tuple[Any, Any, Any, Any, Any, Any]]:
+        """(size, root, kind, name, value, added_at) of everything kept beside a checkpoint (a witness's
+        cosignature, a timestamp token), in the order added; nothing, and nothing created, without the table."""
+        ...
+
+    def add_checkpoint_extra(self, size: int, root: str, kind: str, name: str, value: str, added_at: str) -> None:
+        """Keep ``value`` beside the checkpoint of (size, root); the same (size, root, kind, name, value)
+        twice is kept once."""
+        ...
+
     # -- keys trusted for everyone who verifies this ledger ----------------------------------
     def trusted_key_rows(self) -> list[tuple[Any, Any]]:
         """(key_id, public key text) by key id; nothing, and nothing created, without the table."""

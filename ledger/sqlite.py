@@ -28,6 +28,10 @@ from g6.store.diskfull import is_disk_full
 TABLES = ("receipts", "checkpoints", "meta")  # what a reading open requires
 _COLUMNS = ", ".join(RECEIPT_COLUMNS)
 _CREATE_TREE = "CREATE TABLE IF NOT EXISTS merkle_hashes (id INTEGER PRIMARY KEY, hash BLOB NOT NULL)"
+# what others vouch for a checkpoint with (cosignatures, timestamp tokens): made when the first is kept
+_CREATE_EXTRAS = ("CREATE TABLE IF NOT EXISTS checkpoint_extras (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, "
+                  "root TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, added_at TEXT, "
+                  "UNIQUE (size, root, kind, name, value))")
 # verify reads the key entries before anything else: by this index, not by a scan of every receipt
 _KIND_INDEX = "receipts_kind"
 _CREATE_KIND_INDEX = f"CREATE INDEX IF NOT EXISTS {_KIND_INDEX} ON receipts (kind, seq)"
@@ -347,6 +351,17 @@ class SqliteRows:
     def add_checkpoint(self, size: int, root: str, note: str, created_at: str | None) -> None:
         self._conn.execute("INSERT INTO checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
                            (size, root, note, created_at))
+
+    def checkpoint_extras(self) -> list[tuple[Any, Any, Any, Any, Any, Any]]:
+        if not self._has_table("checkpoint_extras"):
+            return []
+        return self._conn.execute("SELECT size, root, kind, name, value, added_at FROM checkpoint_extras "
+                                  "ORDER BY id").fetchall()
+
+    def add_checkpoint_extra(self, size: int, root: str, kind: str, name: str, value: str, added_at: str) -> None:
+        self._conn.execute(_CREATE_EXTRAS)
+        self._conn.execute("INSERT INTO checkpoint_extras (size, root, kind, name, value, added_at) VALUES "
+                           "(?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (size, root, kind, name, value, added_at))
 
     # -- trusted keys ------------------------------------------------------------------------
     def _has_index(self, name: str) -> bool:

@@ -379,3 +379,22 @@ def test_a_batch_appends_its_receipts_to_the_homes_own_ledger(pair_home: Evidenc
     assert len(pair_home.ledger) == 3 and pair_home.verify().ok
     assert {e.receipt.receipt_id for e in pair_home.ledger.entries()} == {r.receipt_id for r in report.results}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g6home"]
+
+
+def test_what_others_vouch_for_a_checkpoint_is_kept_beside_it(pair_home: EvidenceHome, tmp_path: Path) -> None:
+    from g6.ledger import Ledger, copy_ledger
+
+    fill(pair_home, 3)
+    cp, _ = checkpoint(pair_home)
+    assert pair_home.ledger.kept_beside(cp) == []
+    pair_home.ledger.keep_beside(cp, "cosignature", "witness.example", "— witness.example AAAA")
+    pair_home.ledger.keep_beside(cp, "cosignature", "witness.example", "— witness.example AAAA")  # kept once
+    pair_home.ledger.keep_beside(cp, "timestamp", "tsa.example", "MIIB")
+    assert pair_home.ledger.kept_beside(cp) == [("cosignature", "witness.example", "— witness.example AAAA"),
+                                                ("timestamp", "tsa.example", "MIIB")]
+    assert pair_home.ledger.kept_beside(cp, "timestamp") == [("timestamp", "tsa.example", "MIIB")]
+    later, _ = checkpoint(pair_home)
+    assert later == cp and pair_home.ledger.kept_beside(later)  # the same tree: the same checkpoint
+    with Ledger(tmp_path / "copy.sqlite") as dst:
+        copy_ledger(pair_home.ledger, dst, pair_home.trusted())
+        assert dst.kept_beside(cp) == pair_home.ledger.kept_beside(cp)
