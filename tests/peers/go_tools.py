@@ -1,0 +1,80 @@
+"""The field's own tools, built from the Go module proxy at pinned versions, as real peers for the tests.
+
+``go_tool("litewitness")`` returns the path of a binary in ``.tools/go/bin`` of the checkout, building it
+first (``go install`` of the pinned module version, one build at a time) when it is missing or was built
+from another version. Nothing is skipped: without Go, or when the proxy refuses, the test using the tool
+fails and says why. ``python tests/peers/go_tools.py`` builds them all (``.ci/run`` does, before the tests).
+
+| tool | from | why |
+| --- | --- | --- |
+| ``litewitness``, ``witnessctl`` | filippo.io/torchwood v0.6.1 | a C2SP tlog-witness that cosigns our checkpoints |
+| ``fsck`` | github.com/transparency-dev/tessera v1.0.4 | audits a published C2SP tlog-tiles log |
+| ``tlogcheck`` | this folder's ``tlogcheck`` (golang.org/x/mod v0.43.0) | Go's sumdb/tlog reading our tiles |
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / ".tools" / "go" / "bin"
+GO_CANDIDATES = ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")
+# tool -> (module, version, package path inside the module; None: this folder's own program)
+TOOLS: dict[str, tuple[str, str, str | None]] = {
+    "litewitness": ("filippo.io/torchwood", "v0.6.1", "cmd/litewitness"),
+    "witnessctl": ("filippo.io/torchwood", "v0.6.1", "cmd/witnessctl"),
+    "fsck": ("github.com/transparency-dev/tessera", "v1.0.4", "cmd/fsck"),
+    "tlogcheck": ("golang.org/x/mod", "v0.43.0", None),
+}
+
+
+class ToolUnavailable(RuntimeError):
+    """A pinned tool could not be built here: the message says what failed."""
+
+
+def go() -> str:
+    found = shutil.which("go") or next((g for g in GO_CANDIDATES if Path(g).is_file()), None)
+    if found is None:
+        raise ToolUnavailable("no Go toolchain (go) on this machine: the witness and tiles tests need it")
+    return found
+
+
+def _built_from(binary: Path, module: str, version: str) -> bool:
+    if not binary.is_file():
+        return False
+    out = subprocess.run([go(), "version", "-m", str(binary)], capture_output=True, text=True)
+    return any(line.split()[1:3] == [module, version] for line in out.stdout.splitlines()
+               if line.split()[:1] in (["mod"], ["dep"]))
+
+
+def go_tool(name: str) -> Path:
+    """The pinned binary ``name``, built if needed (under a lock: test processes may ask at once)."""
+    module, version, package = TOOLS[name]
+    binary = BIN / name
+    BIN.mkdir(parents=True, exist_ok=True)
+    with open(BIN.parent / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _built_from(binary, module, version):
+            return binary
+        env = {**os.environ, "GOBIN": str(BIN), "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false"}
+        if package is None:
+            cmd = [go(), "build", "-p", "1", "-o", str(binary), "."]
+            cwd: Path | None = Path(__file__).resolve().parent / name
+        else:
+            cmd = [go(), "install", "-p", "1", f"{module}/{package}@{version}"]
+            cwd = None
+        r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+        if r.returncode != 0 or not binary.is_file():
+            raise ToolUnavailable(f"building {name} ({module}@{version}) failed: {(r.stderr or r.stdout)[-800:]}")
+        return binary
+
+
+if __name__ == "__main__":
+    for tool in TOOLS:
+        print(f"{tool}: {go_tool(tool)}", flush=True)
+    sys.exit(0)

@@ -1,0 +1,5 @@
+module example.invalid/g6-evidence/tests/peers/tlogcheck
+
+go 1.26.0
+
+require golang.org/x/mod v0.43.0
