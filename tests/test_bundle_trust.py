@@ -501,11 +501,11 @@ def test_a_search_citation_shows_the_verified_paper(made: dict[str, Any], site: 
 
 
 def test_many_citations_of_one_body_parse_it_once(made: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    import g6.prove.bundle_verify
+    import g6.prove.bundle_citations
 
     calls = []
-    real = g6.prove.bundle_verify.cited_text
-    monkeypatch.setattr(g6.prove.bundle_verify, "cited_text", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = g6.prove.bundle_citations.cited_text
+    monkeypatch.setattr(g6.prove.bundle_citations, "cited_text", lambda *a, **k: calls.append(1) or real(*a, **k))
 
     def many(files: dict[str, bytes]) -> None:
         d = json.loads(files["manifest.json"])
