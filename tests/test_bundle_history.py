@@ -284,3 +284,35 @@ def test_kept_checkpoint_bad_inputs(hist: dict[str, Any]) -> None:
     nb = g6(hist["ev"].root, "bundle", str(tmp / "m.json"), "-o", str(tmp / "x.zip"), "--checkpoint",
             str(tmp / "nothing.note"))
     assert nb.returncode == 2 and len(nb.stderr.splitlines()) == 1, nb.stderr
+
+
+def test_consistency_members_are_read_as_hostile_as_any(hist: dict[str, Any]) -> None:
+    """The bundle's zip rules hold for the new members: a name outside the layout (leading zero, another
+    folder) fails the index and is never opened; one declared past the record limit is never inflated."""
+    name = "proofs/consistency/1-2.tlog-consistency"
+    for bad in ("proofs/consistency/01-2.tlog-consistency", "proofs/consistency/1-2.tlog-proof",
+                "proofs/consistency/../1-2.tlog-consistency"):
+        def rename(f: dict[str, bytes], bad: str = bad) -> None:
+            f[bad] = f.pop(name)
+        report = verify_bundle(repack(hist["zip"], hist["tmp"] / "renamed.zip", rename), (hist["key"],))
+        assert not report.ok and not check_of(report, "index").ok, bad
+    big = repack(hist["zip"], hist["tmp"] / "big.zip",
+                 lambda f: f.__setitem__(name, f[name] + b"\n" * (2 << 20)))
+    report = verify_bundle(big, (hist["key"],))
+    assert not report.ok and "over the" in check_of(report, "history").detail
+    assert report.inflated_bytes < 1 << 20
+
+
+def test_the_html_report_shows_both_notes_of_a_fork(hist: dict[str, Any]) -> None:
+    import lxml.html
+
+    from g6.export.html_report import render_bundle
+
+    report = verify_bundle(hist["zip"], (hist["key"],), kept=[("fork2.note", hist["notes"]["fork2"])])
+    page = render_bundle(report.to_json())
+    doc = lxml.html.fromstring(page)
+    section = doc.get_element_by_id("misbehavior")
+    text = section.text_content()
+    assert "the log shows two histories" in text
+    for note in (hist["notes"]["fork2"], zipfile.ZipFile(hist["zip"]).read("checkpoint.note").decode()):
+        assert note.splitlines()[2] in text  # each root
