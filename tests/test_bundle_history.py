@@ -316,3 +316,12 @@ def test_the_html_report_shows_both_notes_of_a_fork(hist: dict[str, Any]) -> Non
     assert "the log shows two histories" in text
     for note in (hist["notes"]["fork2"], zipfile.ZipFile(hist["zip"]).read("checkpoint.note").decode()):
         assert note.splitlines()[2] in text  # each root
+
+
+def test_every_kept_checkpoint_gets_a_verdict_even_when_the_bundle_is_unreadable(hist: dict[str, Any]) -> None:
+    (hist["tmp"] / "not.zip").write_bytes(b"not a zip at all")
+    report = verify_bundle(hist["tmp"] / "not.zip", (hist["key"],), kept=[("kept1", hist["notes"]["kept1"])])
+    assert not report.ok and not check_of(report, "kept_checkpoint").ok
+    no_index = repack(hist["zip"], hist["tmp"] / "no-manifest.zip", lambda f: f.pop("manifest.json"))
+    report = verify_bundle(no_index, (hist["key"],), kept=[("kept1", hist["notes"]["kept1"])])
+    assert not report.ok and check_of(report, "kept_checkpoint").ok  # the checkpoint itself was readable

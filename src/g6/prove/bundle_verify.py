@@ -72,12 +72,17 @@ def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | Pinne
             if cd is not None and (cd[0] > MAX_MEMBERS or cd[1] > MAX_CENTRAL_DIRECTORY):
                 return BundleReport(None, (BundleCheck("zip", False, f"the zip has {cd[0]} entries in a "
                                                        f"{cd[1]}-byte directory, over {MAX_MEMBERS} entries or "
-                                                       f"{MAX_CENTRAL_DIRECTORY} bytes"),))
+                                                       f"{MAX_CENTRAL_DIRECTORY} bytes"), *_unchecked(kept)))
             with zipfile.ZipFile(fp) as z:
                 return _Verifier(z, cd[2] if cd else None, pinned, trust_bundle_keys, origin, allow_unsigned,
                                  max_parsed_body, progress, kept).run()
     except ZIP_ERRORS as e:
-        return BundleReport(None, (BundleCheck("zip", False, f"not a readable zip: {e}"),))
+        return BundleReport(None, (BundleCheck("zip", False, f"not a readable zip: {e}"), *_unchecked(kept)))
+
+
+def _unchecked(kept: Sequence[tuple[str, str]]) -> list[BundleCheck]:
+    return [BundleCheck("kept_checkpoint", False, f"{label}: not checked: the bundle's checkpoint could not be read")
+            for label, _ in kept]
 
 
 class _Verifier:
@@ -108,6 +113,8 @@ class _Verifier:
                 signed: bool = False) -> BundleReport:
         inflated = self.members.inflated if self.members else self.root_inflated
         forks: tuple[Fork, ...] = tuple(self.history.forks) if self.history is not None else ()
+        if not any(c.check == "kept_checkpoint" for c in self.checks):  # every --checkpoint gets a verdict
+            self.checks += _unchecked(self.kept)
         return BundleReport(manifest_id, tuple(self.checks), tuple(citations), signed, self.declared_total, inflated,
                             tuple(self.used), forks, self.manifest_key)
 
