@@ -501,11 +501,11 @@ def test_a_search_citation_shows_the_verified_paper(made: dict[str, Any], site: 
 
 
 def test_many_citations_of_one_body_parse_it_once(made: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    import g6.prove.bundle_verify
+    import g6.prove.bundle_citations
 
     calls = []
-    real = g6.prove.bundle_verify.cited_text
-    monkeypatch.setattr(g6.prove.bundle_verify, "cited_text", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = g6.prove.bundle_citations.cited_text
+    monkeypatch.setattr(g6.prove.bundle_citations, "cited_text", lambda *a, **k: calls.append(1) or real(*a, **k))
 
     def many(files: dict[str, bytes]) -> None:
         d = json.loads(files["manifest.json"])
@@ -609,3 +609,45 @@ def test_a_citation_of_the_visible_text_verifies_against_that_text(made: dict[st
     claimed = verify_bundle(repack(tmp / "visible.zip", tmp / "as-main.zip", as_main), (made["key"],),
                             allow_unsigned=True)
     assert not claimed.ok and "cited_text" in failed(claimed)
+
+
+# --- where each key came from: never "pinned" for a key the bundle shipped -------------------------------
+
+
+def test_trust_bundle_keys_never_says_pinned(made: dict[str, Any]) -> None:
+    """--trust-bundle-keys takes the keys the bundle ships: every line says so, none reads as pinned."""
+    kid = made["key"].key_id
+    out = g6(made["home"], "bundle", "verify", str(made["signed"]), "--trust-bundle-keys")
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    for line in lines:  # "not pinned" is the only way the word appears
+        assert "pinned" not in line.replace("not pinned", ""), line
+    assert f"bundle_keys            ok: {kid} shipped inside the bundle, not pinned (--trust-bundle-keys): " \
+           "anyone can make a bundle that holds with the keys it ships" in lines
+    cp = next(x for x in lines if x.startswith("checkpoint_signature"))
+    assert f" signed by {kid} (shipped inside the bundle, not pinned); " in cp
+    assert f"manifest_signature     ok: signed by {kid} (shipped inside the bundle, not pinned)" in lines
+    assert lines[-1] == (f"bundle holds only against keys shipped inside the bundle, not pinned: 1 citation, "
+                         f"manifest signed by {kid} (shipped inside the bundle, not pinned); pin the publisher's "
+                         "key with --key to know who made it")
+    report = verify_bundle(made["signed"], trust_bundle_keys=True)
+    assert report.to_json()["keys"] == [{"key_id": kid, "source": "shipped inside the bundle, not pinned"}]
+
+
+def test_pinned_keys_say_they_were_pinned_with_key(made: dict[str, Any]) -> None:
+    kid = made["key"].key_id
+    out = g6(made["home"], "bundle", "verify", str(made["signed"]), "--key", made["key"].to_text())
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert f"key_pinned             ok: pinned {kid} with --key" in lines
+    assert f" signed by {kid} (pinned with --key); " in next(x for x in lines if x.startswith("checkpoint_signature"))
+    assert f"manifest_signature     ok: signed by {kid} (pinned with --key)" in lines
+    assert lines[-1] == f"bundle holds: 1 citation, manifest signed by a pinned key ({kid}, pinned with --key)"
+    report = verify_bundle(made["signed"], (made["key"],))
+    assert report.to_json()["keys"] == [{"key_id": kid, "source": "pinned with --key"}]
+    # no key at all: the bundle's own keys were used to say what they could, and every line says so
+    bare = g6(made["home"], "bundle", "verify", str(made["signed"]))
+    assert bare.returncode == 1
+    for line in bare.stdout.splitlines():
+        assert "pinned" not in line.replace("not pinned", "").replace("key_pinned", "").replace(
+            "pin the publisher's", ""), line

@@ -117,6 +117,31 @@ def test_every_tool_against_loopback_servers(tmp_path: Path, site: Site, elastic
     assert third[0]["ok"] is True and third[1]["ok"] is False
 
 
+def test_cite_refuses_a_failed_read_unless_asked(tmp_path: Path, site: Site) -> None:
+    """A 403 page is kept and receipted, but its words are no evidence of the page: the cite tool (and
+    g6_invoke's knowledge_manifest.record) refuse it, naming the outcome and HTTP status, unless
+    allow_failed_read, which the manifest then records."""
+    web = site({"/paywall": Reply(403, b"<html><body><p>Subscribers only beyond this point.</p></body></html>"),
+                "/robots.txt": Reply(404, b"")})
+    env = env_for(tmp_path, G6_MCP_SENSITIVE="all")
+    manifest = str(tmp_path / "m.json")
+    _, (fetched,) = session_calls(env, [("fetch", {"url": web.url("/paywall")})])
+    assert fetched["outcome"] == "blocked"
+    rid = fetched["receipt_id"]
+    args = {"receipt_id": rid, "quote": "Subscribers only", "manifest": manifest}
+    _, (refused, invoked, allowed) = session_calls(env, [
+        ("cite", args),
+        ("g6_invoke", {"skill": "knowledge_manifest", "op": "record", "args": args}),
+        ("cite", {**args, "allow_failed_read": True}),
+    ])
+    for r in (refused, invoked):
+        assert r["status"] == "blocked-escalated" and r["code"] == "G6_E_INPUT"
+        assert "blocked" in r["message"] and "HTTP 403" in r["message"] and "allow_failed_read" in r["message"]
+    assert allowed["citations"] == 1
+    assert allowed["citation"]["failed_read"] == {"outcome": "blocked", "http_status": 403}
+    assert json.loads(Path(manifest).read_text())["citations"][0]["failed_read"]["http_status"] == 403
+
+
 def test_unknown_op_in_the_setting_stops_the_server(tmp_path: Path) -> None:
     import subprocess
 

@@ -20,6 +20,7 @@
     │   ├── ElasticInputError    (an Elasticsearch read refused before anything was sent; a G6_E_KNOWLEDGE_* code)
     │   ├── WebFetchInputError   (a runx web-fetch call that cannot start)
     │   ├── HomeError            (a home that is a file, unreadable, or an empty path)
+    │   ├── FailedReadError      (a citation of a read that failed, not asked for: ``.outcome``, ``.http_status``)
     │   ├── BundleError          (a bundle that cannot be made or read)
     │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
     │   ├── WaczUnavailable      (export wacz without the wacz package)
@@ -128,6 +129,16 @@ class HomeError(InputError):
     """An evidence home that is not a usable folder (a file, unreadable, an empty path)."""
 
     code = "G6_E_HOME"
+
+
+class FailedReadError(InputError):
+    """A citation asked of a receipt whose read failed (a 403 or 404 page…) without saying so explicitly:
+    its body is an error page, not evidence of the page's words."""
+
+    def __init__(self, message: str, outcome: object = None, http_status: object = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        self.http_status = http_status
 
 
 class BundleError(InputError):

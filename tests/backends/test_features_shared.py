@@ -40,8 +40,9 @@ def _ledger_connection(home: EvidenceHome) -> object:
     return raw_sql(home.ledger)
 
 
-BORROWED = {"test_bundle_warc.py": {}, "test_cite_recheck.py": {}, "test_convert.py": {},
-            "ledger/test_transparency.py": {}, "ledger/test_ledger.py": {"raw": _ledger_connection},
+BORROWED = {"test_bundle_warc.py": {}, "test_cite_recheck.py": {}, "test_cite_failed_read.py": {},
+            "test_convert.py": {}, "ledger/test_transparency.py": {},
+            "ledger/test_ledger.py": {"raw": _ledger_connection},
             "adapters/test_search.py": {}, "adapters/test_elasticsearch.py": {}, "test_mcp.py": {}}
 
 

@@ -10,12 +10,41 @@ from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
 from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, text_hash
-from g6.errors import InputError
+from g6.errors import FailedReadError, InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 
 QUOTE_LEN = 200
 _HOW = "compared after normalising Unicode (NFKC), whitespace, case and quote marks"
+
+
+def read_failure(outcome: object, http_status: object) -> str | None:
+    """Why a read is no evidence of a page's words, in words (``blocked, HTTP 403``); None for a read
+    that did not fail: outcome ``ok`` and, when there is one, a 2xx HTTP status. A failed read is kept
+    and receipted (that it failed is evidence), but its body is an error page, not the page."""
+    status_ok = http_status is None or (type(http_status) is int and 200 <= http_status < 300)
+    if outcome == "ok" and status_ok:
+        return None
+    return read_words(outcome, http_status)
+
+
+def read_words(outcome: object, http_status: object) -> str:
+    status = f"HTTP {http_status}" if http_status is not None else "no HTTP status"
+    return f"{str(outcome)[:40]}, {str(status)[:40]}"
+
+
+def failed_read_mark(receipt: Receipt, allow_failed_read: bool) -> dict[str, Any] | None:
+    """The ``failed_read`` a citation of ``receipt`` records (None for a read that did not fail); a typed
+    InputError naming the outcome and HTTP status unless the caller asked to cite a failed read."""
+    why = read_failure(receipt.outcome, receipt.http_status)
+    if why is None:
+        return None
+    if not allow_failed_read:
+        raise FailedReadError(f"receipt {receipt.receipt_id} is a failed read ({why}): its body is an error page, "
+                              "not evidence of the page's words; cite it anyway with --allow-failed-read "
+                              "(allow_failed_read over MCP) and the manifest records it as a failed read",
+                              receipt.outcome, receipt.http_status)
+    return {"outcome": receipt.outcome, "http_status": receipt.http_status}
 
 
 def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
@@ -76,12 +105,14 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
 
 
 def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
-             quote: str | None = None) -> Citation:
+             quote: str | None = None, allow_failed_read: bool = False) -> Citation:
     """Cite a passage id or a quote. The main-content text is tried first, then the whole reader-visible
-    text; the citation's ``text_source`` says which one its offsets are into."""
+    text; the citation's ``text_source`` says which one its offsets are into. A receipt whose read failed
+    (a 403 or 404 page…) is refused unless ``allow_failed_read``, and then marked ``failed_read``."""
     if (passage is None) == (quote is None):
         raise InputError("cite exactly one of --passage ID or --quote TEXT")
     r = home.ledger.get(receipt_id)
+    failed = failed_read_mark(r, allow_failed_read)
     texts = receipt_texts(home, r)
     found: tuple[str, int, int, str | None] | None = None  # (source, start, end, passage id)
     for source in TEXT_SOURCES:
@@ -114,12 +145,14 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
         citation_id=web_citation_id(receipt_id, start, end, cited, source),
         kind="web", receipt_id=receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
         content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
-        quote=short_quote(cited), text_source=source)
+        quote=short_quote(cited), text_source=source, failed_read=failed)
 
 
-def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
-    """Cite paper ``number`` (1-based) of a search page: its title, locator and the source's total."""
+def cite_paper(home: EvidenceHome, receipt_id: str, number: int, *, allow_failed_read: bool = False) -> Citation:
+    """Cite paper ``number`` (1-based) of a search page: its title, locator and the source's total. A
+    search page whose read failed is refused unless ``allow_failed_read`` (then marked ``failed_read``)."""
     r = home.ledger.get(receipt_id)
+    failed = failed_read_mark(r, allow_failed_read)
     if r.kind != "search" or not r.content:
         raise InputError(f"receipt {receipt_id} is not a search page with a body")
     src = SOURCES.get(r.source)
@@ -138,4 +171,5 @@ def cite_paper(home: EvidenceHome, receipt_id: str, number: int) -> Citation:
         citation_id=paper_citation_id(receipt_id, number, paper.locator),
         kind="search", receipt_id=receipt_id, source_url=paper.locator, requested_url=paper.locator,
         content=dict(r.content), passage_id=passage_id(paper.title), text_hash=text_hash(paper.title),
-        text=paper.title, start=None, end=None, quote=short_quote(paper.title), search=search, text_source="title")
+        text=paper.title, start=None, end=None, quote=short_quote(paper.title), search=search, text_source="title",
+        failed_read=failed)

@@ -57,6 +57,9 @@ class Citation:
     search: Mapping[str, Any] | None = None  # search citations: source, request, total, paper
     added_at: str = field(default_factory=utc_now)
     text_source: str = "main"  # the text start/end point into: "main", "visible" (web) or "title" (search)
+    # set only when the cited read failed and the citation was made anyway (``g6 cite --allow-failed-read``):
+    # {"outcome": "blocked", "http_status": 403}, the receipt's; the words are the error page's
+    failed_read: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"citation_id": self.citation_id, "kind": self.kind, "receipt_id": self.receipt_id,
@@ -66,6 +69,8 @@ class Citation:
                              "quote": self.quote, "added_at": self.added_at, "text_source": self.text_source}
         if self.search is not None:
             d["search"] = dict(self.search)
+        if self.failed_read is not None:  # absent otherwise, so older manifests and their signatures are unchanged
+            d["failed_read"] = dict(self.failed_read)
         return d
 
     @classmethod
@@ -82,10 +87,16 @@ class Citation:
         for k in ("start", "end"):
             if d.get(k) is not None and (not isinstance(d[k], int) or isinstance(d[k], bool) or d[k] < 0):
                 raise InputError(f"malformed manifest: citation field {k} is not a non-negative integer")
+        failed = d.get("failed_read")
+        if failed is not None and not (
+                isinstance(failed, Mapping) and set(failed) == {"outcome", "http_status"}
+                and isinstance(failed["outcome"], str)
+                and (failed["http_status"] is None or type(failed["http_status"]) is int)):
+            raise InputError("malformed manifest: citation field failed_read is not {outcome, http_status}")
         return cls(check_id(d["citation_id"], CITATION_ID, "citation_id"), d["kind"],
                    check_id(d["receipt_id"], RECEIPT_ID, "receipt_id"), d["source_url"], d["requested_url"],
                    d["content"], d.get("passage_id"), d["text_hash"], d["text"], d.get("start"), d.get("end"),
-                   d["quote"], d.get("search"), d["added_at"], source)
+                   d["quote"], d.get("search"), d["added_at"], source, dict(failed) if failed is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ A verdict is never stronger than the read behind it:
   typed failure (``blocked``, ``not_found``, ``rate_limited`` with ``retry_after``, ``unreachable``…);
 * ``unverified`` — the citation could not be verified against the evidence home (manifest signature,
   receipt missing or not verifying, digests or URL not the receipt's, text not in the original page),
-  so nothing is fetched for it.
+  or it cites a read that failed (a 403 or 404 page: its words were an error page's, marked as a
+  failed read or not), so nothing is fetched for it.
 
 Concurrency: one worker per host at a time (so the per-host pause and robots rules hold), hosts in
 parallel on a thread pool; receipts are appended from the calling thread. Each verdict is
@@ -35,6 +36,7 @@ from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.urls import redact_url
 from g6.adapters.web import MAX_EXTRACT_BYTES
+from g6.cite.cite import read_failure
 from g6.cite.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
 from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import align, find, text_hash
@@ -219,6 +221,11 @@ def verify_citations(home: EvidenceHome, manifest: Manifest,
 
 def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[str, PageTexts | str], *,
                       unsigned: bool, sources: Any) -> str | None:
+    failed = read_failure(r.outcome, r.http_status)
+    if failed is not None:  # never current, never unchanged: the words cited were an error page's
+        marked = " (the manifest marks it as one)" if c.failed_read is not None else ""
+        return (f"the cited read failed ({failed}){marked}: a failed read is not evidence of the page's words, "
+                "so there is nothing to re-check")
     if dict(r.content or {}) != dict(c.content):
         return "the citation's content digests are not its receipt's"
     if text_hash(c.text) != c.text_hash:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -28,7 +28,7 @@ from g6.cli.app import (
 )
 from g6.cli.options import json_option, quiet_option
 from g6.errors import G6Error
-from g6.ledger.note import NoteError
+from g6.ledger.note import MAX_NOTE, NoteError
 from g6.ledger.receipts import utc_now
 
 
@@ -42,6 +42,10 @@ from g6.ledger.receipts import utc_now
 @click.option("--trust-bundle-keys", is_flag=True, help="Verify with the keys shipped inside the bundle.")
 @click.option("--allow-unsigned", is_flag=True,
               help="Accept a manifest nobody signed (verify); the summary then says so.")
+@click.option("--checkpoint", "kept", multiple=True, type=click.Path(path_type=Path),
+              help="A signed checkpoint note the grader kept (from `g6 ledger checkpoint --out`; repeatable). "
+                   "Verify: the bundle's checkpoint must be it or consistent with it (a fork is misbehavior). "
+                   "Make: also carry the consistency proof between it and the bundle's checkpoint.")
 @click.option("--max-parsed-body", type=click.IntRange(min=0), default=None,
               help="Re-read HTML pages and search replies up to this many bytes to check cited text (verify; "
                    "default 256 KiB, which keeps verifying under 128 MiB of memory).")
@@ -52,17 +56,20 @@ from g6.ledger.receipts import utc_now
 @quiet_option
 @pass_ctx
 def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...], origin: str | None,
-               trust_bundle_keys: bool, allow_unsigned: bool, max_parsed_body: int | None, as_json: bool,
-               html_out: Path | None = None) -> None:
+               trust_bundle_keys: bool, allow_unsigned: bool, kept: tuple[Path, ...], max_parsed_body: int | None,
+               as_json: bool, html_out: Path | None = None) -> None:
     """`g6 bundle MANIFEST -o report-evidence.zip` packs a manifest with its receipts, blobs, inclusion
-    proofs, checkpoint and public keys; `g6 bundle verify report-evidence.zip --key KEY` checks it all
-    offline, one verdict per citation. Exit 0 only when everything holds."""
+    proofs, checkpoint, consistency proofs from the log's earlier checkpoints and public keys; `g6 bundle
+    verify report-evidence.zip --key KEY [--checkpoint KEPT]` checks it all offline, one verdict per
+    citation. Exit 0 only when everything holds."""
+    notes = _read_kept(kept)
     if args[0] == "verify":
         if len(args) != 2:
             fail("usage: g6 bundle verify BUNDLE.zip [--key KEY]")
         if not Path(args[1]).is_file():
             fail(f"no bundle file at {args[1]}")
-        _verify(args[1], keys, origin, trust_bundle_keys, allow_unsigned, max_parsed_body, as_json, html_out)
+        _verify(args[1], keys, origin, trust_bundle_keys, allow_unsigned, max_parsed_body, as_json, html_out,
+                notes)
     if len(args) != 1 or output is None:
         fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
     if html_out is not None:
@@ -73,7 +80,7 @@ def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[s
     with c.evidence(need_key=True) as ev:
         try:
             with progress("bundling", "steps") as bar:
-                index = build_bundle(ev, args[0], output, progress=bar)
+                index = build_bundle(ev, args[0], output, kept=notes, progress=bar)
         except G6Error as e:
             fail_on(e)
         except (OSError, ValueError) as e:
@@ -87,8 +94,23 @@ def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[s
         click.echo(f"wrote {output}: {len(index['files'])} files for manifest {index['manifest_id']}")
 
 
+def _read_kept(paths: tuple[Path, ...]) -> list[tuple[str, str]]:
+    """(path, note) of each --checkpoint: a file that cannot be read is an input error (exit 2); what it
+    holds, however malformed, is judged by the check (a failed verdict, exit 1), as `ledger verify` does."""
+    notes = []
+    for path in paths:
+        try:
+            with path.open("rb") as f:  # bounded: a note is small, whatever file is given
+                raw = f.read(MAX_NOTE + 1)
+        except OSError as e:
+            fail(f"cannot read --checkpoint {path}: {e.strerror or e}")
+        notes.append((str(path), raw.decode("utf-8", errors="replace")))
+    return notes
+
+
 def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle_keys: bool, allow_unsigned: bool,
-            max_parsed_body: int | None, as_json: bool, html_out: Path | None) -> NoReturn:
+            max_parsed_body: int | None, as_json: bool, html_out: Path | None,
+            kept: list[tuple[str, str]]) -> NoReturn:
     """``g6 bundle verify BUNDLE.zip``: every check offline, one verdict per citation."""
     from g6.prove.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
 
@@ -106,7 +128,7 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
         report = verify_bundle(bundle, tuple(pinned), trust_bundle_keys, origin=origin,
                                allow_unsigned=allow_unsigned,
                                max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body,
-                               progress=bar)
+                               kept=kept, progress=bar)
     if html_out is not None:
         from g6.export.html_report import render_bundle
 
@@ -115,21 +137,55 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
     if as_json:
         emit_json(report.to_json())
     else:
-        for ch in report.bundle_checks:
-            click.echo(shown(f"{ch.check:<22} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}"))
-        for v in report.citations:
-            if v.ok:  # every field shown here was recomputed from the verified receipt and body
-                quote = (v.quote or "")[:70]
-                click.echo(shown(f"{v.citation_id} holds  {v.receipt_id}  {v.url}  \"{quote}\""))
-            else:
-                failed = "; ".join(f"{x.check}: {x.detail}" for x in v.checks if not x.ok)
-                click.echo(shown(f"citation {v.position} FAILED ({failed})"))
-        n = f"{len(report.citations)} citation{'' if len(report.citations) == 1 else 's'}"
-        if not report.ok:
-            click.echo(f"bundle FAILED: {n}")
-        elif report.manifest_signed:
-            click.echo(f"bundle holds: {n}, manifest signed by a pinned key")
-        else:
-            click.echo(f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n}, "
-                       "each checked against its receipt; nobody vouched for the list itself")
+        _print_report(report)
     finish(report.ok)
+
+
+def _print_report(report: Any) -> None:
+    """``g6 bundle verify`` in text mode: a line per bundle check, both notes of any fork, a line per
+    citation (with the read it cites), then the summary, which says where every key came from."""
+    from g6.prove.bundle_report import MISBEHAVIOR
+
+    for ch in report.bundle_checks:
+        click.echo(shown(f"{ch.check:<22} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}"))
+    for fork in report.forks:  # Go's sumdb client prints both notes: so does this
+        click.echo(shown(f"{MISBEHAVIOR}: {fork.detail}"))
+        for seen in fork.checkpoints:
+            click.echo(shown(f"  {seen.label}:"))
+            for line in seen.note.splitlines():
+                click.echo(shown(f"    {line}"))
+    for v in report.citations:
+        read = v.read_words()
+        if v.ok:  # every field shown here was recomputed from the verified receipt and body
+            quote = (v.quote or "")[:70]
+            head = f"{v.citation_id} is a FAILED READ (marked in the manifest)" if v.failed_read else \
+                f"{v.citation_id} holds"
+            click.echo(shown(f"{head}  {v.receipt_id}  {v.url}  {read}  \"{quote}\""))
+        else:
+            failed = "; ".join(f"{x.check}: {x.detail}" for x in v.checks if not x.ok)
+            click.echo(shown(f"citation {v.position} FAILED{'  ' + read if read else ''} ({failed})"))
+    click.echo(shown(_summary(report)))
+
+
+def _summary(report: Any) -> str:
+    from g6.prove.bundle_report import MISBEHAVIOR
+
+    n = f"{len(report.citations)} citation{'' if len(report.citations) == 1 else 's'}"
+    if report.misbehavior:
+        return f"bundle FAILED: {MISBEHAVIOR}; {n}"
+    if not report.ok:
+        return f"bundle FAILED: {n}"
+    failed_reads = sum(1 for v in report.citations if v.failed_read)
+    if failed_reads:
+        n += (f" ({failed_reads} of a FAILED READ, marked in the manifest: its words are an error page's, not "
+              "evidence of the page)")
+    signer = report.key_said(report.manifest_key) or "?"
+    if not report.pinned:
+        unsigned = "" if report.manifest_signed else ", its manifest UNSIGNED (accepted by --allow-unsigned)"
+        signed_by = f", manifest signed by {signer}" if report.manifest_signed else ""
+        return (f"bundle holds only against keys shipped inside the bundle, not pinned{unsigned}: {n}{signed_by}; "
+                "pin the publisher's key with --key to know who made it")
+    if report.manifest_signed:
+        return f"bundle holds: {n}, manifest signed by a pinned key ({report.manifest_key}, pinned with --key)"
+    return (f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n}, each checked "
+            "against its receipt; nobody vouched for the list itself")

@@ -63,11 +63,15 @@ def chunk_cmd(c: Ctx, receipt_id: str, source: str, as_json: bool) -> None:
 @click.option("--paper", type=click.IntRange(min=1), help="Paper number N of a search page receipt.")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=Path("citations.json"),
               show_default=True, help="The manifest to add the citation to (created if absent).")
+@click.option("--allow-failed-read", is_flag=True,
+              help="Cite a read that failed (a 403 or 404 page…) anyway: the manifest records it as a failed read, "
+                   "and `g6 bundle verify` says so. Without it such a receipt is refused.")
 @json_option("cite.v1", help="Print the new citation as JSON ({}: a citation of schemas/manifest.v1.schema.json)")
 @pass_ctx
 def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, paper: int | None,
-             manifest_path: Path, as_json: bool) -> None:
-    """Add a citation to a manifest (created if absent). A quote not in the document is refused."""
+             manifest_path: Path, allow_failed_read: bool, as_json: bool) -> None:
+    """Add a citation to a manifest (created if absent). A quote not in the document is refused, and so is a
+    receipt whose read failed (its body is an error page) unless --allow-failed-read."""
     from g6.cite.cite import cite_paper, cite_web
     from g6.cite.manifest import Manifest, load_manifest, save_manifest
 
@@ -76,8 +80,8 @@ def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, pa
     check_out(manifest_path, "--manifest")  # never a folder, never a folder made for it
     with c.evidence() as ev:
         try:
-            citation = cite_paper(ev, receipt_id, paper) if paper is not None else \
-                cite_web(ev, receipt_id, passage=passage, quote=quote)
+            citation = cite_paper(ev, receipt_id, paper, allow_failed_read=allow_failed_read) if paper is not None \
+                else cite_web(ev, receipt_id, passage=passage, quote=quote, allow_failed_read=allow_failed_read)
             m = load_manifest(manifest_path) if manifest_path.exists() else Manifest.new()
         except G6Error as e:
             fail_on(e)
@@ -88,6 +92,11 @@ def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, pa
         emit_json(citation.to_json())
     else:
         where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
+        if citation.failed_read is not None:
+            from g6.cite.cite import read_words
+
+            failed = citation.failed_read
+            where += f" FAILED READ ({read_words(failed['outcome'], failed['http_status'])})"
         click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\"")
     info(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)")
 

@@ -30,7 +30,7 @@ from g6 import TOOL_NAME, __version__
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
 GOOD = ("unchanged", "current", "holds")
-WARN = ("changed",)
+WARN = ("changed", "failed read")
 BAD = ("gone", "failed")
 # verdicts that mean "could not be checked": grey/amber, never green
 _KNOWN_VERDICT_FIELDS = {"citation_id", "verdict", "source_url", "receipt_id", "moved", "similarity", "new_text",
@@ -320,27 +320,37 @@ def _recheck_citation(v: Mapping[str, Any], c: Mapping[str, Any] | None, receipt
 # position and what failed.
 def render_bundle(result: Mapping[str, Any], *, bundle_path: str | None = None,
                   keys: Sequence[str] = (), generated_at: str | None = None) -> str:
-    """The page for ``BundleReport.to_json()``; ``keys``: the key ids the verifier pinned."""
+    """The page for ``BundleReport.to_json()``. The keys and where each came from are the report's
+    ``keys``; ``keys`` here (key ids the verifier pinned) is for a report that has none."""
     citations = [c for c in result.get("citations") or [] if isinstance(c, Mapping)]
     bundle_checks = [c for c in result.get("bundle_checks") or [] if isinstance(c, Mapping)]
     ok = bool(result.get("ok"))
-    counts = Counter("holds" if c.get("ok") else "failed" for c in citations)
+    counts = Counter(_bundle_verdict(c) for c in citations)
     signed = result.get("manifest_signed")
+    used = [k for k in result.get("keys") or [] if isinstance(k, Mapping)]
+    pinned = [str(k.get("key_id")) for k in used if k.get("source") == "pinned with --key"] if used else list(keys)
+    shipped = [str(k.get("key_id")) for k in used if k.get("source") != "pinned with --key"]
     rows = [
         _row("Result", badge("holds" if ok else "failed")),
         _row("Bundle", _mono(bundle_path)),
         _row("Manifest", _mono(result.get("manifest_id"))),
         _row("Manifest signature", esc("verified" if signed else
                                        "UNSIGNED or not verified: nobody vouched for which citations the list holds")),
-        _row("Pinned keys", ", ".join(_mono(k) for k in keys) or "none given"),
-        _row("Citations", esc(str(len(citations)))),
+        _row("Pinned keys", ", ".join(_mono(k) for k in pinned) or "none given"),
     ]
+    if shipped:
+        rows.append(_row("Keys shipped inside the bundle, not pinned", ", ".join(_mono(k) for k in shipped)))
+    rows.append(_row("Citations", esc(str(len(citations)))))
     if generated_at:
         rows.append(_row("Report written", esc(generated_at)))
     checks = _check_items(bundle_checks)
-    extra = _other_fields(result, {"ok", "manifest_id", "manifest_signed", "bundle_checks", "citations"})
+    extra = _other_fields(result, {"ok", "manifest_id", "manifest_signed", "bundle_checks", "citations", "keys",
+                                   "misbehavior", "forks"})
     body = [f'<section class="summary" id="summary"><h2>Summary</h2>{_counts(counts)}<table>{"".join(rows)}</table>'
             f'<h3>Bundle checks</h3><ul class="checks">{checks}</ul>{extra}</section>']
+    forks = [f for f in result.get("forks") or [] if isinstance(f, Mapping)]
+    if forks:
+        body.append(_forks(forks))
     if not citations:
         body.append('<section class="summary"><p class="why"><b>Nothing was verified:</b> '
                     "the bundle gave no citation to check (see the bundle checks above).</p></section>")
@@ -349,12 +359,34 @@ def render_bundle(result: Mapping[str, Any], *, bundle_path: str | None = None,
     return _page("Bundle verification", f"manifest {result.get('manifest_id') or '?'}", body)
 
 
+def _bundle_verdict(v: Mapping[str, Any]) -> str:
+    if not v.get("ok"):
+        return "failed"
+    return "failed read" if v.get("failed_read") else "holds"
+
+
+def _forks(forks: Sequence[Mapping[str, Any]]) -> str:
+    """Two signed checkpoints of one log that show two histories: each fork's words and both notes."""
+    parts = ['<section class="summary" id="misbehavior"><h2>Misbehavior detected: the log shows two histories</h2>']
+    for f in forks:
+        parts.append(f'<p class="why">{esc(f.get("detail"))}</p>')
+        for cp in f.get("checkpoints") or []:
+            if isinstance(cp, Mapping):
+                parts.append(f'<h3>{esc(cp.get("label"))}</h3><pre class="mono">{esc(cp.get("note"))}</pre>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def _bundle_citation(v: Mapping[str, Any]) -> str:
-    verdict = "holds" if v.get("ok") else "failed"
+    verdict = _bundle_verdict(v)
     name = v.get("citation_id") if v.get("ok") and v.get("citation_id") else f"citation {v.get('position', '?')}"
     rid = v.get("receipt_id")
     rows = [_row("Source URL", _mono(v.get("url"))),
             _row("Receipt", _mono(rid))] if v.get("ok") else []
+    if v.get("outcome") is not None:  # only from a receipt whose signature verified
+        status = v.get("http_status")
+        rows.append(_row("Read", esc(f"{v.get('outcome')}, " + (f"HTTP {status}" if status is not None
+                                                                 else "no HTTP status"))))
     checks = [x for x in v.get("checks") or [] if isinstance(x, Mapping)]
     items = _check_items(checks)
     failed = [f"{x.get('check')}: {x.get('detail') or 'failed'}" for x in checks if not x.get("ok")]
@@ -363,9 +395,13 @@ def _bundle_citation(v: Mapping[str, Any]) -> str:
              f'<blockquote class="quote">{esc(v.get("quote") or "")}</blockquote>' if v.get("ok") else "",
              f"<table>{''.join(rows)}</table>" if rows else "",
              f'<h3>Checks</h3><ul class="checks">{items}</ul>']
+    if v.get("ok") and v.get("failed_read"):
+        parts.append('<p class="why"><b>A failed read:</b> the quoted words are the error page\'s, not evidence '
+                     "of the page (marked as such in the manifest).</p>")
     if failed:
         parts.append(f'<p class="why"><b>What failed:</b> {esc("; ".join(failed))}</p>')
-    parts.append(_other_fields(v, {"citation_id", "ok", "quote", "checks", "position", "receipt_id", "url"}))
+    parts.append(_other_fields(v, {"citation_id", "ok", "quote", "checks", "position", "receipt_id", "url",
+                                   "outcome", "http_status", "failed_read"}))
     parts.append("</article>")
     return "\n".join(p for p in parts if p)
 

@@ -113,7 +113,7 @@ def run_knowledge_converter(ctx: ToolContext, op: str, args: Args) -> dict[str, 
 def run_knowledge_manifest(ctx: ToolContext, op: str, args: Args) -> dict[str, Any]:
     if op == "record":
         return cite(ctx, _arg(args, "receipt_id"), _arg(args, "manifest"), args.get("passage_id"),
-                    args.get("quote"), args.get("paper"))
+                    args.get("quote"), args.get("paper"), args.get("allow_failed_read", False))
     return recheck(ctx, _arg(args, "manifest"), args.get("run_id"))
 
 

@@ -21,7 +21,9 @@ ManifestPath = Annotated[str, Field(min_length=1, description=(
 
 
 @TOOLS.tool(title="Cite", description="Add a citation (a passage id, an exact quote, or paper N of a search page) "
-                                      "to a manifest file on the server, created when missing. " + gate_note("cite"))
+                                      "to a manifest file on the server, created when missing. A receipt whose read "
+                                      "failed (a 403 or 404 page) is refused unless allow_failed_read. "
+                                      + gate_note("cite"))
 def cite(ctx: ToolContext, receipt_id: ReceiptId, manifest: ManifestPath,
          passage_id: Annotated[str | None, Field(description=(
              "A passage id from the fetch reply's passages (give exactly one of passage_id, quote, paper)."))]
@@ -31,7 +33,11 @@ def cite(ctx: ToolContext, receipt_id: ReceiptId, manifest: ManifestPath,
              "paper)."))] = None,
          paper: Annotated[int | None, Field(ge=1, description=(
              "For a search receipt: the paper's number on that page, from 1 (give exactly one of passage_id, "
-             "quote, paper)."))] = None) -> dict[str, Any]:
+             "quote, paper)."))] = None,
+         allow_failed_read: Annotated[bool, Field(description=(
+             "Cite a receipt whose read failed (a 403 or 404 page…) anyway; the manifest records it as a failed "
+             "read. Without it such a receipt is refused: its body is an error page, not evidence of the page's "
+             "words."))] = False) -> dict[str, Any]:
     from g6.cite.cite import cite_paper, cite_web
     from g6.cite.manifest import Manifest, load_manifest, save_manifest
 
@@ -40,9 +46,11 @@ def cite(ctx: ToolContext, receipt_id: ReceiptId, manifest: ManifestPath,
     # the schema checks paper for the typed tool; g6_invoke's record passes its args unchecked
     if paper is not None and (not isinstance(paper, int) or isinstance(paper, bool) or paper < 1):
         raise InputError("paper is a number from 1")
+    if not isinstance(allow_failed_read, bool):
+        raise InputError("allow_failed_read is true or false")
     with ctx.home() as ev:
-        c = cite_paper(ev, receipt_id, paper) if paper is not None else \
-            cite_web(ev, receipt_id, passage=passage_id, quote=quote)
+        c = cite_paper(ev, receipt_id, paper, allow_failed_read=allow_failed_read) if paper is not None else \
+            cite_web(ev, receipt_id, passage=passage_id, quote=quote, allow_failed_read=allow_failed_read)
     path = Path(manifest)
     m = (load_manifest(path) if path.exists() else Manifest.new()).with_citation(c)
     save_manifest(m, path)

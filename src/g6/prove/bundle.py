@@ -7,16 +7,20 @@
     receipts/<receipt_id>.json  every cited receipt (signed)
     blobs/<blake3 hex>          every cited body, raw bytes
     proofs/<receipt_id>.tlog-proof   C2SP inclusion proof of each receipt
+    proofs/consistency/<old>-<new>.tlog-consistency
+                                a consistency proof between the bundle's checkpoint and another checkpoint
+                                of the log: every one the ledger issued (signed by the current key, newest
+                                first, at most MAX_CARRIED), and each the grader kept (``--checkpoint``)
     checkpoint.note             the signed checkpoint the proofs are against
     keys/signing.pub            ed25519:<base64> public key
     keys/checkpoint.vkey        C2SP verifier key <origin>+<id>+<key>
     keys/trusted/*.pub          every trusted key (receipts signed before a key rotation)
 
-``build_bundle`` (here) writes it; ``verify_bundle`` (:mod:`g6.prove.bundle_verify`) needs nothing but
-the zip and, to pin trust, the public key: it gives one
-verdict per citation with a result per check (receipt signature, inclusion in the checkpoint,
-blob digests, the cited text still at its offsets in that blob, the manifest's quote in that text)
-plus the bundle-wide checks.
+``build_bundle`` (here) writes it, every inclusion proof against its one checkpoint; ``verify_bundle``
+(:mod:`g6.prove.bundle_verify`) needs nothing but the zip and, to pin trust, the public key: it gives one
+verdict per citation with a result per check (receipt signature, inclusion in the checkpoint, the read
+it records, blob digests, the cited text still at its offsets in that blob, the manifest's quote in that
+text) plus the bundle-wide checks, one of which is that every checkpoint it shows is of one history.
 
 A bundle is untrusted input, read the way a hostile zip must be read:
 
@@ -39,26 +43,36 @@ import hashlib
 import json
 import os
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from g6.cite.manifest import Manifest
-from g6.errors import BundleError
+from g6.errors import BundleError, LedgerError
 from g6.home import EvidenceHome
-from g6.ledger.note import verifier_key
+from g6.ledger.merkle import TreeView
+from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by, verifier_key
+from g6.ledger.proofs import ConsistencyProof
 from g6.ledger.receipts import utc_now
+from g6.prove.bundle_history import consistency_name
+from g6.prove.bundle_report import MISBEHAVIOR
 from g6.prove.bundle_verify import BundleCheck, BundleReport, CitationVerdict, PinnedKey, verify_bundle
-from g6.prove.bundle_zip import MAX_INDEX, MAX_PARSED_BODY, SCHEMA
+from g6.prove.bundle_zip import MAX_INDEX, MAX_MEMBERS, MAX_PARSED_BODY, MAX_RECORDS_TOTAL, SCHEMA
 from g6.prove.proofs import covering_checkpoint, prove
 
-__all__ = ["MAX_INDEX", "MAX_PARSED_BODY", "SCHEMA", "BundleCheck", "BundleError", "BundleReport", "CitationVerdict",
-           "PinnedKey", "build_bundle", "verify_bundle"]
+__all__ = ["MAX_CARRIED", "MAX_INDEX", "MAX_PARSED_BODY", "SCHEMA", "BundleCheck", "BundleError", "BundleReport",
+           "CitationVerdict", "PinnedKey", "build_bundle", "verify_bundle"]
+
+MAX_CARRIED = 1000  # consistency proofs from the checkpoints the ledger issued (the newest sizes first)
 
 
 def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out: str | os.PathLike[str], *,
+                 kept: Sequence[tuple[str, str]] = (),
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Pack the manifest, its receipts, blobs, proofs, checkpoint and keys into a zip at ``out``.
+    """Pack the manifest, its receipts, blobs, proofs, checkpoint and keys into a zip at ``out``, with a
+    consistency proof from every checkpoint the ledger issued to the bundle's, and from each ``kept``
+    (label, signed note) checkpoint a grader kept (LedgerError, naming the misbehavior, when one is not of
+    this ledger's history; BundleError when it is no checkpoint of this log).
     ``progress(steps done, steps)``: a step per receipt read, per proof, per file written."""
     try:
         manifest_bytes = Path(manifest_path).read_bytes()
@@ -84,7 +98,7 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
         if progress is not None:
             progress(steps[0], max(steps))
     # one checkpoint covering every cited receipt, so all proofs share it
-    _, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
+    cp, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
     for rid in receipt_ids:
         receipt = home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
@@ -99,6 +113,7 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
             raise BundleError("the ledger checkpoint changed while bundling; run again")
         files[f"proofs/{rid}.tlog-proof"] = proof.text().encode()
         step()
+    files.update(_consistency(home, tree, cp, note, kept))
     files["checkpoint.note"] = note.encode()
     key = home.signing_key().public
     files["keys/signing.pub"] = (key.to_text() + "\n").encode()
@@ -109,6 +124,10 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
              "origin": home.ledger.origin,
              "files": {name: {"sha256": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data)}
                        for name, data in sorted(files.items())}}
+    records = sum(len(d) for n, d in files.items() if not n.startswith("blobs/"))
+    if len(files) + 1 > MAX_MEMBERS or records > MAX_RECORDS_TOTAL:  # verify would refuse it: say so now
+        raise BundleError(f"the bundle would hold {len(files) + 1} files and {records} bytes of records; "
+                          f"`g6 bundle verify` reads at most {MAX_MEMBERS} files and {MAX_RECORDS_TOTAL} bytes")
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
     steps[1] = 2 * len(receipt_ids) + len(files)
@@ -119,3 +138,56 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
             step()
     os.replace(tmp, out)
     return index
+
+
+def _kept_checkpoint(home: EvidenceHome, label: str, note: str) -> Checkpoint:
+    """A checkpoint a grader kept, signed by a key this home trusts for this log; BundleError otherwise."""
+    origin = home.ledger.origin
+    try:
+        cp = Checkpoint.parse(parse_note(note)[0])
+    except NoteError as e:
+        raise BundleError(f"--checkpoint {label} is not a signed checkpoint note: {e}") from None
+    if cp.origin != origin:
+        raise BundleError(f"--checkpoint {label} is a checkpoint of {cp.origin}, this ledger is {origin}")
+    if not any(signed_by(note, k, origin) for k in home.trusted().values()):
+        raise BundleError(f"--checkpoint {label} is not signed by a key this home trusts")
+    return cp
+
+
+def _consistency(home: EvidenceHome, tree: TreeView, bundle_cp: Checkpoint, bundle_note: str,
+                 kept: Sequence[tuple[str, str]]) -> dict[str, bytes]:
+    """``proofs/consistency/<old>-<new>.tlog-consistency`` between the bundle's checkpoint and each other
+    one a grader may hold: those the ledger issued (signed by the current key, the newest MAX_CARRIED
+    sizes) and those in ``kept``. A checkpoint that is not of the ledger's history is refused in words a
+    grader would use (LedgerError: exit 1), never packed."""
+    key, origin = home.signing_key().public, home.ledger.origin
+    chosen: dict[int, tuple[Checkpoint, str, str]] = {}  # size -> (checkpoint, its note, what it is)
+    for cp, n in reversed(home.ledger.checkpoints()):
+        if len(chosen) >= MAX_CARRIED:
+            break
+        if cp.size not in chosen and signed_by(n, key, origin):
+            chosen[cp.size] = (cp, n, f"the ledger's checkpoint of size {cp.size}")
+    for label, n in kept:
+        cp = _kept_checkpoint(home, label, n)
+        have = chosen.get(cp.size)
+        if have is not None and have[0].root != cp.root:
+            raise LedgerError(f"--checkpoint {label}: {MISBEHAVIOR}: the ledger issued another checkpoint of size "
+                              f"{cp.size}; run `g6 ledger verify --checkpoint {label}`")
+        chosen.setdefault(cp.size, (cp, n, f"--checkpoint {label}"))
+    files = {}
+    for size, (cp, n, what) in sorted(chosen.items()):
+        if size == 0:
+            continue
+        if size > len(tree):
+            raise LedgerError(f"{what} covers {size} receipts, the ledger holds only {len(tree)} (receipts removed "
+                              "from the end?); run `g6 ledger verify`")
+        if tree.root(size) != cp.root or (size == bundle_cp.size and cp.root != bundle_cp.root):
+            raise LedgerError(f"{what}: {MISBEHAVIOR}: the ledger's first {size} receipts do not hash to its root; "
+                              "run `g6 ledger verify`")
+        if size == bundle_cp.size:
+            continue
+        old, new = sorted((size, bundle_cp.size))
+        old_note, new_note = (n, bundle_note) if size < bundle_cp.size else (bundle_note, n)
+        proof = ConsistencyProof(old, new, tuple(tree.consistency_proof(old, new)), old_note, new_note)
+        files[consistency_name(old, new)] = proof.text().encode()
+    return files
