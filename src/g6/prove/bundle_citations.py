@@ -25,7 +25,7 @@ from g6.cite.passages import normalise, text_hash
 from g6.errors import BundleMemberError
 from g6.ledger.keys import VerifyKey
 from g6.ledger.note import Checkpoint, NoteError, parse_note
-from g6.ledger.proofs import parse_inclusion, verify_inclusion_proof
+from g6.ledger.proofs import ProofCheck, ProofReport, parse_inclusion, verify_inclusion_proof
 from g6.ledger.receipts import Receipt
 from g6.prove.bundle_history import History, described, same_tree
 from g6.prove.bundle_report import BundleCheck, CitationVerdict
@@ -164,11 +164,17 @@ class CitationChecks:
             ok, why = receipt.verify_signature(trusted)
         except RECORD_ERRORS as e:
             return _ReceiptResult([BundleCheck("receipt", False, str(e))], None)
-        checks.append(BundleCheck("receipt_signature", ok, "" if ok else why))
+        inclusion, by_entries = self._inclusion(rid, receipt, signer)
+        if by_entries is not None:
+            # the proof carries the log's key entries: they decide which key may sign at the receipt's leaf
+            # (a writer the log added; a pinned key, but not after the entry that retired it)
+            ok, why = by_entries.ok, by_entries.detail or ("signed by a writer the log added (key entries in "
+                                                           "the proof, back to a pinned key)")
+        checks.append(BundleCheck("receipt_signature", ok, "" if ok and by_entries is None else why))
         if ok and receipt.receipt_id != rid:
             ok = False
             checks.append(BundleCheck("receipt", False, f"receipts/{rid}.json holds another receipt"))
-        checks.append(self._inclusion(rid, receipt, signer))
+        checks.append(inclusion)
         if not ok:
             return _ReceiptResult(checks, None)
         # signed by a pinned key: its fields are as the publisher wrote them; still typed, not assumed
@@ -182,19 +188,26 @@ class CitationChecks:
             request_url, request, status or 0, ctype if isinstance(ctype, str) else None,
             receipt.content if isinstance(receipt.content, Mapping) else None, str(receipt.outcome)[:40], status))
 
-    def _inclusion(self, rid: str, receipt: Receipt, signer: tuple[VerifyKey, str] | None) -> BundleCheck:
+    def _inclusion(self, rid: str, receipt: Receipt,
+                   signer: tuple[VerifyKey, str] | None) -> tuple[BundleCheck, ProofCheck | None]:
+        """The proof's verdict, and (when the proof carries key entries) its verdict on the receipt's signature."""
         name = f"proofs/{rid}.tlog-proof"
         try:
             proof = self.members.read(name).decode("utf-8")
         except (BundleMemberError, UnicodeDecodeError) as e:
-            return BundleCheck("inclusion", False, str(e))
+            return BundleCheck("inclusion", False, str(e)), None
         if signer is None or self.history is None:
-            return BundleCheck("inclusion", False, f"not checked: {self.not_checked}")
+            return BundleCheck("inclusion", False, f"not checked: {self.not_checked}"), None
         self.proofs += 1
         try:
             report = verify_inclusion_proof(proof, receipt, signer[0], signer[1])
         except RECORD_ERRORS as e:
-            return BundleCheck("inclusion", False, f"unreadable proof: {e}")
+            return BundleCheck("inclusion", False, f"unreadable proof: {e}"), None
+        by_entries = next((c for c in report.checks if c.check == "receipt_signature"), None) \
+            if any(c.check == "key_entries" for c in report.checks) else None
+        return self._proof_verdict(name, proof, report), by_entries
+
+    def _proof_verdict(self, name: str, proof: str, report: ProofReport) -> BundleCheck:
         # the receipt's own signature is checked against every pinned key above (a receipt signed
         # before a key rotation is fine); here only the proof counts, and it must name the receipt
         checks = {c.check: c for c in report.checks if c.check != "receipt_signature"}
