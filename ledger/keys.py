@@ -235,6 +235,17 @@ class KeyDir:
         keys: dict[str, VerifyKey] = {}
         if self.trusted_dir.is_dir():
             for p in sorted(self.trusted_dir.glob("*.pub")):
-                k = VerifyKey.from_text(p.read_text())
+                try:
+                    fd = os.open(p, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO is never waited on
+                    try:
+                        if not stat.S_ISREG(os.fstat(fd).st_mode):
+                            raise SigningKeyError(f"the trusted key {p} is not a regular file")
+                        text = os.read(fd, MAX_KEY_FILE).decode("utf-8")  # bounded: a public key is one line
+                    finally:
+                        os.close(fd)
+                except (OSError, UnicodeDecodeError) as e:  # unreadable, not text: one typed line
+                    why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+                    raise SigningKeyError(f"cannot read the trusted key {p}: {why or e}") from None
+                k = VerifyKey.from_text(text)
                 keys[k.key_id] = k
         return keys

@@ -91,8 +91,8 @@ def read_note_file(path: str | os.PathLike[str], limit: int = MAX_NOTE) -> str:
 
 
 def _check_name(name: str) -> None:
-    if not name or "+" in name or any(c.isspace() for c in name) or not name.isprintable():
-        raise NoteError(f"bad key name {name[:60]!r}: non-empty, printable, no spaces, no '+'")
+    if not name or "+" in name or any(c.isspace() for c in name):  # C2SP's rule, no more
+        raise NoteError(f"bad key name {name[:60]!r}: non-empty, no spaces, no '+'")
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate (a command-line argument that was not UTF-8)

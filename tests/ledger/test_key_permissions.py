@@ -156,3 +156,18 @@ def test_keys_init_force_over_a_folder_is_a_typed_error(keyed: Path) -> None:
     r = g6(keyed, "keys", "init", "--force")
     assert r.exit_code == 1 and r.stderr.startswith("g6: cannot put the new signing key") and \
         len(r.stderr.splitlines()) == 1, r.output
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "binary"])
+def test_a_trusted_key_that_cannot_be_read_is_one_typed_line(keyed: Path, kind: str) -> None:
+    """A folder, a FIFO (never waited on) or bytes that are not text named like a trusted public key."""
+    odd = keyed / "keys" / "trusted" / "odd.pub"
+    odd.mkdir() if kind == "folder" else os.mkfifo(odd) if kind == "fifo" else odd.write_bytes(b"\xff\xfe")
+    done: list[object] = []
+    t = threading.Thread(target=lambda: done.append(g6(keyed, "ledger", "verify")), daemon=True)
+    t.start()
+    t.join(30)
+    assert done, "verify waited on the FIFO"
+    r = done[0]
+    assert r.exit_code == 1 and r.stderr.startswith("g6: ") and "odd.pub" in r.stderr, r.output  # type: ignore[attr-defined]
+    assert "internal error" not in r.stderr  # type: ignore[attr-defined]

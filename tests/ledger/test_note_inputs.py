@@ -282,3 +282,17 @@ def test_bundle_verify_refuses_a_crlf_proof_member(kit: dict[str, Any], bundle: 
     r = g6(kit["home"], "bundle", "verify", str(bad), "--key", kit["vkey"], "--json")
     no_crash(r)
     assert CR_MESSAGE in r.output, r.output
+
+
+@pytest.mark.parametrize("mangle", [
+    lambda n, h, k: f"{n}\udcff+{h}+{k}",  # a name that came from a command line that was not UTF-8
+    lambda n, h, k: f"{n}+{h[:2]} {h[2:]}+{k}",  # bytes.fromhex takes spaces; a key id is 8 hex digits
+    lambda n, h, k: f"{n}+{h[:7]}+{k}",
+    lambda n, h, k: f"{n}+{h}+{k[:-2]}é=",  # base64 that is not ASCII
+])
+def test_a_mangled_verifier_key_is_a_note_error(kit: dict[str, Any], mangle: Any) -> None:
+    from g6.ledger.note import parse_verifier_key
+
+    name, hexid, b64 = kit["vkey"].split("+", 2)
+    with pytest.raises(NoteError):
+        parse_verifier_key(mangle(name, hexid, b64))

@@ -20,6 +20,7 @@ from g6.cli.app import (
     cli,
     emit_json,
     fail,
+    fail_on,
     finish,
     info,
     pass_ctx,
@@ -140,8 +141,8 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
                 else:
                     report = verify_since(ev, read_note(ev, Path(since) if since else None), keys=keys, kept=notes,
                                           progress=bar)
-        except G6Error as e:
-            fail(str(e))
+        except G6Error as e:  # a --since note that is no note: exit 2; a trusted key that cannot be read: 1
+            fail_on(e)
         if record and report.ok and size:
             try:
                 path = record_verified(ev, size)
