@@ -114,7 +114,7 @@ def _warm_up(home: Path) -> None:
     """Each command once on the untouched home (as this user): it passes, and whatever it imports
     lazily is imported before a child drops its privileges."""
     for args in (("blob", "verify"), ("ledger", "verify"), ("blob", "verify", "--json"),
-                 ("ledger", "verify", "--json")):
+                 ("ledger", "verify", "--json"), ("blob", "gc", "--dry-run")):
         r = _invoke(home, *args)
         assert r["exit_code"] == 0, r
 
@@ -142,6 +142,11 @@ def test_an_unreadable_part_of_the_store_is_a_blob_verdict(shared: dict[str, Any
         r = as_other_user(shared["home"], "ledger", "verify")
         _no_internal_error(r, f"ledger verify (text) with {target} unreadable")
         assert "blob       FAILED" in r["stdout"], r["stdout"]
+        r = as_other_user(shared["home"], "blob", "gc", "--dry-run")  # collects nothing around a hole
+        text = r["stdout"] + r["stderr"]
+        assert r["exit_code"] in (0, 1) and "internal error" not in text and "Traceback" not in text, text
+        if "folder" in target and "meta" not in target and "sha256" not in target:
+            assert r["exit_code"] == 1 and r["stderr"].startswith("g6: ") and "cannot be read" in r["stderr"], r
     finally:
         path.chmod(mode)
     assert as_other_user(shared["home"], "blob", "verify")["exit_code"] == 0  # readable again: whole again
