@@ -5,13 +5,21 @@ can be trusted at once, so receipts signed by a retired key still verify.
 
     keys/signing.key              PKCS#8 PEM, mode 0600 — the current signing key
     keys/trusted/<id>.pub         one line: ``ed25519:<base64 raw public key>``
+
+The signing key is read as OpenSSH reads a private key: a file that group or others may read (or write,
+or run) is refused, with the ``chmod`` that fixes it, unless the key folder is told otherwise
+(``KeyDir(allow_open_key=True)``, which the settings set from ``G6_ALLOW_OPEN_KEY``; nothing here reads
+the environment). A signing key that is a symbolic link, or not a regular file at all (a folder, a FIFO,
+a device), is refused whatever that setting says.
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from g6.errors import SigningKeyError
 
 _PREFIX = "ed25519:"
+MAX_KEY_FILE = 1 << 16  # a PKCS#8 PEM Ed25519 key is 119 bytes; a file past this is not one
 
 
 def _key_id(raw_public: bytes) -> str:
@@ -96,15 +105,19 @@ class SigningKey:
 
 
 class KeyDir:
-    """The key folder of one ``$G6_HOME``."""
+    """The key folder of one ``$G6_HOME``. ``allow_open_key``: use a signing key that group or others may
+    read (``G6_ALLOW_OPEN_KEY=1``); by default such a key is refused, as OpenSSH refuses it."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, allow_open_key: bool = False) -> None:
         self.path = Path(path)
         self.signing_path = self.path / "signing.key"
         self.trusted_dir = self.path / "trusted"
+        self.allow_open_key = allow_open_key
 
     def exists(self) -> bool:
-        return self.signing_path.is_file()
+        """Whether anything is at the signing key's path (a link or an odd file too: it is refused when
+        read, never replaced by a new key)."""
+        return os.path.lexists(self.signing_path)
 
     def init(self, *, force: bool = False, key: SigningKey | None = None) -> SigningKey:
         """Create a signing key (0600; ``key``: install that one). With ``force``, the old key is replaced;
@@ -127,7 +140,11 @@ class KeyDir:
                 f.flush()
                 os.fsync(f.fileno())
             if force:
-                os.replace(tmp, self.signing_path)
+                try:
+                    os.replace(tmp, self.signing_path)  # a link there is replaced, never written through
+                except OSError as e:  # a folder there
+                    raise SigningKeyError(f"cannot put the new signing key at {self.signing_path}: "
+                                          f"{e.strerror or e}; move what is there away") from None
             else:
                 try:
                     os.link(tmp, self.signing_path)  # whole file or nothing, and never over another key
@@ -170,11 +187,38 @@ class KeyDir:
         return key, False
 
     def load_signing(self) -> SigningKey:
+        """The signing key, read from a regular file only its owner may use (see the module's docstring)."""
+        return SigningKey.from_pem(self._read_signing())
+
+    def _read_signing(self) -> bytes:
+        path = self.signing_path
         try:
-            data = self.signing_path.read_bytes()
+            # O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO there is never waited on
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
         except FileNotFoundError:
-            raise SigningKeyError(f"no signing key at {self.signing_path}; run `g6 keys init`") from None
-        return SigningKey.from_pem(data)
+            raise SigningKeyError(f"no signing key at {path}; run `g6 keys init`") from None
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.EMLINK) or os.path.islink(path):
+                raise SigningKeyError(f"the signing key {path} is a symbolic link; g6 reads only the key file "
+                                      "itself: put the key there (keeping its mode 0600)") from None
+            raise SigningKeyError(f"cannot read the signing key {path}: {e.strerror or e}") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise SigningKeyError(f"the signing key {path} is not a regular file; run `g6 keys init --force` "
+                                      "for a new key, or put the key file there")
+            mode = stat.S_IMODE(st.st_mode)
+            if mode & 0o077 and os.name == "posix" and not self.allow_open_key:
+                raise SigningKeyError(f"permissions {mode:04o} for {path} are too open: a signing key must not be "
+                                      f"usable by group or others; run `chmod 600 {path}`")
+            data = os.read(fd, MAX_KEY_FILE + 1)
+        except OSError as e:
+            raise SigningKeyError(f"cannot read the signing key {path}: {e.strerror or e}") from None
+        finally:
+            os.close(fd)
+        if len(data) > MAX_KEY_FILE:
+            raise SigningKeyError(f"the signing key {path} is larger than {MAX_KEY_FILE} bytes: not a PEM key")
+        return data
 
     def trust(self, key: VerifyKey) -> Path:
         self.trusted_dir.mkdir(parents=True, exist_ok=True)
@@ -192,6 +236,17 @@ class KeyDir:
         keys: dict[str, VerifyKey] = {}
         if self.trusted_dir.is_dir():
             for p in sorted(self.trusted_dir.glob("*.pub")):
-                k = VerifyKey.from_text(p.read_text())
+                try:
+                    fd = os.open(p, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO is never waited on
+                    try:
+                        if not stat.S_ISREG(os.fstat(fd).st_mode):
+                            raise SigningKeyError(f"the trusted key {p} is not a regular file")
+                        text = os.read(fd, MAX_KEY_FILE).decode("utf-8")  # bounded: a public key is one line
+                    finally:
+                        os.close(fd)
+                except (OSError, UnicodeDecodeError) as e:  # unreadable, not text: one typed line
+                    why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+                    raise SigningKeyError(f"cannot read the trusted key {p}: {why or e}") from None
+                k = VerifyKey.from_text(text)
                 keys[k.key_id] = k
         return keys

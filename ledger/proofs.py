@@ -28,7 +28,6 @@ Verification returns a verdict per check, never a bare bool.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,13 +37,15 @@ from g6.errors import InputError
 from g6.ledger.keyring import KeyTimeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
-from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note
+from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, decimal, note_text, open_checkpoint, parse_note
 from g6.ledger.receipts import Receipt
 
 INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
 CONSISTENCY_HEADER = "g6-evidence/tlog-consistency@v1"
 KEYS_EXTRA = b"g6-evidence/key-entries@v1\n"  # extra data: this line, the receipt id, a line, then JSON
 MAX_KEY_ENTRIES = 64  # key entries one proof may carry (a chain of writers adding writers is short)
+MAX_PROOF = 2 * MAX_NOTE + (1 << 16)  # two checkpoint notes and a path of at most 64 hashes, with room
+MAX_RECEIPT = 16 << 20  # a receipt is a few KiB; a file past this is not one
 
 
 class ProofFormatError(InputError):
@@ -107,18 +108,38 @@ class ConsistencyProof:
 def _b64(s: str, what: str) -> bytes:
     try:
         return base64.b64decode(s, validate=True)
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or a plain ValueError for a non-ASCII str
         raise ProofFormatError(f"{what} is not base64: {s[:40]!r}") from None
 
 
 def _num(line: str, word: str) -> int:
     head, _, value = line.partition(" ")
-    if head != word or not value.isdigit() or len(value) > 19 or (value != "0" and value.startswith("0")):
-        raise ProofFormatError(f"expected '{word} <number>', got {line[:40]!r}")
-    return int(value)
+    n = decimal(value) if head == word else None
+    if n is None:
+        raise ProofFormatError(f"expected '{word} <number>' (ASCII digits, no leading zero), got {line[:40]!r}")
+    return n
 
 
-def parse_inclusion(text: str) -> InclusionProof:
+def proof_text(data: str | bytes) -> str:
+    """A proof's text as every reader takes it: the notes' own reader (``note_text``: strict UTF-8, no
+    CR, BOM or NUL, the same message), bounded by ``MAX_PROOF``; ``ProofFormatError`` otherwise."""
+    try:
+        return note_text(data, MAX_PROOF)
+    except NoteError as e:
+        raise ProofFormatError(str(e)) from None
+
+
+def _checkpoint_format(note: str, which: str) -> None:
+    """A checkpoint carried in a proof must be a well-formed one (its numbers, its base64, no CR…):
+    what it holds is part of the proof's format. Its signature is checked later, as its own verdict."""
+    try:
+        Checkpoint.parse(parse_note(note)[0])
+    except NoteError as e:
+        raise ProofFormatError(f"{which}: {e}") from None
+
+
+def parse_inclusion(text: str | bytes) -> InclusionProof:
+    text = proof_text(text)
     head, sep, note = text.partition("\n\n")
     if not sep:
         raise ProofFormatError("a proof is a header block, a blank line, then a checkpoint")
@@ -135,10 +156,12 @@ def parse_inclusion(text: str) -> InclusionProof:
     hashes = tuple(_b64(h, "proof hash") for h in rest)
     if any(len(h) != 32 for h in hashes):
         raise ProofFormatError("every proof hash is 32 bytes")
+    _checkpoint_format(note, "the checkpoint")
     return InclusionProof(index, hashes, note, extra)
 
 
-def parse_consistency(text: str) -> ConsistencyProof:
+def parse_consistency(text: str | bytes) -> ConsistencyProof:
+    text = proof_text(text)
     head, sep, notes = text.partition("\n\n")
     if not sep:
         raise ProofFormatError("a proof is a header block, a blank line, then two checkpoints")
@@ -152,6 +175,8 @@ def parse_consistency(text: str) -> ConsistencyProof:
     old_note, sep2, new_note = notes.partition("\n---\n")
     if not sep2:
         raise ProofFormatError("the two checkpoints are separated by a line '---'")
+    _checkpoint_format(old_note + "\n", "the old checkpoint")
+    _checkpoint_format(new_note, "the new checkpoint")
     return ConsistencyProof(old, new, hashes, old_note + "\n", new_note)
 
 
@@ -197,7 +222,7 @@ def _key_entries(extra: bytes) -> tuple[str, list[tuple[int, str, tuple[bytes, .
     return rid.decode(errors="replace"), sorted(out)
 
 
-def verify_inclusion_proof(proof_text: str, receipt: Receipt | Mapping[str, Any] | bytes | str,
+def verify_inclusion_proof(text: str | bytes, receipt: Receipt | Mapping[str, Any] | bytes | str,
                            key: VerifyKey, origin: str | None = None) -> ProofReport:
     """Check a receipt's inclusion proof with only the public key: no ledger, no network.
 
@@ -206,14 +231,14 @@ def verify_inclusion_proof(proof_text: str, receipt: Receipt | Mapping[str, Any]
     each included in the same checkpoint); the checkpoint may be signed by any key so proven."""
     checks: list[ProofCheck] = []
     try:
-        proof = parse_inclusion(proof_text)
+        proof = parse_inclusion(text)
         bound, entries = _key_entries(proof.extra) if proof.extra is not None else (None, [])
         checks.append(ProofCheck("format", True))
     except ProofFormatError as e:
         return ProofReport("inclusion", (ProofCheck("format", False, str(e)),))
     tl = KeyTimeline.of_roots({key.key_id: (key, "given with --key")})
-    for index, text, _ in entries:
-        tl.read(index + 1, f"key entry at leaf {index}", text)
+    for index, entry, _ in entries:
+        tl.read(index + 1, f"key entry at leaf {index}", entry)
     if entries:
         bad = [f"leaf {c.seq - 1}: {c.detail}" for c in tl.problems if c.seq is not None]
         checks.append(ProofCheck("key_entries", not bad, "; ".join(bad) if bad else
@@ -225,7 +250,7 @@ def verify_inclusion_proof(proof_text: str, receipt: Receipt | Mapping[str, Any]
             late = tl.why_not(r.signature.key_id, proof.index + 1)
             ok, why = (False, late) if late else (True, "")
         checks.append(ProofCheck("receipt_signature", ok, "" if ok else why))
-    except (ValueError, InputError) as e:
+    except (ValueError, InputError, RecursionError) as e:  # RecursionError: JSON nested past json's limit
         return ProofReport("inclusion", (*checks, ProofCheck("receipt", False, f"unreadable receipt: {e}")))
     if bound is not None:
         checks.append(ProofCheck("receipt_binding", bound == r.receipt_id,
@@ -240,8 +265,8 @@ def verify_inclusion_proof(proof_text: str, receipt: Receipt | Mapping[str, Any]
                                  f"puts it at {cp.origin} #{proof.index + 1}"))
     try:
         verify_inclusion(proof.index, cp.size, leaf_hash(canonical), proof.hashes, cp.root)
-        for index, text, hashes in entries:
-            verify_inclusion(index, cp.size, leaf_hash(text.encode()), hashes, cp.root)
+        for index, entry, hashes in entries:
+            verify_inclusion(index, cp.size, leaf_hash(entry.encode()), hashes, cp.root)
         checks.append(ProofCheck("inclusion", True, f"leaf {proof.index} of {cp.size}"
                                  + (f", and {len(entries)} key entries" if entries else "")))
     except ProofError as e:
@@ -266,10 +291,10 @@ def _open_by_any(note: str, tl: KeyTimeline, origin: str | None, checks: list[Pr
     return None
 
 
-def verify_consistency_proof(proof_text: str, key: VerifyKey, origin: str | None = None) -> ProofReport:
+def verify_consistency_proof(text: str | bytes, key: VerifyKey, origin: str | None = None) -> ProofReport:
     """Check that the newer checkpoint's tree extends the older one's, with only the public key."""
     try:
-        proof = parse_consistency(proof_text)
+        proof = parse_consistency(text)
     except ProofFormatError as e:
         return ProofReport("consistency", (ProofCheck("format", False, str(e)),))
     checks = [ProofCheck("format", True)]

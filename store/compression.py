@@ -250,11 +250,17 @@ class _BoundedReader(io.RawIOBase):
             super().close()
 
 
-def open_compressed(path: Path, size: int, exact: bool = True) -> BinaryIO:
+def open_compressed(source: Path | BinaryIO, size: int, exact: bool = True, name: str | None = None) -> BinaryIO:
     """A reader of the raw bytes of a compressed blob whose raw size is ``size`` (with ``exact``
-    False: at most ``size``, for a blob whose recorded size is lost and is being re-hashed)."""
-    f = path.open("rb")
-    name = path.name.removesuffix(SUFFIX)
+    False: at most ``size``, for a blob whose recorded size is lost and is being re-hashed). ``source`` is
+    the ``.zst`` file's path or the file already open (the folder store opens it without following a link;
+    the reader then owns it), ``name`` the blob's name in messages."""
+    if isinstance(source, Path):
+        f: BinaryIO = source.open("rb")
+        name = name or source.name.removesuffix(SUFFIX)
+    else:
+        f = source
+    name = name or "?"
     try:
         fd = f.fileno()
         require_one_frame(os.fstat(fd).st_size, lambda offset, n: os.pread(fd, n, offset), name)

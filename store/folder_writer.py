@@ -31,6 +31,7 @@ import blake3
 
 from g6.errors import StoreDiskFull, StoreError
 from g6.store import compression as compression_mod
+from g6.store import folder_files as files
 from g6.store.base import BlobRef
 from g6.store.digest import Digest
 from g6.store.diskfull import is_disk_full
@@ -40,14 +41,24 @@ class Folder(Protocol):
     """What a put needs of the folder store (``g6.store.folder.BlobStore``): its settings and where each
     file goes. A protocol, not the class, so the store can import its writer without a circle."""
 
+    root: Path
     tmp_dir: Path
     fsync: bool
     compression: str
 
-    def _data_path(self, b3hex: str) -> Path: ...
-    def _stored_path(self, b3hex: str) -> tuple[Path, bool] | None: ...
-    def _meta_path(self, b3hex: str) -> Path: ...
-    def _sha_path(self, shahex: str) -> Path: ...
+    def _data_rel(self, b3hex: str) -> str: ...
+    def _stored(self, b3hex: str) -> tuple[str, bool] | None: ...
+    def _meta_rel(self, b3hex: str) -> str: ...
+    def _sha_rel(self, shahex: str) -> str: ...
+
+
+def _no_link(store: Folder, folder: str, doing: str) -> None:
+    """``StoreError`` unless ``folder`` (relative to the store's root) is reached without a symbolic link
+    (missing folders are made on the way): a put never writes through a link the store did not make."""
+    try:
+        os.close(files.open_dir(str(store.root), folder, create=True))
+    except files.LinkRefused as e:
+        raise StoreError(f"cannot {doing}: {e}; move it away (run `g6 blob verify`)") from None
 
 
 def _full(e: BaseException, doing: str) -> StoreDiskFull | None:
@@ -66,14 +77,11 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _replace(src: str | Path, dst: Path) -> None:
-    """``os.replace``, making ``dst``'s folder first only when it is missing (most puts land in a
-    folder that exists: one syscall, not a mkdir per level on every put)."""
-    try:
-        os.replace(src, dst)
-    except FileNotFoundError:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, dst)
+def _replace(store: Folder, src: str | Path, rel: str) -> None:
+    """``os.replace`` of ``src`` to ``rel`` under the store's root, once its folder was reached (and made,
+    where missing) without following a link (``_no_link``)."""
+    _no_link(store, rel.rpartition("/")[0], f"store {rel}")
+    os.replace(src, store.root / rel)
 
 
 class _InThread:
@@ -156,6 +164,7 @@ class BlobWriter:
         self._held: list[bytes] | None = []  # chunks not written yet (see the class docstring)
         self._held_size = 0
         self._compress: bool | None = None  # decided by the first MIN_SIZE bytes
+        _no_link(store, "tmp", "write a blob")
         fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="put-")
         self._path = Path(name)
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
@@ -272,8 +281,8 @@ class BlobWriter:
             self.abort()
 
 
-def _write_small(store: Folder, path: Path, data: bytes) -> None:
-    """``data`` to ``path`` whole or not at all: a temp file (fsynced when the store fsyncs), then renamed."""
+def _write_small(store: Folder, rel: str, data: bytes) -> None:
+    """``data`` to ``rel`` whole or not at all: a temp file (fsynced when the store fsyncs), then renamed."""
     fd, name = tempfile.mkstemp(dir=store.tmp_dir, prefix="meta-")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -281,7 +290,7 @@ def _write_small(store: Folder, path: Path, data: bytes) -> None:
             if store.fsync:
                 f.flush()
                 os.fsync(f.fileno())
-        _replace(name, path)
+        _replace(store, name, rel)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
@@ -293,38 +302,47 @@ def _install(store: Folder, tmp: Path, ref: BlobRef, compressed: bool = False,
     """Meta and sha256 index (with fsync: at once, on two threads), then the data renamed into
     place once ``data_synced`` (the temp file's fsync, when there is one) is done."""
     b3hex = Digest.parse(ref.blake3).hex
-    data_path = store._data_path(b3hex)
-    if compressed:
-        data_path = data_path.with_name(data_path.name + compression_mod.SUFFIX)
-    if store._stored_path(b3hex) is not None:
+    sha_rel = store._sha_rel(Digest.parse(ref.sha256).hex)
+    data_rel = store._data_rel(b3hex) + (compression_mod.SUFFIX if compressed else "")
+    try:
+        stored = store._stored(b3hex)
+    except OSError as e:  # a link at its name or on its way, or a folder that cannot be read
+        tmp.unlink()
+        raise StoreError(f"cannot store blob {ref.blake3}: {files.why(e)}; move it away (run `g6 blob verify`)") \
+            from None
+    if stored is not None:
         tmp.unlink()  # dedupe: the same bytes are already here
         return
     try:
         meta = json.dumps(ref.to_json(), sort_keys=True).encode()
         # with fsync each write waits on the disk, and two at once share the wait; without, they are
         # a few cheap syscalls that a thread hand-off would only delay
-        side = _InThread(_write_small, store, store._meta_path(b3hex), meta) if store.fsync else None
+        side = _InThread(_write_small, store, store._meta_rel(b3hex), meta) if store.fsync else None
         try:
             if side is None:
-                _write_small(store, store._meta_path(b3hex), meta)
-            _write_small(store, store._sha_path(Digest.parse(ref.sha256).hex), ref.blake3.encode())
+                _write_small(store, store._meta_rel(b3hex), meta)
+            _write_small(store, sha_rel, ref.blake3.encode())
         finally:
             if side is not None:
                 side.result()
         if data_synced is not None:
             data_synced.result()
         try:
-            _replace(tmp, data_path)
+            _replace(store, tmp, data_rel)
         except (IsADirectoryError, NotADirectoryError):  # a folder (or a file on a folder's path) is there
-            raise StoreError(f"cannot store blob {ref.blake3}: {data_path} is taken by something that is not "
-                             "a blob file; move it away (run `g6 blob verify`)") from None
+            raise StoreError(f"cannot store blob {ref.blake3}: {store.root / data_rel} is taken by something that "
+                             "is not a blob file; move it away (run `g6 blob verify`)") from None
         if store.fsync:
-            _fsync_dir(data_path.parent)
+            _fsync_dir((store.root / data_rel).parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
-        if not data_path.is_file():  # an unfinished put leaves no index entry behind
-            for p in (store._meta_path(b3hex), store._sha_path(Digest.parse(ref.sha256).hex)):
+        try:
+            whole = files.kind_of(str(store.root), data_rel) == "file"
+        except OSError:
+            whole = False
+        if not whole:  # an unfinished put leaves no index entry behind
+            for rel in (store._meta_rel(b3hex), sha_rel):
                 with contextlib.suppress(OSError):
-                    p.unlink()
+                    files.unlink(str(store.root), rel)
         raise

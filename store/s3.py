@@ -373,10 +373,12 @@ class S3BlobStore(StreamedPut, VerifiedReads):
         if head is None:
             raise BlobNotFound(f"no blob {digest}")
         meta = head.get("Metadata") or {}
-        try:
-            return BlobRef(f"blake3:{b3hex}", str(Digest.parse(meta["sha256"])), int(meta["size"]))
-        except (KeyError, ValueError, BadDigest):
-            return self._hash_object(b3hex)  # metadata lost: the bytes are the truth
+        size = meta.get("size")
+        # the size as the writer wrote it (str(int)): int() alone would also take ' 12', '+12' and '١٢'
+        if isinstance(size, str) and size.isascii() and size.isdigit() and str(int(size)) == size:
+            with contextlib.suppress(KeyError, TypeError, BadDigest):
+                return BlobRef(f"blake3:{b3hex}", str(Digest.parse(meta["sha256"])), int(size))
+        return self._hash_object(b3hex)  # metadata lost or damaged: the bytes are the truth
 
     def _list(self, kind: str) -> Iterator[dict[str, Any]]:
         with self._errors(f"list {kind}/"):

@@ -34,13 +34,16 @@ class BlobPass:
     sha_of: dict[str, str] = field(default_factory=dict)  # blake3 hex -> its sha256, for the index entries
 
 
-def check_every_blob(store: CheckedStore, progress: Callable[[int, int], None] | None = None) -> BlobPass:
+def check_every_blob(store: CheckedStore, progress: Callable[[int, int], None] | None = None,
+                     listing: Callable[[], Iterable[str]] | None = None) -> BlobPass:
     """``store._check`` on every blob it lists (``progress(blobs checked, blobs)`` after each), keeping the
     sha256 of every blob whose bytes hash to its name, so the index entries are judged without hashing
-    anything again."""
+    anything again. ``listing`` lists the blobs instead of ``store.iter_digests`` (one that reports what
+    it cannot list elsewhere, rather than stopping)."""
     out = BlobPass()
-    total = sum(1 for _ in store.iter_digests()) if progress is not None else 0  # a listing, no hashing
-    for d in store.iter_digests():
+    names = listing or store.iter_digests
+    total = sum(1 for _ in names()) if progress is not None else 0  # a listing, no hashing
+    for d in names():
         out.checked += 1
         b3hex = d.split(":", 1)[1]
         out.listed.add(b3hex)
@@ -61,11 +64,12 @@ class IndexPass:
     dangling: list[str] = field(default_factory=list)
 
 
-def judge_index(entries: Iterable[tuple[str, bytes | None]], blobs: BlobPass,
+def judge_index(entries: Iterable[tuple[str, bytes | str | None]], blobs: BlobPass,
                 is_stored: Callable[[str], bool]) -> IndexPass:
     """Judge every sha256 index entry, given as (``sha256:<hex>``, its bytes, or None when it could not be
-    read): bad unless it holds a blake3 digest; dangling (a put that never finished, not evidence of
-    anything) when no blob is stored under that digest (``is_stored(blake3 hex)``), unless a stored blob
+    read, or a sentence saying why not: a link, unreadable): bad unless it holds a blake3 digest; dangling
+    (a put that never finished, not evidence of anything) when no blob is stored under that digest
+    (``is_stored(blake3 hex)``), unless a stored blob
     has the entry's sha256 (then the entry was turned away from it: bad); bad when the blob it names has
     another sha256. An entry naming a blob that failed its own check is that blob's failure,
     reported once. Last, a whole blob with no entry under its sha256 at all is bad: reads by its sha256
@@ -77,6 +81,9 @@ def judge_index(entries: Iterable[tuple[str, bytes | None]], blobs: BlobPass,
     for name, body in entries:
         out.checked += 1
         seen.add(name)
+        if isinstance(body, str):
+            out.bad.append(BlobCheck(name, False, f"index entry: {body}"))
+            continue
         try:
             if body is None:
                 raise BadDigest("unreadable")

@@ -19,6 +19,7 @@ these objects and never reads a setting itself.
 | ``G6_LEDGER_URL`` | ``sqlite:///path`` or ``postgresql://user:pass@host:port/db`` | the home's ``ledger.sqlite`` |
 | ``G6_BLOB_URL`` | ``file:///path`` or ``s3://bucket/prefix`` | the home's ``knowledge/fetched`` |
 | ``G6_S3_ENDPOINT`` | S3 endpoint for non-AWS stores (SeaweedFS, MinIO ...) | AWS |
+| ``G6_ALLOW_OPEN_KEY`` | ``1`` signs with a ``keys/signing.key`` group or others may read (else refused) | off |
 
 Values in the process environment win over ``$G6_HOME/.env``. API keys (``G6_*_API_KEY``) are
 read from the same places and handed only to their own source.
@@ -48,6 +49,7 @@ from g6.adapters.semantic_scholar import SemanticScholarSource
 from g6.adapters.sources import build_sources
 from g6.errors import ConfigError
 from g6.home import EvidenceHome
+from g6.ledger import KeyDir
 from g6.store.compression import parse_setting
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -118,6 +120,7 @@ class Settings:
     hard_cap: int = 64 * 1024 * 1024
     total_timeout: float = 120.0
     values: Mapping[str, str] = field(default_factory=dict, repr=False)  # never printed: may hold keys
+    allow_open_key: bool = False  # G6_ALLOW_OPEN_KEY: sign with a key file group or others may read
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.total_timeout) and self.total_timeout > 0):
@@ -158,6 +161,10 @@ class Settings:
 
     def blob_compression(self) -> str:
         return parse_setting(self.values.get("G6_BLOB_COMPRESSION", ""))
+
+    def key_dir(self) -> KeyDir:
+        """The home's key folder as these settings read it (``G6_ALLOW_OPEN_KEY``), without opening the home."""
+        return KeyDir(self.home / "keys", allow_open_key=self.allow_open_key)
 
     def open_home(self, *, write: bool = False, need_key: bool = False,
                   say: Callable[[str], None] | None = None, **kw: object) -> EvidenceHome:
@@ -259,4 +266,5 @@ def load_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         hard_cap=int(non_negative_number("G6_HARD_CAP", values.get("G6_HARD_CAP"), int, 64 * 1024 * 1024)),  # type: ignore[arg-type]
         total_timeout=float(non_negative_number("G6_TIMEOUT", values.get("G6_TIMEOUT"), float, 120.0)),  # type: ignore[arg-type]
         values=values,
+        allow_open_key=_bool("G6_ALLOW_OPEN_KEY", values.get("G6_ALLOW_OPEN_KEY", "")),
     )

@@ -33,12 +33,13 @@ class EvidenceHome:
     ``readonly=True`` is for commands that only read: no folder, file, table or log id is created,
     and a missing home or ledger shows up as a failed database check in ``verify``. ``ledger_url``
     and ``blob_url`` (``G6_LEDGER_URL``, ``G6_BLOB_URL``) put the ledger or the blobs elsewhere
-    (PostgreSQL, S3); ``env`` carries the S3 settings.
+    (PostgreSQL, S3); ``env`` carries the S3 settings. ``allow_open_key`` (``G6_ALLOW_OPEN_KEY``) lets
+    the home sign with a key file group or others may read (``g6.ledger.keys.KeyDir``).
     """
 
     def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True, readonly: bool = False,
                  blob_compression: str = "zstd", ledger_url: str | None = None, blob_url: str | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, allow_open_key: bool = False) -> None:
         self.root = Path(root)
         self.readonly = readonly
         self.store: BlobBackend = open_store(blob_url, self.root / "knowledge" / "fetched", fsync=fsync, env=env,
@@ -49,7 +50,7 @@ class EvidenceHome:
         except BaseException:
             self.store.close()
             raise
-        self.keys = KeyDir(self.root / "keys")
+        self.keys = KeyDir(self.root / "keys", allow_open_key=allow_open_key)
         self._key: SigningKey | None = None
 
     @classmethod
@@ -59,6 +60,7 @@ class EvidenceHome:
 
         v = settings.values
         kw.setdefault("blob_compression", parse_setting(v.get("G6_BLOB_COMPRESSION", "")))
+        kw.setdefault("allow_open_key", bool(getattr(settings, "allow_open_key", False)))
         return cls(settings.home, ledger_url=v.get("G6_LEDGER_URL") or None, blob_url=v.get("G6_BLOB_URL") or None,
                    env=v, **kw)
 
@@ -94,11 +96,11 @@ class EvidenceHome:
     def rotate_key(self) -> tuple[SigningKey, list[Receipt]]:
         """A new signing key in place of this home's: the log records it (the new key added by the old, then
         the old retired by the new), and the old public key stays in ``keys/trusted`` for its receipts."""
-        old = self.signing_key()
         new = SigningKey.generate()
         entries = []
         recorded = self.ledger.present() and len(self.ledger) > 0
-        if recorded:  # the new key may sign from the row after this entry
+        if recorded:  # the new key may sign from the row after this entry; the old key must sign it
+            old = self.signing_key()
             entries.append(self.ledger.add_key(new.public, old, "rotation"))
         self.keys.init(force=True, key=new)
         self._key = new

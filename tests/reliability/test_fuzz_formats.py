@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from g6.cite.manifest import Manifest, load_manifest
 from g6.errors import InputError
 from g6.ledger import SigningKey
-from g6.ledger.note import NoteError, parse_note, parse_verifier_key
+from g6.ledger.note import Checkpoint, NoteError, parse_note, parse_verifier_key
 from g6.ledger.proofs import (
     ProofFormatError,
     parse_consistency,
@@ -33,7 +33,11 @@ json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st
 lines = st.lists(st.one_of(st.sampled_from(["c2sp.org/tlog-proof@v1", "g6-evidence/tlog-consistency@v1",
                                             "index 3", "old 2", "new 5", "extra cmNwdA==", "---", "",
                                             "g6-evidence/x", "5", "— g6-evidence/x AAAA", "index -1",
-                                            "q0SACj59+F05CfTFHlbfOLe0TjIaUDO4knDpgvbRgEE="]),
+                                            "q0SACj59+F05CfTFHlbfOLe0TjIaUDO4knDpgvbRgEE=",
+                                            # numbers str.isdigit() takes and int() does not (or reads as
+                                            # another number), base64 that is not ASCII, a CR, a BOM
+                                            "index ²", "old ١", "new ３", "²", "٣", "index 3\r", "\ufeff",
+                                            "q0SACj59+F05CfTFHlbfOLe0TjIaUDO4knDpgvbRgEé=", "— g6-evidence/x é"]),
                            st.text(max_size=20)), max_size=14).map(lambda ls: "\n".join(ls) + "\n")
 
 
@@ -70,11 +74,23 @@ def test_proofs_of_any_text(text: str, receipt: object) -> None:
 @settings(max_examples=300, deadline=None)
 @given(lines)
 def test_notes_and_verifier_keys_of_any_text(text: str) -> None:
-    for fn in (parse_note, parse_verifier_key):
+    for fn in (parse_note, parse_verifier_key, lambda t: Checkpoint.parse(parse_note(t)[0])):
         try:
             fn(text)
         except NoteError:
             pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=120), lines.map(lambda t: t.encode("utf-8", "surrogatepass"))))
+def test_notes_and_proofs_of_any_bytes(raw: bytes) -> None:
+    """A note or proof as read from a file: bytes, which may not be UTF-8 at all."""
+    try:
+        Checkpoint.parse(parse_note(raw)[0])
+    except NoteError:
+        pass
+    assert isinstance(verify_consistency_proof(raw, KEY).ok, bool)
+    assert isinstance(verify_inclusion_proof(raw, b"{}", KEY).ok, bool)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

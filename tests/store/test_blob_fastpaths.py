@@ -18,9 +18,8 @@ import pytest
 import zstandard
 
 from g6.errors import BlobCorrupt, BlobNotFound, StoreError
-from g6.store import BlobStore, BlobWriter, digests
+from g6.store import BlobStore, BlobWriter, digests, folder_files
 from g6.store import base as base_mod
-from g6.store import folder as folder_mod
 from g6.store import folder_writer as writer_mod
 
 TEXT = b"".join(b"<p>line %d of a page that compresses well, kept as evidence</p>\n" % i for i in range(40000))
@@ -198,12 +197,12 @@ def test_slurp_reads_a_whole_file_whatever_its_stat_says(tmp_path: Path) -> None
     p = tmp_path / "f"
     for body in (b"", b"x", TEXT):
         p.write_bytes(body)
-        assert folder_mod._slurp(str(p)) == body
+        assert folder_files.slurp(str(tmp_path), "f") == body
     # a file whose size fstat does not know (0 here) is read to its end, not cut at the stat's size
-    status = folder_mod._slurp("/proc/self/status")
+    status = folder_files.slurp("/proc/self", "status")
     assert os.stat("/proc/self/status").st_size == 0 and status.startswith(b"Name:") and b"\nPid:" in status
     with pytest.raises(FileNotFoundError):
-        folder_mod._slurp(str(tmp_path / "absent"))
+        folder_files.slurp(str(tmp_path), "absent")
 
 
 @pytest.mark.parametrize("helper", ["runs first", "never runs"])

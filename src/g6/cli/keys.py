@@ -10,7 +10,7 @@ import click
 from g6.cli.app import EXIT_FAILED, Ctx, cli, emit_json, fail, info, pass_ctx
 from g6.cli.options import json_option
 from g6.errors import G6Error
-from g6.ledger import KeyDir, Receipt, VerifyKey, trust_key
+from g6.ledger import Receipt, VerifyKey, trust_key
 from g6.ledger.note import verifier_key
 
 
@@ -49,7 +49,7 @@ def keys_init(c: Ctx, force: bool, as_json: bool) -> None:
 @pass_ctx
 def keys_show(c: Ctx, as_json: bool) -> None:
     """Print the public signing key and every trusted key."""
-    kd = KeyDir(c.settings.home / "keys")
+    kd = c.settings.key_dir()  # G6_ALLOW_OPEN_KEY read by the settings
     try:
         current = kd.load_signing().public
     except G6Error as e:
@@ -88,7 +88,7 @@ def keys_trust(c: Ctx, public_key: str, as_json: bool) -> None:
 
     The key is kept in this home's key folder and with the ledger (a table), so everyone who verifies
     a shared ledger trusts it too."""
-    kd = KeyDir(c.settings.home / "keys")
+    kd = c.settings.key_dir()  # G6_ALLOW_OPEN_KEY read by the settings
     try:
         if public_key == "self":
             k = kd.load_signing().public

@@ -20,6 +20,7 @@ from g6.cli.app import (
     cli,
     emit_json,
     fail,
+    fail_on,
     finish,
     info,
     pass_ctx,
@@ -31,7 +32,13 @@ from g6.cli.options import json_option, quiet_option
 from g6.errors import G6Error
 from g6.ledger import copy_ledger, open_ledger
 from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, parse_note
-from g6.ledger.proofs import CONSISTENCY_HEADER, verify_consistency_proof, verify_inclusion_proof
+from g6.ledger.proofs import (
+    CONSISTENCY_HEADER,
+    MAX_PROOF,
+    MAX_RECEIPT,
+    verify_consistency_proof,
+    verify_inclusion_proof,
+)
 
 
 @cli.group("receipt")
@@ -113,9 +120,11 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
             with path.open("rb") as f:  # bounded: a note is small, whatever file is given
                 raw = f.read(MAX_NOTE + 1)
         except OSError as e:
-            fail(f"cannot read --checkpoint {path}: {e}")
-        # anything unreadable as a note becomes that checkpoint's failed verdict, not a crash
-        notes.append((str(path), raw.decode("utf-8", errors="replace")))
+            fail(f"cannot read --checkpoint {path}: {e.strerror or e}")
+        # read as bytes; bytes that are not UTF-8 are kept as such (surrogateescape) for the note reader
+        # (g6.ledger.note.note_text) to refuse, as it refuses a CR, a BOM or a NUL: that checkpoint's
+        # failed verdict, worded as every other command words it, never a crash
+        notes.append((str(path), raw.decode("utf-8", errors="surrogateescape")))
     keys = None
     if pinned:
         keys = {}
@@ -137,8 +146,8 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
                 else:
                     report = verify_since(ev, read_note(ev, Path(since) if since else None), keys=keys, kept=notes,
                                           progress=bar, strict_time=strict_time)
-        except G6Error as e:
-            fail(str(e))
+        except G6Error as e:  # a --since note that is no note: exit 2; a trusted key that cannot be read: 1
+            fail_on(e)
         if record and report.ok and size:
             try:
                 path = record_verified(ev, size)
@@ -329,6 +338,18 @@ def ledger_copy(c: Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
     finish(check.ok)
 
 
+def _read_bounded(path: Path, limit: int, what: str) -> bytes:
+    """A file given to an offline check: its bytes, refused in one line when unreadable or past ``limit``."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        fail(f"cannot read {what} {path}: {e.strerror or e}")
+    if len(data) > limit:
+        fail(f"{what} {path} is larger than {limit} bytes; it is not one")
+    return data
+
+
 @cli.command("verify-proof")
 @click.argument("proof_file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--receipt", "receipt_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
@@ -345,13 +366,15 @@ def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str,
     except (G6Error, NoteError) as e:
         fail(f"bad --key: {e}")
     origin = origin or key_origin
-    text = proof_file.read_text(errors="replace")
-    if text.startswith(CONSISTENCY_HEADER):
-        report = verify_consistency_proof(text, key, origin)
+    # read as bytes, bounded: the proof's reader (g6.ledger.proofs.proof_text) decodes it strictly and
+    # refuses a CR, a BOM or a NUL as a failed `format` check (read_text would turn CRLF into LF)
+    data = _read_bounded(proof_file, MAX_PROOF, "the proof")
+    if CONSISTENCY_HEADER.encode() in data.split(b"\n", 1)[0]:  # a CRLF or BOM copy too: its format fails
+        report = verify_consistency_proof(data, key, origin)
     else:
         if receipt_file is None:
             fail("an inclusion proof needs --receipt RECEIPT.json")
-        report = verify_inclusion_proof(text, receipt_file.read_bytes(), key, origin)
+        report = verify_inclusion_proof(data, _read_bounded(receipt_file, MAX_RECEIPT, "the receipt"), key, origin)
     if as_json:
         emit_json(report.to_json())
     else:

@@ -18,7 +18,7 @@ from g6.errors import InputError
 from g6.home import EvidenceHome
 from g6.ledger.chain import Check, LedgerVerifyReport
 from g6.ledger.keys import VerifyKey
-from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint, signed_by
+from g6.ledger.note import Checkpoint, NoteError, parse_note, read_note_file, sign_checkpoint, signed_by
 from g6.prove.proofs import write_note
 
 STATE_NAME = "verified-checkpoint"
@@ -32,14 +32,16 @@ def read_note(home: EvidenceHome, path: Path | None) -> str:
     """The note text from ``path``, or the one verify recorded; InputError when there is none."""
     src = path or state_path(home)
     try:
-        return src.read_text()
+        return read_note_file(src)  # as bytes: read_text would turn a CRLF copy into a note that verifies
     except FileNotFoundError:
         if path is None:
             raise InputError(f"no verified checkpoint recorded yet ({src}); run a full `g6 ledger verify "
                              "--record` first, or pass --since FILE") from None
         raise InputError(f"no such checkpoint file: {src}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read checkpoint {src}: {e}") from None
+    except NoteError as e:
+        raise InputError(f"not a signed checkpoint note: {e}") from None
+    except OSError as e:
+        raise InputError(f"cannot read checkpoint {src}: {e.strerror or e}") from None
 
 
 def verify_since(home: EvidenceHome, note: str, *, keys: Mapping[str, VerifyKey] | None = None,
