@@ -356,9 +356,10 @@ class CheckedClient:
         r = self._run(f"{n.origin}/robots.txt", store, source=source, policy=robots_pol, robots=False,
                       pause=pol.host_pause, extra_headers={}, secret_host=None, accept_override="text/plain",
                       keep=False, deadline=deadline)
-        if r.outcome is Outcome.UNREACHABLE:
+        if r.outcome is Outcome.UNREACHABLE or _closed_without_reply(r):
             # RFC 9309 reads an unreachable robots.txt as "disallow all", so the page is not asked
-            # for; the honest outcome is that the server did not answer. Not cached: it may return.
+            # for; the honest outcome is that the server did not answer (a connection closed before
+            # any reply is that too: a reset can reach the client as either). Not cached: it may return.
             rules = rules_from_answer(n.origin, None, b"", r.reason)
             raise _Stop(Outcome.UNREACHABLE, r.reason, robots=rules.to_json())
         if r.outcome in (Outcome.REFUSED, Outcome.POLICY_DENIED) or r.status is None:
@@ -535,6 +536,13 @@ class CheckedClient:
                 outcome, reason = Outcome.EMPTY, "no_body"
         return FetchResponse(outcome=outcome, reason=reason, body=ref, byte_count=size, truncated=truncated,
                              detail=extra, **base)
+
+
+def _closed_without_reply(r: FetchResponse) -> bool:
+    """A connection the server closed before sending a byte (httpcore's words for it): no answer at all,
+    unlike a reply that is not HTTP, which is an answer RFC 9309 reads as a server error."""
+    return (r.outcome is Outcome.HTTP_ERROR and r.status is None
+            and "without sending a response" in str(r.detail.get("message", "")))
 
 
 def _classify_transport_error(e: httpx.HTTPError) -> tuple[Outcome, str]:

@@ -3,12 +3,15 @@ non-loopback addresses only ever appear in resolver answers or redirects that mu
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import itertools
+import socket
 import sys
+import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -137,11 +140,47 @@ def test_redirects_to_refused_targets(home: EvidenceHome, client: CheckedClient,
         # unreachable (RFC 9309: disallow all) and the page is never asked for
         assert r.outcome is Outcome.UNREACHABLE
         robots = dict(r.detail["robots"])
-        assert robots.pop("detail") in ("connect", "network")
+        assert robots.pop("detail") in ("connect", "network", "protocol_error")  # how a reset shows varies
         assert robots == {"origin": f"http://127.0.0.1:{port}", "state": "disallow_all", "status": None}
     else:
         assert r.outcome is Outcome.REFUSED and r.reason == reason
     assert [q.path for q in s.requests] == ["/robots.txt", "/"]
+
+
+@contextlib.contextmanager
+def closing_listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A loopback port that reads each request and closes the connection without a reply (a FIN, so
+    the client sees "disconnected without sending a response": a protocol error, not a reset)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    seen: list[bytes] = []
+
+    def run() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            with conn:
+                seen.append(conn.recv(65536).split(b"\r\n", 1)[0])
+
+    threading.Thread(target=run, daemon=True).start()
+    try:
+        yield int(sock.getsockname()[1]), seen
+    finally:
+        sock.close()
+
+
+def test_robots_closed_without_a_reply_is_unreachable_and_not_remembered(home: EvidenceHome,
+                                                                          client: CheckedClient) -> None:
+    with closing_listener() as (port, seen):
+        first = fetch(home, client, f"http://127.0.0.1:{port}/page")
+        second = fetch(home, client, f"http://127.0.0.1:{port}/page")
+    for r in (first, second):  # the server did not answer: not "robots said no", and asked again next time
+        assert (r.outcome, r.reason) == (Outcome.UNREACHABLE, "protocol_error"), (r.outcome, r.reason)
+        assert r.detail["robots"]["state"] == "disallow_all"
+    assert seen == [b"GET /robots.txt HTTP/1.1"] * 2  # the page itself was never asked for
 
 
 def test_redirects_are_followed_and_recorded(home: EvidenceHome, client: CheckedClient, site: Site) -> None:
