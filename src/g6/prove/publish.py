@@ -29,7 +29,7 @@ from g6.ledger.chain import stored_bytes
 from g6.ledger.merkle import TreeView, leaf_hash
 from g6.ledger.note import DASH, Checkpoint, NoteError, parse_note
 from g6.ledger.stored_tree import StoredTree, stored_hash_index
-from g6.ledger.tiles import MAX_ENTRY, WIDTH, Tile, TileTree, edge_ids, encode_bundle
+from g6.ledger.tiles import MAX_ENTRY, WIDTH, Tile, TileTree, edge_ids, encode_bundle, tiles_for
 from g6.prove.publish_dest import CHECKPOINT, Destination
 
 
@@ -44,6 +44,7 @@ class PublishReport:
     signed: bool  # a checkpoint was signed for this publish (none covered the ledger)
     written: list[str] = field(default_factory=list)  # paths written, in order (the checkpoint last)
     already: int = 0  # files that were there already, byte for byte as the ledger says
+    left: int = 0  # full tiles and bundles of the previous size, left as they were (neither read nor written)
     cosignatures: int = 0
     skipped: list[str] = field(default_factory=list)  # kept cosignature lines that are not signature lines
 
@@ -57,7 +58,7 @@ class PublishReport:
                 "previous_size": self.previous_size, "root": self.root.hex(), "checkpoint_signed": self.signed,
                 "written": {"entry_bundles": self.count("entries"), "tiles": self.count("tiles"),
                             "checkpoint": CHECKPOINT in self.written},
-                "already_there": self.already, "cosignatures": self.cosignatures,
+                "already_there": self.already, "full_tiles_left": self.left, "cosignatures": self.cosignatures,
                 "skipped_cosignatures": list(self.skipped), "paths": list(self.written), "checkpoint": self.note}
 
 
@@ -207,6 +208,8 @@ def publish(home: EvidenceHome, dest: Destination, *, latest_only: bool = False,
     previous, old_note = _previous(dest, cp, tree, ledger_size)
     report = PublishReport(dest.where, cp.origin, cp.size, previous, cp.root, note, signed, cosignatures=cosigned,
                            skipped=skipped)
+    if not check_existing:  # a full tile never changes: what the destination had full stays untouched
+        report.left = sum(1 for t in tiles_for(previous) if t.full)
     if previous < cp.size or check_existing:
         start = 0 if check_existing else previous // WIDTH * WIDTH
         publish_tiles(home, dest, cp, tree, start, report, progress)

@@ -52,8 +52,7 @@ class Destination(Protocol):
 
 class FolderDestination:
     def __init__(self, root: Path) -> None:
-        if root.exists() and not root.is_dir():
-            raise InputError(f"publish destination {root} is not a folder")
+        _check_folder(root)
         self.root = root
         self.where = str(root)
         self._dirs: set[Path] = set()
@@ -114,6 +113,20 @@ class FolderDestination:
         self._dirs.clear()
 
 
+def _check_folder(root: Path) -> None:
+    """Refuse a folder that cannot be written (a file, a folder under a file, one we may not write) before
+    anything is done: said as bad input, before a checkpoint is signed for nothing."""
+    probe = root
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputError(f"publish destination {root} is not a folder" + (f" ({probe} is a file)" if probe != root
+                                                                        else ""))
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"publish destination {root} cannot be written" + (f" ({probe} is not writable)"
+                                                                          if probe != root else ""))
+
+
 def _fsync_dir(d: Path) -> None:
     fd = os.open(d, os.O_RDONLY)
     try:
@@ -126,18 +139,27 @@ class S3Destination:
     """A prefix of a bucket, through the boto3 client the blob store makes (``g6.store``'s settings)."""
 
     def __init__(self, url: str, env: Mapping[str, str]) -> None:
-        from g6.store.s3 import store_from_env
+        from g6.store.s3 import S3BlobStore, parse_s3_url
 
         merged = {**{k: v for k, v in os.environ.items() if k.startswith("AWS_")}, **dict(env)}
         try:
-            store = store_from_env(url, merged)  # checks the bucket is there (HEAD), with the store's messages
+            bucket, prefix = parse_s3_url(url)
         except ValueError as e:
             raise InputError(f"publish destination: {e}") from None
+        # the blob store's client (endpoint, credentials, timeouts); the bucket is checked here, so that a
+        # missing one is named as the publish destination's, not G6_BLOB_URL's
+        store = S3BlobStore(bucket, prefix, endpoint=merged.get("G6_S3_ENDPOINT") or None,
+                            access_key=merged.get("AWS_ACCESS_KEY_ID") or None,
+                            secret_key=merged.get("AWS_SECRET_ACCESS_KEY") or None,
+                            region=merged.get("AWS_REGION") or merged.get("AWS_DEFAULT_REGION") or None,
+                            check_bucket=False)
         self.s3: Any = store.s3
         self.bucket = store.bucket
         self.prefix = store.prefix
         self.endpoint = merged.get("G6_S3_ENDPOINT") or None
         self.where = store.url.rstrip("/")
+        with self._errors("open the bucket"):
+            self.s3.head_bucket(Bucket=bucket)
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
@@ -149,8 +171,12 @@ class S3Destination:
         except bx.ClientError as e:
             status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             code = e.response.get("Error", {}).get("Code", "")
-            hint = ("access refused (403): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the bucket's policy"
-                    if status == 403 else f"the server answered {status} {code}")
+            if code == "NoSuchBucket" or (status == 404 and doing == "open the bucket"):
+                hint = f"bucket {self.bucket!r} does not exist: create it or publish to another bucket"
+            elif status == 403 or code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
+                hint = "access refused (403): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the bucket's policy"
+            else:
+                hint = f"the server answered {status} {code}"
             raise PublishError(f"publish destination {at}: cannot {doing}: {hint}") from None
         except bx.NoCredentialsError:
             raise PublishError(f"publish destination {at}: cannot {doing}: no credentials; set AWS_ACCESS_KEY_ID "
