@@ -374,9 +374,13 @@ def _print_publish(report: Any) -> None:
     click.echo(f"published {report.origin} size {report.size} to {report.destination} (it held size "
                f"{report.previous_size})")
     written = "the checkpoint" if "checkpoint" in report.written else "no checkpoint (the same one is there)"
-    click.echo(f"wrote {report.count('tiles')} tiles, {report.count('entries')} entry bundles and {written}; "
-               f"{report.left} full tiles left as they were, {report.already} files already there"
-               + (f"; {report.cosignatures} cosignatures" if report.cosignatures else ""))
+    click.echo(f"wrote {_n(report.count('tiles'), 'tile')}, {_n(report.count('entries'), 'entry bundle')} and "
+               f"{written}; {_n(report.left, 'full tile')} left as they were, {_n(report.already, 'file')} already "
+               "there" + (f"; {_n(report.cosignatures, 'cosignature')}" if report.cosignatures else ""))
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _read_bounded(path: Path, limit: int, what: str) -> bytes:
