@@ -309,3 +309,23 @@ def test_a_published_folder_can_be_copied_and_published_on(tmp_path: Path) -> No
     assert ra.written == rb.written and ra.previous_size == rb.previous_size == 257
     assert {p: d for p, (_, _, d) in files(tmp_path / "a").items()} == \
         {p: d for p, (_, _, d) in files(tmp_path / "b").items()}
+
+
+def test_a_destination_ahead_of_the_ledger_or_from_a_fork_is_refused(tmp_path: Path) -> None:
+    """Two copies of one home (same log, same key) that went apart: neither takes the other's log back."""
+    with EvidenceHome(tmp_path / "a", fsync=False) as ev:
+        ev.keys.init()
+        fill(ev, 3)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    dest = tmp_path / "pub"
+    with EvidenceHome(tmp_path / "a", fsync=False) as ev:
+        fill(ev, 10)
+    assert g6(tmp_path / "a", "ledger", "publish", str(dest)).returncode == 0
+    before = files(dest)
+    r = g6(tmp_path / "b", "ledger", "publish", str(dest))
+    assert r.returncode == 1 and "already holds size 10" in one_line_error(r), r.stderr
+    with EvidenceHome(tmp_path / "b", fsync=False) as ev:  # b appends other receipts: a fork at size 10
+        ev.ledger.append_many([receipt(100 + i) for i in range(7)], ev.signing_key())
+    r = g6(tmp_path / "b", "ledger", "publish", str(dest))
+    assert r.returncode == 1 and "is not this ledger's tree at that size" in one_line_error(r), r.stderr
+    assert files(dest) == before

@@ -220,3 +220,15 @@ def test_s3_failures_are_one_line(s3: dict[str, str], tmp_path: Path) -> None:
         assert r.returncode == 1 and says in one_line_error(r), r.stderr
     with EvidenceHome(home, readonly=True) as ev:
         assert ev.ledger.checkpoints() == []  # refused before a checkpoint was signed
+
+
+def test_publish_from_either_backend_pair(pair_home: EvidenceHome, tmp_path: Path) -> None:
+    """The tiles come from the kept tree of SQLite or PostgreSQL alike, and read the same to fsck."""
+    fill(pair_home, 300)
+    vkey = write_vkey(pair_home, tmp_path / "log.vkey")
+    report = publish(pair_home, open_destination(str(tmp_path / "pub"), {}))
+    fill(pair_home, 520)
+    again = publish(pair_home, open_destination(str(tmp_path / "pub"), {}))
+    assert (report.size, again.previous_size, again.size, again.left) == (300, 300, 520, 2)
+    ok, err = fsck(folder_url(tmp_path / "pub"), vkey, pair_home.ledger.origin)
+    assert ok, err
