@@ -232,3 +232,30 @@ def test_publish_from_either_backend_pair(pair_home: EvidenceHome, tmp_path: Pat
     assert (report.size, again.previous_size, again.size, again.left) == (300, 300, 520, 2)
     ok, err = fsck(folder_url(tmp_path / "pub"), vkey, pair_home.ledger.origin)
     assert ok, err
+
+
+def test_publish_latest_from_a_ledger_without_its_kept_tree(tmp_path: Path) -> None:
+    """A ledger made before the kept tree existed, read-only (`--latest`): its tree is computed from the
+    receipts, and the tiles are the same."""
+    import sqlite3
+
+    home = tmp_path / "home"
+    with EvidenceHome(home, fsync=False) as ev:
+        ev.keys.init()
+        fill(ev, 300)
+        ev.ledger.checkpoint(ev.signing_key())
+        vkey, origin, path = write_vkey(ev, tmp_path / "log.vkey"), ev.ledger.origin, ev.ledger.path
+    publish_with_tree = tmp_path / "kept"
+    assert g6(home, "ledger", "publish", str(publish_with_tree), "--latest").returncode == 0
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM merkle_hashes")
+    r = g6(home, "ledger", "publish", str(tmp_path / "pub"), "--latest")
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(path) as conn:  # read-only: nothing written back
+        assert conn.execute("SELECT COUNT(*) FROM merkle_hashes").fetchone() == (0,)
+    ok, err = fsck(folder_url(tmp_path / "pub"), vkey, origin)
+    assert ok, err
+    def contents(folder: Path) -> dict[str, bytes]:
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+    assert contents(tmp_path / "pub") == contents(publish_with_tree)
