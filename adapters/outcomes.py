@@ -147,8 +147,14 @@ REFUSALS: dict[str, str] = {
     "G6_E_LEDGER_RECEIPT_NOT_FOUND": "a receipt id the ledger does not hold",
     "G6_E_LEDGER_DISK_FULL": "the disk ran out while appending; the transaction was rolled back",
     "G6_E_LEDGER_BACKEND": "the ledger database (PostgreSQL) is down or refuses; the message says what to check",
+    "G6_E_LEDGER_RECEIPT_TOO_LARGE": "a receipt over 65,535 bytes of canonical JSON (more than an entry of a "
+                                     "published log holds); nothing of its batch was appended",
     "G6_E_LEDGER": "another ledger error (a broken chain or database)",
     "G6_E_STORE": "another blob store error",
+    "G6_E_PUBLISH": "a log that cannot be published where asked (the destination cannot be written, holds "
+                    "another log, or is ahead)",
+    "G6_E_PUBLISH_CONFLICT": "the destination holds another history: a full tile, an entry bundle or the "
+                             "checkpoint there differs from the ledger (nothing overwritten)",
     "G6_E_PROOF_FORMAT": "a proof that is not a transparency-log proof",
     "G6_E_BUNDLE": "a bundle that cannot be written or read",
     "G6_E_BUNDLE_MEMBER": "a bundle member that is unsafe or not what bundle.json declares for it",

@@ -21,7 +21,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from g6.errors import InputError, LedgerBackendError, LedgerError, ReceiptNotFound, SigningKeyError
+from g6.errors import (
+    InputError,
+    LedgerBackendError,
+    LedgerError,
+    ReceiptNotFound,
+    ReceiptTooLarge,
+    SigningKeyError,
+)
 from g6.ledger import stored_tree
 from g6.ledger.chain import (
     GENESIS,
@@ -39,6 +46,7 @@ from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint
 from g6.ledger.receipts import Receipt, log_position, utc_now
 from g6.ledger.rows import LedgerRows
 from g6.ledger.sqlite import SqliteRows
+from g6.ledger.tiles import MAX_ENTRY
 from g6.ledger.verify import Trust, verify_ledger
 from g6.store import BlobBackend
 
@@ -116,7 +124,9 @@ class Ledger:
     def append_many(self, receipts: Iterable[Receipt], key: SigningKey) -> list[Receipt]:
         """Sign and append several receipts in one transaction (all or none). Each is signed inside the
         write lock, bound to the place it gets (``log``: this log's origin and its row's seq), so the
-        same receipt cannot stand at another place. A key retired in this log signs nothing more."""
+        same receipt cannot stand at another place. A key retired in this log signs nothing more. A receipt
+        whose signed canonical JSON is over 65,535 bytes (an entry of a published log) is refused
+        (``ReceiptTooLarge``), and with it the whole batch."""
         unsigned = list(receipts)
         try:
             rows = self._writable()
@@ -132,6 +142,10 @@ class Ledger:
                 for r in unsigned:
                     seq += 1
                     s, body = replace(r, log=log_position(origin, seq)).sign_canonical(key)
+                    if len(body) > MAX_ENTRY:  # a published log's entry bundle holds at most this (uint16)
+                        raise ReceiptTooLarge(f"receipt {s.receipt_id} would be {len(body):,} bytes of canonical "
+                                              f"JSON; a receipt is at most {MAX_ENTRY:,} (an entry of a published "
+                                              "log, C2SP tlog-tiles): nothing was appended")
                     h = entry_hash(seq, prev, body)
                     new.append((seq, s.receipt_id, s.kind, s.outcome, s.fetched_at, body.decode(), prev, h))
                     signed.append(s)

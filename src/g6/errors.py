@@ -11,7 +11,10 @@
     │   ├── SigningKeyError      (no signing key, an unreadable or unknown key)
     │   ├── ReceiptNotFound
     │   ├── LedgerDiskFull       (the disk ran out while appending; the transaction rolled back)
+    │   ├── ReceiptTooLarge      (a receipt over 65,535 bytes: more than a published log's entry holds)
     │   └── LedgerBackendError   (the ledger database is down or refuses: names it and what to check)
+    ├── PublishError             (a log that cannot be published where asked: the destination refuses)
+    │   └── PublishConflict      (the destination holds another history: a tile or checkpoint differs)
     ├── ConfigError              (a bad setting in the environment or ``$G6_HOME/.env``)
     ├── InputError               (bad input from a caller: a URL, a flag, a file)
     │   ├── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
@@ -83,6 +86,27 @@ class SigningKeyError(LedgerError):
 
 class ReceiptNotFound(LedgerError):
     code = "G6_E_LEDGER_RECEIPT_NOT_FOUND"
+
+
+class ReceiptTooLarge(LedgerError):
+    """A receipt whose signed canonical JSON is over 65,535 bytes: more than an entry of a published log
+    (a C2SP tlog-tiles entry bundle) holds. Refused at append; nothing of its batch is appended."""
+
+    code = "G6_E_LEDGER_RECEIPT_TOO_LARGE"
+
+
+class PublishError(G6Error):
+    """The log cannot be published where asked: the destination cannot be read or written, holds another
+    log, or is ahead of what would be published."""
+
+    code = "G6_E_PUBLISH"
+
+
+class PublishConflict(PublishError):
+    """The destination holds another history: a full tile, an entry bundle or the checkpoint there differs
+    from what this ledger says (someone rewrote the log or the destination). Nothing there is overwritten."""
+
+    code = "G6_E_PUBLISH_CONFLICT"
 
 
 class ConfigError(G6Error):

@@ -139,6 +139,8 @@ CASES = [
          "copying", "receipts", quiet_after=True),
     Case("blob copy", lambda w, run: ["blob", "copy", "--to", f"file://{w.tmp / f'blobs-{run}'}"],
          "copying", "blobs"),
+    Case("ledger publish", lambda w, run: ["ledger", "publish", str(w.tmp / f"tiles-{run}")], "publishing",
+         "receipts", quiet_after=True),
     Case("bundle", lambda w, run: ["bundle", str(w.manifest), "-o", str(w.tmp / "again.zip")], "bundling",
          "steps", quiet_after=True),
     Case("bundle verify", lambda w, run: ["bundle", "verify", str(w.bundle), "--key", w.key],

@@ -1,4 +1,4 @@
-"""``g6 receipt show``, ``g6 ledger`` (list, verify, checkpoint, checkpoints, prove, consistency, copy) and
+"""``g6 receipt show``, ``g6 ledger`` (list, verify, checkpoint, checkpoints, prove, consistency, copy, publish) and
 ``g6 verify-proof``: the receipt ledger and its proofs."""
 
 # Imports: the ledger is loaded by g6.config anyway (top); g6.prove (checkpoints, proofs, verify --since)
@@ -26,6 +26,7 @@ from g6.cli.app import (
     pass_ctx,
     progress,
     read_key,
+    shown,
     write_out,
 )
 from g6.cli.options import json_option, quiet_option
@@ -63,7 +64,7 @@ def receipt_show(c: Ctx, receipt_id: str, as_json: bool) -> None:
 
 @cli.group("ledger")
 def ledger_group() -> None:
-    """The receipt ledger: list, verify, checkpoint, checkpoints, prove, consistency, copy."""
+    """The receipt ledger: list, verify, checkpoint, checkpoints, prove, consistency, copy, publish."""
 
 
 @ledger_group.command("list")
@@ -336,6 +337,50 @@ def ledger_copy(c: Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
                    f"root {report.root}")
         click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {check.rows} receipts")
     finish(check.ok)
+
+
+@ledger_group.command("publish")
+@click.argument("dest")
+@click.option("--latest", is_flag=True,
+              help="Publish the latest checkpoint the ledger issued, even when receipts came after it: sign none.")
+@click.option("--check-existing", is_flag=True,
+              help="Also read back every tile and entry bundle already at DEST and compare it with the ledger.")
+@json_option("ledger-publish.v1", help="Print what was written (tiles, entry bundles, the checkpoint) as JSON")
+@quiet_option
+@pass_ctx
+def ledger_publish(c: Ctx, dest: str, latest: bool, check_existing: bool, as_json: bool) -> None:
+    """Publish the log as C2SP tlog-tiles to DEST (a folder, file:///path or s3://bucket/prefix): the tiles
+    and entry bundles it does not have yet, then the checkpoint (signed now when none covers the ledger)
+    with the cosignatures kept beside it. Full tiles already there are never rewritten."""
+    from g6.prove.publish import publish
+    from g6.prove.publish_dest import open_destination
+
+    destination = open_destination(dest, c.settings.values)  # a file, an unwritable folder: refused before work
+    with c.evidence(need_key=not latest) as ev:
+        with progress("publishing", "receipts") as bar:
+            report = publish(ev, destination, latest_only=latest, check_existing=check_existing, progress=bar)
+    if report.signed:
+        info("g6: no checkpoint covered the whole ledger; signed a new one")
+    for line in report.skipped:
+        click.echo(f"g6: warning: a kept cosignature is not a note signature line; left out: {shown(line)}",
+                   err=True)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        _print_publish(report)
+
+
+def _print_publish(report: Any) -> None:
+    click.echo(f"published {report.origin} size {report.size} to {report.destination} (it held size "
+               f"{report.previous_size})")
+    written = "the checkpoint" if "checkpoint" in report.written else "no checkpoint (the same one is there)"
+    click.echo(f"wrote {_n(report.count('tiles'), 'tile')}, {_n(report.count('entries'), 'entry bundle')} and "
+               f"{written}; {_n(report.left, 'full tile')} left as they were, {_n(report.already, 'file')} already "
+               "there" + (f"; {_n(report.cosignatures, 'cosignature')}" if report.cosignatures else ""))
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _read_bounded(path: Path, limit: int, what: str) -> bytes:
