@@ -118,12 +118,16 @@ def verify_cosignature(sig: NoteSignature, text: str, cosigner: CosignerKey, now
 
 @dataclass(frozen=True, slots=True)
 class Cosignatures:
-    """What a note's signature lines say of the known cosigners: ``valid`` maps a cosigner's name to its
+    """What a note's signature lines say of the known cosigners: ``valid`` maps a cosigner's key to its
     cosignature's timestamp, ``failed`` to why its line does not hold. Lines of unknown keys are ignored."""
 
     text: str
-    valid: Mapping[str, int]
-    failed: Mapping[str, str]
+    valid: Mapping[CosignerKey, int]
+    failed: Mapping[CosignerKey, str]
+
+    def names(self) -> dict[str, int]:
+        """The valid ones by the name their lines carry."""
+        return {c.name: ts for c, ts in self.valid.items()}
 
 
 def check_cosignatures(note: str | bytes, cosigners: Iterable[CosignerKey], now: float | None = None) -> Cosignatures:
@@ -131,8 +135,8 @@ def check_cosignatures(note: str | bytes, cosigners: Iterable[CosignerKey], now:
     ``NoteError`` when the note itself is malformed."""
     text, sigs = parse_note(note)
     by_id = {(c.name, c.key_id): c for c in cosigners}
-    valid: dict[str, int] = {}
-    failed: dict[str, str] = {}
+    valid: dict[CosignerKey, int] = {}
+    failed: dict[CosignerKey, str] = {}
     for s in sigs:
         c = by_id.get((s.name, s.key_id))
         if c is None:
@@ -140,12 +144,11 @@ def check_cosignatures(note: str | bytes, cosigners: Iterable[CosignerKey], now:
         try:
             ts = verify_cosignature(s, text, c, now)
         except CosignatureError as e:
-            failed[c.name] = str(e)
+            failed[c] = str(e)
             continue
-        if c.name not in failed:
-            valid[c.name] = max(ts, valid.get(c.name, 0))
-    for name in failed:
-        valid.pop(name, None)  # one bad line under a known key fails that cosigner, whatever else it signed
+        valid[c] = max(ts, valid.get(c, 0))
+    for c in failed:
+        valid.pop(c, None)  # one bad line under a known key fails that cosigner, whatever else it signed
     return Cosignatures(text, valid, failed)
 
 

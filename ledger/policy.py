@@ -118,11 +118,9 @@ class Policy:
             if not any(_opens(note, log) for log in mine):
                 return Verdict(False, (), {}, f"the checkpoint is not signed by a log key {self.source} lists "
                                               f"for {cp.origin}")
-        by_cosigner = {(w.cosigner.name, w.cosigner.key_id): w.name for w in self.witnesses.values()}
         found = check_cosignatures(note, (w.cosigner for w in self.witnesses.values()), now)
-        failed = {by_cosigner[(w.cosigner.name, w.cosigner.key_id)]: found.failed[w.cosigner.name]
-                  for w in self.witnesses.values() if w.cosigner.name in found.failed}
-        signed = {w.name for w in self.witnesses.values() if w.cosigner.name in found.valid}
+        failed = {w.name: found.failed[w.cosigner] for w in self.witnesses.values() if w.cosigner in found.failed}
+        signed = {w.name for w in self.witnesses.values() if w.cosigner in found.valid}
         names = tuple(n for n in self._order if n in signed)
         rule = self.describe()
         if failed:
@@ -194,8 +192,6 @@ def parse_policy(data: bytes | str, source: str = "the policy") -> Policy:
                 raise bad(f"bad witness key for {name}: {e}") from None
             if cosigner.key.raw in keys_seen:
                 raise bad(f"the same public key as line {keys_seen[cosigner.key.raw]}")
-            if any(w.cosigner.name == cosigner.name for w in witnesses.values()):
-                raise bad(f"another witness already signs as {cosigner.name}")
             keys_seen[cosigner.key.raw] = no
             witnesses[name] = PolicyWitness(name, cosigner, args[2] if len(args) == 3 else None)
             order.append(name)

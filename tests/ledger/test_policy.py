@@ -157,3 +157,14 @@ def test_policy_from_a_witness_list_needs_all_of_them(w: World) -> None:
     both = policy_from([p.witnesses["a"], p.witnesses["b"]])
     assert both.satisfied(w.cosign(0, 1), NOW).ok and not both.satisfied(w.cosign(0), NOW).ok
     assert policy_from([]).satisfied(w.note, NOW).ok
+
+
+def test_two_keys_under_one_witness_name_are_two_witnesses(w: World) -> None:
+    """A witness that rotated its key: both listed, told apart by key id, as a note verifier does."""
+    new = SigningKey.generate()
+    new_vkey = CosignerKey("w0.example", new.public).vkey()
+    p = parse_policy(f"witness old {w.vkey(0)}\nwitness new {new_vkey}\ngroup g all old new\nquorum g\n")
+    line = sign_cosignature(w.cp.text(), "w0.example", new, NOW)
+    v = p.satisfied(with_cosignatures(w.cosign(0), [line]), NOW)
+    assert v.ok and v.signed == ("old", "new")
+    assert p.satisfied(w.cosign(0), NOW).signed == ("old",)

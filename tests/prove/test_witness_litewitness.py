@@ -219,12 +219,12 @@ def test_first_submission_then_a_stale_size_409_and_the_retry(litewitness: Litew
     for n, s in ((note, first), (note7, again)):
         full = n + s.line + "\n"
         ours = check_cosignatures(full, [w.cosigner], time.time())
-        assert ours.valid == {WITNESS_NAME: s.timestamp} and not ours.failed
+        assert ours.names() == {WITNESS_NAME: s.timestamp} and not ours.failed
         r = _theirs(cosigcheck, litewitness.vkey, full)  # torchwood's cosignature/v1 and Go's note.Open
         assert r.returncode == 0 and r.stdout.decode() == f"ok {WITNESS_NAME} {s.timestamp}\n", r.stderr
     bad = (note + first.line + "\n").replace("\n3\n", "\n4\n", 1)  # another size under the same signatures
     assert _theirs(cosigcheck, litewitness.vkey, bad).returncode == 1  # the Go check does fail
-    assert WITNESS_NAME in check_cosignatures(bad, [w.cosigner]).failed
+    assert w.cosigner in check_cosignatures(bad, [w.cosigner]).failed
     ev.close()
 
 

@@ -184,15 +184,17 @@ def submit(ledger: Ledger, cp: Checkpoint, note: str, w: PolicyWitness, client: 
             line, ts = _cosignature(w, note, data, now)
             ledger.keep_beside(cp, COSIGNATURE, w.cosigner.name, line)
             return Submission(w.name, str(w.url), size, retried, line, ts)
-        if status == 409 and ctype.split(";")[0].strip().lower() == SIZE_TYPE and attempt == 0:
-            theirs = decimal(data.decode("ascii", "replace").strip())
-            if theirs is None:
-                raise _error(WitnessBadRequest, w, f"answered 409 with a size that is not one{_said(data)}", 409)
-            size, retried = theirs, True
-            continue
-        if status == 409:
+        if status != 409:
+            raise _refusal(w, status, data)
+        if ctype.split(";")[0].strip().lower() != SIZE_TYPE:
+            raise _error(WitnessBadRequest, w, f"answered 409 without its size (Content-Type {ctype[:40]!r}, not "
+                                               f"{SIZE_TYPE}){_said(data)}", 409)
+        if attempt == 1:
             raise _error(WitnessConflict, w, f"answered 409 again after the retry from size {size}{_said(data)}", 409)
-        raise _refusal(w, status, data)
+        theirs = decimal(data.decode("ascii", "replace").removesuffix("\n"))
+        if theirs is None:
+            raise _error(WitnessBadRequest, w, f"answered 409 with a size that is not one{_said(data)}", 409)
+        size, retried = theirs, True
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -204,11 +206,11 @@ def _cosignature(w: PolicyWitness, note: str, data: bytes, now: float | None) ->
         found = check_cosignatures(cosigned, [w.cosigner], now)
     except (UnicodeDecodeError, NoteError) as e:
         raise _error(WitnessBadRequest, w, f"answered 200 with no cosignature lines: {e}", 200) from None
-    name = w.cosigner.name
-    if name in found.failed:
-        raise _error(WitnessRefusedSignature, w, f"returned a cosignature that does not hold: {found.failed[name]}",
+    name, key = w.cosigner.name, w.cosigner
+    if key in found.failed:
+        raise _error(WitnessRefusedSignature, w, f"returned a cosignature that does not hold: {found.failed[key]}",
                      200)
-    if name not in found.valid:
+    if key not in found.valid:
         raise _error(WitnessBadRequest, w, f"answered 200 with no cosignature by its key {w.cosigner.vkey()}", 200)
     kid = w.cosigner.key_id
     for line in text.split("\n"):
@@ -217,7 +219,7 @@ def _cosignature(w: PolicyWitness, note: str, data: bytes, now: float | None) ->
         except NoteError:
             continue
         if sigs[0].name == name and sigs[0].key_id == kid:
-            return line, found.valid[name]
+            return line, found.valid[key]
     raise AssertionError("a valid cosignature has a line")  # pragma: no cover
 
 
