@@ -271,13 +271,17 @@ def test_commands_quorum_1_of_1_2_of_2_and_a_tampered_cosignature(litewitness: L
     r = g6(home, "ledger", "verify", "--policy", str(p1))
     assert r.returncode == 1 and "no checkpoint to hold to" in r.stdout  # fails closed
 
-    r = g6(home, "ledger", "checkpoint", "--policy", str(p1), "--json")
+    kept = tmp_path / "kept.note"
+    r = g6(home, "ledger", "checkpoint", "--policy", str(p1), "--json", "--out", str(kept))
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     validate(out, "ledger-checkpoint.v1")
     assert out["witnesses"]["ok"] and out["witnesses"]["quorum"]["signed"] == ["lw"]
     assert out["cosigned_note"].startswith(out["note"]) and f"— {WITNESS_NAME} " in out["cosigned_note"]
     assert "witness lw cosigned size 3 (from size 0)" in r.stderr
+    assert kept.read_text() == out["cosigned_note"]
+    r = g6(home, "ledger", "verify", "--checkpoint", str(kept))  # the cosigned note is still a kept checkpoint
+    assert r.returncode == 0, r.stdout + r.stderr
 
     r = g6(home, "ledger", "verify", "--policy", str(p1), "--json")
     assert r.returncode == 0, r.stdout + r.stderr
