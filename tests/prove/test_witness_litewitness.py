@@ -329,3 +329,23 @@ def test_commands_refusals_are_one_line(litewitness: Litewitness, tmp_path: Path
     bad.write_text("# one item short\nwitness a\n")
     r = g6(home, "ledger", "verify", "--policy", str(bad))
     assert r.returncode == 2 and f"policy {bad} line 2: a witness line reads" in r.stderr
+
+
+def test_each_backend_pair_keeps_the_cosignature_and_verify_holds_it(litewitness: Litewitness,
+                                                                     pair_home: EvidenceHome, tmp_path: Path) -> None:
+    """SQLite and PostgreSQL alike: the cosignature is kept beside the checkpoint, the next submission starts
+    from its size, and `ledger verify --policy` in another process finds it."""
+    litewitness.register(pair_home)
+    _append(pair_home, 2)
+    cp, note = checkpoint(pair_home)
+    w = litewitness.witness()
+    with new_client() as client:
+        assert submit(pair_home.ledger, cp, note, w, client).old == 0
+        _append(pair_home, 1)
+        cp3, note3 = checkpoint(pair_home)
+        assert submit(pair_home.ledger, cp3, note3, w, client).old == 2  # from what was kept, no 409
+    assert [n for _, n, _ in pair_home.ledger.kept_beside(cp3, COSIGNATURE)] == [WITNESS_NAME]
+    policy = tmp_path / "p"
+    policy.write_text(f"witness lw {litewitness.vkey}\nquorum lw\n")
+    r = g6(pair_home.root, "ledger", "verify", "--policy", str(policy))
+    assert r.returncode == 0 and "witnesses  ok checked=2" in r.stdout, r.stdout + r.stderr

@@ -167,8 +167,10 @@ def submit(ledger: Ledger, cp: Checkpoint, note: str, w: PolicyWitness, client: 
     tree = None
     for attempt in (0, 1):
         if size > cp.size:
-            raise _error(WitnessConflict, w, f"has cosigned size {size} of this log, past this checkpoint's "
-                                             f"{cp.size}: a newer checkpoint, or rows removed here", 409)
+            said = "answered 409: it has" if retried else "has, by the cosignatures kept here,"
+            raise _error(WitnessConflict, w, f"{said} cosigned size {size} of this log, past this checkpoint's "
+                                             f"{cp.size}: a newer checkpoint, or rows removed here",
+                         409 if retried else None)
         proof: list[bytes] = []
         if 0 < size < cp.size:
             tree = tree or ledger.tree()
