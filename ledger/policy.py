@@ -119,19 +119,25 @@ class Policy:
                 return Verdict(False, (), {}, f"the checkpoint is not signed by a log key {self.source} lists "
                                               f"for {cp.origin}")
         found = check_cosignatures(note, (w.cosigner for w in self.witnesses.values()), now)
-        failed = {w.name: found.failed[w.cosigner] for w in self.witnesses.values() if w.cosigner in found.failed}
+        failed = {_shown(w.name): found.failed[w.cosigner] for w in self.witnesses.values()
+                  if w.cosigner in found.failed}
         signed = {w.name for w in self.witnesses.values() if w.cosigner in found.valid}
-        names = tuple(n for n in self._order if n in signed)
-        rule = self.describe()
+        ok = self.witnessed(self.quorum, signed)
+        names = tuple(_shown(n) for n in self._order if n in signed)
+        rule = _shown(self.describe())
         if failed:
             return Verdict(False, names, failed, "; ".join(failed.values()))
-        ok = self.witnessed(self.quorum, signed)
         who = ", ".join(names) if names else "no listed witness"
         return Verdict(ok, names, {}, f"{'quorum met' if ok else 'no quorum'}: cosigned by {who}; the quorum is "
                                       f"{rule}")
 
     def with_urls(self) -> list[PolicyWitness]:
         return [self.witnesses[n] for n in self._order if self.witnesses[n].url]
+
+
+def _shown(text: str) -> str:
+    """A name as printed: names are opaque octets, and one that is not UTF-8 is shown escaped (``\\xff``)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _opens(note: str | bytes, log: PolicyLog) -> bool:
@@ -156,7 +162,8 @@ def parse_policy(data: bytes | str, source: str = "the policy") -> Policy:
 
     for no, line_b in enumerate(raw.split(b"\n"), 1):
         def bad(why: str, no: int = no) -> PolicyError:
-            return PolicyError(f"{source} line {no}: {why}")
+            # names are opaque octets: one that is not UTF-8 is shown escaped, never printed as a lone surrogate
+            return PolicyError(_shown(f"{source} line {no}: {why}"))
 
         odd = next((b for b in line_b if b not in _ALLOWED), None)
         if odd is not None:

@@ -168,3 +168,16 @@ def test_two_keys_under_one_witness_name_are_two_witnesses(w: World) -> None:
     v = p.satisfied(with_cosignatures(w.cosign(0), [line]), NOW)
     assert v.ok and v.signed == ("old", "new")
     assert p.satisfied(w.cosign(0), NOW).signed == ("old",)
+
+
+def test_names_are_octets_and_a_non_utf8_name_is_shown_escaped(w: World) -> None:
+    body = f"witness \xe2\x84\xaa {w.vkey(0)}\nwitness K {w.vkey(1)}\ngroup g any K \xff\nquorum g\n".encode("latin-1")
+    with pytest.raises(PolicyError) as e:
+        parse_policy(body, "p")
+    assert str(e.value) == "p line 3: \\xff is not a witness or group defined on an earlier line"
+    str(e.value).encode("utf-8")  # printable as it is
+    p = parse_policy(body.replace(b" \xff", b""))
+    assert set(p.witnesses) == {"\u212a", "K"}  # the Kelvin sign and K are two names
+    odd = parse_policy(f"witness \xff {w.vkey(0)}\nquorum \xff\n".encode("latin-1"))
+    v = odd.satisfied(w.cosign(0), NOW)
+    assert v.ok and v.signed == ("\\xff",) and v.detail == "quorum met: cosigned by \\xff; the quorum is \\xff"
