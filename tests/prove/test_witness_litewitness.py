@@ -329,6 +329,14 @@ def test_commands_refusals_are_one_line(litewitness: Litewitness, tmp_path: Path
     bad.write_text("# one item short\nwitness a\n")
     r = g6(home, "ledger", "verify", "--policy", str(bad))
     assert r.returncode == 2 and f"policy {bad} line 2: a witness line reads" in r.stderr
+    (tmp_path / "b.zip").write_bytes(b"")
+    for args in (["verify-proof", str(bad), "--key", litewitness.vkey], ["bundle", "verify", str(tmp_path / "b.zip")],
+                 ["ledger", "checkpoint"]):
+        r = g6(home, *args, "--policy", str(bad))
+        assert r.returncode == 2 and r.stderr.strip() == f"g6: policy {bad} line 2: a witness line reads: witness " \
+                                                          "<name> <vkey> [<url>]", (args, r.stderr)
+    r = g6(home, "bundle", str(bad), "-o", str(tmp_path / "x.zip"), "--policy", str(bad))
+    assert r.returncode == 2 and "--policy is for `g6 bundle verify BUNDLE.zip`" in r.stderr
 
 
 def test_each_backend_pair_keeps_the_cosignature_and_verify_holds_it(litewitness: Litewitness,
