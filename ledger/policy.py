@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from g6.errors import InputError
 from g6.ledger.cosignature import CosignatureError, CosignerKey, check_cosignatures, parse_cosigner_key
@@ -84,7 +84,6 @@ class Policy:
     groups: Mapping[str, Group]
     quorum: str
     source: str = "the policy"
-    _order: tuple[str, ...] = field(default=(), repr=False)
 
     def witnessed(self, name: str, signed: set[str]) -> bool:
         """Whether witness or group ``name`` has witnessed, given the witnesses whose cosignatures hold."""
@@ -123,7 +122,7 @@ class Policy:
                   if w.cosigner in found.failed}
         signed = {w.name for w in self.witnesses.values() if w.cosigner in found.valid}
         ok = self.witnessed(self.quorum, signed)
-        names = tuple(_shown(n) for n in self._order if n in signed)
+        names = tuple(_shown(n) for n in self.witnesses if n in signed)  # in the file's order
         rule = _shown(self.describe())
         if failed:
             return Verdict(False, names, failed, "; ".join(failed.values()))
@@ -132,7 +131,7 @@ class Policy:
                                       f"{rule}")
 
     def with_urls(self) -> list[PolicyWitness]:
-        return [self.witnesses[n] for n in self._order if self.witnesses[n].url]
+        return [w for w in self.witnesses.values() if w.url]
 
 
 def _shown(text: str) -> str:
@@ -156,7 +155,6 @@ def parse_policy(data: bytes | str, source: str = "the policy") -> Policy:
     logs: list[PolicyLog] = []
     witnesses: dict[str, PolicyWitness] = {}
     groups: dict[str, Group] = {}
-    order: list[str] = []
     quorum: str | None = None
     keys_seen: dict[bytes, int] = {}
 
@@ -201,7 +199,6 @@ def parse_policy(data: bytes | str, source: str = "the policy") -> Policy:
                 raise bad(f"the same public key as line {keys_seen[cosigner.key.raw]}")
             keys_seen[cosigner.key.raw] = no
             witnesses[name] = PolicyWitness(name, cosigner, args[2] if len(args) == 3 else None)
-            order.append(name)
             if len(witnesses) > MAX_ITEMS:
                 raise bad(f"more than {MAX_ITEMS} witnesses")
         elif word == "group":
@@ -237,7 +234,7 @@ def parse_policy(data: bytes | str, source: str = "the policy") -> Policy:
             raise bad(f"unknown line {word[:30]!r}: log, witness, group, quorum or a # comment")
     if quorum is None:
         raise PolicyError(f"{source} has no quorum line (exactly one is needed; `quorum none` asks for no witness)")
-    return Policy(tuple(logs), witnesses, groups, quorum, source, tuple(order))
+    return Policy(tuple(logs), witnesses, groups, quorum, source)
 
 
 def _name_taken(name: str, witnesses: Mapping[str, object], groups: Mapping[str, object]) -> str | None:
@@ -265,4 +262,4 @@ def policy_from(witnesses: Sequence[PolicyWitness], k: int | None = None) -> Pol
         return Policy((), {}, {}, NONE)
     rule = " --witness"  # a name no policy line can hold (names hold no space)
     group = Group(rule, len(names) if k is None else k, names)
-    return Policy((), {w.name: w for w in witnesses}, {rule: group}, rule, "the --witness list", names)
+    return Policy((), {w.name: w for w in witnesses}, {rule: group}, rule, "the --witness list")
