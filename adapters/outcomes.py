@@ -162,6 +162,19 @@ REFUSALS: dict[str, str] = {
     "G6_E_WACZ": "a WACZ that could not be written or did not validate",
     "G6_E_WORKER_LOST": "a URL of `g6 fetch --input` whose worker process ended before reporting it (no receipt: "
                         "a resumed run fetches it again)",
+    "G6_E_POLICY": "a witness policy file (C2SP tlog-policy) that cannot be read or is not valid; the message names "
+                   "the line",
+    "G6_E_WITNESS": "a tlog witness did not cosign a checkpoint (another reason); the message names the witness and "
+                    "its URL",
+    "G6_E_WITNESS_UNREACHABLE": "a tlog witness that did not answer, or answered past 64 KiB",
+    "G6_E_WITNESS_UNKNOWN_LOG": "a tlog witness that does not know the log's origin (404, or 403 `unknown log`)",
+    "G6_E_WITNESS_SIGNATURE": "a tlog witness that trusts another key for the log (403), or returned a cosignature "
+                              "that does not verify",
+    "G6_E_WITNESS_INCONSISTENT": "a tlog witness that refused the checkpoint as inconsistent with what it cosigned "
+                                 "(422: a fork?)",
+    "G6_E_WITNESS_CONFLICT": "a tlog witness whose size moved again after the retry, or is past the checkpoint's (409)",
+    "G6_E_WITNESS_BAD_REQUEST": "a tlog witness that refused the request (400, another status) or answered without its "
+                                "cosignature",
     "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
 }
 # Results of the composed ops that are not an Outcome.

@@ -94,9 +94,9 @@ class Check:
 
 # the verdicts a report shows, in this order; the optional ones only when a check of that kind ran
 CHECK_NAMES = ("database", "consistency", "signature", "chain", "binding", "duplicates", "keys", "time", "blob",
-               "tree", "checkpoint", "kept_checkpoint")
+               "tree", "checkpoint", "kept_checkpoint", "witnesses")
 OPTIONAL_CHECKS = ("database", "consistency", "binding", "duplicates", "keys", "time", "tree", "checkpoint",
-                   "kept_checkpoint")
+                   "kept_checkpoint", "witnesses")
 
 
 @dataclass(frozen=True, slots=True)

@@ -304,6 +304,10 @@ class Ledger:
         return [(k, n, v) for size, r, k, n, v, _ in self._usable().checkpoint_extras()
                 if size == cp.size and r == root and (kind is None or k == kind)]
 
+    def all_kept_beside(self, kind: str) -> list[tuple[int, str, str, str]]:
+        """(size, hex root, name, value) of everything of ``kind`` kept beside any checkpoint, oldest first."""
+        return [(size, r, n, v) for size, r, k, n, v, _ in self._usable().checkpoint_extras() if k == kind]
+
     def checkpoints(self) -> list[tuple[Checkpoint, str]]:
         out = []
         for cid, _size, note in self._usable().checkpoint_notes():

@@ -33,7 +33,14 @@
     ├── ElasticError             (a refusal or failure of the document-shaped Elasticsearch reader)
     ├── ProgramMissing           (nothing answers where an outside program should listen)
     ├── ProgramTimeout           (the outside program did not answer in time)
-    └── WorkerLost               (a batch's worker process ended before reporting a URL it had)
+    ├── WorkerLost               (a batch's worker process ended before reporting a URL it had)
+    └── WitnessError             (a tlog witness did not cosign a checkpoint: ``.witness``, ``.url``, ``.status``)
+        ├── WitnessUnreachable   (no answer, or an answer that is not the protocol's)
+        ├── WitnessUnknownLog    (404, or 403 "unknown log": the witness does not know the log's origin)
+        ├── WitnessRefusedSignature (403: no signature by a log key the witness trusts for the origin)
+        ├── WitnessInconsistent  (422: the checkpoint does not extend what the witness cosigned: a fork?)
+        ├── WitnessConflict      (409 after the retry: the witness's size moved again, or is past ours)
+        └── WitnessBadRequest    (400, or any other status)
 
 Fetch failures are *not* exceptions: a fetch always returns a typed outcome (see
 ``g6.adapters.outcomes``), because a failure is evidence too and gets a receipt.
@@ -258,3 +265,40 @@ class ElasticReadError(G6Error):
         self.code = answer.result.code
         self.reason = f"{answer.result.reason} {answer.result.detail.get('message', '')}".strip()
         self.answer = answer
+
+
+class WitnessError(G6Error):
+    """A tlog witness (https://c2sp.org/tlog-witness) did not cosign a checkpoint. The message names the
+    witness, its URL and the HTTP status; ``.witness``, ``.url``, ``.status`` (None: no HTTP answer)."""
+
+    code = "G6_E_WITNESS"
+
+    def __init__(self, message: str, witness: str = "", url: str = "", status: int | None = None) -> None:
+        super().__init__(message)
+        self.witness = witness
+        self.url = url
+        self.status = status
+
+
+class WitnessUnreachable(WitnessError):
+    code = "G6_E_WITNESS_UNREACHABLE"
+
+
+class WitnessUnknownLog(WitnessError):
+    code = "G6_E_WITNESS_UNKNOWN_LOG"
+
+
+class WitnessRefusedSignature(WitnessError):
+    code = "G6_E_WITNESS_SIGNATURE"
+
+
+class WitnessInconsistent(WitnessError):
+    code = "G6_E_WITNESS_INCONSISTENT"
+
+
+class WitnessConflict(WitnessError):
+    code = "G6_E_WITNESS_CONFLICT"
+
+
+class WitnessBadRequest(WitnessError):
+    code = "G6_E_WITNESS_BAD_REQUEST"

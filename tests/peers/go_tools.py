@@ -10,6 +10,7 @@ fails and says why. ``python tests/peers/go_tools.py`` builds them all (``.ci/ru
 | ``litewitness``, ``witnessctl`` | filippo.io/torchwood v0.6.1 | a C2SP tlog-witness that cosigns our checkpoints |
 | ``fsck`` | github.com/transparency-dev/tessera v1.0.4 | audits a published C2SP tlog-tiles log |
 | ``tlogcheck`` | this folder's ``tlogcheck`` (golang.org/x/mod v0.43.0) | Go's sumdb/tlog reading our tiles |
+| ``cosigcheck`` | this folder's ``cosigcheck`` (torchwood v0.6.1) | torchwood's cosignature/v1 verifier on our notes |
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ TOOLS: dict[str, tuple[str, str, str | None]] = {
     "witnessctl": ("filippo.io/torchwood", "v0.6.1", "cmd/witnessctl"),
     "fsck": ("github.com/transparency-dev/tessera", "v1.0.4", "cmd/fsck"),
     "tlogcheck": ("golang.org/x/mod", "v0.43.0", None),
+    "cosigcheck": ("filippo.io/torchwood", "v0.6.1", None),
 }
 
 

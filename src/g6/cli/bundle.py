@@ -46,6 +46,9 @@ from g6.ledger.receipts import utc_now
               help="A signed checkpoint note the grader kept (from `g6 ledger checkpoint --out`; repeatable). "
                    "Verify: the bundle's checkpoint must be it or consistent with it (a fork is misbehavior). "
                    "Make: also carry the consistency proof between it and the bundle's checkpoint.")
+@click.option("--policy", "policy_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="verify: a witness policy file (C2SP tlog-policy); the bundle's checkpoint must carry a quorum "
+                   "of valid witness cosignatures.")
 @click.option("--max-parsed-body", type=click.IntRange(min=0), default=None,
               help="Re-read HTML pages and search replies up to this many bytes to check cited text (verify; "
                    "default 256 KiB, which keeps verifying under 128 MiB of memory).")
@@ -56,8 +59,8 @@ from g6.ledger.receipts import utc_now
 @quiet_option
 @pass_ctx
 def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...], origin: str | None,
-               trust_bundle_keys: bool, allow_unsigned: bool, kept: tuple[Path, ...], max_parsed_body: int | None,
-               as_json: bool, html_out: Path | None = None) -> None:
+               trust_bundle_keys: bool, allow_unsigned: bool, kept: tuple[Path, ...], policy_file: Path | None,
+               max_parsed_body: int | None, as_json: bool, html_out: Path | None = None) -> None:
     """`g6 bundle MANIFEST -o report-evidence.zip` packs a manifest with its receipts, blobs, inclusion
     proofs, checkpoint, consistency proofs from the log's earlier checkpoints and public keys; `g6 bundle
     verify report-evidence.zip --key KEY [--checkpoint KEPT]` checks it all offline, one verdict per
@@ -69,7 +72,9 @@ def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[s
         if not Path(args[1]).is_file():
             fail(f"no bundle file at {args[1]}")
         _verify(args[1], keys, origin, trust_bundle_keys, allow_unsigned, max_parsed_body, as_json, html_out,
-                notes)
+                notes, policy_file)
+    if policy_file is not None:
+        fail("--policy is for `g6 bundle verify BUNDLE.zip`")
     if len(args) != 1 or output is None:
         fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
     if html_out is not None:
@@ -110,9 +115,17 @@ def _read_kept(paths: tuple[Path, ...]) -> list[tuple[str, str]]:
 
 def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle_keys: bool, allow_unsigned: bool,
             max_parsed_body: int | None, as_json: bool, html_out: Path | None,
-            kept: list[tuple[str, str]]) -> NoReturn:
+            kept: list[tuple[str, str]], policy_file: Path | None = None) -> NoReturn:
     """``g6 bundle verify BUNDLE.zip``: every check offline, one verdict per citation."""
+    from g6.ledger.policy import PolicyError, read_policy
     from g6.prove.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
+
+    policy = None
+    if policy_file is not None:
+        try:
+            policy = read_policy(policy_file)
+        except PolicyError as e:
+            fail(str(e))
 
     pinned = []
     for k in keys:
@@ -128,7 +141,7 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
         report = verify_bundle(bundle, tuple(pinned), trust_bundle_keys, origin=origin,
                                allow_unsigned=allow_unsigned,
                                max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body,
-                               kept=kept, progress=bar)
+                               kept=kept, progress=bar, policy=policy)
     if html_out is not None:
         from g6.export.html_report import render_bundle
 

@@ -92,6 +92,44 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
         click.echo(f"{e.seq:>6} {r.receipt_id} {r.kind:<7} {r.outcome:<17} {r.fetched_at} {target}")
 
 
+_policy_option = click.option(
+    "--policy", "policy_file", type=click.Path(path_type=Path, dir_okay=False),
+    help="A witness policy file (C2SP tlog-policy: log, witness, group and quorum lines): the checkpoint must "
+         "carry a quorum of valid witness cosignatures.")
+
+
+def _read_policy(path: Path | None) -> Any:
+    """The --policy file, parsed; a bad one ends the command (exit 2) naming the line."""
+    if path is None:
+        return None
+    from g6.ledger.policy import PolicyError, read_policy
+
+    try:
+        return read_policy(path)
+    except PolicyError as e:
+        fail(str(e))
+
+
+def _witness_list(urls: tuple[str, ...], vkeys: tuple[str, ...]) -> list[Any]:
+    """--witness URL and --witness-key VKEY, paired in order."""
+    from g6.ledger.cosignature import CosignatureError, parse_cosigner_key
+    from g6.ledger.policy import PolicyWitness
+
+    if len(urls) != len(vkeys):
+        fail(f"give one --witness-key per --witness (in the same order): {len(urls)} --witness, "
+             f"{len(vkeys)} --witness-key")
+    out = []
+    for url, vkey in zip(urls, vkeys, strict=True):
+        if not url.startswith(("http://", "https://")):
+            fail(f"--witness {url[:60]!r}: the witness's submission URL, http:// or https://")
+        try:
+            key = parse_cosigner_key(vkey)
+        except CosignatureError as e:
+            fail(f"bad --witness-key {vkey[:60]!r}: {e}")
+        out.append(PolicyWitness(key.name, key, url))
+    return out
+
+
 @ledger_group.command("verify")
 @click.option("--checkpoint", "kept", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
               help="A checkpoint note kept outside the home (from `ledger checkpoint --out`); the ledger must "
@@ -108,12 +146,16 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
 @click.option("--strict-time", is_flag=True,
               help="A clock warning (a receipt dated in the future, far before its writer's previous one, or far "
                    "from its id's time) fails verify instead of being listed.")
+@_policy_option
 @quiet_option
 @pass_ctx
 def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
-                  since: str | None, record: bool, strict_time: bool) -> None:
-    """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
+                  since: str | None, record: bool, strict_time: bool, policy_file: Path | None) -> None:
+    """Check every signature, chain link and referenced blob (and, with --policy, the witnesses'
+    cosignatures of the latest checkpoint). Exit 0 only when all hold."""
     from g6.prove.verify_since import read_note, record_verified, verify_since
+
+    policy = _read_policy(policy_file)
 
     notes = []
     for path in kept:
@@ -149,6 +191,10 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
                                           progress=bar, strict_time=strict_time)
         except G6Error as e:  # a --since note that is no note: exit 2; a trusted key that cannot be read: 1
             fail_on(e)
+        if policy is not None:
+            from g6.prove.witness import with_witness_checks
+
+            report = with_witness_checks(report, ev.ledger, policy)
         if record and report.ok and size:
             try:
                 path = record_verified(ev, size)
@@ -177,7 +223,7 @@ def _print_verify(report: Any, since: bool) -> None:
         for f in v["failures"][:20] + warned[:20]:
             where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
             click.echo(f"  {where}{'warning: ' if f.get('warning') else ''}{f['detail']}")
-        if name == "kept_checkpoint":  # say what each kept checkpoint proved, not only what failed
+        if name in ("kept_checkpoint", "witnesses"):  # say what each proved, not only what failed
             for ch in report.of(name):
                 if ch.ok:
                     click.echo(f"  {ch.detail}")
@@ -196,29 +242,63 @@ def _print_verify(report: Any, since: bool) -> None:
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               help="Also write the signed note to this file: keep it away from the home, and check the ledger "
                    "against it later with `ledger verify --checkpoint FILE`.")
+@click.option("--witness", "witness_urls", multiple=True, metavar="URL",
+              help="Submit the checkpoint to the C2SP tlog witness at this submission URL (repeatable; each with "
+                   "its --witness-key) and keep its cosignature.")
+@click.option("--witness-key", "witness_keys", multiple=True, metavar="VKEY",
+              help="The cosigning verifier key (<name>+<id>+<key>, type 0x04) of the --witness at the same place.")
+@_policy_option
 @json_option("ledger-checkpoint.v1", help="Print the checkpoint (origin, size, root, note, verifier key) as JSON")
 @pass_ctx
-def ledger_checkpoint(c: Ctx, out: Path | None, as_json: bool) -> None:
-    """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
+def ledger_checkpoint(c: Ctx, out: Path | None, witness_urls: tuple[str, ...], witness_keys: tuple[str, ...],
+                      policy_file: Path | None, as_json: bool) -> None:
+    """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it; with
+    --witness or --policy, have witnesses cosign it too."""
     from g6.prove.proofs import checkpoint, note_verifier_key, write_note
 
     if out is not None:  # a folder, or a folder that does not exist: refused before a checkpoint is signed
         check_out(out, "--out")
+    extra = _witness_list(witness_urls, witness_keys)
+    policy = _read_policy(policy_file)
+    witnessed = None
     with c.evidence(need_key=True) as ev:
         cp, note = checkpoint(ev)
         vkey = note_verifier_key(ev)
+        if extra or policy is not None:
+            from g6.prove.witness import witness_checkpoint
+
+            witnessed = witness_checkpoint(ev, cp, note, policy, extra)
+    shown = witnessed.cosigned_note if witnessed is not None else note
     if out is not None:
         try:
-            write_note(out, note)
+            write_note(out, shown)
         except OSError as e:
             fail(f"checkpoint kept in the ledger, but writing --out {out} failed: {e}", EXIT_FAILED)
         info(f"g6: wrote the checkpoint to {out}; keep it away from the home")
     if as_json:
-        emit_json({"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
-                   "verifier_key": vkey})
+        data: dict[str, Any] = {"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
+                                "verifier_key": vkey}
+        if witnessed is not None:
+            data["cosigned_note"] = witnessed.cosigned_note
+            data["witnesses"] = witnessed.to_json()
+        emit_json(data)
     else:
-        click.echo(note, nl=False)
+        click.echo(shown, nl=False)
         info(f"verifier key: {vkey}")
+    if witnessed is None:
+        return
+    for sub in witnessed.submissions:
+        if sub.ok:
+            info(f"g6: witness {sub.witness} cosigned size {cp.size} (from size {sub.old}"
+                 f"{', after a 409' if sub.retried else ''})")
+        else:
+            click.echo(f"g6: {sub.error} [{sub.error.code}]", err=True)
+    v = witnessed.verdict
+    if v.ok:
+        info(f"g6: witnesses ok: {v.detail}")
+    else:
+        click.echo(f"g6: witnesses FAILED: {v.detail}", err=True)
+    finish(v.ok)
 
 
 @ledger_group.command("checkpoints")
@@ -402,10 +482,13 @@ def _read_bounded(path: Path, limit: int, what: str) -> bytes:
 @click.option("--key", "key_text", required=True,
               help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one.")
 @click.option("--origin", help="The log origin the checkpoint must name (implied by a verifier key).")
+@_policy_option
 @json_option("verify-proof.v1", help="Print a verdict per check as JSON")
 def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str, origin: str | None,
-                     as_json: bool) -> None:
-    """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof."""
+                     policy_file: Path | None, as_json: bool) -> None:
+    """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof
+    (and, with --policy, the witness cosignatures its checkpoint carries)."""
+    policy = _read_policy(policy_file)
     try:
         key, key_origin = read_key(key_text)
     except (G6Error, NoteError) as e:
@@ -420,6 +503,10 @@ def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str,
         if receipt_file is None:
             fail("an inclusion proof needs --receipt RECEIPT.json")
         report = verify_inclusion_proof(data, _read_bounded(receipt_file, MAX_RECEIPT, "the receipt"), key, origin)
+    if policy is not None:
+        from g6.prove.witness import proof_witness_check
+
+        report = proof_witness_check(report, data, policy)
     if as_json:
         emit_json(report.to_json())
     else:

@@ -11,6 +11,7 @@ it came from: pinned with ``--key``, or shipped inside the bundle, not pinned. T
 from __future__ import annotations
 
 import os
+import time
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from g6.cite.manifest import Manifest
 from g6.errors import BundleMemberError, G6Error
 from g6.ledger.keys import VerifyKey
 from g6.ledger.note import NoteError, open_checkpoint
+from g6.ledger.policy import Policy
 from g6.prove.bundle_citations import CitationChecks
 from g6.prove.bundle_history import CONSISTENCY, History
 from g6.prove.bundle_report import (
@@ -56,15 +58,16 @@ __all__ = ["MISBEHAVIOR", "BundleCheck", "BundleReport", "CitationVerdict", "For
 def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | PinnedKey] = (),
                   trust_bundle_keys: bool = False, *, origin: str | None = None, allow_unsigned: bool = False,
                   max_parsed_body: int = MAX_PARSED_BODY, kept: Sequence[tuple[str, str]] = (),
-                  progress: Callable[[int, int], None] | None = None) -> BundleReport:
+                  progress: Callable[[int, int], None] | None = None, policy: Policy | None = None) -> BundleReport:
     """Check a bundle offline. ``keys`` pins the publisher's public key(s); without them the
     report fails ``key_pinned`` unless ``trust_bundle_keys`` says to take the bundle's own (the check is
     then ``bundle_keys``, and every verdict says the keys were shipped inside the bundle, not pinned).
     ``origin`` (or the origin a verifier key names) pins the log the checkpoint must be of.
     An unsigned manifest fails ``manifest_signature`` unless ``allow_unsigned``. ``kept`` holds (label,
     signed note) checkpoints the grader kept: each must be the bundle's or consistent with it, by a proof
-    the bundle carries (``kept_checkpoint``). ``progress(members checked, members)`` is called as each
-    member is read."""
+    the bundle carries (``kept_checkpoint``). With ``policy`` (a C2SP tlog-policy), the checkpoint, with the
+    witness cosignatures it carries, must meet its quorum (``witnesses``). ``progress(members checked,
+    members)`` is called as each member is read."""
     pinned = tuple(k if isinstance(k, PinnedKey) else PinnedKey(k) for k in keys)
     try:
         with open(path, "rb") as fp:
@@ -75,7 +78,7 @@ def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | Pinne
                                                        f"{MAX_CENTRAL_DIRECTORY} bytes"), *_unchecked(kept)))
             with zipfile.ZipFile(fp) as z:
                 return _Verifier(z, cd[2] if cd else None, pinned, trust_bundle_keys, origin, allow_unsigned,
-                                 max_parsed_body, progress, kept).run()
+                                 max_parsed_body, progress, kept, policy).run()
     except ZIP_ERRORS as e:
         return BundleReport(None, (BundleCheck("zip", False, f"not a readable zip: {e}"), *_unchecked(kept)))
 
@@ -88,8 +91,10 @@ def _unchecked(kept: Sequence[tuple[str, str]]) -> list[BundleCheck]:
 class _Verifier:
     def __init__(self, z: zipfile.ZipFile, cd_offset: int | None, pinned: tuple[PinnedKey, ...],
                  trust_bundle_keys: bool, origin: str | None, allow_unsigned: bool, max_parsed_body: int,
-                 progress: Callable[[int, int], None] | None = None, kept: Sequence[tuple[str, str]] = ()) -> None:
+                 progress: Callable[[int, int], None] | None = None, kept: Sequence[tuple[str, str]] = (),
+                 policy: Policy | None = None) -> None:
         self.z = z
+        self.policy = policy
         self.progress = progress
         self.cd_offset = cd_offset
         self.pinned = pinned
@@ -115,6 +120,9 @@ class _Verifier:
         forks: tuple[Fork, ...] = tuple(self.history.forks) if self.history is not None else ()
         if not any(c.check == "kept_checkpoint" for c in self.checks):  # every --checkpoint gets a verdict
             self.checks += _unchecked(self.kept)
+        if self.policy is not None and not any(c.check == "witnesses" for c in self.checks):  # fails closed
+            self.checks.append(BundleCheck("witnesses", False, "not checked: the bundle's checkpoint could not be "
+                                                               "read or does not verify"))
         return BundleReport(manifest_id, tuple(self.checks), tuple(citations), signed, self.declared_total, inflated,
                             tuple(self.used), forks, self.manifest_key)
 
@@ -225,6 +233,9 @@ class _Verifier:
                    "the origin is not pinned: give the verifier key or --origin to pin it")
             self.checks.append(BundleCheck("checkpoint_signature", True,
                                            f"{cp.origin} size {cp.size} signed by {k.said()}; {pin}"))
+            if self.policy is not None:
+                v = self.policy.satisfied(note, time.time())
+                self.checks.append(BundleCheck("witnesses", v.ok, v.detail))
             return k, Seen("checkpoint.note", cp, note)
         if not keys:
             why.append("no key to check it with")
