@@ -58,7 +58,8 @@ from g6.prove.bundle_history import consistency_name
 from g6.prove.bundle_report import MISBEHAVIOR
 from g6.prove.bundle_verify import BundleCheck, BundleReport, CitationVerdict, PinnedKey, verify_bundle
 from g6.prove.bundle_zip import MAX_INDEX, MAX_MEMBERS, MAX_PARSED_BODY, MAX_RECORDS_TOTAL, SCHEMA
-from g6.prove.proofs import covering_checkpoint, prove, with_kept_cosignatures
+from g6.prove.proofs import covering_checkpoint, prove
+from g6.prove.witness import cosigned
 
 __all__ = ["MAX_CARRIED", "MAX_INDEX", "MAX_PARSED_BODY", "SCHEMA", "BundleCheck", "BundleError", "BundleReport",
            "CitationVerdict", "PinnedKey", "build_bundle", "verify_bundle"]
@@ -99,7 +100,7 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
             progress(steps[0], max(steps))
     # one checkpoint covering every cited receipt, so all proofs share it
     cp, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
-    note = with_kept_cosignatures(home, cp, note)  # the witnesses' cosignatures travel with it
+    note = cosigned(home.ledger, cp, note)  # the witnesses' cosignatures travel with it
     for rid in receipt_ids:
         receipt = home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()

@@ -9,21 +9,15 @@ from pathlib import Path
 
 from g6.errors import G6Error
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import with_cosignatures
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import TreeView
 from g6.ledger.note import Checkpoint, NoteError, signed_by, verifier_key
 from g6.ledger.proofs import ConsistencyProof, InclusionProof, key_proof_extra
+from g6.prove.witness import cosigned  # the kept cosignatures travel in every proof
 
 
 def checkpoint(home: EvidenceHome) -> tuple[Checkpoint, str]:
     return home.ledger.checkpoint(home.signing_key())
-
-
-def with_kept_cosignatures(home: EvidenceHome, cp: Checkpoint, note: str) -> str:
-    """``note`` with the witness cosignatures kept beside ``cp`` appended (``g6.prove.witness``), so an
-    offline verifier can hold the checkpoint to a witness policy (``verify-proof --policy``)."""
-    return with_cosignatures(note, [v for _, _, v in home.ledger.kept_beside(cp, "cosignature")])
 
 
 def covering_checkpoint(home: EvidenceHome, index: int) -> tuple[Checkpoint, str, bool]:
@@ -50,7 +44,7 @@ def prove(home: EvidenceHome, receipt_id: str, tree: TreeView | None = None) -> 
     entries = _key_entries_for(home, cp.size, note, {signer.key_id} if signer else set())
     extra = key_proof_extra(receipt_id, [(seq - 1, text, tuple(tree.inclusion_proof(seq - 1, cp.size)))
                                          for seq, text in entries]) if entries else receipt_id.encode()
-    return InclusionProof(index, tuple(proof), with_kept_cosignatures(home, cp, note), extra), made
+    return InclusionProof(index, tuple(proof), cosigned(home.ledger, cp, note), extra), made
 
 
 def _key_entries_for(home: EvidenceHome, size: int, note: str, signers: set[str]) -> list[tuple[int, str]]:
@@ -89,8 +83,8 @@ def consistency(home: EvidenceHome, old: int, new: int) -> ConsistencyProof:
         raise ValueError("OLD must not be larger than NEW")
     tree = home.ledger.tree()
     hashes = tree.consistency_proof(old, new) if old > 0 else []
-    return ConsistencyProof(old, new, tuple(hashes), with_kept_cosignatures(home, old_cp, old_note),
-                            with_kept_cosignatures(home, new_cp, new_note))
+    return ConsistencyProof(old, new, tuple(hashes), cosigned(home.ledger, old_cp, old_note),
+                            cosigned(home.ledger, new_cp, new_note))
 
 
 def note_verifier_key(home: EvidenceHome) -> str:
