@@ -8,18 +8,29 @@ before ``genTime``, if the TSA is honest. It says nothing about when a read happ
 :func:`verify_token` gives one verdict per check, never a bare bool, and fails closed (a check it could
 not run is a failed check):
 
-``status``     a reply's PKIStatus is granted (0) or grantedWithMods (1); a bare token implies it
-``format``     a CMS SignedData whose content is a TSTInfo (version 1)
-``imprint``    the token's messageImprint is the SHA-256 of this note body
-``nonce``      the TSTInfo carries the request's nonce (only when the request is at hand)
-``signer``     exactly one SignerInfo, and its certificate is in the token
-``signature``  content-type and message-digest attributes right, the signature verifies (SHA-2 only)
-``ess``        the ESS signing-certificate(-v2) attribute is there and names the signer certificate
-               (RFC 3161 s2.4.1, RFC 5816; rfc3161-client does not check this)
-``usage``      extendedKeyUsage present, critical, timeStamping only; keyUsage (if any) signing only
-``validity``   genTime inside the signer certificate's validity
-``chain``      the signer certificate chains to a pinned root, valid at genTime (the WebPKI CA rules of
-               ``cryptography``'s verifier; the other certificates in the token may serve as intermediates)
+``status``                   a reply's PKIStatus is granted (0) or grantedWithMods (1); a bare token implies it
+``format``                   a CMS SignedData whose content is a TSTInfo (version 1)
+``imprint``                  the token's messageImprint is the SHA-256 of this note body
+``nonce``                    the TSTInfo carries the request's nonce (only when the request is at hand:
+                             when the token comes back, never offline)
+``signer``                   exactly one SignerInfo, and its certificate is in the token
+``cms_signature``            content-type and message-digest attributes right, the signature verifies (SHA-2)
+``ess_signing_certificate``  the ESS signing-certificate(-v2) attribute is there and names the signer
+                             certificate (RFC 3161 s2.4.1, RFC 5816; rfc3161-client does not check this)
+``timestamping_eku``         extendedKeyUsage present, critical, timeStamping only; keyUsage (if any) signing
+``gentime_in_validity``      genTime inside the signer certificate's validity
+``chain``                    the signer certificate chains to a pinned root, valid at genTime (``cryptography``'s
+                             path builder, CA rules of the WebPKI; the token's other certificates may serve as
+                             intermediates). No root pinned: a failed check, never a pass.
+
+A check that could not run (the token did not parse, its signer is missing) is listed as failed with
+"not checked", so a report always holds every check and ``ok`` means each one ran and held.
+
+**What is stamped.** The note body: the checkpoint's text (origin, size, root hash, extension lines)
+without the signature lines, exactly the bytes the log's key signs (``Checkpoint.text()``,
+``parse_note(note)[0]``). A witness adding its cosignature line does not change it, so a token stays
+good for the checkpoint however many signatures are added; and a token cannot be moved to another
+checkpoint, because another tree's root or size is other bytes.
 
 Parsing is asn1crypto's; signatures and the path are checked with ``cryptography``. Nothing here
 touches the network or the ledger (``g6.ledger.timestamped`` checks the tokens a ledger keeps).
@@ -36,7 +47,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from asn1crypto import cms, tsp
+from asn1crypto import cms, core, tsp
 from asn1crypto import x509 as ax509
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -49,7 +60,15 @@ MAX_TOKEN = 1 << 20  # a token is a few KiB; anything past this is refused unrea
 MAX_CERTS = 32
 HASHES: dict[str, type[hashes.HashAlgorithm]] = {"sha256": hashes.SHA256, "sha384": hashes.SHA384,
                                                  "sha512": hashes.SHA512}
-REQUIRED = ("status", "format", "imprint", "signer", "signature", "ess", "usage", "validity", "chain")
+REQUIRED = ("status", "format", "imprint", "signer", "cms_signature", "ess_signing_certificate", "timestamping_eku",
+            "gentime_in_validity", "chain")
+
+
+class _Reply(core.Sequence):
+    """TimeStampResp as RFC 3161 has it: the token is there only when granted (asn1crypto's
+    ``tsp.TimeStampResp`` requires it, so a rejection would not parse)."""
+
+    _fields = [("status", tsp.PKIStatusInfo), ("time_stamp_token", cms.ContentInfo, {"optional": True})]
 
 
 class TimestampTokenError(ValueError):
@@ -104,9 +123,8 @@ class TokenReport:
         """One line: what the token proves, or which checks failed."""
         if self.ok and self.gen_time is not None:
             return f"existed before {iso(self.gen_time)} (TSA {self.tsa})"
-        bad = self.failed() or tuple(TokenCheck(n, False, "not checked") for n in REQUIRED
-                                     if n not in {c.check for c in self.checks})
-        return "; ".join(f"{c.check}: {c.detail}" for c in bad)
+        bad = [c for c in self.failed() if not c.detail.startswith("not checked")] or list(self.failed())
+        return "; ".join(f"{c.check}: {c.detail}" for c in bad) or "not checked"
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "gen_time": iso(self.gen_time) if self.gen_time else None, "tsa": self.tsa,
@@ -140,15 +158,15 @@ def make_request(note_body: bytes | str) -> tuple[bytes, int]:
 
 
 def _status_text(info: tsp.PKIStatusInfo) -> str:
-    status = info["status"].native
-    words = [str(status)]
+    """``rejection (bad_alg): the TSA's words``."""
+    out = str(info["status"].native)
     fail = info["fail_info"]
     if fail.native:
-        words.append("(" + ", ".join(sorted(str(f) for f in fail.native)) + ")")
+        out += " (" + ", ".join(sorted(str(f) for f in fail.native)) + ")"
     text = info["status_string"]
     if text.native:
-        words.append(": " + " ".join(str(s) for s in text.native)[:200])
-    return " ".join(words)
+        out += ": " + _short(" ".join(str(s) for s in text.native))
+    return out
 
 
 def token_from_reply(reply: bytes) -> bytes:
@@ -157,13 +175,13 @@ def token_from_reply(reply: bytes) -> bytes:
     if len(reply) > MAX_TOKEN:
         raise TimestampTokenError(f"a reply of {len(reply)} bytes (at most {MAX_TOKEN})")
     try:
-        resp = tsp.TimeStampResp.load(reply, strict=True)
+        resp = _Reply.load(reply, strict=True)
         info = resp["status"]
         status = info["status"].native
         token = resp["time_stamp_token"]
         if status not in ("granted", "granted_with_mods"):
             raise TimestampTokenError(f"status {_status_text(info)}")
-        if token.native is None:
+        if isinstance(token, core.Void):
             raise TimestampTokenError(f"status {status} but no token")
         return token.dump()
     except (ValueError, TypeError, KeyError) as e:
@@ -215,6 +233,15 @@ def load_roots(pem: bytes) -> list[x509.Certificate]:
     return certs
 
 
+def _done(checks: list[TokenCheck], why: str = "", **info: Any) -> TokenReport:
+    """The report, every required check in it: one that did not run is a failure saying why."""
+    ran = {c.check for c in checks}
+    why = why or next((c.detail for c in checks if not c.ok), "")
+    missing = [TokenCheck(n, False, f"not checked ({why})" if why else "not checked") for n in REQUIRED
+               if n not in ran]
+    return TokenReport(tuple(checks) + tuple(missing), **info)
+
+
 def verify_token(token: bytes, note_body: bytes | str, roots: Sequence[x509.Certificate], *,
                  nonce: int | None = None) -> TokenReport:
     """Check an RFC 3161 token (DER TimeStampToken, or a TimeStampResp) over ``note_body`` against the
@@ -225,14 +252,14 @@ def verify_token(token: bytes, note_body: bytes | str, roots: Sequence[x509.Cert
         if len(token) > MAX_TOKEN:
             raise TimestampTokenError(f"{len(token)} bytes (at most {MAX_TOKEN})")
         token = read_token(token)
-        checks.append(TokenCheck("status", True, "granted (a token is present)"))
     except TimestampTokenError as e:
         status_failed = str(e).startswith("status")
         checks.append(TokenCheck("status" if status_failed else "format", False, str(e)))
-        return TokenReport(tuple(checks))
+        return _done(checks, "the token could not be read")
     parsed = _parse(token, checks)
     if parsed is None:
-        return TokenReport(tuple(checks))
+        return _done(checks, "the token could not be read")
+    checks.insert(0, TokenCheck("status", True, "granted (a token is there)"))
     sd, tst, econtent = parsed
     info = _token_info(tst)
     _check_imprint(tst, note_body_bytes(note_body), checks)
@@ -242,7 +269,7 @@ def verify_token(token: bytes, note_body: bytes | str, roots: Sequence[x509.Cert
                                  f"the token carries {got}, the request sent {nonce}"))
     signer = _signer(sd, checks)
     if signer is None:
-        return TokenReport(tuple(checks), **info)
+        return _done(checks, "no signer certificate to check with", **info)
     si, cert_a, cert = signer
     info["signer"] = cert.subject.rfc4514_string()
     info["tsa"] = info["tsa"] or info["signer"]
@@ -253,7 +280,7 @@ def verify_token(token: bytes, note_body: bytes | str, roots: Sequence[x509.Cert
     _check_validity(cert, gen_time, checks)
     others = [c for c in _certs(sd) if c != cert]
     _check_chain(cert, others, roots, gen_time, checks)
-    return TokenReport(tuple(checks), **info)
+    return _done(checks, **info)
 
 
 def _parse(token: bytes, checks: list[TokenCheck]) -> tuple[cms.SignedData, tsp.TSTInfo, bytes] | None:
@@ -374,12 +401,12 @@ def _check_signature(si: cms.SignerInfo, econtent: bytes, cert: x509.Certificate
         signed[0] = 0x31  # signed as an explicit SET OF (RFC 5652 s5.4), sent as [0] IMPLICIT
         _verify_sig(cert.public_key(), si["signature_algorithm"], digest, si["signature"].native, bytes(signed))
     except InvalidSignature:
-        checks.append(TokenCheck("signature", False, "the signature does not verify with the signer certificate"))
+        checks.append(TokenCheck("cms_signature", False, "the signature does not verify with the signer certificate"))
         return
     except (ValueError, TypeError, KeyError, UnsupportedAlgorithm) as e:
-        checks.append(TokenCheck("signature", False, _short(e)))
+        checks.append(TokenCheck("cms_signature", False, _short(e)))
         return
-    checks.append(TokenCheck("signature", True, f"{si['signature_algorithm'].signature_algo} over {digest}"))
+    checks.append(TokenCheck("cms_signature", True, f"{si['signature_algorithm'].signature_algo} over {digest}"))
 
 
 def _verify_sig(key: Any, alg: Any, digest: str, sig: bytes, data: bytes) -> None:
@@ -413,7 +440,7 @@ def _check_ess(si: cms.SignerInfo, cert: ax509.Certificate, checks: list[TokenCh
     try:
         attrs = _attrs(si)
     except (ValueError, TypeError):
-        checks.append(TokenCheck("ess", False, "the signed attributes are unreadable"))
+        checks.append(TokenCheck("ess_signing_certificate", False, "the signed attributes are unreadable"))
         return
     found = []
     der = cert.dump()
@@ -435,12 +462,13 @@ def _check_ess(si: cms.SignerInfo, cert: ax509.Certificate, checks: list[TokenCh
                     raise ValueError(f"{name}'s issuerSerial is not the signer certificate's")
                 found.append(f"{'signingCertificateV2' if name.endswith('v2') else 'signingCertificate'} ({algo})")
     except (ValueError, TypeError, KeyError) as e:
-        checks.append(TokenCheck("ess", False, _short(e)))
+        checks.append(TokenCheck("ess_signing_certificate", False, _short(e)))
         return
     if not found:
-        checks.append(TokenCheck("ess", False, "no ESS signing-certificate attribute (RFC 3161 s2.4.1 requires one)"))
+        checks.append(TokenCheck("ess_signing_certificate", False,
+                                 "no ESS signing-certificate attribute (RFC 3161 s2.4.1 requires one)"))
         return
-    checks.append(TokenCheck("ess", True, " and ".join(found) + " names the signer certificate"))
+    checks.append(TokenCheck("ess_signing_certificate", True, " and ".join(found) + " names the signer certificate"))
 
 
 def _issuer_serial_matches(serial: tsp.IssuerSerial, cert: ax509.Certificate) -> bool:
@@ -454,10 +482,12 @@ def _check_usage(cert: x509.Certificate, checks: list[TokenCheck]) -> None:
     try:
         eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage)
     except x509.ExtensionNotFound:
-        checks.append(TokenCheck("usage", False, "the signer certificate has no extendedKeyUsage (timeStamping)"))
+        checks.append(TokenCheck("timestamping_eku", False,
+                                 "the signer certificate has no extendedKeyUsage (timeStamping)"))
         return
     except ValueError as e:
-        checks.append(TokenCheck("usage", False, f"the signer certificate's extensions are unreadable: {_short(e)}"))
+        checks.append(TokenCheck("timestamping_eku", False,
+                                 f"the signer certificate's extensions are unreadable: {_short(e)}"))
         return
     problems = []
     if list(eku.value) != [ExtendedKeyUsageOID.TIME_STAMPING]:
@@ -471,14 +501,15 @@ def _check_usage(cert: x509.Certificate, checks: list[TokenCheck]) -> None:
             problems.append("keyUsage does not limit the key to signing")
     except x509.ExtensionNotFound:
         pass
-    checks.append(TokenCheck("usage", not problems, "; ".join(problems) if problems else
+    checks.append(TokenCheck("timestamping_eku", not problems, "; ".join(problems) if problems else
                              "critical extendedKeyUsage timeStamping"))
 
 
 def _check_validity(cert: x509.Certificate, gen_time: datetime, checks: list[TokenCheck]) -> None:
     nb, na = cert.not_valid_before_utc, cert.not_valid_after_utc
     ok = nb <= gen_time <= na
-    checks.append(TokenCheck("validity", ok, f"genTime {iso(gen_time)} inside {iso(nb)} .. {iso(na)}" if ok else
+    checks.append(TokenCheck("gentime_in_validity", ok,
+                             f"genTime {iso(gen_time)} inside {iso(nb)} .. {iso(na)}" if ok else
                              f"genTime {iso(gen_time)} is outside the signer certificate's validity "
                              f"{iso(nb)} .. {iso(na)}"))
 
