@@ -33,7 +33,8 @@ good for the checkpoint however many signatures are added; and a token cannot be
 checkpoint, because another tree's root or size is other bytes.
 
 Parsing is asn1crypto's; signatures and the path are checked with ``cryptography``. Nothing here
-touches the network or the ledger (``g6.ledger.timestamped`` checks the tokens a ledger keeps).
+touches the network or the ledger (``g6.ledger.timestamped`` checks the tokens a ledger keeps;
+``g6.prove.timestamp_client`` asks a TSA).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, paddin
 from cryptography.x509 import verification
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+KIND = "rfc3161"  # what a token is kept beside a checkpoint as (``Ledger.keep_beside``)
 MAX_TOKEN = 1 << 20  # a token is a few KiB; anything past this is refused unread
 MAX_CERTS = 32
 HASHES: dict[str, type[hashes.HashAlgorithm]] = {"sha256": hashes.SHA256, "sha384": hashes.SHA384,

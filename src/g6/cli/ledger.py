@@ -107,12 +107,17 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
 @click.option("--strict-time", is_flag=True,
               help="A clock warning (a receipt dated in the future, far before its writer's previous one, or far "
                    "from its id's time) fails verify instead of being listed.")
+@click.option("--tsa-root", "tsa_roots", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Pin this TSA root certificate (PEM; repeatable) and check every RFC 3161 token kept beside a "
+                   "checkpoint against it, and that no receipt a token covers was fetched after its genTime.")
 @quiet_option
 @pass_ctx
 def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
-                  since: str | None, record: bool, strict_time: bool) -> None:
+                  since: str | None, record: bool, strict_time: bool, tsa_roots: tuple[Path, ...]) -> None:
     """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
     from g6.prove.verify_since import read_note, record_verified, verify_since
+
+    roots = _read_tsa_roots(tsa_roots)
 
     notes = []
     for path in kept:
@@ -148,6 +153,10 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
                                           progress=bar, strict_time=strict_time)
         except G6Error as e:  # a --since note that is no note: exit 2; a trusted key that cannot be read: 1
             fail_on(e)
+        if tsa_roots:
+            from g6.ledger.timestamped import with_timestamps
+
+            report = with_timestamps(report, ev.ledger, roots)
         if record and report.ok and size:
             try:
                 path = record_verified(ev, size)
@@ -165,6 +174,19 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
     finish(report.ok)
 
 
+def _read_tsa_roots(paths: tuple[Path, ...]) -> list[Any]:
+    """The certificates of every --tsa-root file; a file that holds none is a usage error (exit 2)."""
+    from g6.ledger.timestamp import load_roots
+
+    roots = []
+    for path in paths:
+        try:
+            roots += load_roots(_read_bounded(path, 1 << 20, "--tsa-root"))
+        except ValueError as e:
+            fail(f"bad --tsa-root {path}: not a PEM certificate ({str(e)[:120]})")
+    return roots
+
+
 def _print_verify(report: Any, since: bool) -> None:
     """``g6 ledger verify`` in text mode: a line per check with its first failures and warnings, the keys
     it trusted and why, then the verdict."""
@@ -176,7 +198,7 @@ def _print_verify(report: Any, since: bool) -> None:
         for f in v["failures"][:20] + warned[:20]:
             where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
             click.echo(f"  {where}{'warning: ' if f.get('warning') else ''}{f['detail']}")
-        if name == "kept_checkpoint":  # say what each kept checkpoint proved, not only what failed
+        if name in ("kept_checkpoint", "timestamp"):  # say what each proved, not only what failed
             for ch in report.of(name):
                 if ch.ok:
                     click.echo(f"  {ch.detail}")
@@ -195,17 +217,41 @@ def _print_verify(report: Any, since: bool) -> None:
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               help="Also write the signed note to this file: keep it away from the home, and check the ledger "
                    "against it later with `ledger verify --checkpoint FILE`.")
+@click.option("--tsa", "tsas", multiple=True, metavar="URL",
+              help="Ask this RFC 3161 time-stamping authority for a token over the checkpoint and keep it beside "
+                   "it (repeatable); `ledger verify --tsa-root` checks it.")
+@click.option("--tsa-name", "tsa_names", multiple=True, metavar="NAME",
+              help="The name the n-th --tsa is kept and reported under (default: its URL).")
 @json_option("ledger-checkpoint.v1", help="Print the checkpoint (origin, size, root, note, verifier key) as JSON")
 @pass_ctx
-def ledger_checkpoint(c: Ctx, out: Path | None, as_json: bool) -> None:
+def ledger_checkpoint(c: Ctx, out: Path | None, tsas: tuple[str, ...], tsa_names: tuple[str, ...],
+                      as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it."""
     from g6.prove.proofs import checkpoint, note_verifier_key, write_note
+    from g6.prove.timestamp_client import stamp_checkpoint
 
     if out is not None:  # a folder, or a folder that does not exist: refused before a checkpoint is signed
         check_out(out, "--out")
+    if len(tsa_names) > len(tsas):
+        fail(f"{len(tsa_names)} --tsa-name for {len(tsas)} --tsa: each names the --tsa in the same place")
+    for url in tsas:
+        if not url.startswith(("http://", "https://")) or len(url) > 2000:
+            fail(f"bad --tsa {url[:80]!r}: an http:// or https:// URL")
+    names = [tsa_names[i] if i < len(tsa_names) else url for i, url in enumerate(tsas)]
+    stamps: list[dict[str, Any]] = []
     with c.evidence(need_key=True) as ev:
         cp, note = checkpoint(ev)
         vkey = note_verifier_key(ev)
+        for url, name in zip(tsas, names, strict=True):
+            try:
+                s = stamp_checkpoint(ev, cp, note, url, name=name)
+            except G6Error as e:  # a TSA that failed: the checkpoint and the other tokens are kept
+                click.echo(f"g6: {e}", err=True)
+                stamps.append({"tsa": name, "url": url, "ok": False, "gen_time": None, "error": str(e)})
+                continue
+            info(f"g6: TSA {name}: token kept beside checkpoint {cp.size}, genTime {_gen_time(s.report)} "
+                 "(`ledger verify --tsa-root FILE` checks it against the TSA's root)")
+            stamps.append({"tsa": name, "url": url, "ok": True, "gen_time": _gen_time(s.report), "error": None})
     if out is not None:
         try:
             write_note(out, note)
@@ -213,11 +259,22 @@ def ledger_checkpoint(c: Ctx, out: Path | None, as_json: bool) -> None:
             fail(f"checkpoint kept in the ledger, but writing --out {out} failed: {e}", EXIT_FAILED)
         info(f"g6: wrote the checkpoint to {out}; keep it away from the home")
     if as_json:
-        emit_json({"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
-                   "verifier_key": vkey})
+        data: dict[str, Any] = {"origin": cp.origin, "size": cp.size, "root": cp.root.hex(), "note": note,
+                                "verifier_key": vkey}
+        if tsas:
+            data["timestamps"] = stamps
+        emit_json(data)
     else:
         click.echo(note, nl=False)
         info(f"verifier key: {vkey}")
+    if any(not s["ok"] for s in stamps):
+        finish(False)
+
+
+def _gen_time(report: Any) -> str | None:
+    from g6.ledger.timestamp import iso
+
+    return iso(report.gen_time) if report.gen_time else None
 
 
 @ledger_group.command("checkpoints")
