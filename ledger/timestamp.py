@@ -45,7 +45,7 @@ import hashlib
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from asn1crypto import cms, core, tsp
@@ -102,6 +102,9 @@ class TokenReport:
     policy: str = ""
     nonce: int | None = None
     accuracy: str = ""  # "1s", "500ms"…, empty when the token gives none
+    # how much later than genTime the TSA's clock may have read: the token's accuracy; without one, a
+    # genTime given to the second (no fraction) may have been cut down by up to 1 s
+    margin: timedelta = timedelta(0)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -113,6 +116,11 @@ class TokenReport:
     @property
     def existed_before(self) -> datetime | None:
         return self.gen_time if self.ok else None
+
+    @property
+    def latest(self) -> datetime | None:
+        """genTime plus the margin: the latest time the token allows for what it stamps (when ``ok``)."""
+        return self.gen_time + self.margin if self.ok and self.gen_time is not None else None
 
     def failed(self) -> tuple[TokenCheck, ...]:
         return tuple(c for c in self.checks if not c.ok)
@@ -323,8 +331,14 @@ def _token_info(tst: tsp.TSTInfo) -> dict[str, Any]:
         chosen = tsa_name.chosen
         name = chosen.human_friendly if isinstance(chosen, ax509.Name) else str(tsa_name.native)
     gen = tst["gen_time"].native
+    if acc:
+        margin = timedelta(seconds=acc.get("seconds") or 0, milliseconds=acc.get("millis") or 0,
+                           microseconds=acc.get("micros") or 0)
+    else:
+        margin = timedelta(seconds=1) if gen.microsecond == 0 else timedelta(0)
     return {"gen_time": gen.astimezone(UTC), "tsa": name, "serial": tst["serial_number"].native,
-            "policy": tst["policy"].dotted, "nonce": tst["nonce"].native, "accuracy": "".join(parts)}
+            "policy": tst["policy"].dotted, "nonce": tst["nonce"].native, "accuracy": "".join(parts),
+            "margin": margin}
 
 
 def _check_imprint(tst: tsp.TSTInfo, body: bytes, checks: list[TokenCheck]) -> None:

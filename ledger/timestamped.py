@@ -6,10 +6,12 @@ Two verdicts join the report:
                pinned roots, over the note body of the checkpoint it is kept beside. No token kept at
                all is a failure (roots were pinned to check something). Its detail says what a good
                token proves: "checkpoint N: existed before <genTime> (TSA <name>)".
-``fetched_at`` a token that holds proves receipts 1..N existed before its genTime. A covered receipt
-               whose ``fetched_at`` is later than the earliest such genTime says its writer's clock
-               was wrong (or the receipt was made up afterwards): a failure naming it. The receipts
-               that hold are counted.
+``fetched_at`` a token that holds proves receipts 1..N existed before its genTime (give or take the
+               token's accuracy). A covered receipt whose ``fetched_at`` is later than the earliest
+               such genTime plus its accuracy (``TokenReport.margin``: a TSA that gives genTime to
+               the second with no accuracy may have cut up to 1 s off) says its writer's clock was
+               wrong, or the receipt was dated afterwards: a failure naming it. The receipts that
+               hold are counted.
 
 The ledger is read through its public face (``checkpoints``, ``kept_beside``, ``entries``).
 """
@@ -92,31 +94,34 @@ def timestamp_checks(ledger: _Ledger, roots: Sequence[x509.Certificate]
         checks.append(Check("timestamp", False, None, None,
                             "no RFC 3161 token is kept beside any checkpoint (`ledger checkpoint --tsa URL`)"))
     # the earliest genTime that covers each receipt: tokens by size, the minimum from the largest down
-    bounds = sorted(((cp.size, r.gen_time, name) for cp, name, r in reports if r.ok and r.gen_time), reverse=True)
+    bounds = sorted(((cp.size, r.latest, r.gen_time, name) for cp, name, r in reports if r.ok and r.latest),
+                    reverse=True)
     if not bounds:
         return checks, {}, records
-    cover: list[tuple[int, datetime, str]] = []  # (size, earliest genTime over tokens of size >= it, its TSA)
-    best: tuple[datetime, str] | None = None
-    for size, t, name in bounds:
-        if best is None or t < best[0]:
-            best = (t, name)
+    # (size, the earliest bound over tokens of that size or more: genTime + margin, genTime, its TSA)
+    cover: list[tuple[int, datetime, datetime, str]] = []
+    best: tuple[datetime, datetime, str] | None = None
+    for size, latest, gen, name in bounds:
+        if best is None or latest < best[0]:
+            best = (latest, gen, name)
         cover.append((size, *best))
     cover.reverse()  # ascending size
     late, held = [], 0
     try:
         for e in ledger.entries():
-            hit = next(((t, name, size) for size, t, name in cover if e.seq <= size), None)
+            hit = next(((latest, gen, name, size) for size, latest, gen, name in cover if e.seq <= size), None)
             if hit is None:
                 continue
-            t, name, size = hit
+            t, gen, name, size = hit
             at = _fetched(e)
             if at is None:
                 late.append(Check("fetched_at", False, e.seq, e.receipt.receipt_id,
                                   f"fetched_at {str(e.receipt.fetched_at)[:40]!r} is not a time"))
             elif at > t:
                 late.append(Check("fetched_at", False, e.seq, e.receipt.receipt_id,
-                                  f"fetched_at {iso(at)} is later than genTime {iso(t)} of the token (TSA {name}) "
-                                  f"over checkpoint {size}, which covers it"))
+                                  f"fetched_at {iso(at)} is later than genTime {iso(gen)}"
+                                  + (f" (+{(t - gen).total_seconds():g} s accuracy)" if t != gen else "")
+                                  + f" of the token (TSA {name}) over checkpoint {size}, which covers it"))
             else:
                 held += 1
     except G6Error as e:
