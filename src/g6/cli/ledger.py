@@ -26,6 +26,7 @@ from g6.cli.app import (
     pass_ctx,
     progress,
     read_key,
+    read_tsa_roots,
     write_out,
 )
 from g6.cli.options import json_option, quiet_option
@@ -117,7 +118,7 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
     """Check every signature, chain link and referenced blob. Exit 0 only when all hold."""
     from g6.prove.verify_since import read_note, record_verified, verify_since
 
-    roots = _read_tsa_roots(tsa_roots)
+    roots = read_tsa_roots(tsa_roots)
 
     notes = []
     for path in kept:
@@ -172,19 +173,6 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
     else:
         _print_verify(report, since is not None)
     finish(report.ok)
-
-
-def _read_tsa_roots(paths: tuple[Path, ...]) -> list[Any]:
-    """The certificates of every --tsa-root file; a file that holds none is a usage error (exit 2)."""
-    from g6.ledger.timestamp import load_roots
-
-    roots = []
-    for path in paths:
-        try:
-            roots += load_roots(_read_bounded(path, 1 << 20, "--tsa-root"))
-        except ValueError as e:
-            fail(f"bad --tsa-root {path}: not a PEM certificate ({str(e)[:120]})")
-    return roots
 
 
 def _print_verify(report: Any, since: bool) -> None:
