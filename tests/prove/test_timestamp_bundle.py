@@ -185,3 +185,24 @@ def test_bundle_verify_says_when_each_citation_existed(home: EvidenceHome, page:
     assert r.returncode == 1  # the certomancer token does not chain to the one root pinned
     from tests.conftest import validate
     validate(json.loads(r.stdout), "bundle-verify.v1")
+
+
+def test_a_wacz_export_carries_the_tokens_over_its_checkpoint(home: EvidenceHome, page: str, openssl_server: Tsa,
+                                                              tmp_path: Path) -> None:
+    from g6.export.wacz import export_wacz
+
+    read(home, page)
+    cp, note = checkpoint(home)
+    stamp = stamp_checkpoint(home, cp, note, openssl_server.url("tsa"), name="openssl")
+    summary = export_wacz(home, tmp_path / "e.wacz", [e.receipt for e in home.ledger.entries()])
+    assert summary.timestamps == 1 and summary.to_json()["timestamps"] == 1
+    with zipfile.ZipFile(tmp_path / "e.wacz") as z:
+        assert json.loads(z.read("timestamps/1-0.json")) == {"tsa": "openssl", "token": stamp.value}
+        assert z.read("checkpoint/checkpoint.note").decode() == note
+        listed = {r["path"] for r in json.loads(z.read("datapackage.json"))["resources"]}
+    assert "timestamps/1-0.json" in listed
+    wacz = Path(sys.executable).parent / "wacz"
+    assert wacz.exists(), "the wacz package is not installed: pip install 'g6-evidence[test]'"
+    ok = subprocess.run([str(wacz), "validate", "-f", str(tmp_path / "e.wacz")], capture_output=True, text=True,
+                        timeout=300)
+    assert ok.returncode == 0 and "is valid" in ok.stdout, ok.stdout + ok.stderr
