@@ -203,7 +203,7 @@ def token_from_reply(reply: bytes) -> bytes:
 def read_token(data: bytes) -> bytes:
     """A token as a file may hold it: DER TimeStampToken, DER TimeStampResp (what a TSA answers; its
     token is taken when granted), or either in base64. TimestampTokenError otherwise."""
-    raw = data.strip()
+    raw = bytes(data)  # DER as it is: its last bytes may well be 0x0a or 0x20, never strip them
     if raw[:1] != b"\x30":
         try:
             raw = base64.b64decode(b"".join(raw.split()), validate=True)

@@ -187,6 +187,29 @@ def test_another_nonce_and_a_broken_signature_fail(openssl_server: Tsa) -> None:
     assert failed(r) == {"cms_signature"}
 
 
+def test_der_ending_in_whitespace_bytes_is_read_as_it_is(openssl_server: Tsa) -> None:
+    """A DER reply or token may end in 0x0a or 0x20 (a signature byte): it must not be stripped like text.
+    The TSA's own signed attributes are signed again with its key until the signature ends in one."""
+    reply, nonce = ask(openssl_server.url("tsa"))
+    ci = cms.ContentInfo.load(token_from_reply(reply))
+    si = ci["content"]["signer_infos"][0]
+    key = serialization.load_pem_private_key((openssl_server.root_pem.parent / "tsa.key").read_bytes(), None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    signed = bytearray(si["signed_attrs"].dump())
+    signed[0] = 0x31
+    for _ in range(5000):  # a byte in 256/6: the chance of never is about 1e-52
+        si["signature"] = key.sign(bytes(signed), ec.ECDSA(hashes.SHA256()))
+        token = ci.dump(force=True)
+        if token[-1:].isspace():
+            break
+    assert token[-1:].isspace()
+    reply = tsp.TimeStampResp({"status": {"status": "granted"}, "time_stamp_token": cms.ContentInfo.load(token)}
+                              ).dump()
+    for der in (token, reply):
+        r = verify_token(der, BODY, roots(openssl_server), nonce=nonce)
+        assert r.ok, r.summary()
+
+
 # -- what holds ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("server", ["openssl_server", "certomancer_server"])
 def test_a_good_token_holds_for_g6_rfc3161_client_and_openssl(server: str, request: pytest.FixtureRequest,
