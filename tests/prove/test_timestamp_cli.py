@@ -122,3 +122,15 @@ def test_checkpoint_with_two_tsas_then_verify_against_their_roots(home: Evidence
     assert [t["ok"] for t in out["timestamps"]] == [True, True] and out["checks"]["fetched_at"]["checked"] == 3
     r = g6(home.root, "ledger", "verify")  # without --tsa-root the tokens are not looked at
     assert r.returncode == 0 and "timestamp" not in r.stdout
+
+
+def test_verify_since_checks_the_tokens_too(home: EvidenceHome, openssl_server: Tsa) -> None:
+    home.record(fetch(1))
+    assert g6(home.root, "ledger", "verify", "--record").returncode == 0
+    home.record(fetch(2))
+    r = g6(home.root, "ledger", "checkpoint", "--tsa", openssl_server.url("tsa"), "--tsa-name", "openssl")
+    assert r.returncode == 0, r.stderr
+    r = g6(home.root, "ledger", "verify", "--since", "--tsa-root", str(openssl_server.root_pem))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "timestamp  ok checked=1 failed=0" in r.stdout and "(TSA openssl)" in r.stdout
+    assert "fetched_at ok checked=2 failed=0" in r.stdout  # every receipt the token covers, not only the new
