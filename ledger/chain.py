@@ -94,9 +94,9 @@ class Check:
 
 # the verdicts a report shows, in this order; the optional ones only when a check of that kind ran
 CHECK_NAMES = ("database", "consistency", "signature", "chain", "binding", "duplicates", "keys", "time", "blob",
-               "tree", "checkpoint", "kept_checkpoint", "witnesses")
+               "tree", "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
 OPTIONAL_CHECKS = ("database", "consistency", "binding", "duplicates", "keys", "time", "tree", "checkpoint",
-                   "kept_checkpoint", "witnesses")
+                   "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +108,7 @@ class LedgerVerifyReport:
     # receipts bound to their place, under the old rule, and clock warnings (``g6.ledger.row_rules``)
     stats: Mapping[str, int] = field(default_factory=dict)
     keys: tuple[Mapping[str, Any], ...] = ()  # which keys verify trusted, why, and where they were valid
+    timestamps: tuple[Mapping[str, Any], ...] = ()  # every RFC 3161 token checked (``g6.ledger.timestamped``)
 
     def warnings(self) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if c.warning and c.ok)
@@ -140,6 +141,8 @@ class LedgerVerifyReport:
                             "clock_warnings": self.stats.get("warnings", 0)}
         if self.keys:
             out["keys"] = [dict(k) for k in self.keys]
+        if self.timestamps:
+            out["timestamps"] = [dict(t) for t in self.timestamps]
         return out
 
 

@@ -288,8 +288,8 @@ class Ledger:
 
     def keep_beside(self, cp: Checkpoint, kind: str, name: str, value: str) -> None:
         """Keep ``value`` beside checkpoint ``cp``: what another party vouches for it with (``kind``
-        "cosignature": a witness's signature line, ``name`` the witness; "timestamp": an RFC 3161 token,
-        base64, ``name`` the TSA). Kept, not trusted: whoever reads it checks it."""
+        "cosignature": a witness's signature line, ``name`` the witness; "rfc3161": an RFC 3161 token,
+        DER in base64, ``name`` the TSA). Kept, not trusted: whoever reads it checks it."""
         rows = self._writable()
         try:
             with rows.write():

@@ -33,6 +33,7 @@
     ├── ElasticError             (a refusal or failure of the document-shaped Elasticsearch reader)
     ├── ProgramMissing           (nothing answers where an outside program should listen)
     ├── ProgramTimeout           (the outside program did not answer in time)
+    ├── TimestampAuthorityError  (an RFC 3161 TSA that did not answer with a good token: ``.tsa`` names it)
     ├── WorkerLost               (a batch's worker process ended before reporting a URL it had)
     └── WitnessError             (a tlog witness did not cosign a checkpoint: ``.witness``, ``.url``, ``.status``)
         ├── WitnessUnreachable   (no answer, or an answer that is not the protocol's)
@@ -233,6 +234,18 @@ class ProgramTimeout(G6Error):
     """The program took the connection but did not answer in time."""
 
     code = "G6_E_KNOWLEDGE_ELASTIC_TIMEOUT"
+
+
+class TimestampAuthorityError(G6Error):
+    """A time-stamping authority (RFC 3161) that could not be reached, answered other than 200 with an
+    ``application/timestamp-reply``, refused the request, or sent a token that does not hold. ``tsa``
+    is the name (or URL) it was asked under; the message starts with it."""
+
+    code = "G6_E_TSA"
+
+    def __init__(self, tsa: str, message: str) -> None:
+        super().__init__(f"TSA {tsa}: {message}")
+        self.tsa = tsa
 
 
 class SearchInputError(FetchInputError):

@@ -280,6 +280,28 @@ def refusal_json(e: G6Error, secrets: Any = ()) -> dict[str, Any]:
             "message": redact_text(str(e), secrets)}
 
 
+def read_tsa_roots(paths: Sequence[Path]) -> list[Any]:
+    """The certificates of every ``--tsa-root`` file (PEM): one that cannot be read or holds none is a
+    usage error (exit 2), in one line."""
+    from g6.ledger.timestamp import load_roots
+
+    limit = 1 << 20
+    roots = []
+    for path in paths:
+        try:
+            with Path(path).open("rb") as f:
+                data = f.read(limit + 1)
+        except OSError as e:
+            fail(f"cannot read --tsa-root {path}: {e.strerror or e}")
+        if len(data) > limit:
+            fail(f"--tsa-root {path} is larger than {limit} bytes; it is not a root certificate")
+        try:
+            roots += load_roots(data)
+        except ValueError as e:
+            fail(f"bad --tsa-root {path}: not a PEM certificate ({str(e)[:120]})")
+    return roots
+
+
 def read_key(text: str) -> tuple[Any, str | None]:
     """A public key given as 'ed25519:<b64>', a C2SP verifier key, or a file holding either."""
     p = Path(text)

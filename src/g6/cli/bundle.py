@@ -23,6 +23,7 @@ from g6.cli.app import (
     pass_ctx,
     progress,
     read_key,
+    read_tsa_roots,
     shown,
     write_html,
 )
@@ -52,6 +53,9 @@ from g6.ledger.receipts import utc_now
 @click.option("--max-parsed-body", type=click.IntRange(min=0), default=None,
               help="Re-read HTML pages and search replies up to this many bytes to check cited text (verify; "
                    "default 256 KiB, which keeps verifying under 128 MiB of memory).")
+@click.option("--tsa-root", "tsa_roots", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Pin this TSA root certificate (verify; PEM; repeatable): check the RFC 3161 tokens the bundle "
+                   "carries, and say per citation when its receipt existed by (`existed before <genTime>`).")
 @json_option("bundle-index.v1", "bundle-verify.v1",
              help="Print the bundle's index (creating: {}) or the verdicts (verify: {}) as JSON")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
@@ -60,7 +64,8 @@ from g6.ledger.receipts import utc_now
 @pass_ctx
 def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[str, ...], origin: str | None,
                trust_bundle_keys: bool, allow_unsigned: bool, kept: tuple[Path, ...], policy_file: Path | None,
-               max_parsed_body: int | None, as_json: bool, html_out: Path | None = None) -> None:
+               max_parsed_body: int | None, as_json: bool, html_out: Path | None = None,
+               tsa_roots: tuple[Path, ...] = ()) -> None:
     """`g6 bundle MANIFEST -o report-evidence.zip` packs a manifest with its receipts, blobs, inclusion
     proofs, checkpoint, consistency proofs from the log's earlier checkpoints and public keys; `g6 bundle
     verify report-evidence.zip --key KEY [--checkpoint KEPT]` checks it all offline, one verdict per
@@ -72,13 +77,15 @@ def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[s
         if not Path(args[1]).is_file():
             fail(f"no bundle file at {args[1]}")
         _verify(args[1], keys, origin, trust_bundle_keys, allow_unsigned, max_parsed_body, as_json, html_out,
-                notes, policy_file)
+                notes, policy_file, read_tsa_roots(tsa_roots) if tsa_roots else None)
     if policy_file is not None:
         fail("--policy is for `g6 bundle verify BUNDLE.zip`")
     if len(args) != 1 or output is None:
         fail("usage: g6 bundle MANIFEST -o BUNDLE.zip")
     if html_out is not None:
         fail("--html is for `g6 bundle verify BUNDLE.zip`")
+    if tsa_roots:
+        fail("--tsa-root is for `g6 bundle verify BUNDLE.zip`")
     check_out(output, "-o")
     from g6.prove.bundle import build_bundle
 
@@ -115,7 +122,8 @@ def _read_kept(paths: tuple[Path, ...]) -> list[tuple[str, str]]:
 
 def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle_keys: bool, allow_unsigned: bool,
             max_parsed_body: int | None, as_json: bool, html_out: Path | None,
-            kept: list[tuple[str, str]], policy_file: Path | None = None) -> NoReturn:
+            kept: list[tuple[str, str]], policy_file: Path | None = None,
+            tsa_roots: list[Any] | None = None) -> NoReturn:
     """``g6 bundle verify BUNDLE.zip``: every check offline, one verdict per citation."""
     from g6.ledger.policy import PolicyError, read_policy
     from g6.prove.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
@@ -141,7 +149,7 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
         report = verify_bundle(bundle, tuple(pinned), trust_bundle_keys, origin=origin,
                                allow_unsigned=allow_unsigned,
                                max_parsed_body=MAX_PARSED_BODY if max_parsed_body is None else max_parsed_body,
-                               kept=kept, progress=bar, policy=policy)
+                               kept=kept, progress=bar, policy=policy, tsa_roots=tsa_roots)
     if html_out is not None:
         from g6.export.html_report import render_bundle
 
@@ -174,6 +182,9 @@ def _print_report(report: Any) -> None:
             head = f"{v.citation_id} is a FAILED READ (marked in the manifest)" if v.failed_read else \
                 f"{v.citation_id} holds"
             click.echo(shown(f"{head}  {v.receipt_id}  {v.url}  {read}  \"{quote}\""))
+            for x in v.checks:
+                if x.check == "trusted_time":  # `ledger verify --tsa-root` words it the same way
+                    click.echo(shown(f"  {x.detail}"))
         else:
             failed = "; ".join(f"{x.check}: {x.detail}" for x in v.checks if not x.ok)
             click.echo(shown(f"citation {v.position} FAILED{'  ' + read if read else ''} ({failed})"))

@@ -26,6 +26,7 @@ from g6.cli.app import (
     pass_ctx,
     progress,
     read_key,
+    read_tsa_roots,
     shown,
     write_out,
 )
@@ -147,15 +148,20 @@ def _witness_list(urls: tuple[str, ...], vkeys: tuple[str, ...]) -> list[Any]:
               help="A clock warning (a receipt dated in the future, far before its writer's previous one, or far "
                    "from its id's time) fails verify instead of being listed.")
 @_policy_option
+@click.option("--tsa-root", "tsa_roots", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Pin this TSA root certificate (PEM; repeatable) and check every RFC 3161 token kept beside a "
+                   "checkpoint against it, and that no receipt a token covers was fetched after its genTime.")
 @quiet_option
 @pass_ctx
 def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_json: bool,
-                  since: str | None, record: bool, strict_time: bool, policy_file: Path | None) -> None:
+                  since: str | None, record: bool, strict_time: bool, policy_file: Path | None,
+                  tsa_roots: tuple[Path, ...]) -> None:
     """Check every signature, chain link and referenced blob (and, with --policy, the witnesses'
-    cosignatures of the latest checkpoint). Exit 0 only when all hold."""
+    cosignatures of the latest checkpoint; with --tsa-root, the RFC 3161 tokens). Exit 0 only when all hold."""
     from g6.prove.verify_since import read_note, record_verified, verify_since
 
     policy = _read_policy(policy_file)
+    roots = read_tsa_roots(tsa_roots)
 
     notes = []
     for path in kept:
@@ -195,6 +201,10 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
             from g6.prove.witness import with_witness_checks
 
             report = with_witness_checks(report, ev.ledger, policy)
+        if tsa_roots:
+            from g6.ledger.timestamped import with_timestamps
+
+            report = with_timestamps(report, ev.ledger, roots)
         if record and report.ok and size:
             try:
                 path = record_verified(ev, size)
@@ -223,7 +233,7 @@ def _print_verify(report: Any, since: bool) -> None:
         for f in v["failures"][:20] + warned[:20]:
             where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
             click.echo(f"  {where}{'warning: ' if f.get('warning') else ''}{f['detail']}")
-        if name in ("kept_checkpoint", "witnesses"):  # say what each proved, not only what failed
+        if name in ("kept_checkpoint", "witnesses", "timestamp"):  # say what each proved, not only what failed
             for ch in report.of(name):
                 if ch.ok:
                     click.echo(f"  {ch.detail}")
@@ -248,22 +258,30 @@ def _print_verify(report: Any, since: bool) -> None:
 @click.option("--witness-key", "witness_keys", multiple=True, metavar="VKEY",
               help="The cosigning verifier key (<name>+<id>+<key>, type 0x04) of the --witness at the same place.")
 @_policy_option
+@click.option("--tsa", "tsas", multiple=True, metavar="URL",
+              help="Ask this RFC 3161 time-stamping authority for a token over the checkpoint and keep it beside "
+                   "it (repeatable); `ledger verify --tsa-root` checks it.")
+@click.option("--tsa-name", "tsa_names", multiple=True, metavar="NAME",
+              help="The name the n-th --tsa is kept and reported under (default: its URL).")
 @json_option("ledger-checkpoint.v1", help="Print the checkpoint (origin, size, root, note, verifier key) as JSON")
 @pass_ctx
 def ledger_checkpoint(c: Ctx, out: Path | None, witness_urls: tuple[str, ...], witness_keys: tuple[str, ...],
-                      policy_file: Path | None, as_json: bool) -> None:
+                      policy_file: Path | None, tsas: tuple[str, ...], tsa_names: tuple[str, ...],
+                      as_json: bool) -> None:
     """Sign a C2SP checkpoint of the ledger as it is now (origin, size, root hash) and keep it; with
-    --witness or --policy, have witnesses cosign it too."""
+    --witness or --policy, have witnesses cosign it too; with --tsa, have TSAs timestamp it."""
     from g6.prove.proofs import checkpoint, note_verifier_key, write_note
 
     if out is not None:  # a folder, or a folder that does not exist: refused before a checkpoint is signed
         check_out(out, "--out")
     extra = _witness_list(witness_urls, witness_keys)
     policy = _read_policy(policy_file)
+    names = _tsa_names(tsas, tsa_names)
     witnessed = None
     with c.evidence(need_key=True) as ev:
         cp, note = checkpoint(ev)
         vkey = note_verifier_key(ev)
+        stamps = [_stamp(ev, cp, note, url, name) for url, name in zip(tsas, names, strict=True)]
         if extra or policy is not None:
             from g6.prove.witness import witness_checkpoint
 
@@ -281,11 +299,16 @@ def ledger_checkpoint(c: Ctx, out: Path | None, witness_urls: tuple[str, ...], w
         if witnessed is not None:
             data["cosigned_note"] = witnessed.cosigned_note
             data["witnesses"] = witnessed.to_json()
+        if tsas:
+            data["timestamps"] = stamps
         emit_json(data)
     else:
         click.echo(shown, nl=False)
         info(f"verifier key: {vkey}")
+    stamped = all(s["ok"] for s in stamps)
     if witnessed is None:
+        if not stamped:
+            finish(False)
         return
     for sub in witnessed.submissions:
         if sub.ok:
@@ -298,7 +321,38 @@ def ledger_checkpoint(c: Ctx, out: Path | None, witness_urls: tuple[str, ...], w
         info(f"g6: witnesses ok: {v.detail}")
     else:
         click.echo(f"g6: witnesses FAILED: {v.detail}", err=True)
-    finish(v.ok)
+    finish(v.ok and stamped)
+
+
+def _tsa_names(tsas: tuple[str, ...], tsa_names: tuple[str, ...]) -> list[str]:
+    """The name of each --tsa (its --tsa-name, else its URL); bad ones exit 2 before anything is signed."""
+    if len(tsa_names) > len(tsas):
+        fail(f"{len(tsa_names)} --tsa-name for {len(tsas)} --tsa: each names the --tsa in the same place")
+    for url in tsas:
+        if not url.startswith(("http://", "https://")) or len(url) > 2000:
+            fail(f"bad --tsa {url[:80]!r}: an http:// or https:// URL")
+    return [tsa_names[i] if i < len(tsa_names) else url for i, url in enumerate(tsas)]
+
+
+def _stamp(ev: Any, cp: Any, note: str, url: str, name: str) -> dict[str, Any]:
+    """Ask one TSA for a token and keep it; a TSA that fails is reported, and the checkpoint and the other
+    tokens are kept."""
+    from g6.prove.timestamp_client import stamp_checkpoint
+
+    try:
+        s = stamp_checkpoint(ev, cp, note, url, name=name)
+    except G6Error as e:
+        click.echo(f"g6: {e}", err=True)
+        return {"tsa": name, "url": url, "ok": False, "gen_time": None, "error": str(e)}
+    info(f"g6: TSA {name}: token kept beside checkpoint {cp.size}, genTime {_gen_time(s.report)} "
+         "(`ledger verify --tsa-root FILE` checks it against the TSA's root)")
+    return {"tsa": name, "url": url, "ok": True, "gen_time": _gen_time(s.report), "error": None}
+
+
+def _gen_time(report: Any) -> str | None:
+    from g6.ledger.timestamp import iso
+
+    return iso(report.gen_time) if report.gen_time else None
 
 
 @ledger_group.command("checkpoints")

@@ -7,7 +7,9 @@ Layout: ``archive/data.warc.gz`` (see ``g6.export.warc``), ``indexes/`` (written
 time, ``title``), and the evidence beside it as extra files listed in ``datapackage.json`` with
 their sha256: ``receipts/<receipt id>.json`` (every exported receipt, signed),
 ``checkpoint/checkpoint.note`` (a signed checkpoint covering them all), ``proofs/<receipt
-id>.tlog-proof`` (each receipt's inclusion proof against that checkpoint) and ``keys/signing.pub`` /
+id>.tlog-proof`` (each receipt's inclusion proof against that checkpoint), ``timestamps/<size>-<n>.json``
+(each RFC 3161 token kept beside that checkpoint, ``{"tsa": name, "token": base64 DER}``, as a bundle
+carries it; none when the checkpoint was signed for the export) and ``keys/signing.pub`` /
 ``keys/checkpoint.vkey``. (Extra files sit one folder deep: ``wacz validate`` checks paths by their
 last two parts.)
 """
@@ -31,6 +33,7 @@ from g6.export.warc import WarcSummary, export_warc
 from g6.home import EvidenceHome
 from g6.ledger.note import verifier_key
 from g6.ledger.receipts import Receipt
+from g6.ledger.timestamp import KIND as TIMESTAMP_KIND
 from g6.prove.proofs import covering_checkpoint, prove
 
 
@@ -41,12 +44,13 @@ class WaczSummary:
     receipts: int
     proofs: int
     warc: WarcSummary
+    timestamps: int = 0
 
     def to_json(self) -> dict[str, Any]:
         w = self.warc.to_json()
         w.pop("path")
         return {"path": self.path, "pages": self.pages, "receipts": self.receipts, "proofs": self.proofs,
-                "warc": w}
+                "timestamps": self.timestamps, "warc": w}
 
 
 def pages_jsonl(summary: WarcSummary, title: str) -> bytes:
@@ -67,7 +71,7 @@ def _evidence_files(home: EvidenceHome, receipts: list[Receipt],
         files[f"receipts/{r.receipt_id}.json"] = json.dumps(r.to_json(), indent=2, ensure_ascii=False).encode()
     if not receipts:
         return files
-    _, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r.receipt_id) for r in receipts))
+    cp, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r.receipt_id) for r in receipts))
     tree = home.ledger.tree()  # hashed once for every proof
     for r in receipts:
         proof, _ = prove(home, r.receipt_id, tree)
@@ -77,6 +81,8 @@ def _evidence_files(home: EvidenceHome, receipts: list[Receipt],
         if step is not None:
             step()
     files["checkpoint/checkpoint.note"] = note.encode()
+    for n, (_, name, value) in enumerate(home.ledger.kept_beside(cp, TIMESTAMP_KIND)):
+        files[f"timestamps/{cp.size}-{n}.json"] = json.dumps({"tsa": name, "token": value}, indent=2).encode()
     key = home.signing_key().public
     files["keys/signing.pub"] = (key.to_text() + "\n").encode()
     files["keys/checkpoint.vkey"] = (verifier_key(home.ledger.origin, key) + "\n").encode()
@@ -141,7 +147,8 @@ def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Itera
                                              "hash": "sha256:" + hashlib.sha256(data).hexdigest(),
                                              "bytes": len(data)})
             package["description"] = ("Reads recorded in a g6 evidence ledger; receipts, inclusion proofs and "
-                                      "the checkpoint they prove against are in receipts/, proofs/, checkpoint/.")
+                                      "the checkpoint they prove against are in receipts/, proofs/, checkpoint/; "
+                                      "RFC 3161 tokens over that checkpoint, if any, in timestamps/.")
             pkg = json.dumps(package, indent=2).encode()
             zout.writestr("datapackage.json", pkg, compress_type=zipfile.ZIP_DEFLATED)
             digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(pkg).hexdigest()}
@@ -149,7 +156,8 @@ def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Itera
         with open(final, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(final, out)
-    return WaczSummary(str(out), len(warc.pages), len(receipts), sum(n.startswith("proofs/") for n in extra), warc)
+    return WaczSummary(str(out), len(warc.pages), len(receipts), sum(n.startswith("proofs/") for n in extra), warc,
+                       sum(n.startswith("timestamps/") for n in extra))
 
 
 __all__ = ["WaczError", "WaczSummary", "WaczUnavailable", "export_wacz", "pages_jsonl"]

@@ -11,6 +11,9 @@
                                 a consistency proof between the bundle's checkpoint and another checkpoint
                                 of the log: every one the ledger issued (signed by the current key, newest
                                 first, at most MAX_CARRIED), and each the grader kept (``--checkpoint``)
+    timestamps/<size>-<n>.json  an RFC 3161 token kept beside the log's checkpoint of that size (``{"tsa": name,
+                                "token": base64 DER}``): only for the bundle's checkpoint and those a consistency
+                                proof above ties to it, so a verifier knows the note body each is over
     checkpoint.note             the signed checkpoint the proofs are against
     keys/signing.pub            ed25519:<base64> public key
     keys/checkpoint.vkey        C2SP verifier key <origin>+<id>+<key>
@@ -54,7 +57,8 @@ from g6.ledger.merkle import TreeView
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by, verifier_key
 from g6.ledger.proofs import ConsistencyProof
 from g6.ledger.receipts import utc_now
-from g6.prove.bundle_history import consistency_name
+from g6.ledger.timestamp import KIND as TIMESTAMP_KIND
+from g6.prove.bundle_history import consistency_name, timestamp_name
 from g6.prove.bundle_report import MISBEHAVIOR
 from g6.prove.bundle_verify import BundleCheck, BundleReport, CitationVerdict, PinnedKey, verify_bundle
 from g6.prove.bundle_zip import MAX_INDEX, MAX_MEMBERS, MAX_PARSED_BODY, MAX_RECORDS_TOTAL, SCHEMA
@@ -116,6 +120,7 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
         files[f"proofs/{rid}.tlog-proof"] = proof.text().encode()
         step()
     files.update(_consistency(home, tree, cp, note, kept))
+    files.update(_timestamps(home, cp, files))
     files["checkpoint.note"] = note.encode()
     key = home.signing_key().public
     files["keys/signing.pub"] = (key.to_text() + "\n").encode()
@@ -193,3 +198,21 @@ def _consistency(home: EvidenceHome, tree: TreeView, bundle_cp: Checkpoint, bund
         proof = ConsistencyProof(old, new, tuple(tree.consistency_proof(old, new)), old_note, new_note)
         files[consistency_name(old, new)] = proof.text().encode()
     return files
+
+
+def _timestamps(home: EvidenceHome, bundle_cp: Checkpoint, files: dict[str, bytes]) -> dict[str, bytes]:
+    """``timestamps/<size>-<n>.json``: every RFC 3161 token kept beside the bundle's checkpoint, or beside a
+    checkpoint a carried consistency proof ties to it (the verifier reads the note body each is over there)."""
+    out: dict[str, bytes] = {}
+    seen: set[tuple[int, bytes]] = set()
+    for cp, _ in home.ledger.checkpoints():
+        if (cp.size, cp.root) in seen or cp.size == 0:
+            continue
+        seen.add((cp.size, cp.root))
+        lo, hi = sorted((cp.size, bundle_cp.size))
+        mine = cp.size == bundle_cp.size and cp.root == bundle_cp.root
+        if not mine and (cp.size == bundle_cp.size or consistency_name(lo, hi) not in files):
+            continue
+        for n, (_, name, value) in enumerate(home.ledger.kept_beside(cp, TIMESTAMP_KIND)):
+            out[timestamp_name(cp.size, n)] = json.dumps({"tsa": name, "token": value}, indent=2).encode()
+    return out

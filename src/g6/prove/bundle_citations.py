@@ -113,6 +113,8 @@ class CitationChecks:
         self.history = history
         self.not_checked = not_checked  # why inclusion cannot be checked when there is no history
         self.proofs = 0
+        self.leaves: dict[str, int] = {}  # receipt id -> its leaf index, when its inclusion proof held
+        self.fetched: dict[str, object] = {}  # receipt id -> fetched_at, when its signature verified
 
     def run(self, citations: Sequence[Citation], trusted: Mapping[str, VerifyKey],
             signer: tuple[VerifyKey, str] | None) -> list[CitationVerdict]:
@@ -177,6 +179,7 @@ class CitationChecks:
         checks.append(inclusion)
         if not ok:
             return _ReceiptResult(checks, None)
+        self.fetched[rid] = receipt.fetched_at
         # signed by a pinned key: its fields are as the publisher wrote them; still typed, not assumed
         request = receipt.request if isinstance(receipt.request, Mapping) else {}
         request_url = str(request.get("url") or "")
@@ -205,7 +208,10 @@ class CitationChecks:
             return BundleCheck("inclusion", False, f"unreadable proof: {e}"), None
         by_entries = next((c for c in report.checks if c.check == "receipt_signature"), None) \
             if any(c.check == "key_entries" for c in report.checks) else None
-        return self._proof_verdict(name, proof, report), by_entries
+        verdict = self._proof_verdict(name, proof, report)
+        if verdict.ok:
+            self.leaves[rid] = parse_inclusion(proof).index
+        return verdict, by_entries
 
     def _proof_verdict(self, name: str, proof: str, report: ProofReport) -> BundleCheck:
         # the receipt's own signature is checked against every pinned key above (a receipt signed

@@ -35,6 +35,14 @@ from g6.prove.bundle_zip import RECORD_ERRORS, quoted
 CONSISTENCY = re.compile(r"proofs/consistency/(0|[1-9][0-9]{0,18})-(0|[1-9][0-9]{0,18})\.tlog-consistency")
 
 
+TIMESTAMP = re.compile(r"timestamps/([1-9][0-9]{0,18})-(0|[1-9][0-9]{0,5})\.json")
+
+
+def timestamp_name(size: int, n: int) -> str:
+    """The member of the n-th RFC 3161 token over the log's checkpoint of ``size``."""
+    return f"timestamps/{size}-{n}.json"
+
+
 def consistency_name(old: int, new: int) -> str:
     return f"proofs/consistency/{old}-{new}.tlog-consistency"
 

@@ -14,7 +14,10 @@ import os
 import time
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
+
+from cryptography import x509
 
 from g6.cite.manifest import Manifest
 from g6.errors import BundleMemberError, G6Error
@@ -35,6 +38,7 @@ from g6.prove.bundle_report import (
     Seen,
     UsedKey,
 )
+from g6.prove.bundle_timestamps import BundleTimestamps
 from g6.prove.bundle_zip import (
     MAX_CENTRAL_DIRECTORY,
     MAX_INDEX,
@@ -58,7 +62,8 @@ __all__ = ["MISBEHAVIOR", "BundleCheck", "BundleReport", "CitationVerdict", "For
 def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | PinnedKey] = (),
                   trust_bundle_keys: bool = False, *, origin: str | None = None, allow_unsigned: bool = False,
                   max_parsed_body: int = MAX_PARSED_BODY, kept: Sequence[tuple[str, str]] = (),
-                  progress: Callable[[int, int], None] | None = None, policy: Policy | None = None) -> BundleReport:
+                  progress: Callable[[int, int], None] | None = None, policy: Policy | None = None,
+                  tsa_roots: Sequence[x509.Certificate] | None = None) -> BundleReport:
     """Check a bundle offline. ``keys`` pins the publisher's public key(s); without them the
     report fails ``key_pinned`` unless ``trust_bundle_keys`` says to take the bundle's own (the check is
     then ``bundle_keys``, and every verdict says the keys were shipped inside the bundle, not pinned).
@@ -66,8 +71,10 @@ def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | Pinne
     An unsigned manifest fails ``manifest_signature`` unless ``allow_unsigned``. ``kept`` holds (label,
     signed note) checkpoints the grader kept: each must be the bundle's or consistent with it, by a proof
     the bundle carries (``kept_checkpoint``). With ``policy`` (a C2SP tlog-policy), the checkpoint, with the
-    witness cosignatures it carries, must meet its quorum (``witnesses``). ``progress(members checked,
-    members)`` is called as each member is read."""
+    witness cosignatures it carries, must meet its quorum (``witnesses``). ``tsa_roots`` (pinned TSA root
+    certificates) has the RFC 3161 tokens the bundle carries checked, and each citation given a
+    ``trusted_time`` verdict (:mod:`g6.prove.bundle_timestamps`). ``progress(members checked, members)`` is
+    called as each member is read."""
     pinned = tuple(k if isinstance(k, PinnedKey) else PinnedKey(k) for k in keys)
     try:
         with open(path, "rb") as fp:
@@ -78,7 +85,7 @@ def verify_bundle(path: str | os.PathLike[str], keys: Sequence[VerifyKey | Pinne
                                                        f"{MAX_CENTRAL_DIRECTORY} bytes"), *_unchecked(kept)))
             with zipfile.ZipFile(fp) as z:
                 return _Verifier(z, cd[2] if cd else None, pinned, trust_bundle_keys, origin, allow_unsigned,
-                                 max_parsed_body, progress, kept, policy).run()
+                                 max_parsed_body, progress, kept, policy, tsa_roots).run()
     except ZIP_ERRORS as e:
         return BundleReport(None, (BundleCheck("zip", False, f"not a readable zip: {e}"), *_unchecked(kept)))
 
@@ -92,9 +99,10 @@ class _Verifier:
     def __init__(self, z: zipfile.ZipFile, cd_offset: int | None, pinned: tuple[PinnedKey, ...],
                  trust_bundle_keys: bool, origin: str | None, allow_unsigned: bool, max_parsed_body: int,
                  progress: Callable[[int, int], None] | None = None, kept: Sequence[tuple[str, str]] = (),
-                 policy: Policy | None = None) -> None:
+                 policy: Policy | None = None, tsa_roots: Sequence[x509.Certificate] | None = None) -> None:
         self.z = z
         self.policy = policy
+        self.tsa_roots = tsa_roots
         self.progress = progress
         self.cd_offset = cd_offset
         self.pinned = pinned
@@ -288,6 +296,13 @@ class _Verifier:
                                  f"the checkpoint does not verify with {self.keys_said}")
         verdicts = checker.run(manifest.citations, trusted,
                                (signer[0].key, signer[1].cp.origin) if signer is not None else None)
+        if self.tsa_roots is not None:
+            stamps = BundleTimestamps(self._record, self.history, self.members.declared, self.tsa_roots,
+                                      f"the checkpoint does not verify with {self.keys_said}")
+            self.checks.append(stamps.check())
+            verdicts = [replace(v, checks=(*v.checks, stamps.citation(checker.leaves.get(v.receipt_id),
+                                                                      checker.fetched.get(v.receipt_id))))
+                        if v.receipt_id is not None else v for v in verdicts]
         self._finish(checker.proofs)
         return self._report(manifest.manifest_id if signed else None, verdicts, signed)
 
