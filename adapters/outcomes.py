@@ -175,6 +175,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_WITNESS_CONFLICT": "a tlog witness whose size moved again after the retry, or is past the checkpoint's (409)",
     "G6_E_WITNESS_BAD_REQUEST": "a tlog witness that refused the request (400, another status) or answered without its "
                                 "cosignature",
+    "G6_E_TSA": "an RFC 3161 time-stamping authority that could not be reached, answered otherwise, refused, or "
+                "sent a token that does not hold; the message names the TSA",
     "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
 }
 # Results of the composed ops that are not an Outcome.
