@@ -155,6 +155,10 @@ REFUSALS: dict[str, str] = {
                     "another log, or is ahead)",
     "G6_E_PUBLISH_CONFLICT": "the destination holds another history: a full tile, an entry bundle or the "
                              "checkpoint there differs from the ledger (nothing overwritten)",
+    "G6_E_MONITOR_STATE": "a `g6 monitor --state` folder whose state file is not a monitor's, is garbled, or is of "
+                          "another log or key (nothing fetched, the file left as it is)",
+    "G6_E_MONITOR_UNREACHABLE": "`g6 monitor`: the log's checkpoint could not be fetched (no answer, a status "
+                                "other than 200, or past the note limit); nothing checked",
     "G6_E_PROOF_FORMAT": "a proof that is not a transparency-log proof",
     "G6_E_BUNDLE": "a bundle that cannot be written or read",
     "G6_E_BUNDLE_MEMBER": "a bundle member that is unsafe or not what bundle.json declares for it",

@@ -15,6 +15,7 @@
     │   └── LedgerBackendError   (the ledger database is down or refuses: names it and what to check)
     ├── PublishError             (a log that cannot be published where asked: the destination refuses)
     │   └── PublishConflict      (the destination holds another history: a tile or checkpoint differs)
+    ├── MonitorUnreachable       (``g6 monitor``: the log's checkpoint could not be fetched)
     ├── ConfigError              (a bad setting in the environment or ``$G6_HOME/.env``)
     ├── InputError               (bad input from a caller: a URL, a flag, a file)
     │   ├── FetchInputError      (a knowledge-fetcher request that cannot be sent: no url or query…)
@@ -26,6 +27,7 @@
     │   ├── FailedReadError      (a citation of a read that failed, not asked for: ``.outcome``, ``.http_status``)
     │   ├── BundleError          (a bundle that cannot be made or read)
     │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
+    │   ├── MonitorStateError    (a ``g6 monitor --state`` folder whose state file is not ours or is garbled)
     │   ├── WaczUnavailable      (export wacz without the wacz package)
     │   └── WaczError            (a WACZ that could not be written or did not validate)
     ├── FetchAdapterError        (a registered source adapter that raised)
@@ -123,6 +125,20 @@ class ConfigError(G6Error):
 
 class InputError(G6Error):
     code = "G6_E_INPUT"
+
+
+class MonitorStateError(InputError):
+    """``g6 monitor --state DIR`` holds a state file that is not a monitor's state, is garbled, or is the state
+    of another log or key: nothing is fetched, and the file is left as it is."""
+
+    code = "G6_E_MONITOR_STATE"
+
+
+class MonitorUnreachable(G6Error):
+    """``g6 monitor``: the log's checkpoint could not be fetched (no answer, a status other than 200, or an
+    answer past the note limit). Nothing was checked and the state is unchanged."""
+
+    code = "G6_E_MONITOR_UNREACHABLE"
 
 
 class FetchInputError(InputError):
