@@ -285,20 +285,17 @@ def _fold(reader: _Reader, report: MonitorReport, old: Checkpoint | None, new: C
         level += 1
     tree = TileTree(start, edge)
 
+    old_root: list[bytes] = []  # the tree's root at the old size, once the fold passes it
+
     def at_old_size() -> None:
         if old is not None and tree.size == old.size:
-            root = tree.root()
-            if root != old.root:
-                report.misbehavior = True
-                raise _Failed("consistency", f"{MISBEHAVIOR}: the log's tree at the last size seen ({old.size}) has "
-                                             f"root {root.hex()}, not {old.root.hex()} as that checkpoint signed")
-            report.add("consistency", True, f"the tree at size {old.size} has the root the last checkpoint signed; "
-                                            f"size {new.size} extends it")
+            old_root.append(tree.root())
 
     at_old_size()
     total = new.size - start
     for b in range(start // WIDTH, (new.size + WIDTH - 1) // WIDTH):
-        entries = reader.bundle(_tile_in(new.size, 0, b))
+        hashes_tile = _tile_in(new.size, 0, b)  # entry bundle b is shaped as level-0 tile b
+        entries = reader.bundle(Tile(-1, b, hashes_tile.width))
         for data in entries:
             for tile, hashes in tree.append(leaf_hash(data)):
                 _compare(reader, report, tile, hashes)
@@ -315,6 +312,15 @@ def _fold(reader: _Reader, report: MonitorReport, old: Checkpoint | None, new: C
     if root != new.root:
         raise _Failed("root", f"the tiles fold to root {root.hex()}, not the checkpoint's {new.root.hex()}")
     report.add("root", True, f"the {new.size} entries fold to the checkpoint's root")
+    # only now, with the entries being what the new checkpoint signed, is a wrong old root the log's doing
+    if old is not None:
+        if old_root != [old.root]:
+            report.misbehavior = True
+            raise _Failed("consistency", f"{MISBEHAVIOR}: the tree the new checkpoint signs has, at the last size "
+                                         f"seen ({old.size}), root {old_root[0].hex() if old_root else '?'}, not "
+                                         f"{old.root.hex()} as that checkpoint signed")
+        report.add("consistency", True, f"the tree at size {old.size} has the root the last checkpoint signed; "
+                                        f"size {new.size} extends it")
 
 
 def _compare(reader: _Reader, report: MonitorReport, tile: Tile, hashes: list[bytes]) -> None:
