@@ -58,6 +58,7 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 ledger copy": ("ledger-copy.v1",),
     "g6 ledger publish": ("ledger-publish.v1",),
     "g6 verify-proof": ("verify-proof.v1",),
+    "g6 monitor": ("monitor.v1",),
     "g6 bundle": ("bundle-index.v1", "bundle-verify.v1"),
     "g6 export warc": ("export-warc.v1",),
     "g6 export wacz": ("export-wacz.v1",),
@@ -189,6 +190,7 @@ class World:
     public_key: str
     verifier_key: str
     sizes: tuple[int, int]  # two checkpoint sizes, for `ledger consistency`
+    log_url: str = ""  # the ledger published as tlog-tiles and served on loopback, for `monitor`
 
     def run(self, *args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
@@ -212,6 +214,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, elastic_url: str) -> Iterato
                                                                    content_type="application/pdf"),
                       "/robots.txt": Reply(404, b"")}).start()
     papers = LocalSite(routes()).start()
+    log: LocalSite | None = None
     try:
         env = {"G6_HOST_PAUSE": "0", "G6_ALLOW_LOOPBACK": "1", "G6_ELASTIC_URL": elastic_url,
                "G6_ARXIV_URL": papers.url("/arxiv/api/query"), "G6_ARXIV_PAUSE": "0"}
@@ -233,10 +236,17 @@ def world(tmp_path_factory: pytest.TempPathFactory, elastic_url: str) -> Iterato
         w.ok("ledger", "prove", w.rid, "-o", str(w.proof))
         w.receipt_file.write_text(w.ok("receipt", "show", w.rid).stdout)
         w.public_key = json.loads(w.ok("keys", "show", "--json").stdout)["signing"]["public_key"]
+        w.ok("ledger", "publish", str(base / "tiles"))
+        published = {"/log/" + p.relative_to(base / "tiles").as_posix(): Reply(body=p.read_bytes(), content_type=None)
+                     for p in (base / "tiles").rglob("*") if p.is_file()}
+        log = LocalSite(published).start()
+        w.log_url = log.url("/log/")
         yield w
     finally:
         site.stop()
         papers.stop()
+        if log is not None:
+            log.stop()
 
 
 def _copy(w: World, src: Path, tmp: Path) -> str:
@@ -308,6 +318,8 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
     ("verify-proof", "g6 verify-proof", "verify-proof.v1",
      lambda w, t: ["verify-proof", str(w.proof), "--receipt", str(w.receipt_file), "--key", w.verifier_key], (0,),
      False),
+    ("monitor", "g6 monitor", "monitor.v1",
+     lambda w, t: ["monitor", w.log_url, "--key", w.verifier_key, "--state", str(t / "state")], (0,), False),
     ("bundle", "g6 bundle", "bundle-index.v1", lambda w, t: ["bundle", str(w.manifest), "-o", str(t / "b.zip")],
      (0,), False),
     ("bundle verify", "g6 bundle", "bundle-verify.v1",
