@@ -17,16 +17,18 @@ import subprocess
 import time
 from pathlib import Path
 
+import httpx
 import jsonschema
 import pytest
 
+from g6.errors import MonitorUnreachable
 from g6.home import EvidenceHome
 from g6.ledger.cosignature import CosignerKey, sign_cosignature
 from g6.ledger.keys import SigningKey
 from g6.ledger.merkle import leaf_hash
-from g6.ledger.note import Checkpoint, parse_note, sign_checkpoint, verifier_key
+from g6.ledger.note import MAX_NOTE, Checkpoint, parse_note, sign_checkpoint, verifier_key
 from g6.ledger.tiles import WIDTH, Tile, TileTree, encode_bundle
-from g6.prove.monitor import STATE_FILE
+from g6.prove.monitor import MAX_TILE, STATE_FILE, MonitorReport, monitor, new_client
 from g6.prove.publish import publish
 from g6.prove.publish_dest import FolderDestination
 from g6.schemas import load
@@ -338,3 +340,66 @@ def test_a_first_run_over_many_tiles_of_another_writer(home: Path, tmp_path: Pat
         write_log(pub, entries, sk, origin)
         code, doc = run_json(home, url, key, state)
     assert code == 0 and doc["entries_checked"] == len(entries) - WIDTH
+
+
+# -- the library, over an injected transport (what it asks for, and the bounds on what it reads) ----------------
+def _transport(folder: Path, seen: list[str], override: dict[str, httpx.Response] | None = None) -> httpx.MockTransport:
+    def handle(request: httpx.Request) -> httpx.Response:
+        path = request.url.path.removeprefix("/log/")
+        seen.append(path)
+        if override and path in override:
+            return override[path]
+        f = folder.joinpath(*path.split("/"))
+        return httpx.Response(200, content=f.read_bytes()) if f.is_file() else httpx.Response(404)
+    return httpx.MockTransport(handle)
+
+
+def _lib(folder: Path, key: SigningKey, state: Path, seen: list[str],
+         override: dict[str, httpx.Response] | None = None) -> MonitorReport:
+    with new_client(_transport(folder, seen, override)) as client:
+        return monitor("http://log.test/log/", key.public, state, client=client)
+
+
+def test_a_later_run_reads_only_from_the_last_size_s_tile(home: Path, tmp_path: Path) -> None:
+    pub, state = tmp_path / "pub", tmp_path / "state"
+    sk, origin = signer(home)
+    entries = [b"e%d" % i for i in range(600)]
+    write_log(pub, entries[:300], sk, origin)
+    seen: list[str] = []
+    assert _lib(pub, sk, state, seen).ok
+    assert "tile/entries/000" in seen and "tile/0/000" in seen
+    write_log(pub, entries, sk, origin)
+    seen.clear()
+    report = _lib(pub, sk, state, seen)
+    assert report.ok and report.entries_checked == 600 - 256, report.checks
+    assert "tile/entries/000" not in seen and "tile/0/000" not in seen
+    assert {"tile/entries/001", "tile/entries/002.p/88", "tile/0/001", "tile/0/002.p/88", "tile/1/000.p/2"} <= set(seen)
+
+
+def test_a_partial_tile_no_longer_served_is_read_from_its_full_tile(home: Path, tmp_path: Path) -> None:
+    sk, origin = signer(home)
+    entries = [b"e%d" % i for i in range(512)]
+    write_log(tmp_path / "big", entries, sk, origin)
+    write_log(tmp_path / "pub", entries[:300], sk, origin)
+    full = (tmp_path / "big" / "tile/0/001").read_bytes()
+    seen: list[str] = []
+    report = _lib(tmp_path / "pub", sk, tmp_path / "state", seen,
+                  {"tile/0/001.p/44": httpx.Response(404), "tile/0/001": httpx.Response(200, content=full)})
+    assert report.ok, report.checks
+    assert seen.index("tile/0/001.p/44") < seen.index("tile/0/001")
+
+
+def test_reads_are_bounded(home: Path, tmp_path: Path) -> None:
+    pub = tmp_path / "pub"
+    sk, origin = signer(home)
+    write_log(pub, [b"a", b"b"], sk, origin)
+    big = httpx.Response(200, content=b"\0" * (MAX_TILE + 1))
+    report = _lib(pub, sk, tmp_path / "state", [], {"tile/0/000.p/2": big})
+    assert not report.ok and "more than the 8,192" in {c.check: c.detail for c in report.checks}["tiles"]
+    report = _lib(pub, sk, tmp_path / "state", [], {"tile/entries/000.p/2": httpx.Response(500)})
+    assert not report.ok and "HTTP 500" in {c.check: c.detail for c in report.checks}["entries"]
+    with pytest.raises(MonitorUnreachable, match="HTTP 302"):
+        _lib(pub, sk, tmp_path / "state", [], {"checkpoint": httpx.Response(302, headers={"location": "/x"})})
+    with pytest.raises(MonitorUnreachable, match="more than"):
+        _lib(pub, sk, tmp_path / "state", [], {"checkpoint": httpx.Response(200, content=b"x" * (MAX_NOTE + 1))})
+    assert not (tmp_path / "state").exists()
