@@ -403,3 +403,12 @@ def test_reads_are_bounded(home: Path, tmp_path: Path) -> None:
     with pytest.raises(MonitorUnreachable, match="more than"):
         _lib(pub, sk, tmp_path / "state", [], {"checkpoint": httpx.Response(200, content=b"x" * (MAX_NOTE + 1))})
     assert not (tmp_path / "state").exists()
+
+
+def test_a_state_that_is_a_file_is_an_input_error(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("mine")
+    for state in (tmp_path / "f", tmp_path / "f" / "sub"):
+        r = run(home, "http://127.0.0.1:9/", vkey(home, tmp_path), state)
+        line = one_line_error(r)
+        assert r.returncode == 2 and ("is not a folder" in line or "is a file" in line), r.stderr
+    assert (tmp_path / "f").read_text() == "mine"

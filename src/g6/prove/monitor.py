@@ -129,8 +129,14 @@ def read_state(state_dir: Path, key: VerifyKey, origin: str | None) -> tuple[Che
     """The checkpoint this monitor saw last and its note, or None (no state yet). MonitorStateError for a
     state folder that is a file, a state file that is not ours or garbled, or of another log or key."""
     state_dir = Path(state_dir)
-    if state_dir.exists() and not state_dir.is_dir():
-        raise MonitorStateError(f"--state {state_dir} is not a folder")
+    probe = state_dir
+    while not probe.exists() and probe.parent != probe:  # a folder created on the first save: where it would go
+        probe = probe.parent
+    if not probe.is_dir():
+        raise MonitorStateError(f"--state {state_dir} is not a folder" + (f" ({probe} is a file)" if probe != state_dir
+                                                                          else ""))
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise MonitorStateError(f"--state {state_dir}: {probe} cannot be written")
     path = state_path(state_dir)
     if not path.exists() and not path.is_symlink():
         return None
@@ -379,7 +385,11 @@ def monitor(url: str, key: VerifyKey, state_dir: Path, *, origin: str | None = N
         if own:
             client.close()
     if save and report.ok and (previous is None or previous[1] != note):
-        write_state(state_dir, base, cp, note)
+        try:
+            write_state(state_dir, base, cp, note)
+        except OSError as e:
+            raise MonitorStateError(f"every check held, but the state could not be saved in {state_dir}: "
+                                    f"{e.strerror or e}") from None
         report.state_saved = True
     return report
 
