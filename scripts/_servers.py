@@ -61,6 +61,16 @@ def announce(lines: list[tuple[str, str]], env: dict[str, str], print_env: bool)
         print("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()), flush=True)
 
 
+def die_with_parent() -> None:
+    """For ``preexec_fn``: on Linux, the child gets SIGTERM when this script ends, even by SIGKILL."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def stop_on_sigterm() -> None:
     """SIGTERM (a PID stopped) ends the foreground run the way Ctrl-C does, so the children are stopped."""
     def handler(signum: int, frame: object) -> None:

@@ -29,7 +29,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
-from _servers import Refused, announce, answers, fail, port_arg, port_free, stop_on_sigterm  # noqa: E402
+from _servers import (  # noqa: E402
+    Refused,
+    announce,
+    answers,
+    die_with_parent,
+    fail,
+    port_arg,
+    port_free,
+    stop_on_sigterm,
+)
 
 PROG = "witness.py"
 NAME = "localhost/g6-witness"  # the witness's name: in its verifier key and on its cosignature lines
@@ -135,7 +144,7 @@ def start(home: Path, state: Path, port: int, procs: list[subprocess.Popen[bytes
     TEMP.append(sock_dir)
     sock = sock_dir / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
     procs.append(agent)
     _wait(sock.exists, agent, state / "none", "ssh-agent")
     r = _run(["ssh-add", "-q", str(key)], "ssh-add", {**os.environ, "SSH_AUTH_SOCK": str(sock)})
@@ -149,7 +158,7 @@ def start(home: Path, state: Path, port: int, procs: list[subprocess.Popen[bytes
         with log.open("wb") as out:
             lw = subprocess.Popen([str(lw_bin), "-db", str(db), "-name", NAME, "-key", fp, "-ssh-agent", str(sock),
                                    "-listen", f"127.0.0.1:{p}"], stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL)
+                                  stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
         procs.append(lw)
         try:
             _wait(lambda q=p: answers(q), lw, log, "litewitness")
