@@ -3,6 +3,7 @@ person, or ``export`` lines with ``--print-env``), and stopping on Ctrl-C or SIG
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import socket
@@ -77,3 +78,34 @@ def stop_on_sigterm() -> None:
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGHUP, handler)
+
+
+def guarded(cmd: list[str]) -> list[str]:
+    """``cmd`` run under a small Python guard that gets SIGTERM when this script ends (even by SIGKILL) and
+    then stops ``cmd`` by its PID: for a setgid program such as ssh-agent, whose exec clears
+    PR_SET_PDEATHSIG."""
+    return [sys.executable, __file__, "guard", *cmd]
+
+
+def _guard(cmd: list[str]) -> int:
+    import subprocess
+
+    die_with_parent()
+    child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+
+    def stop(signum: int, frame: object) -> None:
+        if child.poll() is None:
+            child.terminate()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
+    if os.getppid() == 1:  # the script ended before the guard could ask to be told
+        stop(0, None)
+    try:
+        return child.wait()
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["guard"]:
+    sys.exit(_guard(sys.argv[2:]))

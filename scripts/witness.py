@@ -35,6 +35,7 @@ from _servers import (  # noqa: E402
     answers,
     die_with_parent,
     fail,
+    guarded,
     port_arg,
     port_free,
     stop_on_sigterm,
@@ -143,7 +144,7 @@ def start(home: Path, state: Path, port: int, procs: list[subprocess.Popen[bytes
     sock_dir = Path(tempfile.mkdtemp(prefix="g6-w-"))  # short: a unix socket path has ~100 bytes at most
     TEMP.append(sock_dir)
     sock = sock_dir / "agent.sock"
-    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL,
+    agent = subprocess.Popen(guarded(["ssh-agent", "-D", "-a", str(sock)]), stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
     procs.append(agent)
     _wait(sock.exists, agent, state / "none", "ssh-agent")

@@ -120,7 +120,7 @@ def test_witness_cosigns_a_checkpoint_and_stops_its_children(tmp_path: Path) -> 
                   str(tmp_path / "w")], home) as (env, kids):
         url, vkey, policy = env["G6_WITNESS_URL"], env["G6_WITNESS_VKEY"], Path(env["G6_WITNESS_POLICY"])
         assert url.startswith("http://127.0.0.1:") and _answers(url)
-        assert vkey.startswith("localhost/g6-witness+") and len(kids) == 2  # ssh-agent and litewitness
+        assert vkey.startswith("localhost/g6-witness+") and len(kids) == 3  # ssh-agent (and its guard), litewitness
         log_vkey = g6(home, "keys", "show", "--json").stdout.split('"checkpoint_verifier_key": "')[1].split('"')[0]
         assert policy.read_text().splitlines()[1:] == [f"log {log_vkey}", f"witness local {vkey} {url}",
                                                        "quorum local"]
@@ -193,7 +193,7 @@ def test_witness_killed_outright_takes_its_children_along(tmp_path: Path) -> Non
         assert sel.select(timeout=START_WITHIN), "witness.py printed nothing"
         assert proc.stdout.readline().startswith("export G6_WITNESS_URL=")
         kids = _children(proc.pid)
-        assert len(kids) == 2
+        assert len(kids) == 3
     finally:
         proc.kill()
         proc.wait(30)
