@@ -30,12 +30,15 @@ their documented commands:
 * an Elasticsearch on loopback loaded with ``tests/elastic_setup.py``'s index (``G6_TEST_ELASTIC_URL``,
   or a noida-db started here), shown as 127.0.0.1:9200;
 * PostgreSQL and SeaweedFS from ``tests/backends_setup.py`` (``G6_TEST_PG_URL`` and ``G6_TEST_S3_*``, or
-  started here), exported as the ``G6_TEST_*`` settings that script prints.
+  started here), exported as the ``G6_TEST_*`` settings that script prints;
+* for a ``trust*`` session, a witness for its home and a TSA, from their documented commands
+  ``scripts/witness.py --home … --print-env`` and ``scripts/tsa.py --print-env`` (their ``export …``
+  lines are the session's; shown on ports 7380 and 3161), each stopped by its PID when the session ends.
 
 What changes from run to run is replaced by stable placeholders, numbered by first appearance in a
 session: receipt, manifest and run ids (``rcpt_<1>``), times (``<time>``), signing keys
 (``ed25519:<key-1>``, ``ed25519:<pub-1>``), log ids (``g6-evidence/<log-1>``), verifier keys,
-signatures, tree hashes and other base64 or hex values that are not content digests, temporary
+signatures, a TSA's genTime, tree hashes and other base64 or hex values that are not content digests, temporary
 folder names and ports.
 """
 
