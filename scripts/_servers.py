@@ -78,6 +78,7 @@ def stop_on_sigterm() -> None:
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGHUP, handler)
+    signal.signal(signal.SIGINT, handler)  # also when started with `&` from a script, which ignores SIGINT
 
 
 def guarded(cmd: list[str]) -> list[str]:
