@@ -30,12 +30,15 @@ their documented commands:
 * an Elasticsearch on loopback loaded with ``tests/elastic_setup.py``'s index (``G6_TEST_ELASTIC_URL``,
   or a noida-db started here), shown as 127.0.0.1:9200;
 * PostgreSQL and SeaweedFS from ``tests/backends_setup.py`` (``G6_TEST_PG_URL`` and ``G6_TEST_S3_*``, or
-  started here), exported as the ``G6_TEST_*`` settings that script prints.
+  started here), exported as the ``G6_TEST_*`` settings that script prints;
+* for a ``trust*`` session, a witness for its home and a TSA, from their documented commands
+  ``scripts/witness.py --home … --print-env`` and ``scripts/tsa.py --print-env`` (their ``export …``
+  lines are the session's; shown on ports 7380 and 3161), each stopped by its PID when the session ends.
 
 What changes from run to run is replaced by stable placeholders, numbered by first appearance in a
 session: receipt, manifest and run ids (``rcpt_<1>``), times (``<time>``), signing keys
 (``ed25519:<key-1>``, ``ed25519:<pub-1>``), log ids (``g6-evidence/<log-1>``), verifier keys,
-signatures, tree hashes and other base64 or hex values that are not content digests, temporary
+signatures, a TSA's genTime, tree hashes and other base64 or hex values that are not content digests, temporary
 folder names and ports.
 """
 
@@ -65,7 +68,7 @@ MARKER = re.compile(r"^<!-- example: (?P<spec>.+?) -->$")
 FILE_MARKER = re.compile(r"^<!-- example-file: (?P<name>[A-Za-z0-9_.-]+) -->$")
 PROMPT = re.compile(r"^(?P<shell>[A-Z]?)\$ (?P<cmd>.*)$")
 SHOWN_FOLDER = "/tmp/ex"  # where the pages say the examples run
-DOC_PORTS = {"site": 8421, "elastic": 9200, "postgres": 5432, "s3": 8333}
+DOC_PORTS = {"site": 8421, "elastic": 9200, "postgres": 5432, "s3": 8333, "witness": 7380, "tsa": 3161}
 COMMAND_TIMEOUT = 180
 VERBOSE = False
 
@@ -202,6 +205,8 @@ class Normaliser:
         text = re.sub(r"(?<![A-Za-z0-9])c_[0-9a-f]{16}(?![A-Za-z0-9])", lambda m: self._n("c", m[0], "c_<{}>"), text)
         # a time g6 took (with microseconds); a date read from a page or reply (seconds at most) stays
         text = re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+(?:Z|[+-]\d\d:\d\d)", "<time>", text)
+        # a TSA's genTime, to the second: the time it signed, not a date read from a page
+        text = re.sub(r"(?:(?<=genTime )|(?<=before ))\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z", "<time>", text)
         text = re.sub(r"\bg6-(demo|site|pg)-[a-z0-9_]{8}\b", lambda m: f"g6-{m[1]}-<tmp>", text)
         text = re.sub(r"ed25519:([0-9a-f]{32})\b", lambda m: self._n("key", m[1], "ed25519:<key-{}>"), text)
         text = re.sub(rf"ed25519:({B64}{{43}}=)", lambda m: self._n("pub", m[1], "ed25519:<pub-{}>"), text)
@@ -318,10 +323,44 @@ def run_session(name: str, blocks: list[Block], folder: Path, srv: Servers,
         (folder / file_name).write_text(content, encoding="utf-8")
     start_env = {k: v for k, v in srv.env.items() if _wanted(name, k)} | {"G6_HOME": str(folder / "home")}
     shown = {str(folder): SHOWN_FOLDER, srv.env["G6_DEMO_SITE"]: f"{SHOWN_FOLDER}/site"}
+    ports = dict(srv.ports)
     with ExitStack() as stack:
         if name.startswith("pg"):
             start_env |= _fresh_backends(srv.env, shown, stack)
-        return _run_blocks(blocks, folder, base_env(), start_env, Normaliser(shown, srv.ports), srv.ports)
+        if name.startswith("trust"):
+            start_env |= _trust_servers(folder, ports, stack)
+        return _run_blocks(blocks, folder, base_env(), start_env, Normaliser(shown, ports), ports)
+
+
+def _trust_servers(folder: Path, ports: dict[int, int], stack: ExitStack) -> dict[str, str]:
+    """A `trust*` session's witness and TSA, each from its one documented command (scripts/witness.py for
+    the session's home, scripts/tsa.py), on ports the system picks, shown as 7380 and 3161; the
+    ``export …`` lines they print are the session's, and each is stopped by its PID when it ends."""
+    env: dict[str, str] = {}
+    for script, args, kind, url_var in (
+            ("witness.py", ["--home", str(folder / "home"), "--state", str(folder / "w")], "witness",
+             "G6_WITNESS_URL"),
+            ("tsa.py", ["--state", str(folder / "tsa")], "tsa", "G6_TSA_URL")):
+        proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / script), *args, "--port", "0", "--print-env"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=folder,
+                                stdin=subprocess.DEVNULL)
+
+        def stop(proc: subprocess.Popen[str] = proc) -> None:
+            if proc.poll() is None:
+                proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        stack.callback(stop)
+        for word in shlex.split(_wait_line(proc, "export ", 180))[1:]:
+            k, _, v = word.partition("=")
+            env[k] = v
+        ports[int(re.search(r":(\d+)", env[url_var].split("//", 1)[1])[1])] = DOC_PORTS[kind]  # type: ignore[index]
+    return env
 
 
 def _fresh_backends(env: dict[str, str], shown: dict[str, str], stack: ExitStack) -> dict[str, str]:

@@ -157,13 +157,20 @@ def _openssl_config(d: Path) -> Path:
     return path
 
 
+def make_openssl_tsa(d: Path, cn: str = "g6 test openssl TSA") -> Path:
+    """A throwaway CA in ``d`` (``root.pem``, the root to pin) and a TSA certificate it issued, and the
+    ``openssl ts`` config using them (returned): sections ``tsa`` (good) and ``reject`` (refuses SHA-256).
+    Also what ``scripts/tsa.py`` serves."""
+    d.mkdir(parents=True, exist_ok=True)
+    root, root_key = make_root(d, f"{cn} root")
+    make_leaf(d, "tsa", cn, root, root_key, eku=[ExtendedKeyUsageOID.TIME_STAMPING])
+    return _openssl_config(d)
+
+
 @contextmanager
 def openssl_tsa(d: Path) -> Iterator[Tsa]:
     """``openssl ts -reply`` behind HTTP: POST /tsa (good), /reject (refuses SHA-256: status rejection)."""
-    d.mkdir(parents=True, exist_ok=True)
-    root, root_key = make_root(d, "g6 test openssl TSA root")
-    make_leaf(d, "tsa", "g6 test openssl TSA", root, root_key, eku=[ExtendedKeyUsageOID.TIME_STAMPING])
-    cnf = _openssl_config(d)
+    cnf = make_openssl_tsa(d)
     proc = subprocess.Popen([sys.executable, str(HERE / "openssl_tsa_server.py"), str(cnf)],
                             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:

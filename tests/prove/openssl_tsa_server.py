@@ -57,7 +57,15 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+def serve(config: str, port: int = 0) -> ThreadingHTTPServer:
+    """The server bound on 127.0.0.1:``port`` (0: one the system picks), answering from ``config``
+    (``scripts/tsa.py`` runs it in the foreground too)."""
+    global CONFIG
+    CONFIG = config
+    return ThreadingHTTPServer(("127.0.0.1", port), Handler)
+
+
 if __name__ == "__main__":
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = serve(CONFIG)
     print(f"port {server.server_address[1]}", flush=True)
     server.serve_forever()
