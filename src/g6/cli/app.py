@@ -280,6 +280,24 @@ def refusal_json(e: G6Error, secrets: Any = ()) -> dict[str, Any]:
             "message": redact_text(str(e), secrets)}
 
 
+def read_kept_notes(paths: Sequence[Path], errors: str) -> list[tuple[str, str]]:
+    """(path, text) of each --checkpoint file: one that cannot be read is an input error (exit 2); what it
+    holds, however malformed, is judged by the check (a failed verdict, exit 1). Read bounded (a note is
+    small, whatever file is given) and decoded with ``errors`` ("surrogateescape" keeps bytes that are not
+    UTF-8 for the note reader to refuse in its own words)."""
+    from g6.ledger.note import MAX_NOTE
+
+    notes = []
+    for path in paths:
+        try:
+            with path.open("rb") as f:
+                raw = f.read(MAX_NOTE + 1)
+        except OSError as e:
+            fail(f"cannot read --checkpoint {path}: {e.strerror or e}")
+        notes.append((str(path), raw.decode("utf-8", errors=errors)))
+    return notes
+
+
 def read_tsa_roots(paths: Sequence[Path]) -> list[Any]:
     """The certificates of every ``--tsa-root`` file (PEM): one that cannot be read or holds none is a
     usage error (exit 2), in one line."""

@@ -22,6 +22,7 @@ from g6.cli.app import (
     finish,
     pass_ctx,
     progress,
+    read_kept_notes,
     read_key,
     read_tsa_roots,
     shown,
@@ -29,7 +30,7 @@ from g6.cli.app import (
 )
 from g6.cli.options import json_option, quiet_option
 from g6.errors import G6Error
-from g6.ledger.note import MAX_NOTE, NoteError
+from g6.ledger.note import NoteError
 from g6.ledger.receipts import utc_now
 
 
@@ -70,7 +71,7 @@ def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[s
     proofs, checkpoint, consistency proofs from the log's earlier checkpoints and public keys; `g6 bundle
     verify report-evidence.zip --key KEY [--checkpoint KEPT]` checks it all offline, one verdict per
     citation. Exit 0 only when everything holds."""
-    notes = _read_kept(kept)
+    notes = read_kept_notes(kept, "replace")
     if args[0] == "verify":
         if len(args) != 2:
             fail("usage: g6 bundle verify BUNDLE.zip [--key KEY]")
@@ -104,20 +105,6 @@ def bundle_cmd(c: Ctx, args: tuple[str, ...], output: Path | None, keys: tuple[s
         emit_json(index)
     else:
         click.echo(f"wrote {output}: {len(index['files'])} files for manifest {index['manifest_id']}")
-
-
-def _read_kept(paths: tuple[Path, ...]) -> list[tuple[str, str]]:
-    """(path, note) of each --checkpoint: a file that cannot be read is an input error (exit 2); what it
-    holds, however malformed, is judged by the check (a failed verdict, exit 1), as `ledger verify` does."""
-    notes = []
-    for path in paths:
-        try:
-            with path.open("rb") as f:  # bounded: a note is small, whatever file is given
-                raw = f.read(MAX_NOTE + 1)
-        except OSError as e:
-            fail(f"cannot read --checkpoint {path}: {e.strerror or e}")
-        notes.append((str(path), raw.decode("utf-8", errors="replace")))
-    return notes
 
 
 def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle_keys: bool, allow_unsigned: bool,

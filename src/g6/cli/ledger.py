@@ -25,6 +25,7 @@ from g6.cli.app import (
     info,
     pass_ctx,
     progress,
+    read_kept_notes,
     read_key,
     read_tsa_roots,
     shown,
@@ -33,7 +34,7 @@ from g6.cli.app import (
 from g6.cli.options import json_option, quiet_option
 from g6.errors import G6Error
 from g6.ledger import copy_ledger, open_ledger
-from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, parse_note
+from g6.ledger.note import Checkpoint, NoteError, parse_note
 from g6.ledger.proofs import (
     CONSISTENCY_HEADER,
     MAX_PROOF,
@@ -163,17 +164,9 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
     policy = _read_policy(policy_file)
     roots = read_tsa_roots(tsa_roots)
 
-    notes = []
-    for path in kept:
-        try:
-            with path.open("rb") as f:  # bounded: a note is small, whatever file is given
-                raw = f.read(MAX_NOTE + 1)
-        except OSError as e:
-            fail(f"cannot read --checkpoint {path}: {e.strerror or e}")
-        # read as bytes; bytes that are not UTF-8 are kept as such (surrogateescape) for the note reader
-        # (g6.ledger.note.note_text) to refuse, as it refuses a CR, a BOM or a NUL: that checkpoint's
-        # failed verdict, worded as every other command words it, never a crash
-        notes.append((str(path), raw.decode("utf-8", errors="surrogateescape")))
+    # bytes that are not UTF-8 are kept (surrogateescape) for the note reader (g6.ledger.note.note_text)
+    # to refuse, as it refuses a CR, a BOM or a NUL: that checkpoint's failed verdict, never a crash
+    notes = read_kept_notes(kept, "surrogateescape")
     keys = None
     if pinned:
         keys = {}
