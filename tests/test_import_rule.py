@@ -11,7 +11,7 @@
 | g6.fetch < g6.cite < g6.prove < g6.export | the above and the lower siblings |
 | g6.compat (the source documents' shapes) | any library module |
 | faces: g6.knowledge, g6.core, g6.capture, g6.elastic | re-exports only, never imported by the library |
-| g6.cli, g6.mcp, g6.demo, g6.__main__ | anything |
+| g6.cli, g6.mcp, g6.demo, g6.serve, g6.__main__ | anything |
 
 Everything may import the root package ``g6`` (``__version__``, ``TOOL_NAME``). No two library modules
 import each other, directly or in a circle. Run ``python tests/test_import_rule.py`` to print every breach.
@@ -46,7 +46,7 @@ for i, layer in enumerate(LOWER):
         below = [m for lay in LOWER[:i] for m in (HOME_TIER if lay == "HOME" else (lay,))]
         ALLOWED[layer] = tuple(below) + (HOME_TIER if layer == "HOME" else ())
 FACES = ("g6.knowledge", "g6.core", "g6.capture", "g6.elastic")
-TOP = ("g6.cli", "g6.mcp", "g6.demo", "g6.__main__")
+TOP = ("g6.cli", "g6.mcp", "g6.demo", "g6.serve", "g6.__main__")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

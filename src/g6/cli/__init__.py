@@ -4,7 +4,21 @@
 module is one command group and registers its commands on :data:`cli` when imported, as below.
 """
 
-from g6.cli import blob, bundle, cite, demo, es, export, fetch, keys, ledger, mcp, monitor, search  # noqa: F401 (registers)
+from g6.cli import (  # noqa: F401 (registers)
+    blob,
+    bundle,
+    cite,
+    demo,
+    es,
+    export,
+    fetch,
+    keys,
+    ledger,
+    mcp,
+    monitor,
+    search,
+    serve,
+)
 from g6.cli.app import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, REPORT_AT, cli, main
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "REPORT_AT", "cli", "main"]

@@ -1,0 +1,69 @@
+"""``g6 serve``: the evidence home, read only, over HTTP (``g6.serve``), under uvicorn."""
+
+# Imports: starlette, uvicorn and g6.serve only inside the command, so `g6 --help` does not load them.
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import click
+
+from g6.cli.app import Ctx, cli, fail, info, pass_ctx
+
+
+def is_loopback_host(host: str) -> bool:
+    """127.0.0.0/8, ::1 and ``localhost``: the addresses nobody else can reach."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that ``--port 0`` can say which port it got before serving."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as e:
+        sock.close()
+        fail(f"cannot listen on {host} port {port}: {e.strerror or e}")
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on. Loopback only unless --public is given.")
+@click.option("--port", default=8426, show_default=True, type=click.IntRange(0, 65535),
+              help="The port to listen on (0: any free port, printed on stderr).")
+@click.option("--public", "public", is_flag=True,
+              help="Allow listening on an address other people can reach (a warning is printed).")
+@pass_ctx
+def serve_cmd(ctx: Ctx, host: str, port: int, public: bool) -> None:
+    """Serve the evidence home read only over HTTP: Memento (RFC 7089) TimeGate, TimeMaps and mementos
+    under /web/, receipts and their proofs under /receipt/, the published tiles, a JSON API under /api/
+    and pages for people. Ctrl-C stops it."""
+    import uvicorn
+
+    from g6.serve import HomeReader, build_app
+
+    if host == "localhost":
+        host = "127.0.0.1"  # one address, not whatever the resolver says localhost is today
+    if not is_loopback_host(host):
+        if not public:
+            fail(f"--host {host} is not a loopback address: add --public to serve the home to other machines")
+        click.echo(f"g6: warning: serving {ctx.settings.home} on {host}, reachable from other machines", err=True)
+    settings = ctx.settings
+    reader = HomeReader(settings)
+    reader.home()  # a home that cannot be opened is refused now, not on the first request
+    sock = bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops)")
+    config = uvicorn.Config(build_app(reader), log_level="warning", lifespan="on", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])

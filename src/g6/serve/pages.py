@@ -1,0 +1,11 @@
+"""(to be written) the pages routes of g6 serve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.routing import BaseRoute
+
+
+def routes(reader: Any, **options: Any) -> list[BaseRoute]:
+    return []

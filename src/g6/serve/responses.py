@@ -1,0 +1,41 @@
+"""Answers every serve module shares: refusals (404, 400) in the form the client asked for."""
+
+from __future__ import annotations
+
+import html
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+SECURITY_HEADERS = {
+    # Nothing from elsewhere, no script at all on pages for people; captured bytes are never
+    # rendered on this origin except inside a sandboxed frame (pages set their own CSP for that).
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def wants_json(request: Request) -> bool:
+    """JSON for the API and for clients that ask for it; HTML for browsers."""
+    if request.url.path.startswith("/api/"):
+        return True
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+def refusal(request: Request, status: int, code: str, why: str) -> Response:
+    if wants_json(request):
+        return JSONResponse({"outcome": "refused", "status": status, "code": code, "message": why},
+                            status_code=status, headers=SECURITY_HEADERS)
+    body = (f"<!doctype html><meta charset=utf-8><title>{status}</title>"
+            f"<h1>{status}</h1><p>{html.escape(why)}</p>")
+    return HTMLResponse(body, status_code=status, headers={**SECURITY_HEADERS,
+                                                           "Content-Security-Policy": "default-src 'none'"})
+
+
+def not_found(request: Request, why: str) -> Response:
+    return refusal(request, 404, "not_found", why)
+
+
+def bad_request(request: Request, why: str) -> Response:
+    return refusal(request, 400, "bad_request", why)
