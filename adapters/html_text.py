@@ -19,6 +19,7 @@ where it finds none (very short pages; ``text_source`` says which).
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,8 +31,9 @@ import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
+from g6.adapters.html_encoding import decode
+
 _DROP_TAGS = ("script", "style", "template")
-_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", re.IGNORECASE)
 
 
 class HTMLParseError(ValueError):
@@ -60,11 +62,10 @@ class HtmlText:
     hidden: tuple[HiddenText, ...] = ()
 
 
-def charset_of(content_type: str | None) -> str | None:
-    if not content_type:
-        return None
-    m = _CHARSET.search(content_type)
-    return m.group(1).lower() if m else None
+def decode_text(body: bytes, content_type: str | None) -> str:
+    """A text body that is not HTML, decoded as a browser would: BOM, then the header's charset
+    mapped through the WHATWG table, else UTF-8."""
+    return decode(body, content_type, html=False).text
 
 
 def _tidy(text: str) -> str:
@@ -98,13 +99,43 @@ def _declarations(tokens: Any) -> dict[str, tuple[str, bool]]:
 
 
 _Rule = tuple[str, str, tuple[int, int, int], dict[str, tuple[str, bool]]]
+# Bounds on the work a page's own CSS can cause. Parsing is linear in the sheet; matching costs one
+# walk of the tree per selector, so selectors are matched until ``MAX_STYLE_VISITS`` (selectors x
+# elements) is spent. What is not applied is counted in ``unread`` (``style_rules_not_applied``,
+# ``style_chars_not_read``), so a page that hides text past the bounds says so.
+MAX_STYLE_CHARS = 512 * 1024
+MAX_STYLE_VISITS = 2_500_000
 
 
-def _sheet_rules(root: lxml_html.HtmlElement) -> list[_Rule]:
+def _required(tree: Any, classes: set[str], ids: set[str]) -> None:
+    """Class names and ids every element a selector matches (or an ancestor or sibling it names)
+    must carry: a selector naming one the page never uses cannot match and is not walked."""
+    while tree is not None:
+        if isinstance(tree, cssselect.parser.CombinedSelector):
+            _required(tree.subselector, classes, ids)
+        elif isinstance(tree, cssselect.parser.Class):
+            classes.add(tree.class_name)
+        elif isinstance(tree, cssselect.parser.Hash):
+            ids.add(tree.id)
+        tree = getattr(tree, "selector", None)  # Negation's .selector is the base, not the negated part
+
+
+@dataclass(slots=True)
+class _Sheets:
+    rules: list[_Rule] = field(default_factory=list)
+    chars_not_read: int = 0
+    rules_not_applied: int = 0
+
+
+def _sheet_rules(root: lxml_html.HtmlElement) -> _Sheets:
     """(xpath, selector text, specificity, declarations) of the page's own <style> rules that set
-    display or visibility, in document order."""
-    out: list[_Rule] = []
+    display or visibility and could match this page, in document order, within the bounds."""
+    out = _Sheets()
     translator = cssselect.HTMLTranslator()
+    classes = {c for el in root.iter() if isinstance(el.tag, str) for c in (el.get("class") or "").split()}
+    ids = {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
+    size = sum(1 for _ in root.iter())
+    budget, read = MAX_STYLE_VISITS, 0
     for st in root.iter("style"):
         media = (st.get("media") or "all").strip().lower()
         if not any(m.strip() in ("all", "screen", "") for m in media.split(",")):
@@ -113,6 +144,10 @@ def _sheet_rules(root: lxml_html.HtmlElement) -> list[_Rule]:
         low = css.lower()
         if "display" not in low and "visibility" not in low:
             continue  # nothing that could hide: skip parsing (most sheets of most pages)
+        if read + len(css) > MAX_STYLE_CHARS:  # the part past the bound is not read (a rule cut there is lost)
+            out.chars_not_read += read + len(css) - MAX_STYLE_CHARS
+            css = css[:MAX_STYLE_CHARS - read]
+        read += len(css)
         for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
             if rule.type != "qualified-rule":
                 continue  # @media, @supports, @font-face…: not applied
@@ -124,18 +159,26 @@ def _sheet_rules(root: lxml_html.HtmlElement) -> list[_Rule]:
             except cssselect.SelectorError:
                 continue
             for sel in selectors:
-                if sel.pseudo_element:
+                need_classes: set[str] = set()
+                need_ids: set[str] = set()
+                _required(sel.parsed_tree, need_classes, need_ids)
+                if sel.pseudo_element or not need_classes <= classes or not need_ids <= ids:
+                    continue
+                if budget < size:
+                    out.rules_not_applied += 1
                     continue
                 try:
                     xpath = translator.selector_to_xpath(sel)
                 except (cssselect.SelectorError, cssselect.xpath.ExpressionError):
                     continue
-                out.append((xpath, sel.canonical(), sel.specificity(), decls))
+                budget -= size
+                out.rules.append((xpath, sel.canonical(), sel.specificity(), decls))
     return out
 
 
-def _css_hidden(root: lxml_html.HtmlElement) -> dict[etree._Element, tuple[str, str]]:
-    """Elements the page's CSS (style sheets and inline styles) hides: element -> (reason, how)."""
+def _css_hidden(root: lxml_html.HtmlElement) -> tuple[dict[etree._Element, tuple[str, str]], dict[str, int]]:
+    """Elements the page's CSS (style sheets and inline styles) hides: element -> (reason, how); and
+    what of the page's CSS was not applied (the bounds above), for ``unread``."""
     won: dict[tuple[etree._Element, str], tuple[_Key, str, str]] = {}  # (el, prop) -> (key, value, where)
     order = 0
 
@@ -149,7 +192,8 @@ def _css_hidden(root: lxml_html.HtmlElement) -> dict[etree._Element, tuple[str, 
             if cur is None or key > cur[0]:
                 won[(el, prop)] = (key, value, where)
 
-    for xpath, selector, spec, decls in _sheet_rules(root):
+    sheets = _sheet_rules(root)
+    for xpath, selector, spec, decls in sheets.rules:
         try:
             matched = root.xpath(xpath)
         except etree.XPathError:
@@ -167,7 +211,9 @@ def _css_hidden(root: lxml_html.HtmlElement) -> dict[etree._Element, tuple[str, 
         if value in _HIDING[prop] and el not in hidden:
             reason = "display_none" if prop == "display" else "visibility_hidden"
             hidden[el] = (reason, f"{prop}:{value} from {where}")
-    return hidden
+    skipped = {k: v for k, v in (("style_rules_not_applied", sheets.rules_not_applied),
+                                 ("style_chars_not_read", sheets.chars_not_read)) if v}
+    return hidden, skipped
 
 
 def _hidden_reason(el: etree._Element, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
@@ -179,17 +225,15 @@ def _hidden_reason(el: etree._Element, css: dict[etree._Element, tuple[str, str]
 
 
 def parse_html(body: bytes, content_type: str | None = None) -> lxml_html.HtmlElement:
-    charset = charset_of(content_type)
-    parser = lxml_html.HTMLParser()
-    if charset:
-        try:
-            parser = lxml_html.HTMLParser(encoding=charset)
-        except LookupError:
-            pass  # an unknown charset name: let lxml detect the encoding
+    """The element tree of an HTML body decoded as a browser decodes it (g6.adapters.html_encoding),
+    without comments or processing instructions (their tails, the text after them, are kept)."""
+    xml = (content_type or "").split(";")[0].strip().lower() == "application/xhtml+xml"
+    text = decode(body, content_type, xml=xml).text
+    # the decoded text goes to libxml2 as UTF-8 under that label, which overrides any <meta> or XML
+    # declaration in it (libxml2 refuses a str that holds an XML declaration)
+    parser = lxml_html.HTMLParser(encoding="utf-8")
     try:
-        root = lxml_html.document_fromstring(body, parser=parser)
-    except LookupError:
-        root = lxml_html.document_fromstring(body)
+        root = lxml_html.document_fromstring(text.encode("utf-8"), parser=parser)
     except etree.ParserError as e:
         if "empty" in str(e).lower():
             return lxml_html.document_fromstring(b"<html></html>")  # only comments or blanks
@@ -198,6 +242,9 @@ def parse_html(body: bytes, content_type: str | None = None) -> lxml_html.HtmlEl
         raise HTMLParseError(str(e)) from None
     if root is None:
         raise HTMLParseError("no document")
+    # React and other server renderers put <!-- --> between pieces of one sentence: the comment is
+    # not text, the words after it are (strip_tags keeps each comment's tail where it was)
+    etree.strip_tags(root, etree.Comment, etree.ProcessingInstruction)
     return root
 
 
@@ -211,18 +258,50 @@ def canonical_url(root: lxml_html.HtmlElement, base_url: str) -> str | None:
     return None
 
 
+STRUCTURED_DATA = "structured_data"
+_JSON_LD_HOW = 'in the page\'s structured data (a JSON-LD <script type="application/ld+json">), a copy for machines'
+
+
+def _json_strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _json_strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _json_strings(v)]
+    return []
+
+
+def _unseen(el: etree._Element, tag: str, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
+    if tag == "script" and (el.get("type") or "").strip().lower() == "application/ld+json":
+        return STRUCTURED_DATA, _JSON_LD_HOW
+    return (tag, f"inside a <{tag}> element") if tag in _DROP_TAGS else _hidden_reason(el, css)
+
+
+def _hidden_text(el: etree._Element, reason: str) -> str:
+    """The text of a removed element; for structured data, its JSON strings as written (escapes
+    read), so a quote of the article copied into JSON-LD is found there."""
+    content = (el.text_content() if hasattr(el, "text_content") else "") or ""
+    if reason == STRUCTURED_DATA:
+        try:
+            return "\n".join(_json_strings(json.loads(content)))
+        except (ValueError, RecursionError):
+            pass  # not JSON after all: its raw text
+    return content
+
+
 def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[HiddenText, ...]]:
     """Remove what a reader does not see; return what was removed (by reason), if scripts were
     there, and the removed text with how it was hidden."""
     unread: dict[str, int] = {"elements": 0, "characters": 0}
     had_scripts = False
-    css = _css_hidden(root)
+    css, skipped = _css_hidden(root)
     doomed: list[tuple[etree._Element, str, str]] = []
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
         tag = el.tag.lower()
-        found = (tag, f"inside a <{tag}> element") if tag in _DROP_TAGS else _hidden_reason(el, css)
+        found = _unseen(el, tag, css)
         if found:
             doomed.append((el, *found))
             had_scripts = had_scripts or tag == "script"
@@ -237,8 +316,9 @@ def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tup
         unread["characters"] += len(content)
         unread[reason] = unread.get(reason, 0) + len(content)
         if content.strip():
-            hidden.append(HiddenText(reason, how, content))
+            hidden.append(HiddenText(reason, how, _hidden_text(el, reason)))
         _drop(el)
+    unread.update(skipped)
     return unread, had_scripts, tuple(hidden)
 
 
@@ -273,9 +353,10 @@ def visible_text(root: lxml_html.HtmlElement) -> str:
              "article", "header", "footer", "nav", "aside", "main", "figure", "figcaption", "blockquote", "pre",
              "table", "ul", "ol", "dl", "dd", "dt", "noscript", "form", "fieldset", "legend", "details", "summary",
              "address", "hr"}
-    for event, el in etree.iterwalk(target, events=("start", "end")):
+    # "comment" and "pi" events too: a tree with comments left in still gives the text after each
+    for event, el in etree.iterwalk(target, events=("start", "end", "comment", "pi")):
         if not isinstance(el.tag, str):
-            if event == "end" and el.tail:
+            if el.tail:
                 parts.append(el.tail)
             continue
         tag = el.tag.lower()

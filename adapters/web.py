@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.html_text import HTMLParseError, charset_of, extract_html
+from g6.adapters.html_text import HTMLParseError, decode_text, extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
 from g6.store import BlobBackend
@@ -99,7 +99,7 @@ def read_document(body: bytes, url: str, content_type: str | None, blake3: str,
         )
         return Outcome.OK, "", (doc,), {}
     if mtype.startswith("text/") or mtype in _TEXTUAL or mtype.endswith(("+json", "+xml")):
-        text = body.decode(charset_of(content_type) or "utf-8", errors="replace")
+        text = decode_text(body, content_type)
         if not text.strip():
             return Outcome.EMPTY, "no_text", (), {}
         doc = Document(url=url, content_type=mtype, blake3=blake3, text=text if extract == "text" else None,

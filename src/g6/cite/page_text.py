@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from g6.adapters.html_text import HiddenText, HTMLParseError, charset_of, extract_html
+from g6.adapters.html_text import HiddenText, HTMLParseError, decode_text, extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.web import _TEXTUAL, media_type
 from g6.cite.passages import find
@@ -49,10 +49,7 @@ def read_texts(body: bytes, url: str, content_type: str | None) -> PageTexts:
                              hidden=page.hidden, media_type=mtype)
         return PageTexts(Outcome.OK, "", page.text, page.visible or page.text, page.hidden, mtype)
     if mtype.startswith("text/") or mtype in _TEXTUAL or mtype.endswith(("+json", "+xml")):
-        try:
-            text = body.decode(charset_of(content_type) or "utf-8", errors="replace")
-        except LookupError:
-            text = body.decode("utf-8", errors="replace")
+        text = decode_text(body, content_type)
         if not text.strip():
             return PageTexts(Outcome.EMPTY, "no_text", media_type=mtype)
         return PageTexts(Outcome.OK, "", text, text, (), mtype)
