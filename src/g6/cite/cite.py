@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from g6.adapters.html_text import STRUCTURED_DATA
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
@@ -97,6 +98,10 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
     """The reason a quote found in neither text cannot be cited: hidden (and how), or not there."""
     hit = texts.hidden_match(quote)
     if hit is not None:
+        if hit.reason == STRUCTURED_DATA:
+            return (f"the quote is on receipt {receipt_id}'s page only in its structured data (a JSON-LD "
+                    '<script type="application/ld+json">, a copy for machines), not in the text readers see; '
+                    "only reader-visible text can be cited")
         if hit.reason in ("script", "style", "template"):
             return (f"the quote is {hit.how} of receipt {receipt_id}'s page, which readers never see; "
                     "only reader-visible text can be cited")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from g6.adapters.html_text import HiddenText, HTMLParseError, decode_text, extract_html
+from g6.adapters.html_text import STRUCTURED_DATA, HiddenText, HTMLParseError, decode_text, extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.web import _TEXTUAL, media_type
 from g6.cite.passages import find
@@ -31,8 +31,10 @@ class PageTexts:
         return self.visible if source == "visible" else self.main
 
     def hidden_match(self, quote: str) -> HiddenText | None:
-        """The hidden piece holding ``quote``, if any (script, template, display:none…)."""
-        return next((h for h in self.hidden if find(quote, h.text) is not None), None)
+        """The hidden piece holding ``quote``, if any (script, template, display:none…). A piece a
+        reader could be shown (display:none…) comes before a copy in structured data (JSON-LD)."""
+        hits = [h for h in self.hidden if find(quote, h.text) is not None]
+        return next((h for h in hits if h.reason != STRUCTURED_DATA), hits[0] if hits else None)
 
 
 def read_texts(body: bytes, url: str, content_type: str | None) -> PageTexts:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.html_text import STRUCTURED_DATA
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.urls import redact_url
@@ -175,9 +176,13 @@ def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None) -> Verdict:
                        new_start=near.start, new_end=near.end, text_source="visible", diff=near.diff_json(),
                        detail={"word_overlap": near.word_overlap,
                                **({"hidden": hidden.how} if hidden is not None else {})})
-    return replace(base, verdict="gone", detail={
-        "reason": "hidden from readers" if hidden is not None else "no close span in the page's visible text",
-        **closest})
+    if hidden is None:
+        reason = "no close span in the page's visible text"
+    elif hidden.reason == STRUCTURED_DATA:
+        reason = "only in the page's structured data (JSON-LD), not in the text readers see"
+    else:
+        reason = "hidden from readers"
+    return replace(base, verdict="gone", detail={"reason": reason, **closest})
 
 
 def verify_citations(home: EvidenceHome, manifest: Manifest,
