@@ -11,10 +11,11 @@ then the HTTP header's charset, then the ``<meta>`` prescan. The prescan reads t
 ``PRESCAN_BYTES`` rather than the standard's 1,024: a browser that meets a ``<meta charset>`` later
 while parsing changes to it ("change the encoding"), which a prescan over more bytes stands in for.
 A meta label of UTF-16 means UTF-8 and ``x-user-defined`` means windows-1252 (the standard's rule).
-With no label at all, bytes that are valid UTF-8 are read as UTF-8 (what Chromium's detector
-decides for them), anything else as windows-1252 (the standard's default for most locales).
-``application/xhtml+xml`` is XML: its ``<?xml … encoding?>`` declaration stands in for the prescan
-and the default is UTF-8.
+With no label at all a page is read as windows-1252, the default of browsers in most locales:
+neither Chromium nor Firefox takes unlabelled bytes over HTTP for UTF-8, however valid (so a
+reader sees ``crÃªpes``, and so does a citation). Browsers may guess another legacy encoding from
+the bytes (Shift_JIS, say); that guess is not made here. ``application/xhtml+xml`` is XML: its
+``<?xml … encoding?>`` declaration stands in for the prescan and the default is UTF-8.
 
 The ``replacement`` encoding (labels such as ``iso-2022-kr`` that browsers refuse to decode, because
 they were used to smuggle script past filters) decodes a non-empty body to one U+FFFD, as the
@@ -42,7 +43,7 @@ _SPACE = b"\t\n\x0c\r "
 @dataclass(frozen=True, slots=True)
 class Decoded:
     """A body's text, the WHATWG name of the encoding it was read as, and what said so
-    (``bom``, ``http``, ``meta``, ``xml``, ``utf-8 detected``, ``default``)."""
+    (``bom``, ``http``, ``meta``, ``xml``, ``default``)."""
 
     text: str
     encoding: str
@@ -194,8 +195,8 @@ def _decode(body: bytes, name: str) -> str:
 
 def decode(body: bytes, content_type: str | None, *, html: bool = True, xml: bool = False) -> Decoded:
     """``body`` decoded as a browser decodes it: BOM, then the header's charset, then (``html``) the
-    meta prescan or (``xml``) the XML declaration, then UTF-8 when valid, else windows-1252
-    (``xml``, and any other text: UTF-8 with U+FFFD for what is not)."""
+    meta prescan and windows-1252, or (``xml``) the XML declaration and UTF-8; any other text
+    (``html=False``): UTF-8, with U+FFFD for what is not."""
     bom = _bom(body)
     if bom is not None:
         return Decoded(_decode(body[bom[1]:], bom[0]), bom[0], "bom")
@@ -211,9 +212,6 @@ def decode(body: bytes, content_type: str | None, *, html: bool = True, xml: boo
         enc = prescan(body[:PRESCAN_BYTES])
         if enc is not None:
             return Decoded(_decode(body, enc.name), enc.name, "meta")
-    try:
-        return Decoded(body.decode("utf-8"), "utf-8", "utf-8 detected")
-    except UnicodeDecodeError:
-        if html and not xml:
-            return Decoded(_decode(body, "windows-1252"), "windows-1252", "default")
-        return Decoded(body.decode("utf-8", "replace"), "utf-8", "default")
+    if html and not xml:
+        return Decoded(_decode(body, "windows-1252"), "windows-1252", "default")
+    return Decoded(body.decode("utf-8", "replace"), "utf-8", "default")

@@ -72,9 +72,13 @@ def test_the_order_is_bom_then_header_then_meta() -> None:
     # an unknown header label is ignored: the meta decides
     d = decode(text.encode("cp1252"), "text/html; charset=no-such-charset")
     assert (d.encoding, d.source) == ("windows-1252", "meta") and "Grüße “aus” Köln" in d.text
-    # no label: valid UTF-8 is UTF-8, anything else windows-1252
-    assert decode("<p>Grüße</p>".encode(), None).encoding == "utf-8"
+    # no label: windows-1252, as browsers read unlabelled bytes over HTTP, UTF-8 or not
     assert decode("<p>Grüße</p>".encode("cp1252"), "text/html").text == "<p>Grüße</p>"
+    assert decode("<p>Grüße</p>".encode(), None).text == "<p>GrÃ¼ÃŸe</p>"
+    # XHTML is XML: its declaration, else UTF-8
+    xhtml = "<?xml version='1.0' encoding='iso-8859-1'?><html><body><p>“x”</p></body></html>"
+    assert decode(xhtml.encode("cp1252"), "application/xhtml+xml", xml=True).text == xhtml
+    assert decode("<p>Grüße</p>".encode(), "application/xhtml+xml", xml=True).encoding == "utf-8"
 
 
 def test_the_prescan_follows_the_html_standard() -> None:
