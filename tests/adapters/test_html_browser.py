@@ -114,7 +114,8 @@ def test_json_ld_is_structured_data_with_its_strings_as_written() -> None:
 # -- style sheets: bounded ------------------------------------------------------------------
 def test_rules_for_classes_the_page_does_not_use_cost_nothing() -> None:
     css = "\n".join(f".absent{i} {{ display: none }}" for i in range(10_000)) + "\n.promo { display: none }"
-    body = f"<html><head><style>{css}</style></head><body><p>Shown words.</p><p class=promo>Sold words.</p></body></html>"
+    body = (f"<html><head><style>{css}</style></head><body><p>Shown words.</p><p class=promo>Sold words.</p>"
+            "</body></html>")
     page = extract_html(body.encode(), "https://e.org/", "text/html")
     assert "Sold words" not in page.visible and page.unread["display_none"] == len("Sold words.")
     assert "style_rules_not_applied" not in page.unread

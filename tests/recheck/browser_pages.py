@@ -98,13 +98,13 @@ def decoded(page: Page) -> str:
 
 
 def edit_one_word(source: str, sentence: str) -> str | None:
-    """``source`` with the longest word of ``sentence`` replaced where the sentence's words appear
+    """``source`` with the longest word of ``sentence`` replaced wherever the sentence's words appear
     together in the HTML (None when they do not: markup between them)."""
     words = sentence.split()
     longest = max(words, key=len)
     if sentence not in source or len(words) < 4:
         return None
-    return source.replace(sentence, sentence.replace(longest, "zanzibar" if longest != "zanzibar" else "x", 1), 1)
+    return source.replace(sentence, sentence.replace(longest, "zanzibar" if longest != "zanzibar" else "x", 1))
 
 
 def chromium_text(browser: Any, url: str) -> str:
@@ -125,17 +125,16 @@ def measure(work: Path, browser: Any | None) -> dict[str, Any]:
     """The figures, over a real loopback site and a fresh evidence home in ``work``."""
     sys.path.insert(0, str(ROOT / "tests"))
     from g6.adapters import CheckedClient
-    from g6.adapters.checked_client import FetchPolicy
+    from g6.adapters.checked_client import FetchPolicy, FetchResponse
     from g6.adapters.outcomes import Outcome
     from g6.cite.cite import cite_web
     from g6.cite.page_text import read_texts
     from g6.cite.passages import find
+    from g6.cite.recheck import judge
     from g6.demo.site import LocalSite, Reply
     from g6.errors import InputError
     from g6.fetch.capture import fetch
     from g6.home import EvidenceHome
-    from g6.cite.recheck import judge
-    from g6.adapters.checked_client import FetchResponse
 
     listing = pages()
     routes: dict[str, Reply] = {p.path: Reply(body=p.body, content_type=p.content_type) for p in listing}
