@@ -38,6 +38,7 @@ _XML_DECL = re.compile(rb"^<\?xml[^>]*?encoding\s*=\s*[\"']([^\"']*)[\"']")
 _ATTR = re.compile(rb"[\t\n\x0c\r /]*([^\t\n\x0c\r />][^\t\n\x0c\r /=>]*)"
                    rb"(?:[\t\n\x0c\r ]*=[\t\n\x0c\r ]*(\"[^\"]*\"?|'[^']*'?|[^\t\n\x0c\r >]*))?")
 _SPACE = b"\t\n\x0c\r "
+_META = re.compile(rb"<meta[\t\n\x0c\r /]", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,8 @@ def _meta_label(attrs: list[tuple[bytes, bytes]]) -> bytes | None:
 
 def prescan(data: bytes) -> webencodings.Encoding | None:
     """The encoding a ``<meta>`` in ``data`` declares (the HTML standard's prescan), or None."""
+    if _META.search(data) is None:
+        return None  # no <meta> at all: nothing to scan for (most of a large page's bytes)
     pos, n = 0, len(data)
     while pos < n:
         lt = data.find(b"<", pos)
