@@ -7,8 +7,14 @@ are read with tinycss2 and their selectors matched with cssselect; the cascade b
 that set ``display``/``visibility`` is applied (``!important``, inline style, specificity, order).
 Not applied: external style sheets (never fetched), ``@media``/``@supports`` blocks, ``<style
 media=print>``, pseudo-elements, and ``visibility:visible`` inside a hidden element (the whole
-element counts as hidden). Every dropped piece is kept in ``hidden`` with the reason in words, so
-a quote that cannot be cited can say why.
+element counts as hidden). The work style sheets can cause is bounded (``MAX_STYLE_CHARS``,
+``MAX_STYLE_VISITS``) and what the bounds leave out is counted in ``unread``. A JSON-LD
+``<script type="application/ld+json">`` is ``structured_data``: its JSON strings are kept as the
+hidden text, so a quote found only in a machine copy of the article says so. Every dropped piece
+is kept in ``hidden`` with the reason in words, so a quote that cannot be cited can say why.
+
+The bytes are decoded as a browser decodes them (``g6.adapters.html_encoding``); comments and
+processing instructions are removed, the text after each kept where it was.
 
 ``noscript`` is kept: a reader without scripts sees it. The ``<title>`` is kept apart from the
 text. Two texts come out: ``visible`` is all the reader-visible text of the body (navigation,
