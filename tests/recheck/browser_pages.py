@@ -23,7 +23,8 @@ _TOKENS = re.compile(r"(<!--.*?-->|<[^>]*>)", re.DOTALL)
 _RAW = ("script", "style", "title", "textarea")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 ENCODINGS = {"utf-8": "text/html; charset=utf-8", "windows-1252": "text/html; charset=windows-1252",
-             "iso-8859-1": "text/html; charset=iso-8859-1", "utf-8 bom": "text/html"}
+             "iso-8859-1": "text/html; charset=iso-8859-1", "latin1 meta": "text/html", "utf-8 bom": "text/html"}
+_META_CHARSET = re.compile(r"<meta\s[^>]*charset[^>]*>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,17 @@ def transform(source: str, *, wrap: list[str] | None = None, comments: list[bool
 
 
 def encode(text: str, encoding: str) -> tuple[bytes, str]:
-    """``text`` in ``encoding`` with the header label a server would send (``utf-8 bom``: a BOM, no label);
-    characters windows-1252 lacks become numeric references, which read back as the same text."""
+    """``text`` in ``encoding`` with the header label a server would send (``utf-8 bom``: a BOM, no label;
+    ``latin1 meta``: windows-1252 labelled ``latin1`` by a ``<meta charset>`` in place of the page's
+    own); characters windows-1252 lacks become numeric references, which read back as the same text."""
     if encoding == "utf-8 bom":
         return b"\xef\xbb\xbf" + text.encode("utf-8"), ENCODINGS[encoding]
-    codec = "cp1252" if encoding in ("windows-1252", "iso-8859-1") else encoding
+    if encoding == "latin1 meta":
+        text = _META_CHARSET.sub("", text)
+        head = re.search(r"<head[^>]*>", text, re.IGNORECASE)
+        at = head.end() if head else 0
+        text = text[:at] + '<meta charset="latin1">' + text[at:]
+    codec = "cp1252" if encoding in ("windows-1252", "iso-8859-1", "latin1 meta") else encoding
     return text.encode(codec, "xmlcharrefreplace"), ENCODINGS[encoding]
 
 
