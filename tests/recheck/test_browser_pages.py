@@ -68,7 +68,9 @@ def test_a_page_labelled_latin1_reads_as_windows_1252(home: EvidenceHome, client
     s = site({"/h": Reply(body=latin, content_type="text/html; charset=iso-8859-1"),
               "/m": Reply(body=meta.decode().encode("cp1252"), content_type="text/html"),
               "/robots.txt": Reply(404)})
-    cites = [cite_web(home, fetch(home, client, s.url(p)).receipt_id, quote=CURLY) for p in ("/h", "/m")]
+    reads = [fetch(home, client, s.url(p)) for p in ("/h", "/m")]
+    assert all(CURLY in r.documents[0].text for r in reads)  # type: ignore[operator]  # what fetch shows
+    cites = [cite_web(home, r.receipt_id, quote=CURLY) for r in reads]
     assert [c.text for c in cites] == [CURLY, CURLY]
     # the same page later: in UTF-8, in windows-1252 under another label, re-wrapped: the words did not change
     s.routes["/h"] = Reply(body=_page(f"<p>\n{CURLY.replace(' said', chr(10) + 'said')}</p>"),
