@@ -5,8 +5,9 @@ and hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and ``dis
 ``visibility:hidden`` from an inline ``style`` or from the page's own ``<style>`` rules. Style sheets
 are read with tinycss2 and their selectors matched with cssselect; the cascade between the rules
 that set ``display``/``visibility`` is applied (``!important``, inline style, specificity, order).
-Not applied: external style sheets (never fetched), ``@media``/``@supports`` blocks, ``<style
-media=print>``, pseudo-elements, and ``visibility:visible`` inside a hidden element (the whole
+Not applied: external style sheets (never fetched), ``@media`` blocks other than ``screen``/``all``
+(a query on width or colour scheme depends on the device), ``@supports``, ``<style media=print>``,
+pseudo-elements, and ``visibility:visible`` inside a hidden element (the whole
 element counts as hidden). The work style sheets can cause is bounded (``MAX_STYLE_CHARS``,
 ``MAX_STYLE_VISITS``) and what the bounds leave out is counted in ``unread``. A JSON-LD
 ``<script type="application/ld+json">`` is ``structured_data``: its JSON strings are kept as the
@@ -27,6 +28,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
@@ -126,6 +128,24 @@ def _required(tree: Any, classes: set[str], ids: set[str]) -> None:
         tree = getattr(tree, "selector", None)  # Negation's .selector is the base, not the negated part
 
 
+_SCREEN = {"all", "screen", "only all", "only screen"}
+
+
+def _screen_rules(rules: list[Any], depth: int = 0) -> Iterator[Any]:
+    """The style rules a screen of any size applies: top-level ones and those inside ``@media
+    screen``/``@media all`` (nested up to a few levels). A media query with a feature (a width, a
+    colour scheme) depends on the reader's device and is not applied, nor @supports, @layer…"""
+    for rule in rules:
+        if rule.type == "qualified-rule":
+            yield rule
+        elif (rule.type == "at-rule" and rule.lower_at_keyword == "media" and rule.content is not None
+              and depth < 4):
+            queries = [" ".join(q.split()).lower() for q in tinycss2.serialize(rule.prelude).split(",")]
+            if any(q in _SCREEN for q in queries):
+                yield from _screen_rules(tinycss2.parse_rule_list(rule.content, skip_comments=True,
+                                                                  skip_whitespace=True), depth + 1)
+
+
 @dataclass(slots=True)
 class _Sheets:
     rules: list[_Rule] = field(default_factory=list)
@@ -154,9 +174,7 @@ def _sheet_rules(root: lxml_html.HtmlElement) -> _Sheets:
             out.chars_not_read += read + len(css) - MAX_STYLE_CHARS
             css = css[:MAX_STYLE_CHARS - read]
         read += len(css)
-        for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
-            if rule.type != "qualified-rule":
-                continue  # @media, @supports, @font-face…: not applied
+        for rule in _screen_rules(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True)):
             decls = _declarations(rule.content)
             if not decls:
                 continue

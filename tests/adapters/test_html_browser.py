@@ -137,3 +137,16 @@ def test_a_huge_style_sheet_is_read_up_to_the_bound() -> None:
     body = f"<html><head><style>{css}</style></head><body><p>Shown.</p><p class=promo>Sold.</p></body></html>"
     page = extract_html(body.encode(), "https://e.org/", "text/html")
     assert page.unread["style_chars_not_read"] > 0 and "Sold" not in page.visible
+
+
+def test_media_blocks_for_every_screen_apply_and_device_queries_do_not() -> None:
+    css = ("@media screen { .a { display: none } } @media only screen, print { .b { visibility: hidden } }"
+           "@media (max-width: 600px) { .c { display: none } } @media print { .d { display: none } }"
+           "@media screen { @media all { .e { display: none } } }")
+    body = (f"<html><head><style>{css}</style></head><body><p class=a>Alpha words.</p><p class=b>Bravo words.</p>"
+            "<p class=c>Charlie words.</p><p class=d>Delta words.</p><p class=e>Echo words.</p></body></html>")
+    page = extract_html(body.encode(), "https://e.org/", "text/html")
+    assert page.visible.split("\n") == ["Charlie words.", "", "Delta words."]
+    assert {h.how for h in page.hidden if h.reason != "style"} == {'display:none from the <style> rule ".a"',
+                                          'visibility:hidden from the <style> rule ".b"',
+                                          'display:none from the <style> rule ".e"'}
