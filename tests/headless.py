@@ -31,7 +31,7 @@ def chromium_path() -> str | None:
 
 
 class Browser:
-    def __init__(self, executable: str, timeout: float = 60.0) -> None:
+    def __init__(self, executable: str, timeout: float = 60.0, extra_flags: tuple[str, ...] = ()) -> None:
         self._profile = tempfile.mkdtemp(prefix="g6-chromium-")
         r, self._to_chrome = os.pipe()
         self._from_chrome, w = os.pipe()
@@ -45,8 +45,8 @@ class Browser:
             os.dup2(from_chrome_w, 4)
 
         self.proc = subprocess.Popen(
-            [executable, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile}", "--remote-debugging-pipe",
-             "about:blank"],
+            [executable, *CHROMIUM_FLAGS, *extra_flags, f"--user-data-dir={self._profile}",
+             "--remote-debugging-pipe", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(3, 4, to_chrome_r, from_chrome_w), preexec_fn=child_fds)  # fds are closed after preexec_fn
         os.close(to_chrome_r)

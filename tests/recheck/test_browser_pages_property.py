@@ -27,7 +27,17 @@ from g6.home import EvidenceHome
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from headless import Browser, chromium_path  # noqa: E402
 
-from recheck.browser_pages import ENCODINGS, Page, chromium_text, decoded, encode, pages, sentences, transform  # noqa: E402
+from recheck.browser_pages import (  # noqa: E402
+    ENCODINGS,
+    LOOPBACK_ONLY,
+    Page,
+    chromium_text,
+    decoded,
+    encode,
+    pages,
+    sentences,
+    transform,
+)
 
 PAGES = pages()
 Cited = dict[str, list[Citation]]
@@ -107,7 +117,7 @@ def browser() -> Iterator[Browser]:
         if os.environ.get("G6_REQUIRE_TOOLS"):
             pytest.fail("chromium is not installed (apt-get install -y chromium)")
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    with Browser(exe) as b:
+    with Browser(exe, extra_flags=LOOPBACK_ONLY) as b:
         yield b
 
 
