@@ -270,3 +270,16 @@ def test_a_citation_of_a_walls_read_is_unverified(home: EvidenceHome, client: Ch
     save_manifest(m, tmp_path / "m.json")
     r = g6(home, "manifest", "verify", str(tmp_path / "m.json"))
     assert r.returncode == 1 and "login page" in r.stdout, r.stdout
+
+
+def test_mcp_fetch_flags_the_wall_and_cite_refuses_it(tmp_path: Path, served: LocalSite) -> None:
+    """The MCP fetch tool answers as `g6 fetch --json` does (the flag included); the cite tool refuses."""
+    from tests.test_mcp import env_for, session_calls
+
+    env = env_for(tmp_path, G6_MCP_SENSITIVE="all")
+    _, (fetched,) = session_calls(env, [("fetch", {"url": served.url("/login-teaser.html")})])
+    assert fetched["outcome"] == "ok" and fetched["interstitial"] == {"kind": "login", "evidence": "password form"}
+    args = {"receipt_id": fetched["receipt_id"], "quote": TEASER, "manifest": str(tmp_path / "m.json")}
+    _, (refused,) = session_calls(env, [("cite", args)])
+    assert refused["status"] == "blocked-escalated" and refused["code"] == "G6_E_CITE_INTERSTITIAL", refused
+    assert "login page (password form)" in refused["message"]
