@@ -23,7 +23,7 @@ import pytest
 
 from g6.adapters import CheckedClient
 from g6.adapters.interstitial import LITTLE_TEXT, MAX_INSPECT, Interstitial, detect
-from g6.cite.cite import cite_web
+from g6.cite.cite import cite_web, web_citation_id
 from g6.cite.manifest import Manifest, save_manifest
 from g6.cite.recheck import recheck
 from g6.compat.knowledge_fetcher import page_result
@@ -251,16 +251,23 @@ def test_recheck_of_a_page_with_a_cookie_banner_stays_current(home: EvidenceHome
     assert v.receipt_id is not None and home.ledger.get(v.receipt_id).interstitial is None
 
 
-def test_a_citation_of_a_walls_read_is_unverified(home: EvidenceHome, client: CheckedClient, site: Site,
-                                                  tmp_path: Path) -> None:
-    """A manifest made by an older g6 (which did not refuse) cites the login wall: re-check does not fetch
-    it, and manifest verify fails it, whatever the page serves now."""
+def _older_citation_of_a_wall(home: EvidenceHome, client: CheckedClient, site: Site) -> tuple[LocalSite, Any, Any]:
+    """(site, a citation of the article, a citation of the login wall as an older g6 made it: no refusal)."""
     s = site({"/a": Reply(body=page("article-header-login.html")), "/w": Reply(body=page("login-teaser.html")),
               "/robots.txt": Reply(404, b"")})
     good = cite_web(home, fetch(home, client, s.url("/a")).receipt_id, quote=TEASER)
     wall = home.ledger.get(fetch(home, client, s.url("/w")).receipt_id)
-    c = replace(good, receipt_id=wall.receipt_id, content=dict(wall.content or {}),
-                requested_url=wall.request["url"], source_url=wall.final_url or "")
+    assert good.start is not None and good.end is not None
+    cid = web_citation_id(wall.receipt_id, good.start, good.end, good.text, good.text_source or "main")
+    return s, good, replace(good, citation_id=cid, receipt_id=wall.receipt_id, content=dict(wall.content or {}),
+                            requested_url=wall.request["url"], source_url=wall.final_url or "")
+
+
+def test_a_citation_of_a_walls_read_is_unverified(home: EvidenceHome, client: CheckedClient, site: Site,
+                                                  tmp_path: Path) -> None:
+    """A manifest made by an older g6 (which did not refuse) cites the login wall: re-check does not fetch
+    it, and manifest verify fails it, whatever the page serves now."""
+    s, _, c = _older_citation_of_a_wall(home, client, site)
     m = Manifest.new().with_citation(c).signed(home.signing_key())
     s.routes = {**s.routes, "/w": Reply(body=page("article-header-login.html"))}
     report = recheck(home, client, m, workers=1)
@@ -283,3 +290,21 @@ def test_mcp_fetch_flags_the_wall_and_cite_refuses_it(tmp_path: Path, served: Lo
     _, (refused,) = session_calls(env, [("cite", args)])
     assert refused["status"] == "blocked-escalated" and refused["code"] == "G6_E_CITE_INTERSTITIAL", refused
     assert "login page (password form)" in refused["message"]
+
+
+def test_bundle_verify_fails_a_citation_of_a_walls_read(home: EvidenceHome, client: CheckedClient, site: Site,
+                                                        tmp_path: Path) -> None:
+    """Offline, with only the publisher's key: the signed receipt says the read met a wall, so the citation
+    of it fails its read check (the other citation holds)."""
+    from g6.prove.bundle import build_bundle, verify_bundle
+
+    _, good, of_wall = _older_citation_of_a_wall(home, client, site)
+    m = Manifest.new().with_citation(good).with_citation(of_wall).signed(home.signing_key())
+    save_manifest(m, tmp_path / "m.json")
+    build_bundle(home, tmp_path / "m.json", tmp_path / "b.zip")
+    report = verify_bundle(tmp_path / "b.zip", (home.signing_key().public,))
+    assert not report.ok
+    reads = [next(c for c in v.checks if c.check == "read") for v in report.citations]
+    assert reads[0].ok and not reads[1].ok
+    assert "login page (password form)" in reads[1].detail, reads[1].detail
+    validate(report.to_json(), "bundle-verify.v1")
