@@ -85,10 +85,18 @@ _CONSENT_WORDS = re.compile(r"cookie|consent|privacy|partners|personali[sz]e|zus
 _USER_FIELDS = ("text", "email", "tel", "url", "search", "number", "password")
 
 # Page furniture a small login box lives in; its text is not the page's either.
-_CHROME_TAGS = ("header", "nav", "footer", "aside")
-_CHROME_ROLES = ("banner", "navigation", "contentinfo", "complementary")
-_CHROME_ATTR = re.compile(r"(^|[\s_-])(header|masthead|navbar|topbar|top-bar|site-nav|sidebar|dropdown)($|[\s_-])",
-                          re.IGNORECASE)
+# (Found by XPath, so a page of many thousand elements costs a few C-level passes, not a Python call each.)
+_RE = {"re": "http://exslt.org/regular-expressions"}
+_CHROME = etree.XPath(
+    "descendant::*[self::header or self::nav or self::footer or self::aside or @role='banner' or "
+    "@role='navigation' or @role='contentinfo' or @role='complementary' or "
+    "re:test(concat(@id, ' ', @class), '(^|[\\s_-])(header|masthead|navbar|topbar|top-bar|site-nav|sidebar|"
+    "dropdown)($|[\\s_-])', 'i')]", namespaces=_RE)
+_CONSENT_CANDIDATES = etree.XPath(
+    "descendant::*[self::dialog or @role='dialog' or @role='alertdialog' or "
+    "re:test(concat(@id, ' ', @class), $p, 'i')]", namespaces=_RE)
+_ATTR_VALUES = etree.XPath("//@id | //@class | //@src | //@action | //@name")
+_SCRIPT_TEXTS = etree.XPath("//script/text()")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +163,7 @@ def _judge(root: lxml_html.HtmlElement) -> Interstitial | None:
     body = root.find("body")
     if body is None:
         body = root
-    chrome = [el for el in body.iter() if isinstance(el.tag, str) and _is_chrome(el)]
+    chrome = list(_CHROME(body))
 
     def little(*walls: etree._Element) -> bool:
         return _text_len(body, [*chrome, *walls]) < LITTLE_TEXT
@@ -188,38 +196,21 @@ def _judge(root: lxml_html.HtmlElement) -> Interstitial | None:
 
 def _markers(root: lxml_html.HtmlElement) -> list[str]:
     """Whose challenge marks the page carries in its scripts and attributes (never its text)."""
-    found: list[str] = []
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue
-        hay = " ".join(v for k, v in el.attrib.items() if k in ("id", "class", "src", "action", "name")).lower()
-        for mark, who in _ATTR_MARKERS:
-            if mark in hay:
-                found.append(who)
-        if el.tag == "script" and el.text:
-            text = el.text.lower()
-            found.extend(who for mark, who in _SCRIPT_MARKERS if mark in text)
-    return found
-
-
-def _is_chrome(el: etree._Element) -> bool:
-    if el.tag.lower() in _CHROME_TAGS or (el.get("role") or "").lower() in _CHROME_ROLES:
-        return True
-    return bool(_CHROME_ATTR.search(f"{el.get('id') or ''} {el.get('class') or ''}"))
+    attrs = " ".join(str(v) for v in _ATTR_VALUES(root)).lower()  # no marker holds a space: none spans two
+    scripts = " ".join(str(t) for t in _SCRIPT_TEXTS(root)).lower()
+    return [who for mark, who in _ATTR_MARKERS if mark in attrs] + \
+        [who for mark, who in _SCRIPT_MARKERS if mark in scripts]
 
 
 def _text_len(body: etree._Element, skip: list[etree._Element]) -> int:
     """Characters (whitespace not counted) of the text under ``body`` outside the ``skip`` subtrees."""
-    skipped: set[etree._Element] = set()
-    for s in skip:
-        skipped.update(s.iter())
-    n = 0
-    for el in body.iter():
-        if el not in skipped and isinstance(el.tag, str) and el.text:
-            n += len("".join(el.text.split()))
-        if el is not body and el.tail and el.getparent() not in skipped:
-            n += len("".join(el.tail.split()))
-    return n
+    chosen = set(skip)
+    outermost = [s for s in chosen if not any(a in chosen for a in s.iterancestors())]
+    return _solid(body) - sum(_solid(s) for s in outermost)
+
+
+def _solid(el: etree._Element) -> int:
+    return len("".join(el.text_content().split()))
 
 
 def _fields(form: etree._Element) -> list[str]:
@@ -256,15 +247,14 @@ def _captcha_form(body: etree._Element) -> tuple[etree._Element, str] | None:
 def _consent_dialogs(body: etree._Element) -> list[etree._Element]:
     """The outermost elements named as a consent manager's or a cookie/consent dialog."""
     found: list[etree._Element] = []
-    covered: set[etree._Element] = set()
-    for el in body.iter():
-        if not isinstance(el.tag, str) or el in covered:
+    seen: set[etree._Element] = set()
+    for el in _CONSENT_CANDIDATES(body, p=_CONSENT_ATTR.pattern):  # in document order: outer ones first
+        if any(a in seen for a in el.iterancestors()):
             continue
         named = f"{el.get('id') or ''} {el.get('class') or ''}"
-        dialog = (el.get("role") or "").lower() in ("dialog", "alertdialog") or el.tag == "dialog"
-        if not (_CONSENT_ATTR.search(named) or (dialog and _CONSENT_WORDS.search(_norm(el.text_content())[:2000]))):
+        if not (_CONSENT_ATTR.search(named) or _CONSENT_WORDS.search(_norm(el.text_content())[:2000])):
             continue
         if next(el.iter(*_ACTIONS), None) is not None:  # a dialog asks for a click: accept, reject, settings
             found.append(el)
-            covered.update(el.iter())
+            seen.add(el)
     return found
