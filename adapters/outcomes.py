@@ -138,6 +138,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_INPUT": "another bad input (a URL, a flag, a file)",
     "G6_E_CONFIG": "a bad setting in the environment or $G6_HOME/.env",
     "G6_E_HOME": "a `--home` that is a file, unreadable, or an empty path",
+    "G6_E_CITE_INTERSTITIAL": ("a citation of a read that met a login, challenge or consent wall (the receipt's "
+                               "`interstitial`): its words are the wall's"),
     "G6_E_STORE_BLOB_NOT_FOUND": "a digest the store does not hold",
     "G6_E_STORE_BAD_DIGEST": "a digest string that is not algo:hex",
     "G6_E_STORE_BLOB_CORRUPT": "bytes that do not hash to the digest they are kept or asked under (nothing served)",

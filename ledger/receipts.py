@@ -156,6 +156,9 @@ class Receipt:
     fetched_at: str = field(default_factory=utc_now)
     tool: Mapping[str, str] = field(default_factory=lambda: {"name": TOOL_NAME, "version": __version__})
     log: Mapping[str, Any] | None = None  # {"origin", "seq"}: where in which log it was appended (signed)
+    # {"kind": login|challenge|consent, "evidence": …}: a 2xx page that was a wall, not the page. Absent
+    # when not flagged, so receipts signed before it existed (and their signatures) are unchanged.
+    interstitial: Mapping[str, Any] | None = None
     signature: Signature | None = None
 
     def __post_init__(self) -> None:
@@ -186,6 +189,8 @@ class Receipt:
         }
         if self.log is not None:
             d["log"] = dict(self.log)
+        if self.interstitial is not None:
+            d["interstitial"] = dict(self.interstitial)
         if with_signature and self.signature is not None:
             d["signature"] = self.signature.to_json()
         return d
@@ -217,6 +222,7 @@ class Receipt:
                 fetched_at=d["fetched_at"],
                 tool=d["tool"],
                 log=d.get("log"),
+                interstitial=d.get("interstitial"),
                 signature=Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None,
             )
         except (KeyError, TypeError, AttributeError) as e:
@@ -258,7 +264,7 @@ class Receipt:
 
 _TEXT_FIELDS = ("receipt_id", "kind", "source", "outcome", "outcome_code", "fetched_at")
 _OBJECT_FIELDS = ("request", "allowlist", "tool")
-_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "signature")
+_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "signature")
 
 
 def _check_types(d: Mapping[str, Any]) -> None:

@@ -25,6 +25,7 @@
     │   ├── WebFetchInputError   (a runx web-fetch call that cannot start)
     │   ├── HomeError            (a home that is a file, unreadable, or an empty path)
     │   ├── FailedReadError      (a citation of a read that failed, not asked for: ``.outcome``, ``.http_status``)
+    │   ├── InterstitialReadError (a citation of a read that met a login, challenge or consent wall: ``.interstitial``)
     │   ├── BundleError          (a bundle that cannot be made or read)
     │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
     │   ├── MonitorStateError    (a ``g6 monitor --state`` folder whose state file is not ours or is garbled)
@@ -187,6 +188,17 @@ class FailedReadError(InputError):
         super().__init__(message)
         self.outcome = outcome
         self.http_status = http_status
+
+
+class InterstitialReadError(InputError):
+    """A citation asked of a receipt whose 2xx read met a wall (a login, challenge or consent page): its
+    words are the wall's, not the page's. ``.interstitial`` is the receipt's ``{kind, evidence}``."""
+
+    code = "G6_E_CITE_INTERSTITIAL"
+
+    def __init__(self, message: str, interstitial: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.interstitial = dict(interstitial or {})
 
 
 class BundleError(InputError):

@@ -11,7 +11,7 @@ from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
 from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, text_hash
-from g6.errors import FailedReadError, InputError
+from g6.errors import FailedReadError, InputError, InterstitialReadError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 
@@ -46,6 +46,18 @@ def failed_read_mark(receipt: Receipt, allow_failed_read: bool) -> dict[str, Any
                               "(allow_failed_read over MCP) and the manifest records it as a failed read",
                               receipt.outcome, receipt.http_status)
     return {"outcome": receipt.outcome, "http_status": receipt.http_status}
+
+
+def refuse_interstitial(receipt: Receipt) -> None:
+    """A typed refusal of a read that met a wall (``receipt.interstitial``): the words on a login, challenge
+    or consent page are the wall's, so they are no evidence of the page; there is no override (fetch the
+    page again once it can be read)."""
+    wall = receipt.interstitial
+    if wall is not None:
+        raise InterstitialReadError(
+            f"receipt {receipt.receipt_id} read a {wall.get('kind')} page ({wall.get('evidence')}), not the page: "
+            "its words are the wall's, not evidence of the page's; fetch the page again when it can be read",
+            wall)
 
 
 def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
@@ -113,11 +125,13 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
              quote: str | None = None, allow_failed_read: bool = False) -> Citation:
     """Cite a passage id or a quote. The main-content text is tried first, then the whole reader-visible
     text; the citation's ``text_source`` says which one its offsets are into. A receipt whose read failed
-    (a 403 or 404 page…) is refused unless ``allow_failed_read``, and then marked ``failed_read``."""
+    (a 403 or 404 page…) is refused unless ``allow_failed_read``, and then marked ``failed_read``; one whose
+    read met a login, challenge or consent wall (``interstitial``) is refused."""
     if (passage is None) == (quote is None):
         raise InputError("cite exactly one of --passage ID or --quote TEXT")
     r = home.ledger.get(receipt_id)
     failed = failed_read_mark(r, allow_failed_read)
+    refuse_interstitial(r)
     texts = receipt_texts(home, r)
     found: tuple[str, int, int, str | None] | None = None  # (source, start, end, passage id)
     for source in TEXT_SOURCES:

@@ -10,13 +10,16 @@ A verdict is never stronger than the read behind it:
   similarity and a word diff;
 * ``gone`` — only after a complete, successful read of text in which nothing close is found (a
   passage still in the page but hidden from readers is gone, ``detail.hidden`` says how);
+* ``interstitial`` — could not check: the source answered 2xx with a wall in front of the page (a login,
+  challenge or consent page, ``detail.interstitial`` says which and what gave it away), so its words are the
+  wall's: never ``current``, ``changed`` or ``gone`` against one, even when the wall shows the cited words;
 * could not check: ``truncated`` (the read stopped at the byte cap before the passage was found),
   ``empty`` (no body, no text, or text only scripts would draw), ``parse_failed``, or the fetch's
   typed failure (``blocked``, ``not_found``, ``rate_limited`` with ``retry_after``, ``unreachable``…);
 * ``unverified`` — the citation could not be verified against the evidence home (manifest signature,
   receipt missing or not verifying, digests or URL not the receipt's, text not in the original page),
   or it cites a read that failed (a 403 or 404 page: its words were an error page's, marked as a
-  failed read or not), so nothing is fetched for it.
+  failed read or not) or that met a wall (its receipt's ``interstitial``), so nothing is fetched for it.
 
 Concurrency: one worker per host at a time (so the per-host pause and robots rules hold), hosts in
 parallel on a thread pool; receipts are appended from the calling thread. Each verdict is
@@ -33,6 +36,7 @@ from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.html_text import STRUCTURED_DATA
+from g6.adapters.interstitial import Interstitial
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.urls import redact_url
@@ -42,7 +46,7 @@ from g6.cite.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
 from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
-from g6.fetch.capture import receipt_from_response
+from g6.fetch.capture import receipt_from_response, wall_of
 from g6.fetch.host_pool import host_of, per_host
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
@@ -135,8 +139,9 @@ def _short(text: str, n: int = 200) -> str:
     return t if len(t) <= n else t[: n - 1] + "…"
 
 
-def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None) -> Verdict:
-    """The verdict for one citation given a fresh read of its source (``texts``: None when not read)."""
+def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None, wall: Interstitial | None = None) -> Verdict:
+    """The verdict for one citation given a fresh read of its source (``texts``: None when not read;
+    ``wall``: the login, challenge or consent page the read met instead of the page, if any)."""
     base = Verdict(c.citation_id, "", c.requested_url,
                    final_url=redact_url(resp.final_url) if resp.final_url else None)
     if unchanged(c, resp):
@@ -145,6 +150,10 @@ def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None) -> Verdict:
         return replace(base, verdict=resp.outcome.value,
                        retry_after=resp.retry_after if resp.outcome is Outcome.RATE_LIMITED else None,
                        detail={"reason": resp.reason, "trust": resp.outcome.trust, "http_status": resp.status})
+    if wall is not None:  # before any text is read: a wall's words (a teaser, say) are not the page's
+        return replace(base, verdict="interstitial", detail={
+            "reason": f"the source answered with {wall.words()}, not the page", "interstitial": wall.to_json(),
+            "trust": "no_evidence", "http_status": resp.status})
     if resp.outcome is Outcome.EMPTY or texts is None or texts.outcome is Outcome.EMPTY:
         reason = (texts.reason if texts is not None and texts.reason else resp.reason) or "no_body"
         return replace(base, verdict="empty", detail={"reason": reason, "trust": "no_evidence"})
@@ -230,6 +239,11 @@ def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[s
     if failed is not None:  # never current, never unchanged: the words cited were an error page's
         marked = " (the manifest marks it as one)" if c.failed_read is not None else ""
         return (f"the cited read failed ({failed}){marked}: a failed read is not evidence of the page's words, "
+                "so there is nothing to re-check")
+    wall = Interstitial.from_json(r.interstitial)
+    if wall is not None or r.interstitial is not None:  # a wall's words, however it is described
+        met = wall.words() if wall is not None else "a wall"
+        return (f"the cited read met {met}, not the page: its words are the wall's, not evidence of the page's, "
                 "so there is nothing to re-check")
     if dict(r.content or {}) != dict(c.content):
         return "the citation's content digests are not its receipt's"
@@ -368,13 +382,16 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         if isinstance(resp, BaseException):
             raise resp
         cites = groups[key]
-        texts = None
+        texts, wall = None, None
         if resp.outcome is Outcome.OK and resp.body is not None and not all(unchanged(c, resp) for c in cites):
             # same bytes need no reading again; new bytes are read once for all their citations
-            texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes") \
-                if resp.body.size > MAX_EXTRACT_BYTES else \
-                read_texts(home.store.read(resp.body.blake3), resp.final_url or key[0], resp.content_type)
-        verdicts = [judge(c, resp, texts) for c in cites]
+            if resp.body.size > MAX_EXTRACT_BYTES:
+                texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes")
+            else:
+                body = home.store.read(resp.body.blake3)
+                texts = read_texts(body, resp.final_url or key[0], resp.content_type)
+                wall = wall_of(resp, body)
+        verdicts = [judge(c, resp, texts, wall) for c in cites]
         outcome = texts.outcome if texts is not None else resp.outcome
         receipt = receipt_from_response(
             resp, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
@@ -382,7 +399,7 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             outcome=outcome, reason=(texts.reason if texts is not None else "") or resp.reason,
             detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
             links={"rechecks": sorted({c.receipt_id for c in cites}),
-                   "citations": [c.citation_id for c in cites]})
+                   "citations": [c.citation_id for c in cites]}, interstitial=wall)
         batch.append((receipt, list(zip(cites, verdicts, strict=True))))
         if len(batch) >= BATCH or not more_ready:
             flush()

@@ -93,6 +93,10 @@ def _print_fetch(result: Any, extract: str) -> None:
     if result.reason:
         message = result.detail.get("message")
         click.echo(f"reason: {result.reason}" + (f": {message}" if message else ""))
+    wall = result.interstitial
+    if wall is not None:
+        click.echo(f"!!! interstitial: a {wall['kind']} page ({wall['evidence']}), not the page asked for; "
+                   "its words are the wall's and cannot be cited")
     for doc in result.documents:
         click.echo(f"--- {doc.url} [{doc.content_type}] trust={doc.trust} title={doc.title!r}")
         if doc.instruction_flags:
@@ -152,8 +156,9 @@ def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...]
             if as_json:
                 click.echo(json.dumps(r.to_json(), ensure_ascii=False))
             else:
+                wall = f" interstitial={r.interstitial['kind']}" if r.interstitial else ""
                 click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} "
-                           f"{r.url}")
+                           f"{r.url}{wall}")
             if bar is not None:  # on a terminal the bar counts the URLs settled; in a log, a line each
                 bar(done, total)
             else:

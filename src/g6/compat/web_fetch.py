@@ -8,9 +8,11 @@ body kept by digest, a signed receipt): this module only shapes its answer. ``de
 ``ready``; ``policy_denied`` when the first host or a redirect leaves the allowlist (the first host
 is checked before any network call, a redirect's partial body is discarded); ``needs_agent`` when
 the page answered but holds nothing this fetch can extract (text only scripts draw, a binary
-body); ``provider_error`` for every other failure, with G6's typed ``outcome`` and ``code`` beside
-it. ``status`` is the HTTP status, as runx's document has it. ``allowlist`` defaults to ``["*"]``:
-any public host (the address checks still apply). Every reply validates against
+body), or answered with a wall in front of the page (a login, challenge or consent page:
+``interstitial`` says which and what gave it away; ``extracted`` is the wall's text);
+``provider_error`` for every other failure, with G6's typed ``outcome`` and ``code`` beside it.
+``status`` is the HTTP status, as runx's document has it. ``allowlist`` defaults to ``["*"]``: any
+public host (the address checks still apply). Every reply validates against
 ``schemas/fetch-result.runx.v1.schema.json``.
 """
 
@@ -108,6 +110,8 @@ def fetch_result(result: PageResult, fetched_at: str, allowlist: tuple[str, ...]
     detail = dict(result.detail)
     if o is Outcome.POLICY_DENIED:
         decision = "policy_denied"
+    elif result.interstitial is not None and result.status is not None:
+        decision = "needs_agent"  # a login, challenge or consent wall answered: someone must act first
     elif o is Outcome.OK and result.documents:
         decision = "ready"
     elif o in (Outcome.OK, Outcome.EMPTY) and result.status is not None:
@@ -142,6 +146,8 @@ def fetch_result(result: PageResult, fetched_at: str, allowlist: tuple[str, ...]
     }
     if denied:
         out["policy"]["failed_hop"] = detail.get("hop", 0)
+    if result.interstitial is not None:  # only when flagged, as in the receipt
+        out["interstitial"] = dict(result.interstitial)
     return out
 
 

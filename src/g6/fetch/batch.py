@@ -53,20 +53,24 @@ class UrlResult:
     byte_count: int = 0
     reason: str = ""
     content: Mapping[str, Any] | None = None
+    interstitial: Mapping[str, Any] | None = None  # the receipt's: a login, challenge or consent wall
 
     @property
     def ok(self) -> bool:
         return self.outcome == "ok"
 
     def to_json(self) -> dict[str, Any]:
-        return {"url": self.url, "outcome": self.outcome, "code": self.code, "receipt_id": self.receipt_id,
-                "status": self.status, "byte_count": self.byte_count, "reason": self.reason,
-                "content": dict(self.content) if self.content else None}
+        d = {"url": self.url, "outcome": self.outcome, "code": self.code, "receipt_id": self.receipt_id,
+             "status": self.status, "byte_count": self.byte_count, "reason": self.reason,
+             "content": dict(self.content) if self.content else None}
+        if self.interstitial is not None:  # only when flagged, as in the receipt
+            d["interstitial"] = dict(self.interstitial)
+        return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> UrlResult:
         return cls(d["url"], d["outcome"], d["code"], d.get("receipt_id"), d.get("status"),
-                   int(d.get("byte_count") or 0), d.get("reason") or "", d.get("content"))
+                   int(d.get("byte_count") or 0), d.get("reason") or "", d.get("content"), d.get("interstitial"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +86,7 @@ class _Fetched:
 
     def result(self, shown_url: str, signed: Receipt) -> UrlResult:
         return UrlResult(shown_url, self.outcome, self.code, signed.receipt_id, self.status, self.byte_count,
-                         signed.detail.get("reason", ""), signed.content)
+                         signed.detail.get("reason", ""), signed.content, signed.interstitial)
 
 
 def usable_processes(home: EvidenceHome, processes: int) -> int:

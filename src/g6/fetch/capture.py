@@ -12,6 +12,7 @@ from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.html_text import HTMLParseError, parse_html, strip_unseen, visible_text
+from g6.adapters.interstitial import Interstitial, detect
 from g6.adapters.outcomes import Outcome, es_code
 from g6.adapters.redact import redact_json, redact_text, redact_url
 from g6.adapters.web import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
@@ -34,6 +35,7 @@ class FetchResult:
     documents: tuple[Document, ...]
     reason: str = ""
     detail: Mapping[str, Any] = field(default_factory=dict)
+    interstitial: Mapping[str, Any] | None = None  # the receipt's: a login, challenge or consent wall
 
     @property
     def code(self) -> str:
@@ -54,13 +56,31 @@ class FetchResult:
             "content": dict(self.content) if self.content else None,
             "documents": [d.to_json() for d in self.documents],
             "detail": dict(self.detail),
+            # only when flagged, as in the receipt: the read succeeded, but the words are the wall's
+            **({"interstitial": dict(self.interstitial)} if self.interstitial is not None else {}),
         }
+
+
+def interstitial_of(resp: FetchResponse, store: BlobBackend, outcome: Outcome) -> Interstitial | None:
+    """The wall (login, challenge, consent) a successful HTML read met, or None. A failed read is typed
+    as its failure already; a body too large to read as a page is not judged (walls are small)."""
+    if outcome not in (Outcome.OK, Outcome.EMPTY) or resp.body is None or resp.body.size > MAX_EXTRACT_BYTES:
+        return None
+    return wall_of(resp, store.read(resp.body.blake3))
+
+
+def wall_of(resp: FetchResponse, body: bytes) -> Interstitial | None:
+    """``interstitial_of`` for a successful read whose ``body`` the caller holds already."""
+    if media_type(resp.content_type, body) not in ("text/html", "application/xhtml+xml"):
+        return None
+    return detect(body, status=resp.status, final_url=resp.final_url, content_type=resp.content_type)
 
 
 def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, request: Mapping[str, Any],
                           outcome: Outcome | None = None, reason: str | None = None, op: str = "fetch",
                           detail: Mapping[str, Any] | None = None,
-                          links: Mapping[str, Any] | None = None) -> Receipt:
+                          links: Mapping[str, Any] | None = None,
+                          interstitial: Interstitial | None = None) -> Receipt:
     """The unsigned receipt for one checked fetch. URLs are redacted (no userinfo, no key values)."""
     out = outcome or resp.outcome
     d = resp.receipt_detail()
@@ -85,6 +105,7 @@ def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, reques
         content=resp.body.to_json() if resp.body else None,
         detail=d,
         links=dict(links or {}),
+        interstitial=interstitial.to_json() if interstitial is not None else None,
     )
 
 
@@ -178,7 +199,7 @@ class PreparedFetch:
             outcome=self.page.outcome, receipt_id=signed.receipt_id, requested_url=self.requested_url,
             final_url=signed.final_url, status=resp.status, byte_count=resp.byte_count, truncated=resp.truncated,
             content=signed.content, documents=self.page.documents, reason=signed.detail.get("reason", ""),
-            detail={k: v for k, v in signed.detail.items() if k != "reason"},
+            detail={k: v for k, v in signed.detail.items() if k != "reason"}, interstitial=signed.interstitial,
         )
 
 
@@ -195,6 +216,7 @@ def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extrac
     resp = client.fetch(url, kept, source="web", policy=policy)  # type: ignore[arg-type]
     page = read_page(resp, kept, url, extract) if documents else page_outcome(resp, kept, url, extract)  # type: ignore[arg-type]
     resp = page.response  # already through the redaction path (the client's)
+    wall = interstitial_of(resp, kept, page.outcome)  # type: ignore[arg-type]
     secrets = tuple(getattr(client, "secrets", ()))
     request: dict[str, Any] = {"url": redact_text(url, secrets), "extract": extract}
     pol = policy or client.policy
@@ -202,7 +224,7 @@ def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extrac
         request["max_bytes"] = pol.max_bytes
     receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
                                     reason=redact_text(page.reason or resp.reason, secrets),
-                                    detail=redact_json(page.detail, secrets), links=links)
+                                    detail=redact_json(page.detail, secrets), links=links, interstitial=wall)
     return PreparedFetch(page, receipt, request["url"])
 
 

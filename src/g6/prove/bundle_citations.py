@@ -47,6 +47,7 @@ class _Trusted:
     content: Mapping[str, Any] | None
     outcome: str
     status_shown: int | None  # the HTTP status as signed (None when the receipt has none)
+    interstitial: Mapping[str, Any] | None = None  # the wall the read met (login, challenge, consent), as signed
 
 
 @dataclass(slots=True)
@@ -88,6 +89,10 @@ def read_check(t: _Trusted, c: Citation) -> tuple[BundleCheck, bool]:
     failure = read_failure(t.outcome, t.status_shown)
     said = read_words(t.outcome, t.status_shown)
     mark = c.failed_read
+    if t.interstitial is not None:  # a wall's words (a login, challenge or consent page) are not the page's
+        wall = f"a {str(t.interstitial.get('kind'))[:20]} page ({str(t.interstitial.get('evidence'))[:80]})"
+        return BundleCheck("read", False, f"the cited read ({said}) met {wall}, not the page: its words are the "
+                                          "wall's, not evidence of the page"), False
     if failure is None:
         if mark is not None:
             return BundleCheck("read", False, f"the manifest marks a failed read, but the receipt's read is {said}"), \
@@ -189,7 +194,8 @@ class CitationChecks:
         return _ReceiptResult(checks, _Trusted(
             receipt.receipt_id, str(receipt.kind), str(receipt.source), str(receipt.final_url or request_url),
             request_url, request, status or 0, ctype if isinstance(ctype, str) else None,
-            receipt.content if isinstance(receipt.content, Mapping) else None, str(receipt.outcome)[:40], status))
+            receipt.content if isinstance(receipt.content, Mapping) else None, str(receipt.outcome)[:40], status,
+            receipt.interstitial if isinstance(receipt.interstitial, Mapping) else None))
 
     def _inclusion(self, rid: str, receipt: Receipt,
                    signer: tuple[VerifyKey, str] | None) -> tuple[BundleCheck, ProofCheck | None]:

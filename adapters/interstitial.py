@@ -1,0 +1,260 @@
+"""Is this 2xx page the page, or a wall in front of it? A login, challenge or consent page.
+
+A server that wants a login, a bot check or a consent click often answers ``200 OK`` with a page of
+its own. The read succeeded (the bytes are what the server sent, and they are kept and receipted),
+but the words are the wall's, not the page's. ``detect`` says so, with what gave it away:
+
+* ``login``: a visible ``<input type=password>`` inside a form that is not in the page's header,
+  navigation, footer or a sidebar;
+* ``challenge``: a known bot-check title (Cloudflare's "Just a moment...", "Attention Required! |
+  Cloudflare", "Checking your browser", DDoS-Guard, Akamai's "Access Denied" with its reference
+  number, Imperva's "Pardon Our Interruption"…), a known challenge marker in a script or an attribute
+  (``_cf_chl_opt``, Cloudflare's challenge form, DDoS-Guard, Imperva, PerimeterX, DataDome), or a
+  form that holds nothing but a captcha (reCAPTCHA, hCaptcha, Turnstile);
+* ``consent``: a final address on a consent host (``consent.google.com``…), the title "Before you
+  continue", or a consent dialog (an IAB TCF CMP, a consent form or a cookie dialog) on a page that
+  holds little else.
+
+Each needs the rest of the page to be small: fewer than ``LITTLE_TEXT`` characters (whitespace not
+counted) of reader-visible text outside the wall itself and outside the header, navigation, footer
+and sidebars. So an article with a small login box in its header, or a cookie banner beside the
+whole article, is not a wall. (A consent host is the one exception: the whole host is the wall.)
+Markers are looked for in scripts and attributes, never in the text, so a page *about* Cloudflare's
+challenge is not one.
+
+Pure: bytes, status, final URL and content type in, a verdict out; no network. Bounded: only the
+first ``MAX_INSPECT`` bytes are read, and a page none of whose bytes could belong to a wall is not
+parsed at all. The ``evidence`` words come from a fixed vocabulary (never the page's own text), so
+they can stand in a signed receipt, which never holds body text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from g6.adapters.html_text import HTMLParseError, parse_html, strip_unseen
+
+KINDS = ("login", "challenge", "consent")
+MAX_INSPECT = 512 * 1024  # bytes of a body looked at; walls are small, and the head holds their marks
+LITTLE_TEXT = 1200  # characters (no whitespace) of other text a wall's page may hold: about 200 words
+
+# Bytes one of which every wall we know holds somewhere (lower-cased): without any, nothing is parsed.
+_TRIGGERS = (b"password", b"captcha", b"turnstile", b"_chl", b"just a moment", b"attention required",
+             b"checking your browser", b"ddos-guard", b"access denied", b"consent", b"before you continue",
+             b"tcfapi", b"cmp", b"cookie", b"incapsula", b"pardon our interruption", b"robot check",
+             b"please wait")
+
+CONSENT_HOSTS = ("consent.google.com", "consent.youtube.com", "consent.yahoo.com", "guce.yahoo.com",
+                 "consent.aol.com", "guce.aol.com")
+
+# Exact titles (lower-cased, whitespace collapsed) and title prefixes of known bot checks.
+_CHALLENGE_TITLES = {
+    "just a moment...": "Cloudflare", "just a moment…": "Cloudflare", "just a moment": "Cloudflare",
+    "attention required! | cloudflare": "Cloudflare", "please wait... | cloudflare": "Cloudflare",
+    "ddos-guard": "DDoS-Guard", "ddos-guard check": "DDoS-Guard",
+    "pardon our interruption": "Imperva", "robot check": "Amazon",
+}
+_CHALLENGE_TITLE_PREFIXES = {"checking your browser": "Cloudflare", "ddos-guard": "DDoS-Guard"}
+_AKAMAI_DENIED = re.compile(r"you don.t have permission to access .{0,300}reference\s*#\s*[0-9a-f]+\.",
+                            re.IGNORECASE | re.DOTALL)
+
+# Markers in a script's text or an attribute value (id, class, src, action), with whose they are.
+_SCRIPT_MARKERS = (("_cf_chl_opt", "Cloudflare"), ("__cf_chl_", "Cloudflare"), ("cf_chl_prog", "Cloudflare"),
+                   ("ddos-guard", "DDoS-Guard"), ("_incapsula_resource", "Imperva"),
+                   ("captcha-delivery.com", "DataDome"), ("px-captcha", "PerimeterX"))
+_ATTR_MARKERS = (("challenge-form", "Cloudflare"), ("cf-challenge", "Cloudflare"),
+                 ("cf-browser-verification", "Cloudflare"), ("challenge-running", "Cloudflare"),
+                 ("__cf_chl", "Cloudflare"), ("ddos-guard", "DDoS-Guard"), ("_incapsula_resource", "Imperva"),
+                 ("captcha-delivery.com", "DataDome"), ("px-captcha", "PerimeterX"))
+_CAPTCHAS = (("g-recaptcha", "reCAPTCHA"), ("recaptcha", "reCAPTCHA"), ("h-captcha", "hCaptcha"),
+             ("hcaptcha", "hCaptcha"), ("cf-turnstile", "Turnstile"), ("turnstile", "Turnstile"))
+
+# A consent dialog's element: an id or class naming a consent manager, or a cookie/consent dialog.
+_CONSENT_ATTR = re.compile(r"onetrust|cookiebot|didomi|qc-cmp|sp_message|fc-consent|truste|usercentrics|cmpbox|"
+                           r"cmp-container|consent|gdpr|cookie[-_]?(banner|notice|wall|dialog|modal|overlay|popup|"
+                           r"layer|bar|prompt|law)", re.IGNORECASE)
+_ACTIONS = ("button", "input", "a")
+_CONSENT_WORDS = re.compile(r"cookie|consent|privacy|partners|personali[sz]e|zustimm|einwillig|datenschutz",
+                            re.IGNORECASE)
+_USER_FIELDS = ("text", "email", "tel", "url", "search", "number", "password")
+
+# Page furniture a small login box lives in; its text is not the page's either.
+# (Found by XPath, so a page of many thousand elements costs a few C-level passes, not a Python call each.)
+_RE = {"re": "http://exslt.org/regular-expressions"}
+_CHROME = etree.XPath(
+    "descendant::*[self::header or self::nav or self::footer or self::aside or @role='banner' or "
+    "@role='navigation' or @role='contentinfo' or @role='complementary' or "
+    "re:test(concat(@id, ' ', @class), '(^|[\\s_-])(header|masthead|navbar|topbar|top-bar|site-nav|sidebar|"
+    "dropdown)($|[\\s_-])', 'i')]", namespaces=_RE)
+_CONSENT_CANDIDATES = etree.XPath(
+    "descendant::*[self::dialog or @role='dialog' or @role='alertdialog' or "
+    "re:test(concat(@id, ' ', @class), $p, 'i')]", namespaces=_RE)
+_ATTR_VALUES = etree.XPath("//@id | //@class | //@src | //@action | //@name")
+_SCRIPT_TEXTS = etree.XPath("//script/text()")
+
+
+@dataclass(frozen=True, slots=True)
+class Interstitial:
+    """A wall in front of the page: ``kind`` (login, challenge, consent) and the ``evidence``."""
+
+    kind: str
+    evidence: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "evidence": self.evidence}
+
+    @classmethod
+    def from_json(cls, d: Any) -> Interstitial | None:
+        if isinstance(d, dict) and d.get("kind") in KINDS and isinstance(d.get("evidence"), str):
+            return cls(d["kind"], d["evidence"])
+        return None
+
+    def words(self) -> str:
+        """``a login page (password form)``: for messages."""
+        return f"a {self.kind} page ({self.evidence})"
+
+
+def detect(body: bytes, *, status: int | None = 200, final_url: str | None = None,
+           content_type: str | None = None) -> Interstitial | None:
+    """The wall ``body`` is, or None for a page that is (as far as its bytes tell) the page itself.
+    Only a successful (2xx) HTML reply is judged: a failed one is already typed as its failure."""
+    if status is not None and not 200 <= status < 300:
+        return None
+    host = _host(final_url)
+    if host in CONSENT_HOSTS:
+        return Interstitial("consent", f"consent host {host}")
+    head = body[:MAX_INSPECT]
+    low = head.lower()
+    if not any(t in low for t in _TRIGGERS):
+        return None
+    try:
+        root = parse_html(head, content_type)
+        return _judge(root)
+    except (HTMLParseError, RecursionError, ValueError):
+        return None  # not readable as HTML: nothing to tell a wall by
+
+
+def _host(url: str | None) -> str | None:
+    try:
+        return (urlsplit(url or "").hostname or "").lower() or None
+    except ValueError:
+        return None
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _judge(root: lxml_html.HtmlElement) -> Interstitial | None:
+    title_el = root.find(".//title")
+    title = _norm(title_el.text_content() if title_el is not None else "").lower()
+    markers = _markers(root)  # before strip_unseen drops the scripts they are in
+    consent_tcf = any(s in (el.text or "") for el in root.iter("script") for s in ("__tcfapi", "__cmp("))
+    consent_form = any(_host(f.get("action")) in CONSENT_HOSTS for f in root.iter("form"))
+    strip_unseen(root)
+    if title_el is not None and title_el.getparent() is not None:
+        title_el.getparent().remove(title_el)
+    body = root.find("body")
+    if body is None:
+        body = root
+    chrome = list(_CHROME(body))
+
+    def little(*walls: etree._Element) -> bool:
+        return _text_len(body, [*chrome, *walls]) < LITTLE_TEXT
+
+    who = _CHALLENGE_TITLES.get(title) or next(
+        (w for p, w in _CHALLENGE_TITLE_PREFIXES.items() if title.startswith(p)), None)
+    if who is not None and little():
+        return Interstitial("challenge", f"{who} challenge title")
+    if title == "access denied" and _AKAMAI_DENIED.search(_norm(body.text_content())) and little():
+        return Interstitial("challenge", "Akamai access denied page")
+    if markers and little():
+        return Interstitial("challenge", f"{markers[0]} challenge marker")
+    captcha = _captcha_form(body)
+    if captcha is not None and little(captcha[0]):
+        return Interstitial("challenge", f"captcha form ({captcha[1]}) and little else")
+    login = _password_forms(body, chrome)
+    if login and little(*login):
+        return Interstitial("login", "password form")
+    if title.startswith("before you continue") and little():
+        return Interstitial("consent", "consent title (Before you continue)")
+    dialogs = _consent_dialogs(body)
+    if (dialogs or consent_form) and little(*dialogs):
+        said = _norm(" ".join(d.text_content() for d in dialogs)) if dialogs else ""
+        if consent_form:
+            return Interstitial("consent", "consent form")
+        if _CONSENT_WORDS.search(said):
+            return Interstitial("consent", "consent dialog (IAB TCF CMP)" if consent_tcf else "consent dialog")
+    return None
+
+
+def _markers(root: lxml_html.HtmlElement) -> list[str]:
+    """Whose challenge marks the page carries in its scripts and attributes (never its text)."""
+    attrs = " ".join(str(v) for v in _ATTR_VALUES(root)).lower()  # no marker holds a space: none spans two
+    scripts = " ".join(str(t) for t in _SCRIPT_TEXTS(root)).lower()
+    return [who for mark, who in _ATTR_MARKERS if mark in attrs] + \
+        [who for mark, who in _SCRIPT_MARKERS if mark in scripts]
+
+
+def _text_len(body: etree._Element, skip: list[etree._Element]) -> int:
+    """Characters (whitespace not counted) of the text under ``body`` outside the ``skip`` subtrees."""
+    chosen = set(skip)
+    outermost = [s for s in chosen if not any(a in chosen for a in s.iterancestors())]
+    return _solid(body) - sum(_solid(s) for s in outermost)
+
+
+def _solid(el: etree._Element) -> int:
+    return len("".join(el.text_content().split()))
+
+
+def _fields(form: etree._Element) -> list[str]:
+    """The kinds of field a person fills in on ``form`` (text, email, password, textarea…)."""
+    out = []
+    for el in form.iter("input", "textarea", "select"):
+        kind = "textarea" if el.tag != "input" else (el.get("type") or "text").strip().lower()
+        if kind in _USER_FIELDS or el.tag != "input":
+            out.append(kind)
+    return out
+
+
+def _password_forms(body: etree._Element, chrome: list[etree._Element]) -> list[etree._Element]:
+    """Forms holding a visible password field, outside the page's furniture."""
+    inside = {d for c in chrome for d in c.iter()}
+    return [f for f in body.iter("form") if f not in inside and "password" in _fields(f)]
+
+
+def _captcha_form(body: etree._Element) -> tuple[etree._Element, str] | None:
+    """A form whose only part a person acts on is a captcha (no text to type), and whose captcha."""
+    for form in body.iter("form"):
+        if _fields(form):
+            continue  # a contact or comment form with a captcha is a form, not a wall
+        for el in form.iter():
+            if not isinstance(el.tag, str):
+                continue
+            hay = f"{el.get('class') or ''} {el.get('id') or ''} {el.get('src') or ''}".lower()
+            who = next((w for mark, w in _CAPTCHAS if mark in hay), None)
+            if who is not None:
+                return form, who
+    return None
+
+
+def _consent_dialogs(body: etree._Element) -> list[etree._Element]:
+    """The outermost elements named as a consent manager's or a cookie/consent dialog."""
+    found: list[etree._Element] = []
+    seen: set[etree._Element] = set()
+    for el in _CONSENT_CANDIDATES(body, p=_CONSENT_ATTR.pattern):  # in document order: outer ones first
+        if any(a in seen for a in el.iterancestors()):
+            continue
+        named = f"{el.get('id') or ''} {el.get('class') or ''}"
+        if not (_CONSENT_ATTR.search(named) or _CONSENT_WORDS.search(_norm(el.text_content())[:2000])):
+            continue
+        if next(el.iter(*_ACTIONS), None) is not None:  # a dialog asks for a click: accept, reject, settings
+            found.append(el)
+            seen.add(el)
+    return found
