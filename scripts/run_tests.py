@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 PYWB = ROOT / ".tools" / "pywb"
+GO_CANDIDATES = ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")  # as tests/peers/go_tools.py looks for Go
 PG_BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin")
 # command -> (Debian package, what needs it); a command is looked up on PATH, a path is checked as a file
 SYSTEM_TOOLS: dict[str, tuple[str, str]] = {
@@ -113,7 +114,7 @@ def setup_pywb() -> Path:
 
 
 def setup_go_peers(python: Path) -> None:
-    if shutil.which("go") is None and not any(Path(g).is_file() for g in ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")):
+    if shutil.which("go") is None and not any(Path(g).is_file() for g in GO_CANDIDATES):
         raise SetupError("no Go toolchain: the witness and tiles tests build their pinned peers with it "
                          "(install Go, https://go.dev/doc/install, then run this again)")
     say("building the pinned Go peers into .tools/go/bin when missing (tests/peers/go_tools.py)")
