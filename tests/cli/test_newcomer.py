@@ -86,3 +86,16 @@ def test_a_zip_that_fails_its_checks_is_still_a_failed_check(demo: tuple[Path, s
         r = g6("bundle", "verify", str(tmp_path / name), "--trust-bundle-keys")
         assert r.returncode == 1, (name, r.stderr)
         assert "bundle FAILED" in r.stdout and "FAILED" in r.stdout.splitlines()[0] + r.stdout
+
+
+def test_keys_trust_and_add_take_the_verifier_key_too(demo: tuple[Path, str], tmp_path: Path) -> None:
+    """The name a grader pins is also what `keys trust` and `keys add` take: one name wherever a key is given."""
+    other = tmp_path / "other"
+    assert g6("--home", str(other), "ledger", "checkpoint").returncode == 0  # a key and a log
+    shown = json.loads(g6("--home", str(other), "keys", "show", "--json").stdout)["signing"]
+    home, _ = demo
+    r = g6("--home", str(home), "keys", "trust", shown["checkpoint_verifier_key"], "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"key_id": shown["key_id"], "public_key": shown["public_key"]}
+    bad = g6("--home", str(home), "keys", "trust", "g6-evidence/x+00000000+AAAA")
+    assert bad.returncode == 2 and bad.stderr.startswith("g6: ") and len(bad.stderr.splitlines()) == 1
