@@ -355,6 +355,8 @@ def _home_after_command(ctx: click.Context, _param: click.Parameter, value: str 
     if obj.home_override is not None and obj.home_override.resolve() != path.resolve():
         raise click.UsageError(f"--home given twice with different folders ({obj.home_override} and {path}): "
                                "give it once, before or after the command")
+    if obj._settings is not None and obj.home_override is None:  # never silently the other home (fails closed)
+        raise click.UsageError("--home after this command comes too late: give it before, `g6 --home DIR …`")
     obj.home_override = path
 
 
