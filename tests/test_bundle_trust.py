@@ -629,7 +629,7 @@ def test_trust_bundle_keys_never_says_pinned(made: dict[str, Any]) -> None:
     assert f"manifest_signature     ok: signed by {kid} (shipped inside the bundle, not pinned)" in lines
     assert lines[-1] == (f"bundle holds only against keys shipped inside the bundle, not pinned: 1 citation, "
                          f"manifest signed by {kid} (shipped inside the bundle, not pinned); pin the publisher's "
-                         "key with --key to know who made it")
+                         "checkpoint verifier key with --key to know who made it")
     report = verify_bundle(made["signed"], trust_bundle_keys=True)
     assert report.to_json()["keys"] == [{"key_id": kid, "source": "shipped inside the bundle, not pinned"}]
 

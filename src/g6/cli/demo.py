@@ -64,10 +64,22 @@ def demo_cmd(c: Ctx, as_json: bool, demo_home: str | None, serve: bool, port: in
         click.echo(f"bundle verify: {'ok' if b.ok else 'FAILED'}: {run.bundle_path.name}, "
                    f"{len(b.citations)} citation(s), checks "
                    + ", ".join(f"{x.check} {'ok' if x.ok else 'FAILED'}" for x in b.bundle_checks))
-        click.echo(f"try: g6 --home {run.home} ledger list; g6 --home {run.home} bundle verify "
-                   f"{run.bundle_path} --key $(g6 --home {run.home} keys show --json | jq -r .signing.public_key)",
-                   err=True)
+        click.echo(try_line(run.home, run.bundle_path), err=True)
     finish(run.ok)
+
+
+def try_line(home: Path, bundle: Path) -> str:
+    """What to run next, pasteable into a POSIX shell: the bundle verified as a grader does, pinning the
+    checkpoint verifier key (the one key every verify command's --key takes, named as `g6 keys show` names it)."""
+    import shlex
+
+    h, b = shlex.quote(str(home)), shlex.quote(str(bundle))
+    return (f"try: g6 --home {h} ledger list; g6 --home {h} bundle verify {b} "
+            f"--key \"$(g6 --home {h} keys show --json | jq -r {PINNED_FIELD})\"")
+
+
+# the JSON field of `g6 keys show --json` a grader pins with --key (see docs/commands/keys.md)
+PINNED_FIELD = ".signing.checkpoint_verifier_key"
 
 
 def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:

@@ -11,7 +11,7 @@ from g6.cli.app import EXIT_FAILED, Ctx, cli, emit_json, fail, info, pass_ctx
 from g6.cli.options import json_option
 from g6.errors import G6Error
 from g6.ledger import Receipt, VerifyKey, trust_key
-from g6.ledger.note import verifier_key
+from g6.ledger.note import NoteError, parse_verifier_key, verifier_key
 
 
 @cli.group("keys")
@@ -84,7 +84,8 @@ def keys_show(c: Ctx, as_json: bool) -> None:
 @json_option("keys-trust.v1", help="Print the trusted key as JSON")
 @pass_ctx
 def keys_trust(c: Ctx, public_key: str, as_json: bool) -> None:
-    """Trust a public key ('ed25519:<base64>' or a file holding it; 'self' for this home's own key).
+    """Trust a public key ('ed25519:<base64>', a checkpoint verifier key, or a file holding either; 'self' for
+    this home's own key).
 
     The key is kept in this home's key folder and with the ledger (a table), so everyone who verifies
     a shared ledger trusts it too."""
@@ -94,7 +95,7 @@ def keys_trust(c: Ctx, public_key: str, as_json: bool) -> None:
             k = kd.load_signing().public
         else:
             text = Path(public_key).read_text(encoding="utf-8") if Path(public_key).is_file() else public_key
-            k = VerifyKey.from_text(text)
+            k = key_from_text(text)
     except G6Error as e:
         fail(str(e))
     except (OSError, UnicodeDecodeError) as e:  # an unreadable or binary key file
@@ -109,13 +110,24 @@ def keys_trust(c: Ctx, public_key: str, as_json: bool) -> None:
     click.echo(k.key_id)
 
 
+def key_from_text(text: str) -> VerifyKey:
+    """'ed25519:<base64>', or a checkpoint verifier key (what `keys show` prints for a grader to pin): its key,
+    so that one name serves everywhere a key is given; trusting a key does not depend on the log it names."""
+    if not text.lstrip().startswith("ed25519:"):
+        try:
+            return parse_verifier_key(text)[1]
+        except NoteError:
+            pass  # neither: VerifyKey says what an ed25519 key reads like
+    return VerifyKey.from_text(text)
+
+
 def _read_public_key(text: str, known: dict[str, VerifyKey] | None = None) -> VerifyKey:
     """A public key from 'ed25519:<base64>', a file holding one, or (``known``) a key id among them."""
     if known is not None and text in known:
         return known[text]
     try:
         body = Path(text).read_text(encoding="utf-8") if Path(text).is_file() else text
-        return VerifyKey.from_text(body)
+        return key_from_text(body)
     except G6Error as e:
         fail(f"{e}" + (" (or give the id of a key this home knows: `g6 keys show`)" if known is not None else ""))
     except (OSError, UnicodeDecodeError) as e:
@@ -144,8 +156,9 @@ def _entries_out(action: str, key: VerifyKey, origin: str | None, entries: list[
 @json_option("keys-entry.v1", help="Print the key entry as JSON")
 @pass_ctx
 def keys_add(c: Ctx, public_key: str, reason: str, as_json: bool) -> None:
-    """Add a writer key to the log ('ed25519:<base64>' or a file holding it): a key entry signed by this
-    home's key, so a grader who pins the log's key can check that writer's receipts with it alone."""
+    """Add a writer key to the log ('ed25519:<base64>', its checkpoint verifier key, or a file holding either):
+    a key entry signed by this home's key, so a grader who pins the log's key can check that writer's receipts
+    with it alone."""
     key = _read_public_key(public_key)
     with c.evidence(need_key=True) as ev:
         entry = ev.add_writer(key, reason)

@@ -217,7 +217,8 @@ class _Verifier:
                 "bundle that holds with the keys it ships" if self.used else "the bundle holds no readable key"))
         else:
             self.checks.append(BundleCheck("key_pinned", False, "no --key given: keys shipped inside the bundle "
-                                                                "prove nothing; pin the publisher's"))
+                                                                "prove nothing; pin the publisher's checkpoint "
+                                                                "verifier key with --key"))
         return self.used
 
     def _checkpoint(self, keys: list[UsedKey]) -> tuple[UsedKey, Seen] | None:
