@@ -18,7 +18,9 @@ but the words are the wall's, not the page's. ``detect`` says so, with what gave
 Each needs the rest of the page to be small: fewer than ``LITTLE_TEXT`` characters (whitespace not
 counted) of reader-visible text outside the wall itself and outside the header, navigation, footer
 and sidebars. So an article with a small login box in its header, or a cookie banner beside the
-whole article, is not a wall. (A consent host is the one exception: the whole host is the wall.)
+whole article, is not a wall. (A consent host is the one exception: the whole host is the wall.) A
+cookie dialog must also say more than the rest of the page, so a banner beside a short article is not
+one either.
 Markers are looked for in scripts and attributes, never in the text, so a page *about* Cloudflare's
 challenge is not one.
 
@@ -189,7 +191,9 @@ def _judge(root: lxml_html.HtmlElement) -> Interstitial | None:
         said = _norm(" ".join(d.text_content() for d in dialogs)) if dialogs else ""
         if consent_form:
             return Interstitial("consent", "consent form")
-        if _CONSENT_WORDS.search(said):
+        # A banner beside a short article is not a wall: the dialog must say more than the rest of the page.
+        dominant = sum(_solid(d) for d in dialogs) >= _text_len(body, [*chrome, *dialogs])
+        if _CONSENT_WORDS.search(said) and dominant:
             return Interstitial("consent", "consent dialog (IAB TCF CMP)" if consent_tcf else "consent dialog")
     return None
 

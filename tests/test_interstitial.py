@@ -308,3 +308,13 @@ def test_bundle_verify_fails_a_citation_of_a_walls_read(home: EvidenceHome, clie
     assert reads[0].ok and not reads[1].ok
     assert "login page (password form)" in reads[1].detail, reads[1].detail
     validate(report.to_json(), "bundle-verify.v1")
+
+
+def test_no_page_of_the_browser_fixtures_is_a_wall() -> None:
+    """Real-world-like articles of fixtures/browser-pages, one a short news article with a cookie dialog beside
+    it (fewer words than a wall may hold): a dialog that says less than the page around it is a banner."""
+    pages = sorted((PAGES.parent / "browser-pages" / "pages").glob("*.html"))
+    assert len(pages) >= 8
+    flagged = {p.name: w for p in pages if (w := detect(p.read_bytes(), status=200,
+                                                       final_url="https://harbourpost.example/a")) is not None}
+    assert flagged == {}
