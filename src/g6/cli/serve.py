@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from pathlib import Path
 
 import click
 
@@ -43,8 +44,11 @@ def bind(host: str, port: int) -> socket.socket:
               help="The port to listen on (0: any free port, printed on stderr).")
 @click.option("--public", "public", is_flag=True,
               help="Allow listening on an address other people can reach (a warning is printed).")
+@click.option("--tiles", "tiles", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Also serve the log published to this folder (`g6 ledger publish DIR`) as C2SP tlog-tiles: "
+                   "/checkpoint, /tile/<L>/<N>, /tile/entries/<N>.")
 @pass_ctx
-def serve_cmd(ctx: Ctx, host: str, port: int, public: bool) -> None:
+def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None) -> None:
     """Serve the evidence home read only over HTTP: Memento (RFC 7089) TimeGate, TimeMaps and mementos
     under /web/, receipts and their proofs under /receipt/, the published tiles, a JSON API under /api/
     and pages for people. Ctrl-C stops it."""
@@ -58,6 +62,8 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool) -> None:
         if not public:
             fail(f"--host {host} is not a loopback address: add --public to serve the home to other machines")
         click.echo(f"g6: warning: serving {ctx.settings.home} on {host}, reachable from other machines", err=True)
+    if tiles is not None and not tiles.is_dir():
+        fail(f"--tiles {tiles}: not a folder (give the folder `g6 ledger publish` wrote)")
     settings = ctx.settings
     reader = HomeReader(settings)
     reader.home()  # a home that cannot be opened is refused now, not on the first request
@@ -65,5 +71,5 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool) -> None:
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops)")
-    config = uvicorn.Config(build_app(reader), log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(build_app(reader, tiles_dir=tiles), log_level="warning", lifespan="on", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
