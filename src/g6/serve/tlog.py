@@ -124,7 +124,7 @@ def _tile(path: str) -> Tile | None:
         return None
     level = -1 if m.group(1) == "entries" else int(m.group(1))
     width = int(m.group(3)) if m.group(3) else WIDTH
-    if level > MAX_LEVEL or width >= WIDTH:
+    if level > MAX_LEVEL or (m.group(3) and width >= WIDTH):  # a partial tile is 1 to 255 wide
         return None
     try:
         index = decode_index(m.group(2))
