@@ -129,35 +129,61 @@ def _static_main(folder: str) -> None:
 
 
 # -- the home and what is measured --------------------------------------------------------------------------------
-def _home(root: Path, receipts: int) -> tuple[Path, Path, str]:
-    """A home of ``receipts`` signed receipts, a checkpoint of them all, published to a folder."""
+def _home(root: Path, receipts: int, captures: int) -> tuple[Path, Path, str, str]:
+    """A home holding ``captures`` real fetches of one page of a loopback site (so its TimeMap lists that
+    many), then ``receipts`` more signed receipts, a checkpoint of them all, published to a folder: (home,
+    tiles, the newest receipt's id, the page's URL)."""
+    from g6.adapters import CheckedClient, FetchPolicy
+    from g6.demo.site import LocalSite, Reply
+    from g6.fetch.capture import fetch
     from g6.home import EvidenceHome
     from g6.ledger import Receipt
     from g6.prove.publish import publish
     from g6.prove.publish_dest import open_destination
 
-    with EvidenceHome(root / "home", fsync=False) as ev:
+    page = ("<html><head><title>A cited page</title></head><body>"
+            + "<p>A paragraph of the page that was cited, as it read that day.</p>" * 60 + "</body></html>").encode()
+    with EvidenceHome(root / "home", fsync=False) as ev, \
+            LocalSite({"/article": Reply(body=page), "/robots.txt": Reply(404, b"")}).start() as site:
         ev.keys.init()
+        url = site.url("/article")
+        with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
+            for _ in range(captures):
+                fetch(ev, client, url)
         ev.ledger.append_many([Receipt(kind="fetch", source="web", request={"url": f"https://example.org/{i}"},
                                        outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=i)
                                for i in range(receipts)], ev.signing_key())
         ev.ledger.checkpoint(ev.signing_key())
         publish(ev, open_destination(str(root / "tiles"), {}), latest_only=True)
         rid = [e.receipt.receipt_id for e in ev.ledger.entries(limit=1, newest_first=True)][0]
-    return root / "home", root / "tiles", rid
+    return root / "home", root / "tiles", rid, url
+
+
+def _memento_path(port: int, url: str) -> tuple[str, str]:
+    """(the TimeMap's path, the path of the first memento it lists)."""
+    import httpx
+
+    timemap = f"/web/timemap/link/{url}"
+    r = httpx.get(f"http://127.0.0.1:{port}{timemap}")
+    assert r.status_code == 200, (timemap, r.status_code, r.text[:200])
+    first = re.search(r'<http://127\.0\.0\.1:\d+(/web/\d+id_/[^>]*)>;\s*rel="(?:first )?memento', r.text)
+    assert first is not None, r.text[:400]
+    return timemap, first.group(1)
 
 
 def run(quick: bool = False) -> None:
     total, rounds = (500, 1) if quick else (6000, 3)
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
-        home, tiles, rid = _home(root, 300)
+        home, tiles, rid, url = _home(root, 300, 5 if quick else 20)
         static = root / "static"
         static.mkdir()
         with g6_serve(home, tiles) as ours:
             import httpx
 
-            paths = {"receipt": f"/receipt/{rid}", "proof": f"/receipt/{rid}/proof", "tile": "/tile/0/000"}
+            timemap, memento = _memento_path(ours, url)
+            paths = {"memento": memento, "timemap": timemap, "receipt": f"/receipt/{rid}",
+                     "proof": f"/receipt/{rid}/proof", "tile": "/tile/0/000"}
             wanted = {}
             for name, path in paths.items():
                 r = httpx.get(f"http://127.0.0.1:{ours}{path}")
