@@ -21,6 +21,7 @@ import pytest
 
 from g6.ledger.note import parse_note
 from g6.ledger.proofs import verify_inclusion_proof
+from tests.peers.go_tools import go_tool
 from tests.prove.tiles_peers import fsck, tlogcheck
 from tests.serve.server import served
 from tests.serve.tlog_home import COVERED, TlogHome, make_tlog_home
@@ -108,6 +109,37 @@ def test_a_proof_is_against_the_latest_checkpoint_and_verifies(log: TlogHome, ba
     assert cli.returncode == 0 and cli.stdout == r.content
     other = log.ids[leaf + 1]  # and it proves this receipt, not its neighbour
     assert not verify_inclusion_proof(text, httpx.get(base + f"receipt/{other}").content, key, log.origin).ok
+
+
+def bundle_entries(data: bytes) -> list[bytes]:
+    """The entries of a tlog-tiles entry bundle: each a big-endian uint16 length and its bytes."""
+    out, i = [], 0
+    while i < len(data):
+        n = int.from_bytes(data[i:i + 2], "big")
+        out.append(data[i + 2:i + 2 + n])
+        i += 2 + n
+    return out
+
+
+@pytest.mark.parametrize("leaf", [0, 200, 256, COVERED - 1])
+def test_torchwood_verifies_the_served_proof(log: TlogHome, base: str, tmp_path: Path, leaf: int) -> None:
+    """torchwood's own tlog-proof verifier (VerifyProof, v0.10.0), the entry taken from the served bundle."""
+    bundle = "tile/entries/000" if leaf < 256 else f"tile/entries/001.p/{COVERED - 256}"
+    entry = bundle_entries(httpx.get(base + bundle).content)[leaf % 256]
+    assert f'"receipt_id":"{log.ids[leaf]}"'.encode() in entry
+    (tmp_path / "entry").write_bytes(entry)
+    (tmp_path / "p").write_bytes(httpx.get(base + f"receipt/{log.ids[leaf]}/proof").content)
+    tool = str(go_tool("proofcheck"))
+    args = ["-vkey", str(log.vkey), "-origin", log.origin, "-proof", str(tmp_path / "p")]
+    r = subprocess.run([tool, *args, "-record", str(tmp_path / "entry")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "proof ok" in r.stdout, r.stderr
+    # and it refuses the proof for another entry, or under another origin
+    (tmp_path / "other").write_bytes(bundle_entries(httpx.get(base + "tile/entries/000").content)[leaf % 255 + 1])
+    r = subprocess.run([tool, *args, "-record", str(tmp_path / "other")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "verification failed" in r.stderr
+    args[3] = "example.org/another-log"
+    r = subprocess.run([tool, *args, "-record", str(tmp_path / "entry")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
 
 
 def test_a_receipt_no_checkpoint_covers_yet_is_404_saying_so(log: TlogHome, base: str) -> None:
