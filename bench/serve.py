@@ -172,7 +172,7 @@ def _memento_path(port: int, url: str) -> tuple[str, str]:
 
 
 def run(quick: bool = False) -> None:
-    total, rounds = (500, 1) if quick else (6000, 3)
+    total, rounds = (250, 1) if quick else (6000, 3)
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         home, tiles, rid, url = _home(root, 300, 5 if quick else 20)
