@@ -116,5 +116,6 @@ def test_article_capture_marks_the_cited_sentence(browser: Browser, base: str, w
     marks = browser.evaluate("[...document.querySelectorAll('pre.text mark')].map(m => m.textContent)")
     assert [m.lower() for m in marks] == ["the answer should be a receipt"]
     browser.open_url(base + f"manifest/{world.manifest_id}")
-    badges = browser.evaluate("[...document.querySelectorAll('main section:nth-of-type(2) td .badge')].map(b => b.textContent)")
+    badges = browser.evaluate("[...document.querySelectorAll('main section:nth-of-type(2) td .badge')]"
+                              ".map(b => b.textContent)")
     assert badges.count("unchanged") == 2
