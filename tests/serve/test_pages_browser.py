@@ -43,13 +43,15 @@ def base(world: World) -> Iterator[str]:
         yield url
 
 
-def frame_eval(b: Browser, expression: str) -> object:
-    """Evaluate in the page's first frame from DevTools (an isolated world: it sees the frame's DOM, and is
-    not one of the frame's own scripts, which are what the test looks for)."""
-    tree = b.send("Page.getFrameTree")["frameTree"]
-    frame = tree["childFrames"][0]["frame"]["id"]
-    ctx = b.send("Page.createIsolatedWorld", {"frameId": frame, "worldName": "g6-test"})["executionContextId"]
-    res = b.send("Runtime.evaluate", {"expression": expression, "contextId": ctx, "returnByValue": True})
+def iframes(b: Browser) -> set[str]:
+    return {t["targetId"] for t in b.send("Target.getTargets")["targetInfos"] if t["type"] == "iframe"}
+
+
+def frame_eval(b: Browser, target: str, expression: str) -> object:
+    """Evaluate in the framed memento from DevTools (not one of the frame's own scripts, which are what the
+    test looks for). A sandboxed frame has no origin, so Chromium runs it as a target of its own."""
+    session = b.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    res = b.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)
     assert "exceptionDetails" not in res, res
     return res["result"].get("value")
 
@@ -81,15 +83,20 @@ def test_capture_page_shows_hostile_text_as_text_and_marks_the_citation(browser:
 
 def test_the_captured_page_is_framed_in_a_sandbox_where_nothing_runs(browser: Browser, base: str,
                                                                       world: World) -> None:
+    before = iframes(browser)
     browser.open_url(base + f"capture/{world.hostile}")
     frame = browser.evaluate("(f => [f.getAttribute('sandbox'), f.getAttribute('src')])"
                              "(document.querySelector('iframe'))")
     assert frame[0] == "" and frame[1].startswith("/web/") and frame[1].endswith("id_/" + world.urls["/hostile"])
-    assert frame_eval(browser, "document.querySelector('title') && document.querySelector('title').textContent") \
-        == "Hostile"  # the captured page is there…
-    assert frame_eval(browser, "document.title") == "Hostile"  # …and its script did not run
-    assert frame_eval(browser, "document.documentElement.getAttribute('data-pwned')") is None
-    assert frame_eval(browser, "origin") == "null"  # of no origin: it cannot reach the server's pages
+    [target] = iframes(browser) - before  # the frame of this page
+
+    def inside(expression: str) -> object:
+        return frame_eval(browser, target, expression)
+
+    assert inside("document.querySelector('title') && document.querySelector('title').textContent") == "Hostile"
+    assert inside("document.title") == "Hostile"  # the captured page is there, and its script did not run
+    assert inside("document.documentElement.getAttribute('data-pwned')") is None
+    assert inside("origin") == "null"  # of no origin: it cannot reach the server's pages
 
 
 def test_the_memento_opened_alone_runs_no_script(browser: Browser, base: str, world: World) -> None:
