@@ -143,3 +143,22 @@ def test_a_manifest_that_cannot_be_read_is_refused_at_start(world: World, tmp_pa
                             "--manifest", arg], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and "Traceback" not in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_tampered_home_verifies_as_failed(world: World, tmp_path: Path) -> None:
+    """Verification fails closed: one flipped byte in a kept body, and the status the pages show is failed."""
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(world.home, home)
+    blob = next(p for p in (home / "knowledge" / "fetched" / "blake3").rglob("*") if p.is_file())
+    data = bytearray(blob.read_bytes())
+    data[-1] ^= 1
+    blob.write_bytes(bytes(data))
+    with served(home) as base:
+        v = httpx.get(base + "api/verify", timeout=120).json()
+        validate(v, "serve-verify.v1")
+        assert v["status"] == "failed"
+        assert [c["name"] for c in v["checks"] if not c["ok"]] == ["blob"]
+        page = httpx.get(base, headers={"accept": "text/html"}).text
+        assert 'badge bad">failed</span>' in page
