@@ -42,8 +42,8 @@ def get(api: httpx.Client, path: str, schema: str, status: int = 200) -> dict:
 def test_home_counts_checkpoint_and_manifests(api: httpx.Client, world: World) -> None:
     h = get(api, "/api/home", "serve-home.v1")
     assert h["receipts"] == 6  # four fetches, two re-check reads (one per cited URL)
-    assert h["counts"]["by_kind"] == {"fetch": 4, "recheck": 2}
-    assert h["counts"]["captures_by_outcome"] == {"ok": 5, "not_found": 1}
+    assert h["counts"] == {"receipts": 6, "captures": 6, "ok": 5, "failed": 1, "urls": 4,
+                           "outcomes": {"ok": 5, "not_found": 1}}
     assert h["latest_checkpoint"]["size"] == 6 and h["latest_checkpoint"]["behind"] == 0
     assert h["manifests"] == [{"manifest_id": world.manifest_id, "citations": 2, "file": str(world.manifest)}]
 

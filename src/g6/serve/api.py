@@ -37,22 +37,22 @@ def routes(reader: Any, **options: Any) -> list[BaseRoute]:
     state = views.serve_state(reader, **options)
 
     def home(request: Request) -> Response:
-        return answer(request, lambda: views.home_view(reader.home(), state.manifests, state.verify))
+        return answer(request, lambda: views.home_view(state.caps, state.manifests, state.verify))
 
     def captures(request: Request) -> Response:
         q = request.query_params
         unknown = sorted(set(q) - {"url", "digest"})
         if unknown:
             return bad_request(request, f"unknown parameter {unknown[0]!r}: give url= or digest=")
-        return answer(request, lambda: views.captures_view(reader.home(), url=q.get("url"), digest=q.get("digest")))
+        return answer(request, lambda: views.captures_view(state.caps, url=q.get("url"), digest=q.get("digest")))
 
     def capture(request: Request) -> Response:
         rid = request.path_params["receipt_id"]
-        return answer(request, lambda: views.capture_view(reader.home(), state.manifests, rid))
+        return answer(request, lambda: views.capture_view(state.caps, state.manifests, rid))
 
     def manifest(request: Request) -> Response:
         mid = request.path_params["manifest_id"]
-        return answer(request, lambda: views.manifest_view(reader.home(), state.manifests, mid))
+        return answer(request, lambda: views.manifest_view(state.caps, state.manifests, mid))
 
     def verify(request: Request) -> Response:
         def make() -> dict[str, Any]:

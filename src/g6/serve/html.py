@@ -102,10 +102,10 @@ def _code(v: object) -> str:
 # -- home ------------------------------------------------------------------------------------------------------
 def render_home(v: Mapping[str, Any]) -> str:
     c = v["counts"]
-    counts = rows([("receipts", esc(v["receipts"])), ("page reads", esc(c["captures"])),
-                   ("by outcome", esc(", ".join(f"{k} {n}" for k, n in c["captures_by_outcome"].items()) or "—")),
-                   ("by kind", esc(", ".join(f"{k} {n}" for k, n in c["by_kind"].items()) or "—")),
-                   ("distinct URLs", esc(c["urls"])), ("distinct bodies", esc(c["bodies"]))])
+    counts = rows([("receipts", esc(v["receipts"])),
+                   ("web reads", f"{esc(c['captures'])} ({esc(c['ok'])} read, {esc(c['failed'])} failed)"),
+                   ("by outcome", esc(", ".join(f"{k} {n}" for k, n in c["outcomes"].items()) or "—")),
+                   ("distinct URLs", esc(c["urls"]))])
     cp = v["latest_checkpoint"]
     checkpoint = "<p>No checkpoint has been issued (<code>g6 ledger checkpoint</code>).</p>" if cp is None else rows([
         ("origin", _code(cp["origin"])), ("size", esc(cp["size"]) + (f" ({esc(cp['behind'])} receipts since)"

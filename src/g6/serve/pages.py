@@ -40,7 +40,7 @@ def routes(reader: Any, **options: Any) -> list[BaseRoute]:
 
     def home_page(request: Request) -> Response:
         return answer(request, lambda: html.render_home(
-            views.home_view(reader.home(), state.manifests, state.verify)))
+            views.home_view(state.caps, state.manifests, state.verify)))
 
     def search_page(request: Request) -> Response:
         q = request.query_params.get("q", "")
@@ -51,16 +51,16 @@ def routes(reader: Any, **options: Any) -> list[BaseRoute]:
         if kind == "receipt":
             return RedirectResponse(f"/capture/{value}", status_code=303, headers=SECURITY_HEADERS)
         return answer(request, lambda: html.render_captures(
-            views.captures_view(reader.home(), **{kind: value}), q))
+            views.captures_view(state.caps, **{kind: value}), q))
 
     def capture_page(request: Request) -> Response:
         rid = request.path_params["receipt_id"]
-        return answer(request, lambda: html.render_capture(views.capture_view(reader.home(), state.manifests, rid)))
+        return answer(request, lambda: html.render_capture(views.capture_view(state.caps, state.manifests, rid)))
 
     def manifest_page(request: Request) -> Response:
         mid = request.path_params["manifest_id"]
         return answer(request, lambda: html.render_manifest(
-            views.manifest_view(reader.home(), state.manifests, mid)))
+            views.manifest_view(state.caps, state.manifests, mid)))
 
     def verify_page(request: Request) -> Response:
         def make() -> str:

@@ -43,8 +43,8 @@ from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 from g6.serve import lookup
+from g6.serve.captures import Captures
 
-PAGE_KINDS = ("fetch", "recheck")  # receipts that read a page: what a capture is
 DIGEST = re.compile(r"(?:(blake3|sha256):)?([0-9a-f]{64})")
 LIST_LIMIT = 200  # captures listed per search; the count says how many there were
 
@@ -169,9 +169,11 @@ def head_of(home: EvidenceHome) -> int:
 
 
 # -- the views -------------------------------------------------------------------------------------------------
-def home_view(home: EvidenceHome, manifests: Manifests, verify: VerifyStatus) -> dict[str, Any]:
+def home_view(caps: Captures, manifests: Manifests, verify: VerifyStatus) -> dict[str, Any]:
+    home = caps.home()
     head = head_of(home)
-    counts = lookup.counts(home)
+    counts = lookup.counts(caps) if head else {"receipts": 0, "captures": 0, "ok": 0, "failed": 0, "urls": 0,
+                                                "outcomes": {}}
     latest = None
     if head:
         cp = home.ledger.latest_checkpoint()
@@ -198,37 +200,32 @@ def parse_query(q: str) -> tuple[str, str]:
     raise InputError(f"{q[:80]!r} is neither a URL (http:// or https://), a digest nor a receipt id")
 
 
-def captures_view(home: EvidenceHome, *, url: str | None = None, digest: str | None = None) -> dict[str, Any]:
+def captures_view(caps: Captures, *, url: str | None = None, digest: str | None = None) -> dict[str, Any]:
+    home = caps.home()
     if (url is None) == (digest is None):
         raise InputError("give exactly one of url= or digest=")
     if digest is not None:
         m = DIGEST.fullmatch(digest.strip().lower())
         if m is None:
             raise InputError(f"{digest[:80]!r} is not a digest (64 hex digits, optionally blake3: or sha256:)")
-        found = lookup.of_digest(home, m.group(2)) if head_of(home) else []
+        found = lookup.of_digest(caps, m.group(2)) if head_of(home) else []
         query = {"digest": m.group(2)}
     else:
         assert url is not None
         if not re.match(r"(?i)https?://", url):
             raise InputError(f"{url[:80]!r} is not an http:// or https:// URL")
-        found = lookup.of_url(home, url) if head_of(home) else []
+        found = lookup.of_url(caps, url) if head_of(home) else []
         query = {"url": url}
     found = sorted(found, key=lambda r: r.fetched_at, reverse=True)
     return {"schema": "g6.serve.captures.v1", "query": query, "total": len(found),
             "captures": [capture_summary(r) for r in found[:LIST_LIMIT]]}
 
 
-def _get_capture(home: EvidenceHome, receipt_id: str) -> Receipt:
+def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[str, Any]:
+    home = caps.home()
     if not RECEIPT_ID.fullmatch(receipt_id) or not head_of(home):
         raise lookup.NotFound(f"no capture {receipt_id[:80]!r} in this home")
-    r = lookup.by_id(home, receipt_id)
-    if r.kind not in PAGE_KINDS:
-        raise lookup.NotFound(f"receipt {receipt_id} is a {r.kind} receipt, not a page read: see /receipt/{receipt_id}")
-    return r
-
-
-def capture_view(home: EvidenceHome, manifests: Manifests, receipt_id: str) -> dict[str, Any]:
-    r = _get_capture(home, receipt_id)
+    r = lookup.by_id(caps, receipt_id)
     text, text_status = _visible_text(home, r)
     cited = []
     for m, c in manifests.citing(r.receipt_id):
@@ -299,7 +296,8 @@ def _recheck_summary(r: Receipt) -> dict[str, Any]:
             "verdicts": {str(k): str(v) for k, v in verdicts.items()} if isinstance(verdicts, Mapping) else {}}
 
 
-def manifest_view(home: EvidenceHome, manifests: Manifests, manifest_id: str) -> dict[str, Any]:
+def manifest_view(caps: Captures, manifests: Manifests, manifest_id: str) -> dict[str, Any]:
+    home = caps.home()
     if not MANIFEST_ID.fullmatch(manifest_id):
         raise lookup.NotFound(f"{manifest_id[:80]!r} is not a manifest id")
     latest: dict[str, dict[str, Any]] = {}
@@ -347,7 +345,8 @@ class ServeState:
     """The manifests given to the server and its verify status: one of each per reader (so the pages and
     the API, each built from the same options, show the same)."""
 
-    def __init__(self, manifests: Sequence[str | Path] = (), verify_every: float = 60.0) -> None:
+    def __init__(self, caps: Captures, manifests: Sequence[str | Path] = (), verify_every: float = 60.0) -> None:
+        self.caps = caps
         self.manifests = Manifests(manifests)
         self.verify = VerifyStatus(verify_every)
 
@@ -363,7 +362,8 @@ def serve_state(reader: Any, **options: Any) -> ServeState:
     with _states_lock:
         state = _states.get(reader)
         if state is None:
-            state = ServeState(options.get("manifests") or (), float(options.get("verify_every", 60.0)))
+            state = ServeState(Captures.of(reader), options.get("manifests") or (),
+                               float(options.get("verify_every", 60.0)))
             _states[reader] = state
             if options.get("verify_at_start"):
                 threading.Thread(target=_verify_in_background, args=(state, reader), name="g6-serve-verify",
