@@ -9,15 +9,20 @@ append order, so ``ledger verify`` finds nothing odd (the test checks it).
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import httpx
+import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.fetch.capture import prepare_fetch
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
+from tests.serve.server import served
 
 BINARY = bytes(range(256)) * 40 + b"\r\n\x00end"
 
@@ -84,3 +89,23 @@ def build(root: Path) -> World:
             assert all(isinstance(r, SeenRequest) for r in site.requests[seen:])
     ev.close()
     return world
+
+
+# the fixtures of the Memento tests (imported by each test module): one home, one server per module
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    w = build(tmp_path_factory.mktemp("memento") / "home")
+    yield w
+    w.site.stop()
+
+
+@pytest.fixture(scope="module")
+def server(world: World) -> Iterator[str]:
+    with served(world.home) as base:
+        yield base.rstrip("/")
+
+
+@pytest.fixture(scope="module")
+def http(server: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server, trust_env=False, follow_redirects=False, timeout=30) as c:
+        yield c

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 (the fixtures world, server and http are imported from memento_world)
 """Memento (RFC 7089) from ``g6 serve`` over the real socket: the TimeGate, both TimeMaps, mementos byte for
 byte, redirects, failed reads, same-second captures, query strings, every header, 400 and 404, and a home
 left byte for byte as it was."""
@@ -5,7 +6,6 @@ left byte for byte as it was."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,29 +14,10 @@ import pytest
 
 from g6.home import EvidenceHome
 from g6.schemas import load
-from tests.serve.memento_world import BINARY, World, build
+from tests.serve.memento_world import BINARY, World, http, server, world  # noqa: F401
 from tests.serve.server import served
 
 FAILED_REL = "https://g6-evidence.invalid/rel/failed-read"
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    w = build(tmp_path_factory.mktemp("memento") / "home")
-    yield w
-    w.site.stop()
-
-
-@pytest.fixture(scope="module")
-def server(world: World) -> Iterator[str]:
-    with served(world.home) as base:
-        yield base.rstrip("/")
-
-
-@pytest.fixture(scope="module")
-def http(server: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server, trust_env=False, follow_redirects=False, timeout=30) as c:
-        yield c
 
 
 def http_date(t: datetime) -> str:

@@ -47,14 +47,18 @@ def bind(host: str, port: int) -> socket.socket:
 @click.option("--tiles", "tiles", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Also serve the log published to this folder (`g6 ledger publish DIR`) as C2SP tlog-tiles: "
                    "/checkpoint, /tile/<L>/<N>, /tile/entries/<N>.")
+@click.option("--manifest", "manifests", multiple=True, type=click.Path(dir_okay=False),
+              help="A citation manifest whose citations the pages highlight and whose verdicts they show "
+                   "(repeatable; read at start).")
 @pass_ctx
-def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None) -> None:
+def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, manifests: tuple[str, ...]) -> None:
     """Serve the evidence home read only over HTTP: Memento (RFC 7089) TimeGate, TimeMaps and mementos
     under /web/, receipts and their proofs under /receipt/, the published tiles, a JSON API under /api/
     and pages for people. Ctrl-C stops it."""
     import uvicorn
 
     from g6.serve import HomeReader, build_app
+    from g6.serve.views import Manifests
 
     if host == "localhost":
         host = "127.0.0.1"  # one address, not whatever the resolver says localhost is today
@@ -67,9 +71,11 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None) 
     settings = ctx.settings
     reader = HomeReader(settings)
     reader.home()  # a home that cannot be opened is refused now, not on the first request
+    Manifests(manifests)  # so is a manifest that cannot be read (an InputError: exit 2, one line)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops)")
-    config = uvicorn.Config(build_app(reader, tiles_dir=tiles), log_level="warning", lifespan="on", access_log=False)
+    app = build_app(reader, manifests=manifests, verify_at_start=True, tiles_dir=tiles)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
