@@ -240,3 +240,18 @@ def test_tiles_must_be_a_folder(log: TlogHome, tmp_path: Path) -> None:
         r = g6(log.home, "serve", "--port", "0", "--tiles", str(bad))
         assert r.returncode == 2
         assert b"--tiles" in r.stderr and b"not a folder" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_tiles_must_be_this_homes_log(log: TlogHome, tmp_path: Path) -> None:
+    from g6.home import EvidenceHome
+
+    with EvidenceHome(tmp_path / "other", fsync=False) as ev:  # another home, its own log
+        ev.keys.init()
+        origin = ev.ledger.origin
+    r = g6(tmp_path / "other", "serve", "--port", "0", "--tiles", str(log.tiles))
+    assert r.returncode == 2 and b"Traceback" not in r.stderr
+    assert f"holds the log {log.origin}, not this home's ({origin})".encode() in r.stderr
+    shutil.copytree(log.tiles, tmp_path / "garbled")
+    (tmp_path / "garbled" / "checkpoint").write_bytes(b"not a checkpoint\n")
+    r = g6(log.home, "serve", "--port", "0", "--tiles", str(tmp_path / "garbled"))
+    assert r.returncode == 2 and b"its checkpoint is not a checkpoint" in r.stderr

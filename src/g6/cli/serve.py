@@ -37,6 +37,30 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def check_tiles(tiles: Path, origin: str) -> None:
+    """``--tiles`` must be a folder, and the log published there this home's, not another's: served under
+    this home's name, another log's checkpoint would mislead whoever audits it. A folder with no checkpoint
+    yet is fine (its paths answer 404 until ``ledger publish`` writes one)."""
+    from g6.ledger.note import Checkpoint, NoteError, parse_note
+    from g6.store.folder_files import LinkRefused, NotAFile, read_head
+
+    if not tiles.is_dir():
+        fail(f"--tiles {tiles}: not a folder (give the folder `g6 ledger publish` wrote)")
+    try:
+        raw = read_head(str(tiles), "checkpoint", 1 << 20)  # as the server reads it: no link followed
+    except (FileNotFoundError, NotAFile, LinkRefused):
+        return
+    except OSError as e:
+        fail(f"--tiles {tiles}: cannot read its checkpoint: {e.strerror or e}")
+    try:
+        cp = Checkpoint.parse(parse_note(raw.decode("utf-8"))[0])
+    except (NoteError, UnicodeDecodeError) as e:
+        fail(f"--tiles {tiles}: its checkpoint is not a checkpoint ({e})")
+    if cp.origin != origin:
+        fail(f"--tiles {tiles} holds the log {cp.origin}, not this home's ({origin}): give the folder this "
+             "home's `g6 ledger publish` wrote")
+
+
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on. Loopback only unless --public is given.")
@@ -66,11 +90,11 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, 
         if not public:
             fail(f"--host {host} is not a loopback address: add --public to serve the home to other machines")
         click.echo(f"g6: warning: serving {ctx.settings.home} on {host}, reachable from other machines", err=True)
-    if tiles is not None and not tiles.is_dir():
-        fail(f"--tiles {tiles}: not a folder (give the folder `g6 ledger publish` wrote)")
     settings = ctx.settings
     reader = HomeReader(settings)
     reader.home()  # a home that cannot be opened is refused now, not on the first request
+    if tiles is not None:
+        check_tiles(tiles, reader.home().ledger.origin)
     Manifests(manifests)  # so is a manifest that cannot be read (an InputError: exit 2, one line)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
