@@ -11,7 +11,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import backends, batch_fetch, compress, extract, fetch, hostile, ingest, ledger_append, recheck, scale, warc
+from bench import (
+    backends,
+    batch_fetch,
+    compress,
+    extract,
+    fetch,
+    hostile,
+    ingest,
+    ledger_append,
+    recheck,
+    scale,
+    serve,
+    warc,
+)
 
 
 def _disk_probe(n: int = 200) -> str:
@@ -36,14 +49,14 @@ def main() -> int:
     ap.add_argument("--scale", action="store_true",
                     help="also measure against a 1,000,000-receipt ledger (built once, cached in bench/.cache/)")
     ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck", "hostile",
-                                                 "tree", "compress", "batch", "backends"])
+                                                 "tree", "compress", "batch", "backends", "serve"])
     args = ap.parse_args()
     print(f"# machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()},"
           f" {platform.system()} {platform.release()}")
     print(f"# {_disk_probe()}")
     runs = {"ingest": ingest.run, "ledger": ledger_append.run, "fetch": fetch.run, "extract": extract.run,
             "warc": warc.run, "recheck": recheck.run, "hostile": hostile.run, "compress": compress.run,
-            "batch": batch_fetch.run, "backends": backends.run}
+            "batch": batch_fetch.run, "backends": backends.run, "serve": serve.run}
     for name in args.names:
         if name not in runs and name != "tree":
             print(f"unknown benchmark {name!r}; known: {', '.join(runs)}", file=sys.stderr)

@@ -8,6 +8,9 @@
 
 Everything runs on loopback; the pages are opened from disk in headless Chromium (tests/headless.py)
 and captured whole.
+
+3. `g6 serve --manifest report.json` over a home that read the demo article and cited it, and the
+   capture page of that read -> docs/serve-capture.png (opened over loopback, the page's own socket)
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from g6.demo.site import LocalSite, Reply
 
@@ -42,6 +46,11 @@ def main() -> None:
     if exe is None:
         raise SystemExit("chromium is not installed (apt-get install -y chromium)")
     work = Path(tempfile.mkdtemp(prefix="g6-shots-"))
+    files = resources.files("g6.demo") / "pages"
+    if sys.argv[1:] == ["serve"]:  # only the serve page (`python docs/report_screenshots.py serve`)
+        with Browser(exe) as b:
+            serve_capture(b, work / "serve", files)
+        return
 
     # 1. the demo's bundle, verified with the pinned key
     home = work / "demo"
@@ -51,7 +60,6 @@ def main() -> None:
        cwd=home)
 
     # 2. a re-check after the demo article was edited and its home page removed
-    files = resources.files("g6.demo") / "pages"
     article = (files / "article.html").read_bytes()
     edited = article.replace(b"a reader asks where a sentence", b"a grader asks where a claim")
     state = {"v": 1}
@@ -79,6 +87,30 @@ def main() -> None:
             b.open(DOCS / f"{name}.html")
             b.screenshot(DOCS / f"{name}.png", width=1100)
             print(DOCS / f"{name}.png")
+        serve_capture(b, work / "serve", files)
+
+
+def serve_capture(b: Browser, work: Path, files: Any) -> None:
+    """3. a capture page of `g6 serve`: the demo article read, a sentence of it cited, the manifest signed."""
+    sys.path.insert(0, str(DOCS.parent))
+    from tests.serve.server import served
+
+    work.mkdir(parents=True)
+    robots = Reply(body=(files / "robots.txt").read_bytes(), content_type="text/plain")
+    site = LocalSite({"/article": Reply(body=(files / "article.html").read_bytes()), "/robots.txt": robots}).start()
+    try:
+        home = work / "home"
+        art = json.loads(g6(home, "fetch", site.url("/article"), "--json").stdout)["receipt_id"]
+        g6(home, "cite", art, "--quote", "the answer should be a receipt", "--manifest", "report.json", cwd=work)
+        g6(home, "manifest", "sign", "report.json", cwd=work)
+        g6(home, "recheck", "report.json", cwd=work)
+    finally:
+        site.stop()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    with served(home, "--manifest", str(work / "report.json"), env={**env, "G6_HOME": str(home)}) as base:
+        b.open_url(f"{base}capture/{art}")
+        b.screenshot(DOCS / "serve-capture.png", width=1100)
+    print(DOCS / "serve-capture.png")
 
 
 def _passage(home: Path, rid: str, starts: str) -> str:

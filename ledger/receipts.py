@@ -231,6 +231,12 @@ class Receipt:
     def canonical_bytes(self, *, with_signature: bool = False) -> bytes:
         return canonical_json(self.to_json(with_signature=with_signature))
 
+    def shown(self) -> str:
+        """The receipt as people and tools are shown it, ``g6 receipt show`` and ``g6 serve``'s
+        ``/receipt/{id}`` alike: indented JSON in the members' own order, not ASCII-escaped, one newline at
+        the end. One place, so the two print the same bytes (the signature is over ``canonical_bytes``)."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+
     # -- signing ---------------------------------------------------------------------------
     def signed(self, key: SigningKey) -> Receipt:
         return self.sign_canonical(key)[0]

@@ -97,6 +97,10 @@ class Browser:
     # -- pages ------------------------------------------------------------------------------
     def open(self, path: Path) -> None:
         """A new tab on ``file://path``, waited until its load event."""
+        self.open_url(path.resolve().as_uri())
+
+    def open_url(self, url: str) -> None:
+        """A new tab on ``url`` (a file, or a server the test started on loopback), waited until its load event."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         self.events.clear()
@@ -104,7 +108,7 @@ class Browser:
         self.send("Runtime.enable")
         self.send("Log.enable")
         self.send("Network.enable")
-        self.send("Page.navigate", {"url": path.resolve().as_uri()})
+        self.send("Page.navigate", {"url": url})
         self.wait_event("Page.loadEventFired")
 
     def requested_urls(self) -> list[str]:

@@ -106,6 +106,13 @@ class ReceiptTooLarge(LedgerError):
     code = "G6_E_LEDGER_RECEIPT_TOO_LARGE"
 
 
+class ProofNotCovered(LedgerError):
+    """No checkpoint the ledger issued covers the receipt yet, and the caller may not sign one (a read-only
+    home, as ``g6 serve`` opens it)."""
+
+    code = "G6_E_LEDGER_PROOF_NOT_COVERED"
+
+
 class PublishError(G6Error):
     """The log cannot be published where asked: the destination cannot be read or written, holds another
     log, or is ahead of what would be published."""

@@ -71,9 +71,15 @@ TABLE: dict[str, tuple[str, ...]] = {
 NO_RESULT: dict[str, str] = {
     "g6 blob cat": "writes a blob's raw bytes to stdout",
     "g6 mcp": "an MCP server speaking JSON-RPC over stdio",
+    "g6 serve": "an HTTP server; its JSON API's answers have the SERVE_SCHEMAS (tests/serve/test_api.py)",
 }
 # schemas of files g6 writes rather than of what a command prints
 FILE_SCHEMAS: dict[str, str] = {"manifest.v1": "the manifest `g6 cite` writes and `g6 manifest sign` signs"}
+# schemas of what `g6 serve` answers over HTTP (tests/serve/test_api.py validates each answer)
+SERVE_SCHEMAS: dict[str, str] = {"serve-home.v1": "/api/home", "serve-captures.v1": "/api/captures",
+                                 "serve-capture.v1": "/api/capture/{id}", "serve-manifest.v1": "/api/manifest/{id}",
+                                 "serve-verify.v1": "/api/verify", "serve-refusal.v1": "any refusal in JSON",
+                                 "serve-timemap.v1": "/web/timemap/json/{url} (tests/serve/test_memento.py)"}
 
 
 def walk(cmd: click.Command, path: tuple[str, ...] = ("g6",)) -> Iterator[tuple[str, click.Command]]:
@@ -117,12 +123,12 @@ def test_every_schema_file_is_mapped() -> None:
     """Each schema in schemas/ is what a command prints (TABLE) or a file g6 writes (FILE_SCHEMAS)."""
     on_disk = {p.name.removesuffix(".schema.json") for p in resources.files("g6.schemas").iterdir()
                if p.name.endswith(".schema.json")}
-    mapped = {s for names in TABLE.values() for s in names} | set(FILE_SCHEMAS)
+    mapped = {s for names in TABLE.values() for s in names} | set(FILE_SCHEMAS) | set(SERVE_SCHEMAS)
     assert on_disk == mapped
 
 
 NEW = ["es-mapping.v1", "es-search.v1", "es-count.v1", "es-get.v1", "convert.v1", "demo.v1", "fetch-line.v1",
-       "refusal.v1"]
+       "refusal.v1", *SERVE_SCHEMAS]
 
 
 @pytest.mark.parametrize("name", NEW)

@@ -11,6 +11,10 @@ fails and says why. ``python tests/peers/go_tools.py`` builds them all (``.ci/ru
 | ``fsck`` | github.com/transparency-dev/tessera v1.0.4 | audits a published C2SP tlog-tiles log |
 | ``tlogcheck`` | this folder's ``tlogcheck`` (golang.org/x/mod v0.43.0) | Go's sumdb/tlog reading our tiles |
 | ``cosigcheck`` | this folder's ``cosigcheck`` (torchwood v0.6.1) | torchwood's cosignature/v1 verifier on our notes |
+| ``proofcheck`` | this folder's ``proofcheck`` (torchwood v0.10.0, Go 1.27.3) | torchwood's tlog-proof verifier |
+
+A tool whose module needs a newer Go than the machine's names its toolchain (``TOOLCHAINS``); ``go`` fetches
+it from the module proxy like any module, once.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ TOOLS: dict[str, tuple[str, str, str | None]] = {
     "fsck": ("github.com/transparency-dev/tessera", "v1.0.4", "cmd/fsck"),
     "tlogcheck": ("golang.org/x/mod", "v0.43.0", None),
     "cosigcheck": ("filippo.io/torchwood", "v0.6.1", None),
+    "proofcheck": ("filippo.io/torchwood", "v0.10.0", None),
 }
+TOOLCHAINS = {"proofcheck": "go1.27.3"}  # torchwood v0.10.0 needs Go 1.27 (its go.mod); the rest build locally
 
 
 class ToolUnavailable(RuntimeError):
@@ -63,7 +69,8 @@ def go_tool(name: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _built_from(binary, module, version):
             return binary
-        env = {**os.environ, "GOBIN": str(BIN), "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false"}
+        env = {**os.environ, "GOBIN": str(BIN), "GOTOOLCHAIN": TOOLCHAINS.get(name, "local"),
+               "GOFLAGS": "-buildvcs=false"}
         if package is None:
             cmd = [go(), "build", "-p", "1", "-o", str(binary), "."]
             cwd: Path | None = Path(__file__).resolve().parent / name

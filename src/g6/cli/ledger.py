@@ -61,7 +61,7 @@ def receipt_show(c: Ctx, receipt_id: str, as_json: bool) -> None:
             r = ev.ledger.get(receipt_id)
         except G6Error as e:
             fail(str(e), EXIT_FAILED)
-    emit_json(r.to_json())
+    click.echo(r.shown(), nl=False)  # the bytes g6 serve's /receipt/{id} serves (Receipt.shown)
 
 
 @cli.group("ledger")

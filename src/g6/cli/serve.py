@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from pathlib import Path
 
 import click
 
@@ -36,6 +37,30 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def check_tiles(tiles: Path, origin: str) -> None:
+    """``--tiles`` must be a folder, and the log published there this home's, not another's: served under
+    this home's name, another log's checkpoint would mislead whoever audits it. A folder with no checkpoint
+    yet is fine (its paths answer 404 until ``ledger publish`` writes one)."""
+    from g6.ledger.note import Checkpoint, NoteError, parse_note
+    from g6.store.folder_files import LinkRefused, NotAFile, read_head
+
+    if not tiles.is_dir():
+        fail(f"--tiles {tiles}: not a folder (give the folder `g6 ledger publish` wrote)")
+    try:
+        raw = read_head(str(tiles), "checkpoint", 1 << 20)  # as the server reads it: no link followed
+    except (FileNotFoundError, NotAFile, LinkRefused):
+        return
+    except OSError as e:
+        fail(f"--tiles {tiles}: cannot read its checkpoint: {e.strerror or e}")
+    try:
+        cp = Checkpoint.parse(parse_note(raw.decode("utf-8"))[0])
+    except (NoteError, UnicodeDecodeError) as e:
+        fail(f"--tiles {tiles}: its checkpoint is not a checkpoint ({e})")
+    if cp.origin != origin:
+        fail(f"--tiles {tiles} holds the log {cp.origin}, not this home's ({origin}): give the folder this "
+             "home's `g6 ledger publish` wrote")
+
+
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on. Loopback only unless --public is given.")
@@ -43,14 +68,21 @@ def bind(host: str, port: int) -> socket.socket:
               help="The port to listen on (0: any free port, printed on stderr).")
 @click.option("--public", "public", is_flag=True,
               help="Allow listening on an address other people can reach (a warning is printed).")
+@click.option("--tiles", "tiles", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Also serve the log published to this folder (`g6 ledger publish DIR`) as C2SP tlog-tiles: "
+                   "/checkpoint, /tile/<L>/<N>, /tile/entries/<N>.")
+@click.option("--manifest", "manifests", multiple=True, type=click.Path(dir_okay=False),
+              help="A citation manifest whose citations the pages highlight and whose verdicts they show "
+                   "(repeatable; read at start).")
 @pass_ctx
-def serve_cmd(ctx: Ctx, host: str, port: int, public: bool) -> None:
+def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, manifests: tuple[str, ...]) -> None:
     """Serve the evidence home read only over HTTP: Memento (RFC 7089) TimeGate, TimeMaps and mementos
     under /web/, receipts and their proofs under /receipt/, the published tiles, a JSON API under /api/
     and pages for people. Ctrl-C stops it."""
     import uvicorn
 
     from g6.serve import HomeReader, build_app
+    from g6.serve.views import Manifests
 
     if host == "localhost":
         host = "127.0.0.1"  # one address, not whatever the resolver says localhost is today
@@ -61,9 +93,13 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool) -> None:
     settings = ctx.settings
     reader = HomeReader(settings)
     reader.home()  # a home that cannot be opened is refused now, not on the first request
+    if tiles is not None:
+        check_tiles(tiles, reader.home().ledger.origin)
+    Manifests(manifests)  # so is a manifest that cannot be read (an InputError: exit 2, one line)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops)")
-    config = uvicorn.Config(build_app(reader), log_level="warning", lifespan="on", access_log=False)
+    app = build_app(reader, manifests=manifests, verify_at_start=True, tiles_dir=tiles)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])

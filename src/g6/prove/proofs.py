@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from g6.errors import G6Error
+from g6.errors import G6Error, ProofNotCovered
 from g6.home import EvidenceHome
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import TreeView
@@ -36,6 +36,24 @@ def prove(home: EvidenceHome, receipt_id: str, tree: TreeView | None = None) -> 
     own inclusion path, so a grader holding only the log's key can check it (``key_proof_extra``)."""
     index = home.ledger.index_of(receipt_id)
     cp, note, made = covering_checkpoint(home, index)
+    return prove_at(home, receipt_id, index, cp, note, tree), made
+
+
+def prove_latest(home: EvidenceHome, receipt_id: str) -> InclusionProof:
+    """Inclusion proof of one receipt against the latest checkpoint the ledger issued, signing nothing
+    (``g6 serve``: a read-only home); ``ProofNotCovered`` when that checkpoint is older than the receipt."""
+    index = home.ledger.index_of(receipt_id)
+    latest = home.ledger.latest_checkpoint()
+    if latest is None or latest[0].size <= index:
+        have = f"the latest covers {latest[0].size}" if latest else "the ledger has issued none"
+        raise ProofNotCovered(f"no checkpoint covers receipt {receipt_id} (entry {index + 1}) yet ({have}): the "
+                              "home's owner runs `g6 ledger checkpoint`")
+    return prove_at(home, receipt_id, index, latest[0], latest[1])
+
+
+def prove_at(home: EvidenceHome, receipt_id: str, index: int, cp: Checkpoint, note: str,
+             tree: TreeView | None = None) -> InclusionProof:
+    """Inclusion proof of the receipt at leaf ``index`` against the checkpoint ``cp`` (signed note ``note``)."""
     tree = tree if tree is not None and len(tree) >= cp.size else home.ledger.tree()
     if tree.root(cp.size) != cp.root:
         raise ValueError("the ledger no longer matches its latest checkpoint; run `g6 ledger verify`")
@@ -44,7 +62,7 @@ def prove(home: EvidenceHome, receipt_id: str, tree: TreeView | None = None) -> 
     entries = _key_entries_for(home, cp.size, note, {signer.key_id} if signer else set())
     extra = key_proof_extra(receipt_id, [(seq - 1, text, tuple(tree.inclusion_proof(seq - 1, cp.size)))
                                          for seq, text in entries]) if entries else receipt_id.encode()
-    return InclusionProof(index, tuple(proof), cosigned(home.ledger, cp, note), extra), made
+    return InclusionProof(index, tuple(proof), cosigned(home.ledger, cp, note), extra)
 
 
 def _key_entries_for(home: EvidenceHome, size: int, note: str, signers: set[str]) -> list[tuple[int, str]]:

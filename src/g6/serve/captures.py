@@ -1,0 +1,411 @@
+"""The captures of one home, read only: what every ``g6 serve`` module asks of the ledger and the store.
+
+A *capture* is one web read: a receipt of kind ``fetch`` or ``recheck`` from the ``web`` source, ok or
+failed (a 404, a timeout, a refusal are captures too: they say what the URL did at that time). Its
+:class:`Capture` says what was read (requested URL, final URL, the redirect chain, status, outcome and
+code, content type, when, the body's digests and size); :meth:`Captures.body` streams the stored body.
+
+Use one :class:`Captures` per app, shared by every worker thread: ``Captures.of(reader)`` gives the
+same one to every module (memento, tlog, api, pages), so the index below is built once::
+
+    caps = Captures.of(reader)
+    caps.of_url("https://example.org/a?b=1")   # every capture of that URL, oldest first
+    caps.get("rcpt_…")                         # one capture by receipt id, or None
+    caps.search("sha256:…")                    # by URL (exact, then prefix) or blob digest
+    caps.counts()                              # receipts, captures, ok / failed, URLs
+    for chunk in caps.body(capture): ...      # the stored bytes, streamed and checked
+
+**Lookups by URL and digest.** The ledger has no index by URL or digest (the receipts table is indexed
+by seq, receipt id and kind only, and a read-only server may create nothing), so the first lookup reads
+every row once, in pages of ``PAGE`` rows by seq, and keeps an index in memory: for each URL (every hop
+of a capture, its requested and its final URL, normalised as g6 stores them) and each digest, the seqs of
+its captures; about 200 bytes a capture. Later lookups read only the rows appended since (the head is
+checked on every call, O(log n)); a ledger that shrank or changed under us is indexed again. Receipts are
+then read by seq (the primary key), so a lookup costs O(captures of that URL) rows.
+
+Nothing here verifies signatures (``g6 ledger verify`` does; the pages show its verdict); bodies are
+served only once hashed and found to be the bytes the receipt names (``BlobBackend.open_verified``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from g6.adapters.urls import URLError, normalise_url
+from g6.errors import BadDigest, BlobCorrupt, G6Error
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Hop, Receipt
+from g6.store.base import CHUNK
+from g6.store.digest import Digest
+
+CAPTURE_KINDS = ("fetch", "recheck")  # the receipts that are reads of a web URL
+PAGE = 5000  # rows read at a time while indexing
+SUCCESS = ("ok", "empty")  # outcomes where the page was read (``empty``: read, and it said nothing)
+
+
+class HomeSource(Protocol):
+    """What :class:`Captures` needs of ``g6.serve.app.HomeReader``: this thread's read-only home."""
+
+    def home(self) -> EvidenceHome: ...
+
+
+def normalise(url: str) -> str:
+    """``url`` as g6 stores URLs (``g6.adapters.urls.normalise_url``: scheme and host lowercased, default port
+    dropped, ``/`` for an empty path, query kept, fragment dropped); the text itself when it does not parse
+    (a stored URL that g6 refused still indexes under what was asked)."""
+    try:
+        return normalise_url(url).url
+    except (URLError, ValueError, UnicodeError, TypeError):
+        return url
+
+
+def parse_time(text: str) -> datetime:
+    """A receipt's ``fetched_at`` (RFC 3339, UTC) as an aware datetime; the epoch for a malformed one (verify
+    fails such a row; here it only sorts first)."""
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return datetime.fromtimestamp(0, UTC)
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """One web read, ok or failed, as its signed receipt tells it. ``seq`` is its row in the ledger."""
+
+    seq: int
+    receipt: Receipt
+
+    @property
+    def receipt_id(self) -> str:
+        return self.receipt.receipt_id
+
+    @property
+    def kind(self) -> str:
+        """``fetch``, or ``recheck`` (a citation's page read again)."""
+        return self.receipt.kind
+
+    @property
+    def requested_url(self) -> str:
+        """The URL as asked (redacted, not normalised)."""
+        return str(self.receipt.request.get("url", ""))
+
+    @property
+    def url(self) -> str:
+        """The URL the read began at, normalised: the first hop's, else the requested one's."""
+        return self.receipt.hops[0].url if self.receipt.hops else normalise(self.requested_url)
+
+    @property
+    def final_url(self) -> str | None:
+        """Where the read ended (after redirects); None when no request was sent."""
+        return self.receipt.final_url
+
+    @property
+    def hops(self) -> tuple[Hop, ...]:
+        """Every request sent, in order: the first URL and each redirect target, with its status."""
+        return self.receipt.hops
+
+    @property
+    def redirects(self) -> tuple[tuple[str, int | None, str], ...]:
+        """(from, status, to) for each redirect followed."""
+        h = self.receipt.hops
+        return tuple((h[i].url, h[i].status, h[i + 1].url) for i in range(len(h) - 1))
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status of the last answer; None when nothing answered (timeout, refusal, robots...)."""
+        return self.receipt.http_status
+
+    @property
+    def outcome(self) -> str:
+        """g6's typed outcome: ``ok``, ``empty``, ``not_found``, ``unreachable``, ``robots_disallowed``..."""
+        return self.receipt.outcome
+
+    @property
+    def code(self) -> str:
+        return self.receipt.outcome_code
+
+    @property
+    def ok(self) -> bool:
+        """Whether the page was read (``ok`` or ``empty``); every other outcome is a failed read."""
+        return self.receipt.outcome in SUCCESS
+
+    @property
+    def reason(self) -> str:
+        """The failure's short word (``http_404``, ``connect_timeout``...), empty for a read that succeeded."""
+        return str(self.receipt.detail.get("reason", ""))
+
+    @property
+    def content_type(self) -> str | None:
+        """The Content-Type the server sent (the one header value a receipt keeps)."""
+        v = self.receipt.detail.get("content_type")
+        return v if isinstance(v, str) else None
+
+    @property
+    def fetched_at(self) -> str:
+        """When, as signed (RFC 3339, UTC, microseconds)."""
+        return self.receipt.fetched_at
+
+    @property
+    def time(self) -> datetime:
+        return parse_time(self.receipt.fetched_at)
+
+    @property
+    def blake3(self) -> str | None:
+        c = self.receipt.content
+        return str(c["blake3"]) if c else None
+
+    @property
+    def sha256(self) -> str | None:
+        c = self.receipt.content
+        return str(c["sha256"]) if c else None
+
+    @property
+    def size(self) -> int | None:
+        """Bytes kept in the store (None: no body kept)."""
+        c = self.receipt.content
+        return int(c["size"]) if c else None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the body kept is only the first part of what was sent (a ``max_bytes`` read)."""
+        return self.receipt.truncated
+
+    @property
+    def whole_body(self) -> bool:
+        """Whether the bytes kept are exactly the body the server sent: kept, not cut at a limit, not left in a
+        content coding g6 could not undo."""
+        return (self.receipt.content is not None and not self.receipt.truncated
+                and self.receipt.outcome != "too_large" and "content_encoding" not in self.receipt.detail)
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every URL this capture is listed under: each hop's, the requested one's and the final one's."""
+        out = [h.url for h in self.receipt.hops]
+        for u in (normalise(self.requested_url), self.receipt.final_url):
+            if u and u not in out:
+                out.append(u)
+        return tuple(out)
+
+    def to_json(self) -> dict[str, Any]:
+        """What was read, for JSON answers (the receipt itself is at ``/receipt/{id}``)."""
+        return {"receipt_id": self.receipt_id, "seq": self.seq, "kind": self.kind,
+                "requested_url": self.requested_url, "url": self.url, "final_url": self.final_url,
+                "hops": [{"url": h.url, "status": h.status} for h in self.hops], "status": self.status,
+                "outcome": self.outcome, "code": self.code, "reason": self.reason, "ok": self.ok,
+                "content_type": self.content_type, "fetched_at": self.fetched_at,
+                "content": dict(self.receipt.content) if self.receipt.content else None,
+                "truncated": self.truncated}
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    receipts: int  # every row of the ledger, of any kind
+    captures: int  # web reads (fetch, recheck)
+    ok: int  # captures whose page was read
+    failed: int  # captures that failed (HTTP errors, timeouts, refusals...)
+    urls: int  # distinct URLs captured (every hop counted)
+    outcomes: dict[str, int]  # captures by outcome
+
+    def to_json(self) -> dict[str, Any]:
+        return {"receipts": self.receipts, "captures": self.captures, "ok": self.ok, "failed": self.failed,
+                "urls": self.urls, "outcomes": dict(self.outcomes)}
+
+
+def _capture_of(row: tuple[Any, ...]) -> Capture | None:
+    """The capture a ledger row holds, or None for another kind of row or one that does not parse (verify
+    reports those; a server shows what it can read)."""
+    seq, kind_column, text = row[0], row[2], row[5]
+    if kind_column not in CAPTURE_KINDS or not isinstance(text, str) or not isinstance(seq, int):
+        return None
+    try:
+        data = json.loads(text)
+        r = Receipt.from_json(data) if isinstance(data, dict) else None
+    except (ValueError, G6Error):  # a malformed row is skipped (verify reports it), never a 500
+        return None
+    if r is None or r.kind not in CAPTURE_KINDS or r.source != "web" or not isinstance(r.request.get("url"), str):
+        return None
+    return Capture(seq, r)
+
+
+class _Index:
+    """URL and digest -> seqs of captures, for every row up to ``done``; guarded by ``lock``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        self.done = 0  # rows indexed: every seq <= done
+        self.done_hash: str | None = None  # the entry hash at ``done``: a ledger replaced under us is re-read
+        self.by_url: dict[str, list[tuple[float, int]]] = {}  # (fetched_at as POSIX time, seq), kept sorted
+        self.by_digest: dict[str, list[tuple[float, int]]] = {}
+        self.sorted_urls: list[str] = []
+        self.outcomes: Counter[str] = Counter()
+
+    def add(self, c: Capture) -> None:
+        key = (c.time.timestamp(), c.seq)
+        for u in c.urls:
+            seqs = self.by_url.get(u)
+            if seqs is None:
+                self.by_url[u] = [key]
+                bisect.insort(self.sorted_urls, u)
+            else:
+                bisect.insort(seqs, key)
+        if c.receipt.content:
+            for d in (c.blake3, c.sha256):
+                if d:
+                    bisect.insort(self.by_digest.setdefault(d, []), key)
+        self.outcomes[c.outcome] += 1
+
+
+class Captures:
+    """The captures of the home ``source`` reads, for every thread of one server."""
+
+    _shared: weakref.WeakKeyDictionary[Any, Captures] = weakref.WeakKeyDictionary()
+    _shared_lock = threading.Lock()
+
+    def __init__(self, source: HomeSource) -> None:
+        self._source = source
+        self._index = _Index()
+
+    @classmethod
+    def of(cls, source: HomeSource) -> Captures:
+        """The one ``Captures`` of this reader (made on first call): every serve module shares its index."""
+        with cls._shared_lock:
+            got = cls._shared.get(source)
+            if got is None:
+                got = cls._shared[source] = cls(source)
+            return got
+
+    def home(self) -> EvidenceHome:
+        """This thread's read-only home."""
+        return self._source.home()
+
+    # -- the index --------------------------------------------------------------------------------
+    def _current(self) -> tuple[EvidenceHome, _Index]:
+        """This thread's home and the index, brought up to the ledger's head."""
+        ev = self._source.home()
+        ev.ledger.reopen_if_changed()  # a quiet SQLite file is read immutable: see a writer's new rows
+        ix = self._index
+        head, head_hash = ev.ledger.head()
+        if head == ix.done and head_hash == (ix.done_hash or head_hash):
+            return ev, ix
+        with ix.lock:
+            if ix.done and (head < ix.done or (ev.ledger.rows.row_at(ix.done) or (None,) * 8)[7] != ix.done_hash):
+                ix.reset()  # the ledger shrank or was replaced: index it again
+            self._catch_up(ev, ix, head)
+        return ev, ix
+
+    @staticmethod
+    def _catch_up(ev: EvidenceHome, ix: _Index, head: int) -> None:
+        while ix.done < head:
+            rows = ev.ledger.rows.rows_after(ix.done, PAGE)
+            if not rows:
+                break
+            for row in rows:
+                c = _capture_of(row)
+                if c is not None:
+                    ix.add(c)
+            ix.done, ix.done_hash = int(rows[-1][0]), rows[-1][7]
+
+    def _load(self, ev: EvidenceHome, keys: list[tuple[float, int]]) -> list[Capture]:
+        out = []
+        for _, seq in keys:
+            row = ev.ledger.rows.row_at(seq)
+            c = _capture_of(row) if row is not None else None
+            if c is not None:
+                out.append(c)
+        return out
+
+    # -- queries ----------------------------------------------------------------------------------
+    def of_url(self, url: str) -> list[Capture]:
+        """Every capture listed under ``url`` (normalised as g6 stores URLs), oldest first (by ``fetched_at``,
+        then by seq): reads that began there, were redirected through or to it, or were refused at it."""
+        ev, ix = self._current()
+        keys = list(ix.by_url.get(normalise(url), ()))
+        return self._load(ev, keys)
+
+    def get(self, receipt_id: str) -> Capture | None:
+        """The capture with this receipt id; None for an unknown id or a receipt that is not a web read."""
+        ev = self._source.home()
+        ev.ledger.reopen_if_changed()
+        row = ev.ledger.rows.find(receipt_id) if isinstance(receipt_id, str) else None
+        return _capture_of(row) if row is not None else None
+
+    def by_digest(self, digest: str) -> list[Capture]:
+        """Captures whose body has this digest (``blake3:<hex>`` or ``sha256:<hex>``), oldest first.
+        ``BadDigest`` (a ``g6.errors.InputError``) for text that is not a digest."""
+        d = str(Digest.parse(digest))
+        ev, ix = self._current()
+        return self._load(ev, list(ix.by_digest.get(d, ())))
+
+    def urls_starting(self, prefix: str, limit: int = 50) -> list[str]:
+        """Captured URLs that begin with ``prefix`` (as given, and normalised), sorted, at most ``limit``."""
+        _, ix = self._current()
+        out: list[str] = []
+        for p in dict.fromkeys((normalise(prefix), prefix)):
+            i = bisect.bisect_left(ix.sorted_urls, p)
+            while i < len(ix.sorted_urls) and ix.sorted_urls[i].startswith(p) and len(out) < limit:
+                if ix.sorted_urls[i] not in out:
+                    out.append(ix.sorted_urls[i])
+                i += 1
+        return out
+
+    def search(self, text: str, limit: int = 50) -> list[Capture]:
+        """A person's search box: a digest finds the captures of that body; anything else finds the captures of
+        that URL, then of URLs beginning with it. Newest first, at most ``limit``."""
+        text = text.strip()
+        try:
+            return list(reversed(self.by_digest(text)))[:limit]
+        except BadDigest:
+            pass
+        ev, ix = self._current()
+        keys: list[tuple[float, int]] = []
+        for u in self.urls_starting(text, limit):
+            keys.extend(ix.by_url.get(u, ()))
+        keys = sorted(set(keys), reverse=True)[:limit]
+        return self._load(ev, keys)
+
+    def counts(self) -> Counts:
+        ev, ix = self._current()
+        ok = sum(n for o, n in ix.outcomes.items() if o in SUCCESS)
+        total = sum(ix.outcomes.values())
+        return Counts(receipts=ix.done, captures=total, ok=ok, failed=total - ok, urls=len(ix.by_url),
+                      outcomes=dict(sorted(ix.outcomes.items())))
+
+    # -- bodies -----------------------------------------------------------------------------------
+    def body(self, capture: Capture, chunk: int = CHUNK) -> Iterator[bytes]:
+        """The stored body of ``capture``, in chunks of at most ``chunk`` bytes, never whole in memory beyond
+        what the store holds (see ``open_verified``). The blob is opened (and hashed against the blake3 digest
+        the receipt names) when this is called, so ``BlobNotFound`` / ``BlobCorrupt`` are raised before a
+        caller sends anything; a size that differs from the receipt's raises ``BlobCorrupt`` while
+        streaming. ``ValueError`` for a capture that kept no body."""
+        if capture.blake3 is None or capture.size is None:
+            raise ValueError(f"capture {capture.receipt_id} kept no body")
+        f = self._source.home().store.open_verified(capture.blake3)
+        return _stream(f, capture, chunk)
+
+
+def _stream(f: Any, capture: Capture, chunk: int) -> Iterator[bytes]:
+    want = capture.size or 0
+    sent = 0
+    try:
+        while block := f.read(chunk):
+            sent += len(block)
+            if sent > want:
+                raise BlobCorrupt(f"blob {capture.blake3} is longer than the {want} bytes receipt "
+                                  f"{capture.receipt_id} names; refusing to serve more")
+            yield block
+        if sent != want:
+            raise BlobCorrupt(f"blob {capture.blake3} holds {sent} bytes, receipt {capture.receipt_id} names {want}")
+    finally:
+        f.close()

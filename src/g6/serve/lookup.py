@@ -1,0 +1,50 @@
+"""The few questions the pages ask of the ledger, over :class:`g6.serve.captures.Captures` (the query layer
+every serve module shares, with its URL and digest index): captures of a URL or a digest, one capture by id,
+the counts; and the re-check receipts, read through the ledger's index by kind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from g6.errors import BadDigest, G6Error
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Receipt
+from g6.serve.captures import Captures
+
+
+class NotFound(G6Error):
+    """Nothing of that id, URL or digest in this home (a 404, with the reason)."""
+
+
+def by_id(caps: Captures, receipt_id: str) -> Receipt:
+    c = caps.get(receipt_id)
+    if c is None:  # unknown, or a receipt that is not a web read (a search, a key entry…)
+        raise NotFound(f"no capture {receipt_id} in this home (a receipt that is not a web read is at "
+                       f"/receipt/{receipt_id})")
+    return c.receipt
+
+
+def of_url(caps: Captures, url: str) -> list[Receipt]:
+    """Every page read that began at ``url``, was redirected through or to it (normalised as g6 stores URLs)."""
+    return [c.receipt for c in caps.of_url(url)]
+
+
+def of_digest(caps: Captures, hex_digest: str) -> list[Receipt]:
+    """Every page read whose body has this blake3 or sha256 (64 hex digits: either algorithm)."""
+    found: dict[str, Receipt] = {}
+    for alg in ("blake3", "sha256"):
+        try:
+            found.update((c.receipt_id, c.receipt) for c in caps.by_digest(f"{alg}:{hex_digest}"))
+        except BadDigest:
+            continue
+    return list(found.values())
+
+
+def rechecks(home: EvidenceHome) -> Iterator[Receipt]:
+    """Every re-check receipt, in ledger order (the ledger's kind index: no full scan)."""
+    for e in home.ledger.entries(kind="recheck"):
+        yield e.receipt
+
+
+def counts(caps: Captures) -> dict[str, object]:
+    return caps.counts().to_json()

@@ -1,0 +1,379 @@
+"""What the pages and the JSON API of ``g6 serve`` show, gathered once as plain dicts.
+
+Every view here is the JSON answer of ``/api/...`` (each with its schema, ``schemas/serve-*.v1``) and the
+data its HTML page renders, so the two cannot say different things. Nothing here writes to the home.
+
+Where the data comes from:
+
+* captures (receipts of kind ``fetch`` and ``recheck``: a page read) are found through
+  :mod:`g6.serve.captures`, the read-only query layer the Memento routes use too;
+* a capture's text is the project's own page text (:func:`g6.cite.page_text.read_texts`, the
+  reader-visible text a citation can point into), computed from the stored bytes;
+* citations come from the manifests given to the server (``g6 serve --manifest FILE``): the home keeps
+  no manifest, a manifest lives beside the report that cites it;
+* re-checks come from the ledger itself: a ``recheck`` receipt names the receipts it re-read
+  (``links.rechecks``), its manifest (``request.manifest_id``) and each citation's verdict
+  (``detail.verdicts``), all signed, so a manifest page shows the latest verdicts even for a
+  manifest the server was not given;
+* the verify status is a full ``ledger verify`` run in the background, never on a page view (a large
+  ledger takes minutes): its result is kept with the time it finished and the size it covered
+  (:class:`VerifyStatus`).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import weakref
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from g6.adapters.outcomes import Outcome
+from g6.adapters.web import MAX_EXTRACT_BYTES
+from g6.cite.cite import read_failure
+from g6.cite.manifest import MANIFEST_ID, RECEIPT_ID, Citation, Manifest, load_manifest
+from g6.cite.page_text import read_texts
+from g6.cite.passages import find, text_hash
+from g6.errors import G6Error, InputError
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Receipt
+from g6.serve import lookup
+from g6.serve.captures import Captures
+
+DIGEST = re.compile(r"(?:(blake3|sha256):)?([0-9a-f]{64})")
+LIST_LIMIT = 200  # captures listed per search; the count says how many there were
+
+
+# -- small pieces ---------------------------------------------------------------------------------------------
+def memento_timestamp(fetched_at: str) -> str:
+    """The 14-digit Memento/Wayback timestamp (UTC, to the second) of an RFC 3339 ``fetched_at``."""
+    return re.sub(r"\D", "", fetched_at)[:14]
+
+
+def memento_path(r: Receipt) -> str | None:
+    """Where ``/web/`` serves this capture's bytes; None for a read that failed (a 403 or 404 page is
+    listed in the TimeMap as what it was, never served as the page) or that kept no body."""
+    if read_failure(r.outcome, r.http_status) is not None or not r.content:
+        return None
+    url = str(r.request.get("url", ""))
+    return f"/web/{memento_timestamp(r.fetched_at)}id_/{url}" if url else None
+
+
+def capture_summary(r: Receipt) -> dict[str, Any]:
+    content = dict(r.content) if r.content else None
+    return {"receipt_id": r.receipt_id, "kind": r.kind, "fetched_at": r.fetched_at,
+            "requested_url": str(r.request.get("url", "")), "final_url": r.final_url, "outcome": r.outcome,
+            "http_status": r.http_status, "content_type": _str_or_none(r.detail.get("content_type")),
+            "size": content.get("size") if content else None,
+            "blake3": content.get("blake3") if content else None, "memento": memento_path(r)}
+
+
+def _str_or_none(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _utc(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def search_link(url: str) -> str:
+    return "/search?q=" + quote(url, safe="")
+
+
+# -- manifests given to the server ----------------------------------------------------------------------------
+class Manifests:
+    """The manifests ``g6 serve --manifest FILE`` was given, read once at start (a bad file is refused
+    then, exit 2); restart the server to show citations added since."""
+
+    def __init__(self, paths: Sequence[str | Path] = ()) -> None:
+        self.by_id: dict[str, tuple[Manifest, str]] = {}
+        for p in paths:
+            m = load_manifest(p)
+            if m.manifest_id in self.by_id and self.by_id[m.manifest_id][1] != str(p):
+                raise InputError(f"manifest {m.manifest_id} is given twice ({self.by_id[m.manifest_id][1]} and {p})")
+            self.by_id[m.manifest_id] = (m, str(p))
+
+    def citing(self, receipt_id: str) -> list[tuple[Manifest, Citation]]:
+        return [(m, c) for m, _ in self.by_id.values() for c in m.citations if c.receipt_id == receipt_id]
+
+
+# -- verify status ---------------------------------------------------------------------------------------------
+class VerifyStatus:
+    """The last full ``ledger verify`` of the home, run off the request path, one at a time.
+
+    A page view never verifies: the home page shows the last result and when it was computed. ``run``
+    starts a verify unless one is running (then it waits for that one) or the last one is fresher than
+    ``every`` seconds and the ledger has not grown since."""
+
+    def __init__(self, every: float = 60.0) -> None:
+        self.every = every
+        self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)
+        self._running_since: float | None = None
+        self._last: dict[str, Any] | None = None
+        self._last_at = 0.0
+
+    def snapshot(self, head: int) -> dict[str, Any]:
+        with self._lock:
+            last, running = self._last, self._running_since
+        out: dict[str, Any] = {"status": "running" if last is None and running else
+                               (last["status"] if last else "never"),
+                               "running_since": _utc(running) if running else None}
+        if last is not None:
+            out.update({k: v for k, v in last.items() if k != "status"})
+            out["grown_since"] = head - last["receipts"]
+        else:
+            out.update({"checked_at": None, "receipts": None, "took_seconds": None, "checks": [], "error": None,
+                        "grown_since": None})
+        return out
+
+    def run(self, home: EvidenceHome) -> None:
+        """Verify now (or join the verify under way); returns once a result at least as new exists."""
+        with self._lock:
+            if self._running_since is not None:
+                while self._running_since is not None:
+                    self._done.wait()
+                return
+            fresh = self._last is not None and time.time() - self._last_at < self.every
+            if fresh and self._last is not None and self._last["receipts"] == head_of(home):
+                return
+            self._running_since = time.time()
+        started = time.monotonic()
+        try:
+            report = home.verify()
+            body = report.to_json()
+            result = {"status": "ok" if report.ok else "failed", "receipts": int(report.rows),
+                      "checks": [{"name": name, "ok": bool(c["ok"]), "checked": int(c["checked"]),
+                                  "failed": int(c["failed"])} for name, c in body["checks"].items()],
+                      "error": None}
+        except Exception as e:  # noqa: BLE001 - a verify that cannot run is a failed verify, said in one line
+            result = {"status": "failed", "receipts": 0, "checks": [], "error": f"{type(e).__name__}: {e}"[:300]}
+        result["took_seconds"] = round(time.monotonic() - started, 3)
+        with self._lock:
+            self._last_at = time.time()
+            result["checked_at"] = _utc(self._last_at)
+            self._last, self._running_since = result, None
+            self._done.notify_all()
+
+
+def head_of(home: EvidenceHome) -> int:
+    try:
+        return home.ledger.head()[0] if home.ledger.present() else 0
+    except G6Error:
+        return 0
+
+
+# -- the views -------------------------------------------------------------------------------------------------
+def home_view(caps: Captures, manifests: Manifests, verify: VerifyStatus) -> dict[str, Any]:
+    home = caps.home()
+    head = head_of(home)
+    counts = lookup.counts(caps) if head else {"receipts": 0, "captures": 0, "ok": 0, "failed": 0, "urls": 0,
+                                                "outcomes": {}}
+    latest = None
+    if head:
+        cp = home.ledger.latest_checkpoint()
+        if cp is not None:
+            latest = {"origin": cp[0].origin, "size": cp[0].size, "root": cp[0].root.hex(),
+                      "behind": head - cp[0].size}
+    return {"schema": "g6.serve.home.v1", "home": str(home.root), "receipts": head, "counts": counts,
+            "latest_checkpoint": latest, "verify": verify.snapshot(head),
+            "manifests": [{"manifest_id": m.manifest_id, "citations": len(m.citations), "file": path}
+                          for m, path in manifests.by_id.values()]}
+
+
+def parse_query(q: str) -> tuple[str, str]:
+    """("url" | "digest" | "receipt", value) of a search box's text, or an InputError saying what it takes."""
+    q = q.strip()
+    if not q:
+        raise InputError("give a URL, a digest (blake3 or sha256, 64 hex digits) or a receipt id")
+    if m := DIGEST.fullmatch(q.lower()):
+        return "digest", m.group(2)
+    if RECEIPT_ID.fullmatch(q):
+        return "receipt", q
+    if re.match(r"(?i)https?://", q):
+        return "url", q
+    raise InputError(f"{q[:80]!r} is neither a URL (http:// or https://), a digest nor a receipt id")
+
+
+def captures_view(caps: Captures, *, url: str | None = None, digest: str | None = None) -> dict[str, Any]:
+    home = caps.home()
+    if (url is None) == (digest is None):
+        raise InputError("give exactly one of url= or digest=")
+    if digest is not None:
+        m = DIGEST.fullmatch(digest.strip().lower())
+        if m is None:
+            raise InputError(f"{digest[:80]!r} is not a digest (64 hex digits, optionally blake3: or sha256:)")
+        found = lookup.of_digest(caps, m.group(2)) if head_of(home) else []
+        query = {"digest": m.group(2)}
+    else:
+        assert url is not None
+        if not re.match(r"(?i)https?://", url):
+            raise InputError(f"{url[:80]!r} is not an http:// or https:// URL")
+        found = lookup.of_url(caps, url) if head_of(home) else []
+        query = {"url": url}
+    found = sorted(found, key=lambda r: r.fetched_at, reverse=True)
+    return {"schema": "g6.serve.captures.v1", "query": query, "total": len(found),
+            "captures": [capture_summary(r) for r in found[:LIST_LIMIT]]}
+
+
+def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[str, Any]:
+    home = caps.home()
+    if not RECEIPT_ID.fullmatch(receipt_id) or not head_of(home):
+        raise lookup.NotFound(f"no capture {receipt_id[:80]!r} in this home")
+    r = lookup.by_id(caps, receipt_id)
+    text, text_status = _visible_text(home, r)
+    cited = []
+    for m, c in manifests.citing(r.receipt_id):
+        span = _span(c, text)
+        cited.append({"citation_id": c.citation_id, "manifest_id": m.manifest_id, "quote": c.quote,
+                      "text_source": c.text_source, "start": span[0] if span else None,
+                      "end": span[1] if span else None, "found": span is not None})
+    return {"schema": "g6.serve.capture.v1", **capture_summary(r),
+            "hops": [h.to_json() for h in r.hops], "outcome_code": r.outcome_code,
+            "failed_read": read_failure(r.outcome, r.http_status), "truncated": r.truncated,
+            "byte_count": r.byte_count, "reason": _str_or_none(r.detail.get("reason")) or None,
+            "source": r.source, "content": dict(r.content) if r.content else None,
+            "signed_by": r.signature.key_id if r.signature else None,
+            "log": dict(r.log) if r.log else None,
+            "receipt": f"/receipt/{r.receipt_id}", "proof": f"/receipt/{r.receipt_id}/proof",
+            "rechecked": _named(r.links.get("rechecks")) if r.kind == "recheck" else [],
+            "text": text, "text_status": text_status, "citations": cited,
+            "rechecks": _rechecks_of(home, r.receipt_id)}
+
+
+def _visible_text(home: EvidenceHome, r: Receipt) -> tuple[str | None, str]:
+    """The reader-visible text of the stored body (what a citation quotes), or why there is none."""
+    if not r.content:
+        return None, "no body was kept"
+    size = r.content.get("size")
+    if isinstance(size, int) and size > MAX_EXTRACT_BYTES:
+        return None, f"body over {MAX_EXTRACT_BYTES} bytes: not read as text"
+    try:
+        body = home.store.read_as(r.content)
+    except G6Error as e:
+        return None, f"the body cannot be read: {e}"[:300]
+    texts = read_texts(body, r.final_url or str(r.request.get("url", "")), _str_or_none(r.detail.get("content_type")))
+    if texts.outcome is not Outcome.OK or texts.visible is None:
+        return None, f"no text ({texts.outcome.value}: {texts.reason}, {texts.media_type})"
+    return texts.visible, "ok"
+
+
+def _span(c: Citation, text: str | None) -> tuple[int, int] | None:
+    """Where the cited text is in the visible text: at its own offsets when they are into that text
+    and still hash to the citation, else found after normalising (a main-text citation)."""
+    if text is None:
+        return None
+    if c.text_source == "visible" and c.start is not None and c.end is not None \
+            and text_hash(text[c.start:c.end]) == c.text_hash:
+        return c.start, c.end
+    return find(c.text, text)
+
+
+def _rechecks_of(home: EvidenceHome, receipt_id: str) -> list[dict[str, Any]]:
+    out = []
+    for r in lookup.rechecks(home):
+        if receipt_id in _named(r.links.get("rechecks")):
+            out.append(_recheck_summary(r))
+    return out
+
+
+def _named(ids: object) -> list[str]:
+    """The receipt ids a ``links`` entry names (one id or a list of them)."""
+    items = ids if isinstance(ids, list) else [ids]
+    return [i for i in items if isinstance(i, str)]
+
+
+def _recheck_summary(r: Receipt) -> dict[str, Any]:
+    verdicts = r.detail.get("verdicts")
+    return {"receipt_id": r.receipt_id, "fetched_at": r.fetched_at, "outcome": r.outcome,
+            "http_status": r.http_status, "manifest_id": _str_or_none(r.request.get("manifest_id")),
+            "run_id": _str_or_none(r.request.get("run_id")),
+            "verdicts": {str(k): str(v) for k, v in verdicts.items()} if isinstance(verdicts, Mapping) else {}}
+
+
+def manifest_view(caps: Captures, manifests: Manifests, manifest_id: str) -> dict[str, Any]:
+    home = caps.home()
+    if not MANIFEST_ID.fullmatch(manifest_id):
+        raise lookup.NotFound(f"{manifest_id[:80]!r} is not a manifest id")
+    latest: dict[str, dict[str, Any]] = {}
+    runs = 0
+    for r in lookup.rechecks(home) if head_of(home) else ():
+        if r.request.get("manifest_id") != manifest_id:
+            continue
+        runs += 1
+        s = _recheck_summary(r)
+        for cid, verdict in s["verdicts"].items():  # ledger order: a later re-check replaces an earlier verdict
+            latest[cid] = {"verdict": verdict, "receipt_id": r.receipt_id, "fetched_at": r.fetched_at,
+                           "run_id": s["run_id"]}
+    given = manifests.by_id.get(manifest_id)
+    if given is None and not latest:
+        raise lookup.NotFound(f"no manifest {manifest_id}: it was not given to g6 serve (--manifest FILE) "
+                                "and no re-check of it is in the ledger")
+    citations: list[dict[str, Any]] = []
+    signature: dict[str, str] | None = None
+    if given is not None:
+        m = given[0]
+        if m.signature is None:
+            signature = {"status": "unsigned", "detail": "the manifest is not signed"}
+        else:
+            ok, why = m.verify_signature(home.trusted())
+            signature = {"status": "ok" if ok else "failed", "detail": why}
+        for c in m.citations:
+            citations.append({"citation_id": c.citation_id, "kind": c.kind, "receipt_id": c.receipt_id,
+                              "source_url": c.source_url, "quote": c.quote, "text_source": c.text_source,
+                              "failed_read": dict(c.failed_read) if c.failed_read else None,
+                              "latest": latest.get(c.citation_id)})
+    else:  # only what the ledger's re-checks say: ids and verdicts, no quotes
+        citations = [{"citation_id": cid, "kind": None, "receipt_id": None, "source_url": None, "quote": None,
+                      "text_source": None, "failed_read": None, "latest": v} for cid, v in latest.items()]
+    return {"schema": "g6.serve.manifest.v1", "manifest_id": manifest_id,
+            "file": given[1] if given else None, "created_at": given[0].created_at if given else None,
+            "signature": signature, "rechecks": runs, "citations": citations}
+
+
+def verdict_counts(citations: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    return dict(Counter((c["latest"] or {}).get("verdict", "never re-checked") for c in citations))
+
+
+# -- what the api and the pages share, once per server ------------------------------------------------------------
+class ServeState:
+    """The manifests given to the server and its verify status: one of each per reader (so the pages and
+    the API, each built from the same options, show the same)."""
+
+    def __init__(self, caps: Captures, manifests: Sequence[str | Path] = (), verify_every: float = 60.0) -> None:
+        self.caps = caps
+        self.manifests = Manifests(manifests)
+        self.verify = VerifyStatus(verify_every)
+
+
+_states: weakref.WeakKeyDictionary[Any, ServeState] = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def serve_state(reader: Any, **options: Any) -> ServeState:
+    """The one :class:`ServeState` of ``reader``, made from ``options`` (``manifests``: files,
+    ``verify_every``: seconds a verify result stays fresh; ``verify_at_start``: verify in the background
+    now, so the home page soon has a status)."""
+    with _states_lock:
+        state = _states.get(reader)
+        if state is None:
+            state = ServeState(Captures.of(reader), options.get("manifests") or (),
+                               float(options.get("verify_every", 60.0)))
+            _states[reader] = state
+            if options.get("verify_at_start"):
+                threading.Thread(target=_verify_in_background, args=(state, reader), name="g6-serve-verify",
+                                 daemon=True).start()
+    return state
+
+
+def _verify_in_background(state: ServeState, reader: Any) -> None:
+    try:
+        home = reader.home()
+    except G6Error:  # the home cannot be opened: every page says why; nothing to verify
+        return
+    state.verify.run(home)
