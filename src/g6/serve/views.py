@@ -44,33 +44,34 @@ from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 from g6.serve import lookup
 from g6.serve.captures import Captures
+from g6.serve.memento import Entry, entries
 
 DIGEST = re.compile(r"(?:(blake3|sha256):)?([0-9a-f]{64})")
 LIST_LIMIT = 200  # captures listed per search; the count says how many there were
 
 
 # -- small pieces ---------------------------------------------------------------------------------------------
-def memento_timestamp(fetched_at: str) -> str:
-    """The 14-digit Memento/Wayback timestamp (UTC, to the second) of an RFC 3339 ``fetched_at``."""
-    return re.sub(r"\D", "", fetched_at)[:14]
-
-
-def memento_path(r: Receipt) -> str | None:
-    """Where ``/web/`` serves this capture's bytes; None for a read that failed (a 403 or 404 page is
-    listed in the TimeMap as what it was, never served as the page) or that kept no body."""
-    if read_failure(r.outcome, r.http_status) is not None or not r.content:
+def memento_path(caps: Captures, r: Receipt, memo: dict[str, list[Entry]] | None = None) -> str | None:
+    """Where ``/web/`` serves the page this capture ended on (its last hop's URL; the earlier hops are redirect
+    mementos), as :mod:`g6.serve.memento` names it; None for a read that failed or kept no whole body (listed
+    in the TimeMap as what it was, never served as the page). ``memo`` keeps each URL's entries for a list."""
+    if not r.hops:
         return None
-    url = str(r.request.get("url", ""))
-    return f"/web/{memento_timestamp(r.fetched_at)}id_/{url}" if url else None
+    url = r.hops[-1].url
+    memo = {} if memo is None else memo
+    if url not in memo:
+        memo[url] = entries(caps, url)
+    e = next((e for e in memo[url] if e.capture.receipt_id == r.receipt_id), None)
+    return f"/web/{e.stamp}id_/{e.url}" if e is not None and e.memento else None
 
 
-def capture_summary(r: Receipt) -> dict[str, Any]:
+def capture_summary(caps: Captures, r: Receipt, memo: dict[str, list[Entry]] | None = None) -> dict[str, Any]:
     content = dict(r.content) if r.content else None
     return {"receipt_id": r.receipt_id, "kind": r.kind, "fetched_at": r.fetched_at,
             "requested_url": str(r.request.get("url", "")), "final_url": r.final_url, "outcome": r.outcome,
             "http_status": r.http_status, "content_type": _str_or_none(r.detail.get("content_type")),
             "size": content.get("size") if content else None,
-            "blake3": content.get("blake3") if content else None, "memento": memento_path(r)}
+            "blake3": content.get("blake3") if content else None, "memento": memento_path(caps, r, memo)}
 
 
 def _str_or_none(v: object) -> str | None:
@@ -217,8 +218,9 @@ def captures_view(caps: Captures, *, url: str | None = None, digest: str | None 
         found = lookup.of_url(caps, url) if head_of(home) else []
         query = {"url": url}
     found = sorted(found, key=lambda r: r.fetched_at, reverse=True)
+    memo: dict[str, list[Entry]] = {}
     return {"schema": "g6.serve.captures.v1", "query": query, "total": len(found),
-            "captures": [capture_summary(r) for r in found[:LIST_LIMIT]]}
+            "captures": [capture_summary(caps, r, memo) for r in found[:LIST_LIMIT]]}
 
 
 def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[str, Any]:
@@ -233,7 +235,7 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
         cited.append({"citation_id": c.citation_id, "manifest_id": m.manifest_id, "quote": c.quote,
                       "text_source": c.text_source, "start": span[0] if span else None,
                       "end": span[1] if span else None, "found": span is not None})
-    return {"schema": "g6.serve.capture.v1", **capture_summary(r),
+    return {"schema": "g6.serve.capture.v1", **capture_summary(caps, r),
             "hops": [h.to_json() for h in r.hops], "outcome_code": r.outcome_code,
             "failed_read": read_failure(r.outcome, r.http_status), "truncated": r.truncated,
             "byte_count": r.byte_count, "reason": _str_or_none(r.detail.get("reason")) or None,
