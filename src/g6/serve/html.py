@@ -245,8 +245,7 @@ def _frame(v: Mapping[str, Any]) -> str:
     if not v["memento"]:
         return ""
     return ("<section><h2>The page as captured</h2><p>Its stored bytes, served by "
-            f"{path_link(v['memento'], 'its memento')}, in a sandboxed frame: no script runs, nothing loads "
-            "from elsewhere.</p>"
+            f"{path_link(v['memento'], 'its memento')}, in a sandboxed frame where none of its scripts run.</p>"
             f'<iframe sandbox src="{esc(quote(v["memento"], safe="/:?=&%~@+,;_-.!*()"))}" '
             f'title="captured page" referrerpolicy="no-referrer"></iframe></section>')
 
