@@ -78,7 +78,8 @@ FILE_SCHEMAS: dict[str, str] = {"manifest.v1": "the manifest `g6 cite` writes an
 # schemas of what `g6 serve` answers over HTTP (tests/serve/test_api.py validates each answer)
 SERVE_SCHEMAS: dict[str, str] = {"serve-home.v1": "/api/home", "serve-captures.v1": "/api/captures",
                                  "serve-capture.v1": "/api/capture/{id}", "serve-manifest.v1": "/api/manifest/{id}",
-                                 "serve-verify.v1": "/api/verify", "serve-refusal.v1": "any refusal in JSON"}
+                                 "serve-verify.v1": "/api/verify", "serve-refusal.v1": "any refusal in JSON",
+                                 "serve-timemap.v1": "/web/timemap/json/{url} (tests/serve/test_memento.py)"}
 
 
 def walk(cmd: click.Command, path: tuple[str, ...] = ("g6",)) -> Iterator[tuple[str, click.Command]]:
