@@ -243,9 +243,9 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
             "signed_by": r.signature.key_id if r.signature else None,
             "log": dict(r.log) if r.log else None,
             "receipt": f"/receipt/{r.receipt_id}", "proof": f"/receipt/{r.receipt_id}/proof",
-            "rechecked": _named(r.links.get("rechecks")) if r.kind == "recheck" else [],
+            "rechecked": lookup.named(r.links.get("rechecks")) if r.kind == "recheck" else [],
             "text": text, "text_status": text_status, "citations": cited,
-            "rechecks": _rechecks_of(home, r.receipt_id)}
+            "rechecks": [_recheck_summary(x) for x in lookup.rechecks_of(caps, r.receipt_id)]}
 
 
 def _visible_text(home: EvidenceHome, r: Receipt) -> tuple[str | None, str]:
@@ -276,20 +276,6 @@ def _span(c: Citation, text: str | None) -> tuple[int, int] | None:
     return find(c.text, text)
 
 
-def _rechecks_of(home: EvidenceHome, receipt_id: str) -> list[dict[str, Any]]:
-    out = []
-    for r in lookup.rechecks(home):
-        if receipt_id in _named(r.links.get("rechecks")):
-            out.append(_recheck_summary(r))
-    return out
-
-
-def _named(ids: object) -> list[str]:
-    """The receipt ids a ``links`` entry names (one id or a list of them)."""
-    items = ids if isinstance(ids, list) else [ids]
-    return [i for i in items if isinstance(i, str)]
-
-
 def _recheck_summary(r: Receipt) -> dict[str, Any]:
     verdicts = r.detail.get("verdicts")
     return {"receipt_id": r.receipt_id, "fetched_at": r.fetched_at, "outcome": r.outcome,
@@ -304,9 +290,7 @@ def manifest_view(caps: Captures, manifests: Manifests, manifest_id: str) -> dic
         raise lookup.NotFound(f"{manifest_id[:80]!r} is not a manifest id")
     latest: dict[str, dict[str, Any]] = {}
     runs = 0
-    for r in lookup.rechecks(home) if head_of(home) else ():
-        if r.request.get("manifest_id") != manifest_id:
-            continue
+    for r in lookup.rechecks_of_manifest(caps, manifest_id) if head_of(home) else ():
         runs += 1
         s = _recheck_summary(r)
         for cid, verdict in s["verdicts"].items():  # ledger order: a later re-check replaces an earlier verdict
