@@ -160,6 +160,10 @@ def render_captures(v: Mapping[str, Any] | None, query: str, error: str | None =
     body = (f"<h1>Captures of {what}</h1><p>{esc(v['total'])} captures"
             + (f", the newest {shown} shown" if shown < v["total"] else "") + ".</p>"
             + capture_table(v["captures"]))
+    if v["urls_starting"]:
+        body += ("<section><h2>Captured URLs beginning with it</h2><ul>"
+                 + "".join(f"<li>{path_link(search_link(u), u, cls='mono')}</li>" for u in v["urls_starting"])
+                 + "</ul></section>")
     return page("Search", body, query=query)
 
 

@@ -219,8 +219,10 @@ def captures_view(caps: Captures, *, url: str | None = None, digest: str | None 
         query = {"url": url}
     found = sorted(found, key=lambda r: r.fetched_at, reverse=True)
     memo: dict[str, list[Entry]] = {}
+    # nothing at that very URL: the captured URLs that begin with it (a person types a site or a folder)
+    starting = caps.urls_starting(url, 20) if url is not None and not found and head_of(home) else []
     return {"schema": "g6.serve.captures.v1", "query": query, "total": len(found),
-            "captures": [capture_summary(caps, r, memo) for r in found[:LIST_LIMIT]]}
+            "captures": [capture_summary(caps, r, memo) for r in found[:LIST_LIMIT]], "urls_starting": starting}
 
 
 def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[str, Any]:
