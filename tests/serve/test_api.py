@@ -162,3 +162,24 @@ def test_a_tampered_home_verifies_as_failed(world: World, tmp_path: Path) -> Non
         assert [c["name"] for c in v["checks"] if not c["ok"]] == ["blob"]
         page = httpx.get(base, headers={"accept": "text/html"}).text
         assert 'badge bad">failed</span>' in page
+
+
+def test_rechecks_appended_while_serving_are_shown(world: World, tmp_path: Path) -> None:
+    """A re-check run while the server reads the home shows on the capture and manifest answers (the re-check
+    index catches up with the rows appended since)."""
+    import shutil
+
+    from tests.serve.pages_world import g6
+
+    home = tmp_path / "home"
+    shutil.copytree(world.home, home)
+    shutil.copy(world.manifest, tmp_path / "report.json")
+    with served(home, "--manifest", str(tmp_path / "report.json")) as base:
+        assert len(httpx.get(base + f"api/capture/{world.article}").json()["rechecks"]) == 1
+        r = g6(home, "recheck", "report.json", cwd=tmp_path)  # the site is gone: unreachable, still receipted
+        assert r.returncode == 3, r.stderr
+        c = httpx.get(base + f"api/capture/{world.article}").json()
+        validate(c, "serve-capture.v1")
+        assert [x["verdicts"][next(iter(x["verdicts"]))] for x in c["rechecks"]] == ["unchanged", "unreachable"]
+        m = httpx.get(base + f"api/manifest/{world.manifest_id}").json()
+        assert m["rechecks"] == 4 and {x["latest"]["verdict"] for x in m["citations"]} == {"unreachable"}

@@ -67,6 +67,10 @@ def test_search_by_url_digest_and_receipt(web: httpx.Client, world: World) -> No
     assert r.status_code == 200 and f"/capture/{world.article}" in r.text and f"/capture/{world.redirect}" in r.text
     r = web.get("/search", params={"q": "sha256:" + world.article_sha256})
     assert r.status_code == 200 and f"/capture/{world.article}" in r.text
+    site = world.urls["/article"].removesuffix("article")  # nothing captured at the site's root itself
+    r = web.get("/search", params={"q": site})
+    assert r.status_code == 200 and "0 captures" in r.text
+    assert f'href="/search?q={quote(world.urls["/hostile"], safe="")}"' in r.text  # but URLs under it are listed
     r = web.get("/search", params={"q": world.hostile})
     assert r.status_code == 303 and r.headers["location"] == f"/capture/{world.hostile}"
 

@@ -160,6 +160,10 @@ def render_captures(v: Mapping[str, Any] | None, query: str, error: str | None =
     body = (f"<h1>Captures of {what}</h1><p>{esc(v['total'])} captures"
             + (f", the newest {shown} shown" if shown < v["total"] else "") + ".</p>"
             + capture_table(v["captures"]))
+    if v["urls_starting"]:
+        body += ("<section><h2>Captured URLs beginning with it</h2><ul>"
+                 + "".join(f"<li>{path_link(search_link(u), u, cls='mono')}</li>" for u in v["urls_starting"])
+                 + "</ul></section>")
     return page("Search", body, query=query)
 
 
@@ -245,8 +249,7 @@ def _frame(v: Mapping[str, Any]) -> str:
     if not v["memento"]:
         return ""
     return ("<section><h2>The page as captured</h2><p>Its stored bytes, served by "
-            f"{path_link(v['memento'], 'its memento')}, in a sandboxed frame: no script runs, nothing loads "
-            "from elsewhere.</p>"
+            f"{path_link(v['memento'], 'its memento')}, in a sandboxed frame where none of its scripts run.</p>"
             f'<iframe sandbox src="{esc(quote(v["memento"], safe="/:?=&%~@+,;_-.!*()"))}" '
             f'title="captured page" referrerpolicy="no-referrer"></iframe></section>')
 

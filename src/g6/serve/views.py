@@ -44,33 +44,34 @@ from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 from g6.serve import lookup
 from g6.serve.captures import Captures
+from g6.serve.memento import Entry, entries
 
 DIGEST = re.compile(r"(?:(blake3|sha256):)?([0-9a-f]{64})")
 LIST_LIMIT = 200  # captures listed per search; the count says how many there were
 
 
 # -- small pieces ---------------------------------------------------------------------------------------------
-def memento_timestamp(fetched_at: str) -> str:
-    """The 14-digit Memento/Wayback timestamp (UTC, to the second) of an RFC 3339 ``fetched_at``."""
-    return re.sub(r"\D", "", fetched_at)[:14]
-
-
-def memento_path(r: Receipt) -> str | None:
-    """Where ``/web/`` serves this capture's bytes; None for a read that failed (a 403 or 404 page is
-    listed in the TimeMap as what it was, never served as the page) or that kept no body."""
-    if read_failure(r.outcome, r.http_status) is not None or not r.content:
+def memento_path(caps: Captures, r: Receipt, memo: dict[str, list[Entry]] | None = None) -> str | None:
+    """Where ``/web/`` serves the page this capture ended on (its last hop's URL; the earlier hops are redirect
+    mementos), as :mod:`g6.serve.memento` names it; None for a read that failed or kept no whole body (listed
+    in the TimeMap as what it was, never served as the page). ``memo`` keeps each URL's entries for a list."""
+    if not r.hops:
         return None
-    url = str(r.request.get("url", ""))
-    return f"/web/{memento_timestamp(r.fetched_at)}id_/{url}" if url else None
+    url = r.hops[-1].url
+    memo = {} if memo is None else memo
+    if url not in memo:
+        memo[url] = entries(caps, url)
+    e = next((e for e in memo[url] if e.capture.receipt_id == r.receipt_id), None)
+    return f"/web/{e.stamp}id_/{e.url}" if e is not None and e.memento else None
 
 
-def capture_summary(r: Receipt) -> dict[str, Any]:
+def capture_summary(caps: Captures, r: Receipt, memo: dict[str, list[Entry]] | None = None) -> dict[str, Any]:
     content = dict(r.content) if r.content else None
     return {"receipt_id": r.receipt_id, "kind": r.kind, "fetched_at": r.fetched_at,
             "requested_url": str(r.request.get("url", "")), "final_url": r.final_url, "outcome": r.outcome,
             "http_status": r.http_status, "content_type": _str_or_none(r.detail.get("content_type")),
             "size": content.get("size") if content else None,
-            "blake3": content.get("blake3") if content else None, "memento": memento_path(r)}
+            "blake3": content.get("blake3") if content else None, "memento": memento_path(caps, r, memo)}
 
 
 def _str_or_none(v: object) -> str | None:
@@ -217,8 +218,11 @@ def captures_view(caps: Captures, *, url: str | None = None, digest: str | None 
         found = lookup.of_url(caps, url) if head_of(home) else []
         query = {"url": url}
     found = sorted(found, key=lambda r: r.fetched_at, reverse=True)
+    memo: dict[str, list[Entry]] = {}
+    # nothing at that very URL: the captured URLs that begin with it (a person types a site or a folder)
+    starting = caps.urls_starting(url, 20) if url is not None and not found and head_of(home) else []
     return {"schema": "g6.serve.captures.v1", "query": query, "total": len(found),
-            "captures": [capture_summary(r) for r in found[:LIST_LIMIT]]}
+            "captures": [capture_summary(caps, r, memo) for r in found[:LIST_LIMIT]], "urls_starting": starting}
 
 
 def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[str, Any]:
@@ -233,7 +237,7 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
         cited.append({"citation_id": c.citation_id, "manifest_id": m.manifest_id, "quote": c.quote,
                       "text_source": c.text_source, "start": span[0] if span else None,
                       "end": span[1] if span else None, "found": span is not None})
-    return {"schema": "g6.serve.capture.v1", **capture_summary(r),
+    return {"schema": "g6.serve.capture.v1", **capture_summary(caps, r),
             "hops": [h.to_json() for h in r.hops], "outcome_code": r.outcome_code,
             "failed_read": read_failure(r.outcome, r.http_status), "truncated": r.truncated,
             "byte_count": r.byte_count, "reason": _str_or_none(r.detail.get("reason")) or None,
@@ -241,9 +245,9 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
             "signed_by": r.signature.key_id if r.signature else None,
             "log": dict(r.log) if r.log else None,
             "receipt": f"/receipt/{r.receipt_id}", "proof": f"/receipt/{r.receipt_id}/proof",
-            "rechecked": _named(r.links.get("rechecks")) if r.kind == "recheck" else [],
+            "rechecked": lookup.named(r.links.get("rechecks")) if r.kind == "recheck" else [],
             "text": text, "text_status": text_status, "citations": cited,
-            "rechecks": _rechecks_of(home, r.receipt_id)}
+            "rechecks": [_recheck_summary(x) for x in lookup.rechecks_of(caps, r.receipt_id)]}
 
 
 def _visible_text(home: EvidenceHome, r: Receipt) -> tuple[str | None, str]:
@@ -274,20 +278,6 @@ def _span(c: Citation, text: str | None) -> tuple[int, int] | None:
     return find(c.text, text)
 
 
-def _rechecks_of(home: EvidenceHome, receipt_id: str) -> list[dict[str, Any]]:
-    out = []
-    for r in lookup.rechecks(home):
-        if receipt_id in _named(r.links.get("rechecks")):
-            out.append(_recheck_summary(r))
-    return out
-
-
-def _named(ids: object) -> list[str]:
-    """The receipt ids a ``links`` entry names (one id or a list of them)."""
-    items = ids if isinstance(ids, list) else [ids]
-    return [i for i in items if isinstance(i, str)]
-
-
 def _recheck_summary(r: Receipt) -> dict[str, Any]:
     verdicts = r.detail.get("verdicts")
     return {"receipt_id": r.receipt_id, "fetched_at": r.fetched_at, "outcome": r.outcome,
@@ -302,9 +292,7 @@ def manifest_view(caps: Captures, manifests: Manifests, manifest_id: str) -> dic
         raise lookup.NotFound(f"{manifest_id[:80]!r} is not a manifest id")
     latest: dict[str, dict[str, Any]] = {}
     runs = 0
-    for r in lookup.rechecks(home) if head_of(home) else ():
-        if r.request.get("manifest_id") != manifest_id:
-            continue
+    for r in lookup.rechecks_of_manifest(caps, manifest_id) if head_of(home) else ():
         runs += 1
         s = _recheck_summary(r)
         for cid, verdict in s["verdicts"].items():  # ledger order: a later re-check replaces an earlier verdict
