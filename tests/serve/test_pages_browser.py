@@ -129,9 +129,6 @@ def test_article_capture_marks_the_cited_sentence(browser: Browser, base: str, w
     assert badges.count("unchanged") == 2
 
 
-@pytest.mark.xfail(strict=True, reason="mementos carry `Content-Security-Policy: sandbox` only, so a captured "
-                   "page's images and stylesheets still load from their original sites (reported for memento.py: "
-                   "add default-src 'none' with inline styles and data: images)")
 def test_a_framed_capture_loads_nothing_from_its_original_site(browser: Browser, tmp_path: Path) -> None:
     elsewhere = LocalSite({"/pixel.png": Reply(body=b"x", content_type="image/png"),
                            "/s.css": Reply(body=b"p{}", content_type="text/css")}).start()

@@ -21,8 +21,9 @@ URL, so a read of A redirected to B is a redirect memento of A and a memento of 
 Several captures of one URL within one second share a 14-digit timestamp; each then gets a URI of its own
 with 20 digits (the receipt's microseconds), and the 14-digit form of that second serves the first of them
 (the TimeGate's choice too: nearest to the second's start). Every memento and answer links to its signed
-receipt (``rel="describedby"``, ``/receipt/{id}``). Mementos carry ``Content-Security-Policy: sandbox``
-(headers only, the bytes are untouched): a captured page opened here runs no script on this origin.
+receipt (``rel="describedby"``, ``/receipt/{id}``). Mementos carry a ``Content-Security-Policy`` of
+``sandbox`` and ``default-src 'none'`` (:data:`MEMENTO_CSP`; headers only, the bytes are untouched): a
+captured page opened here runs no script on this origin and loads nothing from anywhere.
 """
 
 from __future__ import annotations
@@ -64,6 +65,12 @@ class Entry:
     @property
     def time(self) -> datetime:
         return self.capture.time
+
+# A memento is the stored bytes unchanged (its URLs not rewritten), so it is opened as an opaque, script-less
+# origin, and it may load nothing from anywhere: its images, style sheets and fonts would come from the
+# original site, telling it who reads the evidence and showing what that site serves today, not then.
+MEMENTO_CSP = ("sandbox; default-src 'none'; style-src 'unsafe-inline' data:; img-src data:; font-src data:; "
+               "media-src data:; base-uri 'none'; form-action 'none'")
 
 
 def entry_at(c: Capture, url: str) -> Entry:
@@ -308,7 +315,7 @@ class Memento:
         if not e.memento:
             return self._failed(request, e, links)
         headers = {**SECURITY_HEADERS, "Memento-Datetime": http_date(e.time), "Link": links,
-                   "Content-Security-Policy": "sandbox"}
+                   "Content-Security-Policy": MEMENTO_CSP}
         if e.location is not None:
             target = next((t for t in entries(self.caps, e.location) if t.capture.seq == c.seq), None)
             where = self.uri_m(request, target) if target is not None else self.uri_g(request, e.location)
