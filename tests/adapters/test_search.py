@@ -168,6 +168,36 @@ def test_oai_pmh_records_deleted_and_page_limit(home: EvidenceHome, client: Chec
     assert cut.total == 8
 
 
+def test_oai_pmh_deleted_records_count_towards_complete_list_size(home: EvidenceHome, client: CheckedClient,
+                                                                  site: Site) -> None:
+    """completeListSize counts deleted records too (OAI-PMH 2.0, 3.5): a list read to its end whose live and
+    deleted records make up that count is complete, and says how many were deleted."""
+    def route(req: SeenRequest) -> Reply:
+        token = q(req).get("resumptionToken")
+        return serve("oai-pmh", "ListIdentifiers.xml" if token is None else "ListIdentifiers2.xml", "text/xml")
+
+    s = site({"/oai": route})
+    r = search(home, client, OaiPmhSource(pause=0), SearchRequest(endpoint=s.url("/oai"), verb="ListIdentifiers"))
+    # completeListSize=4: one live and one deleted header on each of the two pages, and no token at the end
+    assert r.total == 4 and len(r.papers) == 2 and r.detail["deleted"] == 2
+    assert r.outcome is Outcome.OK and r.complete
+    cut = search(home, client, OaiPmhSource(pause=0),
+                 SearchRequest(endpoint=s.url("/oai"), verb="ListIdentifiers", max_pages=1))
+    assert not cut.complete and cut.detail["deleted"] == 1
+
+
+def test_oai_pmh_count_above_what_came_stays_incomplete(home: EvidenceHome, client: CheckedClient,
+                                                        site: Site) -> None:
+    """A list whose count exceeds every record delivered, live and deleted, is not whole however it ended."""
+    def route(req: SeenRequest) -> Reply:
+        token = q(req).get("resumptionToken")
+        return serve("oai-pmh", "ListRecords.xml" if token is None else "ListRecords4.xml", "text/xml")
+
+    s = site({"/oai": route})
+    r = search(home, client, OaiPmhSource(pause=0), SearchRequest(endpoint=s.url("/oai")))
+    assert r.total == 8 and len(r.papers) == 2 and r.detail["deleted"] == 2 and not r.complete
+
+
 @pytest.mark.parametrize("name", ["zenodo_noRecordsMatch_status422.xml",
                                   "zenodo_noRecordsMatch_unknown_set_status422.xml", "noRecordsMatch.xml"])
 def test_oai_pmh_no_records_match_is_empty_even_with_422(home: EvidenceHome, client: CheckedClient, site: Site,

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from g6.adapters.outcomes import QUALIFIED
-from g6.adapters.outcomes import QUALIFIED
 from g6.errors import InputError
 from g6.mcp.context import ReceiptId, ToolContext, ToolSet
 
