@@ -73,9 +73,10 @@ def end(obj: Ctx | None, message: str, exit_code: int, error_code: str | None = 
             (InputError.code if exit_code == EXIT_USAGE else "G6_E_FAILED")
     if obj is not None and obj.as_json:
         secrets = obj._settings.secret_values() if obj._settings is not None else ()
+        message = redact_text(one_line(message), secrets) or error_code  # the same words on both streams
         if not obj.json_printed:
             obj.json_printed = True
-            emit_json(failure_json(one_line(message), exit_code, error_code, secrets))
+            emit_json(failure_json(message, exit_code, error_code))
         if error_code not in message:
             message = f"{message} [{error_code}]"
     click.echo(f"g6: {message}", err=True)
