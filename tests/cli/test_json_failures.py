@@ -130,7 +130,8 @@ def test_a_command_s_own_json_is_not_followed_by_a_second(tmp_path: Path) -> Non
 # -- backends down, refusing, missing; a full disk -------------------------------------------------------------------
 @pytest.fixture
 def page(site: Site) -> str:
-    return site({"/p": Reply(body=b"<html><body><p>A page.</p></body></html>"), "/robots.txt": Reply(404, b"")}).url("/p")
+    routes = {"/p": Reply(body=b"<html><body><p>A page.</p></body></html>"), "/robots.txt": Reply(404, b"")}
+    return site(routes).url("/p")
 
 
 def _commands(page: str, t: Path) -> dict[str, list[str]]:
