@@ -127,6 +127,13 @@ def test_a_command_s_own_json_is_not_followed_by_a_second(tmp_path: Path) -> Non
     assert doc["code"] == "G6_E_KNOWLEDGE_FETCH_INPUT"
 
 
+def test_bundle_verify_of_a_file_that_is_no_bundle_is_one_json_refusal(tmp_path: Path) -> None:
+    """`bundle verify` reads no home (offline): what it refuses under --json is the refusal object too."""
+    (tmp_path / "README.md").write_text("# not a bundle\n")
+    doc = refusal_of(run(tmp_path / "home", "bundle", "verify", str(tmp_path / "README.md"), "--json"), "bundle")
+    assert doc["code"] == "G6_E_INPUT" and "not an evidence bundle" in doc["message"]
+
+
 # -- backends down, refusing, missing; a full disk -------------------------------------------------------------------
 @pytest.fixture
 def page(site: Site) -> str:
@@ -140,10 +147,11 @@ def _commands(page: str, t: Path) -> dict[str, list[str]]:
     return {"fetch": ["fetch", page], "ledger verify": ["ledger", "verify"], "ledger list": ["ledger", "list"],
             "receipt show": ["receipt", "show", RID], "blob verify": ["blob", "verify"],
             "export warc": ["export", "warc", "-o", str(t / "x.warc.gz")],
+            "bundle": ["bundle", str(manifest), "-o", str(t / "b.zip")],
             "es search": ["es", "search", "hb", "retention"]}
 
 
-PG_CASES = ["fetch", "ledger verify", "ledger list", "receipt show", "export warc", "es search"]
+PG_CASES = ["fetch", "ledger verify", "ledger list", "receipt show", "export warc", "bundle", "es search"]
 S3_CASES = ["fetch", "blob verify", "ledger verify", "export warc"]
 
 
