@@ -206,3 +206,26 @@ def test_a_full_disk_is_one_json_failure(tmp_path: Path, site: Site) -> None:
     r = run(home, "ledger", "checkpoint", "--json", fsize=4096)
     doc = refusal_of(r, "ledger checkpoint")
     assert doc["code"] == "G6_E_LEDGER_DISK_FULL", doc
+
+
+def test_an_internal_error_under_json_is_one_json_failure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A bug (exit 70) is the refusal object too, secrets kept out of it as out of the line; with --debug the
+    traceback replaces the line, and stdout still gets the object."""
+    from click.testing import CliRunner
+
+    import g6.cli as cli_module
+
+    def leaky(c: object, *a: object, **k: object) -> None:
+        _ = c.settings  # type: ignore[attr-defined]  # the settings (and their secrets) are loaded
+        raise RuntimeError("connect to https://user:hunter2pass@127.0.0.1/x failed")
+
+    monkeypatch.setattr(cli_module.keys.keys_group.commands["show"], "callback", click.pass_obj(leaky))
+    for debug in ([], ["--debug"]):
+        r = CliRunner().invoke(cli_module.cli, [*debug, "--home", str(tmp_path), "keys", "show", "--json"],
+                               prog_name="g6")
+        assert r.exit_code == 70
+        doc = json.loads(r.stdout)
+        jsonschema.Draft202012Validator(load("refusal.v1")).validate(doc)
+        assert doc["outcome"] == "failed" and doc["code"] == "G6_E_INTERNAL" and "RuntimeError" in doc["message"]
+        assert "hunter2pass" not in r.stdout + ("" if debug else r.stderr)  # --debug's traceback is as Python has it
+        assert ("Traceback" in r.stderr) is bool(debug)
