@@ -229,3 +229,21 @@ def test_an_internal_error_under_json_is_one_json_failure(monkeypatch: pytest.Mo
         assert doc["outcome"] == "failed" and doc["code"] == "G6_E_INTERNAL" and "RuntimeError" in doc["message"]
         assert "hunter2pass" not in r.stdout + ("" if debug else r.stderr)  # --debug's traceback is as Python has it
         assert ("Traceback" in r.stderr) is bool(debug)
+
+
+@pytest.mark.parametrize("args", [["mapping", "hb"], ["search", "hb", "x"], ["count", "hb", "x"], ["get", "hb", "1"]],
+                         ids=lambda a: a[0])
+def test_es_with_nothing_answering_is_a_reply_its_schema_takes(args: list[str], tmp_path: Path) -> None:
+    """Elasticsearch not answering (a loopback port we hold bound and never listen on: a connection there is
+    refused, for sure) is a receipted reply with G6_E_OUTSIDE_PROGRAM_MISSING, exit 1: valid against the
+    command's schema (that code was once outside it)."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        r = run(tmp_path / "h", "es", *args, "--json",
+                env={"G6_ELASTIC_URL": f"http://127.0.0.1:{held.getsockname()[1]}"})
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.Draft202012Validator(load(f"es-{args[0]}.v1")).validate(doc)
+    assert doc["outcome"] == "unreachable" and doc["code"] == "G6_E_OUTSIDE_PROGRAM_MISSING" and doc["receipt_ids"]
