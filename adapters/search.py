@@ -204,12 +204,18 @@ def run_search(source: Source, client: CheckedClient, store: BlobBackend, reques
         outcome, reason = Outcome.EMPTY, last.reason or "source_reports_no_match"
     else:
         outcome, reason = Outcome.OK, ""
+    # Records the source listed as deleted (OAI-PMH headers with status="deleted"): not returned, but
+    # counted in the source's own total (OAI-PMH's completeListSize counts them), so a list read to its
+    # end holds total == returned + deleted.
+    deleted = sum(int(p.parsed.detail.get("deleted", 0)) for p in pages if p.parsed.outcome.is_success)
     # complete: every match the source holds came back. Never when results were read and dropped,
     # and never when the source's own count says otherwise, whatever the source's paging says.
     complete = (failed is None and not partial and not dropped
-                and (total is None or len(papers) == total)
+                and (total is None or len(papers) + deleted == total)
                 and source.complete(request, total, len(papers), last))
     detail: dict[str, Any] = {"pages": len(pages)}
+    if deleted:
+        detail["deleted"] = deleted
     if dropped:
         detail["dropped_by_max_results"] = dropped
     if partial:

@@ -168,6 +168,67 @@ def test_oai_pmh_records_deleted_and_page_limit(home: EvidenceHome, client: Chec
     assert cut.total == 8
 
 
+def test_oai_pmh_deleted_records_count_towards_complete_list_size(home: EvidenceHome, client: CheckedClient,
+                                                                  site: Site) -> None:
+    """completeListSize counts deleted records too (OAI-PMH 2.0, 3.5): a list read to its end whose live and
+    deleted records make up that count is complete, and says how many were deleted."""
+    def route(req: SeenRequest) -> Reply:
+        token = q(req).get("resumptionToken")
+        return serve("oai-pmh", "ListIdentifiers.xml" if token is None else "ListIdentifiers2.xml", "text/xml")
+
+    s = site({"/oai": route})
+    r = search(home, client, OaiPmhSource(pause=0), SearchRequest(endpoint=s.url("/oai"), verb="ListIdentifiers"))
+    # completeListSize=4: one live and one deleted header on each of the two pages, and no token at the end
+    assert r.total == 4 and len(r.papers) == 2 and r.detail["deleted"] == 2
+    assert r.outcome is Outcome.OK and r.complete
+    cut = search(home, client, OaiPmhSource(pause=0),
+                 SearchRequest(endpoint=s.url("/oai"), verb="ListIdentifiers", max_pages=1))
+    assert not cut.complete and cut.detail["deleted"] == 1
+
+
+def test_oai_pmh_deleted_in_the_cli_result(tmp_path: Path, site: Site) -> None:
+    """`g6 search oai_pmh --json` says `complete: true` and `detail.deleted` (valid search-result.v1); the text
+    line says deleted=N."""
+    import os
+    import subprocess
+    import sys
+
+    import jsonschema
+
+    from g6.schemas import load
+
+    def route(req: SeenRequest) -> Reply:
+        token = q(req).get("resumptionToken")
+        return serve("oai-pmh", "ListIdentifiers.xml" if token is None else "ListIdentifiers2.xml", "text/xml")
+
+    s = site({"/oai": route})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    env.update(G6_HOME=str(tmp_path / "home"), G6_ALLOW_LOOPBACK="1", G6_HOST_PAUSE="0", G6_OAI_PMH_PAUSE="0")
+    args = [sys.executable, "-m", "g6", "search", "oai_pmh", "--endpoint", s.url("/oai"), "--verb", "ListIdentifiers"]
+    r = subprocess.run([*args, "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    reply = json.loads(r.stdout)
+    jsonschema.Draft202012Validator(load("search-result.v1"), format_checker=jsonschema.FormatChecker()).validate(reply)
+    assert reply["complete"] is True and reply["total"] == 4 and reply["returned"] == 2
+    assert reply["detail"]["deleted"] == 2
+    text = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[0] == ("ok G6_E_KNOWLEDGE_FETCHED total=4 returned=2 complete=yes pages=2 "
+                                           "deleted=2")
+
+
+def test_oai_pmh_count_above_what_came_stays_incomplete(home: EvidenceHome, client: CheckedClient,
+                                                        site: Site) -> None:
+    """A list whose count exceeds every record delivered, live and deleted, is not whole however it ended."""
+    def route(req: SeenRequest) -> Reply:
+        token = q(req).get("resumptionToken")
+        return serve("oai-pmh", "ListRecords.xml" if token is None else "ListRecords4.xml", "text/xml")
+
+    s = site({"/oai": route})
+    r = search(home, client, OaiPmhSource(pause=0), SearchRequest(endpoint=s.url("/oai")))
+    assert r.total == 8 and len(r.papers) == 2 and r.detail["deleted"] == 2 and not r.complete
+
+
 @pytest.mark.parametrize("name", ["zenodo_noRecordsMatch_status422.xml",
                                   "zenodo_noRecordsMatch_unknown_set_status422.xml", "noRecordsMatch.xml"])
 def test_oai_pmh_no_records_match_is_empty_even_with_422(home: EvidenceHome, client: CheckedClient, site: Site,

@@ -154,6 +154,9 @@ def test_embedded_schemas_stay_identical() -> None:
     assert body(demo["properties"]["bundle"]) == body(load("bundle-verify.v1"))
     refusals = [load(f"es-{op}.v1")["$defs"]["refusal"] for op in ("mapping", "search", "count", "get")]
     assert all(r == refusals[0] for r in refusals)
+    # the failure every command prints under --json (tests/cli/test_json_failures.py) is one of es's shapes too
+    failures = [load(f"es-{op}.v1")["$defs"]["failure"] for op in ("mapping", "search", "count", "get")]
+    assert all(body(f) == body(load("refusal.v1")) for f in failures)
 
 
 # -- every command run with --json -----------------------------------------------------------------------------

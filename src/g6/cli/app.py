@@ -32,7 +32,7 @@ import click
 from g6 import __version__
 from g6.adapters.redact import redact_text
 from g6.config import Settings, load_settings
-from g6.errors import ConfigError, G6Error, InputError, StoreDiskFull
+from g6.errors import ConfigError, G6Error, HomeError, InputError, LedgerError, StoreDiskFull
 from g6.ledger import VerifyKey
 from g6.ledger.note import parse_verifier_key
 from g6.store.diskfull import is_disk_full
@@ -42,13 +42,51 @@ EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug in g6, not in what the use
 REPORT_AT = "the g6-evidence issue tracker (with the command and its `g6 --debug` output)"
 
 
+def _obj() -> Ctx | None:
+    ctx = click.get_current_context(silent=True)
+    return ctx.find_object(Ctx) if ctx is not None else None
+
+
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    obj = _obj()
+    if obj is not None:
+        obj.json_printed = True  # the command's one JSON document is out: a failure after it adds no second
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+def failure_json(message: str, exit_code: int, error_code: str, secrets: Any = ()) -> dict[str, Any]:
+    """What a command given --json prints on stdout when it fails (schemas/refusal.v1): ``rejected`` for what
+    the user gave (exit 2), ``failed`` for what went wrong on the way (exit 1: a backend down, a full disk…)."""
+    return {"outcome": "rejected" if exit_code == EXIT_USAGE else "failed", "code": error_code,
+            "status": "blocked-escalated", "message": redact_text(message, secrets) or error_code}
+
+
+def end(obj: Ctx | None, message: str, exit_code: int, error_code: str | None = None) -> NoReturn:
+    """Every failure of a command ends here: the ``g6:`` line on stderr and the exit code; under --json also
+    the refusal object on stdout (unless the command printed its own JSON already), and the code on the line.
+
+    ``error_code`` defaults to the code of the typed error being handled (``fail(str(e))`` in an ``except``
+    block), else to the exit code's generic one."""
+    if error_code is None:
+        handled = sys.exc_info()[1]
+        error_code = handled.code if isinstance(handled, G6Error) else \
+            (InputError.code if exit_code == EXIT_USAGE else "G6_E_FAILED")
+    if obj is not None and obj.as_json:
+        secrets = obj._settings.secret_values() if obj._settings is not None else ()
+        message = redact_text(one_line(message), secrets) or error_code  # the same words on both streams
+        if not obj.json_printed:
+            obj.json_printed = True
+            emit_json(failure_json(message, exit_code, error_code))
+        if error_code not in message:
+            message = f"{message} [{error_code}]"
     click.echo(f"g6: {message}", err=True)
-    sys.exit(code)
+    sys.exit(exit_code)
+
+
+def fail(message: str, code: int = EXIT_USAGE, *, error: str | None = None) -> NoReturn:
+    """End the command with ``message`` and exit ``code``; ``error`` is the G6_E_* code under --json (default:
+    the typed error being handled). See :func:`end`."""
+    end(_obj(), message, code, error)
 
 
 def fail_on(e: G6Error) -> NoReturn:
@@ -209,6 +247,8 @@ class Ctx:
         self.home_override = home
         self._settings: Settings | None = None
         self.quiet = quiet
+        self.as_json = False  # the running command was given --json (set by the option: g6.cli.options)
+        self.json_printed = False  # its JSON document is on stdout already
 
     @property
     def settings(self) -> Settings:
@@ -231,8 +271,8 @@ class Ctx:
             home = self.settings.home
             if is_disk_full(e):
                 fail(f"disk full (or file-size limit reached) while setting up {home} [{StoreDiskFull.code}: {e}]",
-                     EXIT_FAILED)
-            fail(f"cannot write the evidence home {home}: {e}")
+                     EXIT_FAILED, error=StoreDiskFull.code)
+            fail(f"cannot write the evidence home {home}: {e}", error=HomeError.code)
         except ConfigError as e:  # a bad G6_BLOB_COMPRESSION, a malformed G6_LEDGER_URL / G6_BLOB_URL: usage
             fail(str(e))
 
@@ -425,14 +465,16 @@ class _G6Group(click.Group):
         except G6Error as e:
             fail(str(e), EXIT_FAILED)
         except sqlite3.DatabaseError as e:  # a ledger damaged past what the read paths check
-            fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED)
+            fail(f"ledger database error: {e}; run `g6 ledger verify`", EXIT_FAILED, error=LedgerError.code)
         except Exception as e:  # a bug: say so in one line, and where to report it
-            if ctx.params.get("debug"):
+            line = f"internal error: {_internal_summary(e, ctx.obj)}; please report it at {REPORT_AT}"
+            obj = ctx.obj if isinstance(ctx.obj, Ctx) else None
+            if ctx.params.get("debug"):  # the traceback instead of the line; under --json stdout still gets the object
                 traceback.print_exc()
-            else:
-                click.echo(f"g6: internal error: {_internal_summary(e, ctx.obj)}; please report it at {REPORT_AT}",
-                           err=True)
-            sys.exit(EXIT_INTERNAL)
+                if obj is not None and obj.as_json and not obj.json_printed:
+                    emit_json(failure_json(line, EXIT_INTERNAL, G6Error.code))
+                sys.exit(EXIT_INTERNAL)
+            end(obj, line, EXIT_INTERNAL, G6Error.code)
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -445,8 +487,9 @@ class _G6Group(click.Group):
             sys.exit(e.exit_code)
         except click.UsageError as e:
             hint = f" (see `{e.ctx.command_path} --help`)" if e.ctx is not None else ""
-            click.echo(f"g6: {one_line(e.format_message())}{hint}", err=True)
-            sys.exit(e.exit_code)
+            # a command line parsed as far as --json (a bad value, a missing argument) fails as JSON too
+            end(e.ctx.find_object(Ctx) if e.ctx is not None else None, f"{one_line(e.format_message())}{hint}",
+                e.exit_code, InputError.code)
         except click.ClickException as e:
             click.echo(f"g6: {one_line(e.format_message())}", err=True)
             sys.exit(e.exit_code)

@@ -18,11 +18,21 @@ def schema_file(name: str) -> str:
     return f"schemas/{name}.schema.json"
 
 
+def _note_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """Tell the context the command runs under --json: then every way it can fail (``g6.cli.app.end``)
+    prints the refusal object (schemas/refusal.v1) on stdout too. One mechanism for every command."""
+    obj = ctx.find_object(Ctx)
+    if value and obj is not None:
+        obj.as_json = True
+    return value
+
+
 class JsonOption(click.Option):
-    """``--json``, with the schemas of what the command prints under it (one per shape it can print)."""
+    """``--json``, with the schemas of what the command prints under it (one per shape it can print). Eager, so
+    that a failure while the rest of the command line is read (a bad value, a missing argument) is JSON too."""
 
     def __init__(self, *args: Any, schemas: tuple[str, ...] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, is_eager=True, callback=_note_json, **kwargs)
         self.schemas = schemas
 
 

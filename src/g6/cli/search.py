@@ -95,7 +95,8 @@ def search_cmd(c: Ctx, source: str, query: str | None, categories: tuple[str, ..
     else:
         total = "unknown" if result.total is None else f"{result.total:,}"
         click.echo(f"{result.outcome.value} {result.code} total={total} returned={len(result.papers)}"
-                   f" complete={'yes' if result.complete else 'no'} pages={len(result.pages)}")
+                   f" complete={'yes' if result.complete else 'no'} pages={len(result.pages)}"
+                   + (f" deleted={result.detail['deleted']}" if result.detail.get("deleted") else ""))
         if result.reason:
             click.echo(f"reason: {result.reason}")
         for i, p in enumerate(result.papers, 1):

@@ -8,16 +8,22 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from g6.adapters.outcomes import QUALIFIED
 from g6.errors import InputError
 from g6.mcp.context import ReceiptId, ToolContext, ToolSet
 
 TOOLS = ToolSet()
 
 
-@TOOLS.tool(title="Show a receipt", description="One receipt, signature included. Not gated.", read_only=True)
+@TOOLS.tool(title="Show a receipt",
+            description="One receipt, signature included, under `receipt`: exactly as `g6 receipt show --json` "
+                        "prints it (receipt.v1), so its signature verifies over it. Not gated.", read_only=True)
 def receipt_show(ctx: ToolContext, receipt_id: ReceiptId) -> dict[str, Any]:
     with ctx.home(need_key=False) as ev:
-        return ev.ledger.get(receipt_id).to_json()
+        receipt = ev.ledger.get(receipt_id).to_json()
+    # The status word sits beside the receipt, never in it: a key added to the signed object would break its
+    # schema and its signature (as cite's reply keeps its `citation` beside its code).
+    return {"status": QUALIFIED, "receipt": receipt}
 
 
 @TOOLS.tool(title="Verify the ledger",
@@ -40,7 +46,7 @@ def verify_proof(
     key: Annotated[str, Field(min_length=1, description=(
         "The ledger's public key: 'ed25519:<base64>' or a signed-note verifier key 'origin+hash+base64'."))],
     receipt: Annotated[dict[str, Any] | None, Field(description=(
-        "For an inclusion proof: the receipt JSON object it proves (as receipt_show returns it)."))] = None,
+        "For an inclusion proof: the receipt JSON object it proves (receipt_show's `receipt`)."))] = None,
 ) -> dict[str, Any]:
     from g6.ledger import VerifyKey
     from g6.ledger.note import parse_verifier_key
