@@ -181,35 +181,3 @@ def test_unknown_names_in_the_setting_are_refused(value: str) -> None:
 
     with pytest.raises(G6Error, match="unknown ops"):
         allowed_ops(value)
-
-
-def test_receipt_show_returns_the_receipt_as_the_cli_prints_it(tmp_path: Path, site: Site) -> None:
-    """The receipt in receipt_show's reply is the signed object itself, byte for byte what `g6 receipt show --json`
-    prints: valid against receipt.v1 and its Ed25519 signature verifying over it; the status sits beside it."""
-    import base64
-    import subprocess
-
-    import jsonschema
-
-    from g6.ledger import VerifyKey
-    from g6.ledger.receipts import canonical_json
-    from g6.schemas import load
-
-    web = site({"/p": Reply(body=PAGE), "/robots.txt": Reply(404, b"")})
-    env = env_for(tmp_path, G6_MCP_SENSITIVE="fetch")
-    _, (fetched,) = session_calls(env, [("fetch", {"url": web.url("/p")})])
-    rid = fetched["receipt_id"]
-    _, (shown,) = session_calls(env, [("receipt_show", {"receipt_id": rid})])
-    assert shown["status"] == "qualified-draft"
-    receipt = shown["receipt"]
-    jsonschema.Draft202012Validator(load("receipt.v1"), format_checker=jsonschema.FormatChecker()).validate(receipt)
-    cli = subprocess.run([sys.executable, "-m", "g6", "receipt", "show", rid, "--json"], env=env,
-                         capture_output=True, text=True, timeout=120)
-    assert cli.returncode == 0, cli.stderr
-    assert receipt == json.loads(cli.stdout)
-    keys = subprocess.run([sys.executable, "-m", "g6", "keys", "show", "--json"], env=env, capture_output=True,
-                          text=True, timeout=120)
-    key = VerifyKey.from_text(json.loads(keys.stdout)["signing"]["public_key"])
-    unsigned = {k: v for k, v in receipt.items() if k != "signature"}
-    assert receipt["signature"]["key_id"] == key.key_id
-    assert key.verify(base64.b64decode(receipt["signature"]["value"]), canonical_json(unsigned))
