@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
@@ -57,6 +58,10 @@ FAILING = ("changed", "gone", "unverified")
 CHANGED_THRESHOLD = 0.8  # similarity of the best span; docs/commands/cite.md shows the curve behind it
 MIN_WORD_OVERLAP = 0.5  # and at least half the quote's words, in order, in that span
 BATCH = 64  # re-check receipts appended per transaction
+# ... or fewer, when no other result is waiting and the oldest in the batch has waited this long: a
+# slow re-check still puts its verdicts on file as it goes, a fast one pays the transaction, the tree
+# update and the run file's fsync once per BATCH pages, not once per page or two
+FLUSH_AFTER = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +208,14 @@ def verify_citations(home: EvidenceHome, manifest: Manifest,
     cited texts (``g6 cite`` checked them before signing); an unsigned one does not, so each cited
     text is looked for at its offsets in the original stored page.
     """
+    sig, problems, _ = _verified(home, manifest, sources)
+    return sig, problems
+
+
+def _verified(home: EvidenceHome, manifest: Manifest,
+              sources: Any = None) -> tuple[dict[str, str], dict[str, str], dict[str, Receipt | str]]:
+    """:func:`verify_citations`, with the receipts it read ({receipt_id: receipt, or why not}) so the
+    re-check reads each from the ledger once, not again for its fetch policy."""
     trusted = home.keys.trusted()
     problems: dict[str, str] = {}
     if manifest.signature is None:
@@ -212,9 +225,10 @@ def verify_citations(home: EvidenceHome, manifest: Manifest,
         ok, why = manifest.verify_signature(trusted)
         sig = {"status": "ok" if ok else "failed", "detail": why}
         if not ok:
-            return sig, {c.citation_id: f"manifest signature: {why}" for c in manifest.citations}
+            return sig, {c.citation_id: f"manifest signature: {why}" for c in manifest.citations}, {}
     receipts: dict[str, Receipt | str] = {}
     texts: dict[str, PageTexts | str] = {}
+    stored: dict[str, bool] = {}  # blob digest -> in the store: several citations quote one page
     for c in manifest.citations:
         if c.receipt_id not in receipts:
             try:
@@ -227,14 +241,15 @@ def verify_citations(home: EvidenceHome, manifest: Manifest,
         if isinstance(r, str):
             problems[c.citation_id] = r
             continue
-        why_not = _citation_problem(home, c, r, texts, unsigned=manifest.signature is None, sources=sources)
+        why_not = _citation_problem(home, c, r, texts, unsigned=manifest.signature is None, sources=sources,
+                                    stored=stored)
         if why_not:
             problems[c.citation_id] = why_not
-    return sig, problems
+    return sig, problems, receipts
 
 
 def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[str, PageTexts | str], *,
-                      unsigned: bool, sources: Any) -> str | None:
+                      unsigned: bool, sources: Any, stored: dict[str, bool] | None = None) -> str | None:
     failed = read_failure(r.outcome, r.http_status)
     if failed is not None:  # never current, never unchanged: the words cited were an error page's
         marked = " (the manifest marks it as one)" if c.failed_read is not None else ""
@@ -249,7 +264,11 @@ def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[s
         return "the citation's content digests are not its receipt's"
     if text_hash(c.text) != c.text_hash:
         return "the cited text does not match its own text_hash"
-    if not home.store.has(str(c.content.get("blake3", ""))):
+    digest = str(c.content.get("blake3", ""))
+    stored = {} if stored is None else stored
+    if digest not in stored:
+        stored[digest] = home.store.has(digest)
+    if not stored[digest]:
         return "the cited blob is not in the store"
     if c.kind == "web":
         if r.kind not in ("fetch", "recheck"):
@@ -294,12 +313,8 @@ def _search_problem(home: EvidenceHome, c: Citation, r: Receipt, sources: Any) -
     return None
 
 
-def _policy_for(c: Citation, home: EvidenceHome, base: FetchPolicy) -> FetchPolicy:
+def _policy_for(r: Receipt, base: FetchPolicy) -> FetchPolicy:
     """The original read's allowlist and byte cap, so the re-check reads under the same rules."""
-    try:
-        r = home.ledger.get(c.receipt_id)
-    except Exception:  # noqa: BLE001 - a citation whose receipt is gone keeps the base policy
-        return base
     pol = base
     if r.allowlist.decision == "allowed" and r.allowlist.patterns:
         pol = replace(pol, allowlist=tuple(r.allowlist.patterns))
@@ -332,7 +347,7 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             sources: Any = None) -> RecheckReport:
     run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
     state = verdict_run(run_file(home, manifest.manifest_id, run_id, state_dir))
-    signature, problems = verify_citations(home, manifest, sources)
+    signature, problems, receipts = _verified(home, manifest, sources)
     # unverified citations are not fetched, and not kept in the run file: they are re-verified each run
     unverified = {c.citation_id: Verdict(c.citation_id, "unverified", c.requested_url,
                                          detail={"reason": problems[c.citation_id], "trust": "no_evidence"})
@@ -349,7 +364,8 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
     policies: dict[str, FetchPolicy] = {}  # many citations share one original receipt: read it once
     for c in pending:
         if c.receipt_id not in policies:
-            policies[c.receipt_id] = _policy_for(c, home, client.policy)
+            r = receipts.get(c.receipt_id)  # every pending citation's receipt was read and verified above
+            policies[c.receipt_id] = _policy_for(r, client.policy) if isinstance(r, Receipt) else client.policy
         groups[(c.requested_url, policies[c.receipt_id])].append(c)
 
     def work(key: tuple[str, FetchPolicy]) -> FetchResponse:
@@ -357,6 +373,7 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
 
     finished = resumed + len(unverified)
     batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
+    since = monotonic()  # when the oldest result in ``batch`` was taken
 
     def flush() -> None:
         """Receipts first (one transaction), then the run file: a verdict on file always has its receipt."""
@@ -401,7 +418,9 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             links={"rechecks": sorted({c.receipt_id for c in cites}),
                    "citations": [c.citation_id for c in cites]}, interstitial=wall)
         batch.append((receipt, list(zip(cites, verdicts, strict=True))))
-        if len(batch) >= BATCH or not more_ready:
+        if len(batch) == 1:
+            since = monotonic()
+        if len(batch) >= BATCH or (not more_ready and monotonic() - since >= FLUSH_AFTER):
             flush()
     flush()
     done.update(unverified)
