@@ -65,4 +65,5 @@ def run(quick: bool = False) -> None:
         line(f"recheck {len(citations)} citations, {n_pages} pages, {hosts} hosts", n_pages / ours_s,
              n_pages / raw_s, "pages/s")
         print(f"{'':<44} ours {len(citations) / ours_s:,.0f} citations/s (fetch, store, verdict, receipt)")
+        print(f"{'':<44} (the reference checks no address or robots.txt, stores nothing, signs no receipt)")
         home.close()

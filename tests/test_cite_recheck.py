@@ -211,3 +211,13 @@ def test_property_normalisation_is_whole_string_nfkc_with_a_map_back(text: str) 
         if ch != " ":
             assert 0 <= n.starts[i] < n.ends[i] <= len(text)
             assert ch in _definition(text[n.starts[i]:n.ends[i]]) or n.ends[i] - n.starts[i] > 1
+
+
+def test_ascii_normalise_is_the_offset_maps_text() -> None:
+    """``normalise`` (behind every ``text_hash``) takes a short cut for ASCII text: it must give exactly
+    the text ``normalised`` maps offsets for, every ASCII whitespace and control character included."""
+    from g6.cite.passages import normalise, normalised
+
+    every = "".join(chr(i) for i in range(128))
+    for text in (every, f"  A\tquote{every}ends \x1c\x1f here\r\n", "One  Two\x0bthree\x0cFOUR", "", " \t\n"):
+        assert normalise(text) == normalised(text).text

@@ -9,8 +9,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
-from g6.fetch.host_pool import per_host
+from g6.fetch.host_pool import per_host, per_host_groups
 
 LIMIT = 60.0  # seconds: only a broken pool gets near it
 
@@ -99,3 +100,24 @@ def test_every_result_arrives_with_a_small_backlog() -> None:
     items = [(h, i) for h in range(7) for i in range(40)]
     got = sorted(it for it, _, _ in per_host(items, lambda it: str(it[0]), lambda it: it, workers=3, backlog=2))
     assert got == sorted(items)
+
+
+def test_per_host_groups_starts_a_host_before_the_next_is_listed() -> None:
+    """A re-check verifies the next host's citations while the hosts listed before it fetch: the
+    first host's work must run before the caller has listed the second (eagerly taking every list
+    first would never set ``started``)."""
+    started = threading.Event()
+    seen_started: list[bool] = []
+
+    def groups() -> Iterator[list[str]]:
+        yield ["a1", "a2"]
+        seen_started.append(started.wait(60))
+        yield ["b1"]
+
+    def work(it: str) -> str:
+        started.set()
+        return it.upper()
+
+    out = list(per_host_groups(groups(), work, workers=2))
+    assert seen_started == [True]
+    assert sorted((it, res) for it, res, _ in out) == [("a1", "A1"), ("a2", "A2"), ("b1", "B1")]

@@ -56,6 +56,10 @@ class Normalised:
 
 
 def normalise(text: str) -> str:
+    if text.isascii():
+        # the text alone, without the offset map: ``normalised``'s ASCII branch joins the same \S+ tokens
+        # (str.split splits on exactly what \S+ does not match) lowered, with one space between them
+        return " ".join(text.split()).lower()
     return normalised(text).text
 
 

@@ -29,9 +29,10 @@ appended to a run file as it is decided, so a re-run with the same run id skips 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
@@ -47,7 +48,7 @@ from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
 from g6.fetch.capture import receipt_from_response, wall_of
-from g6.fetch.host_pool import host_of, per_host
+from g6.fetch.host_pool import host_of, per_host_groups
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.runs import RunState
@@ -57,6 +58,10 @@ FAILING = ("changed", "gone", "unverified")
 CHANGED_THRESHOLD = 0.8  # similarity of the best span; docs/commands/cite.md shows the curve behind it
 MIN_WORD_OVERLAP = 0.5  # and at least half the quote's words, in order, in that span
 BATCH = 64  # re-check receipts appended per transaction
+# ... or fewer, when no other result is waiting and the oldest in the batch has waited this long: a
+# slow re-check still puts its verdicts on file as it goes, a fast one pays the transaction, the tree
+# update and the run file's fsync once per BATCH pages, not once per page or two
+FLUSH_AFTER = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,38 +208,61 @@ def verify_citations(home: EvidenceHome, manifest: Manifest,
     cited texts (``g6 cite`` checked them before signing); an unsigned one does not, so each cited
     text is looked for at its offsets in the original stored page.
     """
-    trusted = home.keys.trusted()
-    problems: dict[str, str] = {}
-    if manifest.signature is None:
-        sig = {"status": "unsigned", "detail": "the manifest is not signed; each cited text was checked against "
-                                               "its original page instead"}
-    else:
-        ok, why = manifest.verify_signature(trusted)
-        sig = {"status": "ok" if ok else "failed", "detail": why}
-        if not ok:
-            return sig, {c.citation_id: f"manifest signature: {why}" for c in manifest.citations}
-    receipts: dict[str, Receipt | str] = {}
-    texts: dict[str, PageTexts | str] = {}
-    for c in manifest.citations:
-        if c.receipt_id not in receipts:
-            try:
-                r = home.ledger.get(c.receipt_id)
-                ok, why = r.verify_signature(trusted)
-                receipts[c.receipt_id] = r if ok else f"receipt {c.receipt_id}: {why}"
-            except G6Error as e:
-                receipts[c.receipt_id] = f"receipt {c.receipt_id} is not in the ledger ({type(e).__name__})"
-        r = receipts[c.receipt_id]
-        if isinstance(r, str):
-            problems[c.citation_id] = r
-            continue
-        why_not = _citation_problem(home, c, r, texts, unsigned=manifest.signature is None, sources=sources)
-        if why_not:
-            problems[c.citation_id] = why_not
+    sig, problems, _ = _verified(home, manifest, sources)
     return sig, problems
 
 
+def _verified(home: EvidenceHome, manifest: Manifest,
+              sources: Any = None) -> tuple[dict[str, str], dict[str, str], dict[str, Receipt | str]]:
+    v = _Verifier(home, manifest, sources)
+    return v.signature, v.problems(manifest.citations), v.receipts
+
+
+class _Verifier:
+    """:func:`verify_citations` a few citations at a time (a re-check verifies one host's citations while
+    the hosts verified before it fetch), each receipt read and verified once, each blob looked for once."""
+
+    def __init__(self, home: EvidenceHome, manifest: Manifest, sources: Any = None) -> None:
+        self.home, self.manifest, self.sources = home, manifest, sources
+        self.trusted = home.keys.trusted()
+        self.failed: str | None = None  # the manifest signature's failure: every citation is unverified
+        if manifest.signature is None:
+            self.signature = {"status": "unsigned", "detail": "the manifest is not signed; each cited text was "
+                                                              "checked against its original page instead"}
+        else:
+            ok, why = manifest.verify_signature(self.trusted)
+            self.signature = {"status": "ok" if ok else "failed", "detail": why}
+            self.failed = None if ok else why
+        self.receipts: dict[str, Receipt | str] = {}  # receipt id -> the verified receipt, or why not
+        self.texts: dict[str, PageTexts | str] = {}
+        self.stored: dict[str, bool] = {}  # blob digest -> in the store: several citations quote one page
+
+    def problems(self, citations: Iterable[Citation]) -> dict[str, str]:
+        """{citation_id: why it is unverified} for ``citations``."""
+        if self.failed is not None:
+            return {c.citation_id: f"manifest signature: {self.failed}" for c in citations}
+        problems: dict[str, str] = {}
+        for c in citations:
+            if c.receipt_id not in self.receipts:
+                try:
+                    r = self.home.ledger.get(c.receipt_id)
+                    ok, why = r.verify_signature(self.trusted)
+                    self.receipts[c.receipt_id] = r if ok else f"receipt {c.receipt_id}: {why}"
+                except G6Error as e:
+                    self.receipts[c.receipt_id] = f"receipt {c.receipt_id} is not in the ledger ({type(e).__name__})"
+            r = self.receipts[c.receipt_id]
+            if isinstance(r, str):
+                problems[c.citation_id] = r
+                continue
+            why_not = _citation_problem(self.home, c, r, self.texts, unsigned=self.manifest.signature is None,
+                                        sources=self.sources, stored=self.stored)
+            if why_not:
+                problems[c.citation_id] = why_not
+        return problems
+
+
 def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[str, PageTexts | str], *,
-                      unsigned: bool, sources: Any) -> str | None:
+                      unsigned: bool, sources: Any, stored: dict[str, bool] | None = None) -> str | None:
     failed = read_failure(r.outcome, r.http_status)
     if failed is not None:  # never current, never unchanged: the words cited were an error page's
         marked = " (the manifest marks it as one)" if c.failed_read is not None else ""
@@ -249,7 +277,11 @@ def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[s
         return "the citation's content digests are not its receipt's"
     if text_hash(c.text) != c.text_hash:
         return "the cited text does not match its own text_hash"
-    if not home.store.has(str(c.content.get("blake3", ""))):
+    digest = str(c.content.get("blake3", ""))
+    stored = {} if stored is None else stored
+    if digest not in stored:
+        stored[digest] = home.store.has(digest)
+    if not stored[digest]:
         return "the cited blob is not in the store"
     if c.kind == "web":
         if r.kind not in ("fetch", "recheck"):
@@ -294,12 +326,8 @@ def _search_problem(home: EvidenceHome, c: Citation, r: Receipt, sources: Any) -
     return None
 
 
-def _policy_for(c: Citation, home: EvidenceHome, base: FetchPolicy) -> FetchPolicy:
+def _policy_for(r: Receipt, base: FetchPolicy) -> FetchPolicy:
     """The original read's allowlist and byte cap, so the re-check reads under the same rules."""
-    try:
-        r = home.ledger.get(c.receipt_id)
-    except Exception:  # noqa: BLE001 - a citation whose receipt is gone keeps the base policy
-        return base
     pol = base
     if r.allowlist.decision == "allowed" and r.allowlist.patterns:
         pol = replace(pol, allowlist=tuple(r.allowlist.patterns))
@@ -332,31 +360,52 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             sources: Any = None) -> RecheckReport:
     run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
     state = verdict_run(run_file(home, manifest.manifest_id, run_id, state_dir))
-    signature, problems = verify_citations(home, manifest, sources)
-    # unverified citations are not fetched, and not kept in the run file: they are re-verified each run
-    unverified = {c.citation_id: Verdict(c.citation_id, "unverified", c.requested_url,
-                                         detail={"reason": problems[c.citation_id], "trust": "no_evidence"})
-                  for c in manifest.citations if c.citation_id in problems}
-    done = {k: v for k, v in state.load().items() if k not in unverified}
-    resumed = sum(1 for c in manifest.citations if c.citation_id in done)
-    pending = [c for c in manifest.citations if c.citation_id not in done and c.citation_id not in unverified]
+    verifier = _Verifier(home, manifest, sources)
+    loaded = state.load()
+    unverified: dict[str, Verdict] = {}
+    done: dict[str, Verdict] = {}
     total = len(manifest.citations)
     if progress:
-        progress(resumed + len(unverified), total)
-
-    # One fetch per (url, policy); one worker per host at a time.
+        progress(0, total)
+    # One fetch per (url, policy); one worker per host at a time. Each host's citations are verified
+    # (in this thread: the ledger's connection is this thread's) just before its list goes to the pool,
+    # so the first hosts fetch while the next are verified; nothing unverified is fetched.
     groups: dict[tuple[str, FetchPolicy], list[Citation]] = defaultdict(list)
     policies: dict[str, FetchPolicy] = {}  # many citations share one original receipt: read it once
-    for c in pending:
-        if c.receipt_id not in policies:
-            policies[c.receipt_id] = _policy_for(c, home, client.policy)
-        groups[(c.requested_url, policies[c.receipt_id])].append(c)
+
+    def verified_hosts() -> Iterator[list[tuple[str, FetchPolicy]]]:
+        nonlocal finished
+        by_host: dict[str, list[Citation]] = defaultdict(list)
+        for c in manifest.citations:
+            by_host[host_of(c.requested_url)].append(c)
+        for cites in by_host.values():
+            problems = verifier.problems(cites)
+            keys: dict[tuple[str, FetchPolicy], None] = {}
+            for c in cites:
+                if c.citation_id in problems:
+                    # not fetched, and not kept in the run file: re-verified each run
+                    unverified[c.citation_id] = Verdict(c.citation_id, "unverified", c.requested_url, detail={
+                        "reason": problems[c.citation_id], "trust": "no_evidence"})
+                elif c.citation_id in loaded:
+                    done[c.citation_id] = loaded[c.citation_id]
+                else:
+                    if c.receipt_id not in policies:
+                        r = verifier.receipts[c.receipt_id]  # read and verified just now
+                        policies[c.receipt_id] = _policy_for(r, client.policy) if isinstance(r, Receipt) \
+                            else client.policy
+                    key = (c.requested_url, policies[c.receipt_id])
+                    groups[key].append(c)
+                    keys[key] = None
+                    continue
+                finished += 1
+            yield list(keys)
 
     def work(key: tuple[str, FetchPolicy]) -> FetchResponse:
         return client.fetch(key[0], home.store, source="web", policy=key[1])
 
-    finished = resumed + len(unverified)
+    finished = 0
     batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
+    since = monotonic()  # when the oldest result in ``batch`` was taken
 
     def flush() -> None:
         """Receipts first (one transaction), then the run file: a verdict on file always has its receipt."""
@@ -378,35 +427,47 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         if progress:
             progress(finished, total)
 
-    for key, resp, more_ready in per_host(groups, lambda k: host_of(k[0]), work, workers):
+    for key, resp, more_ready in per_host_groups(verified_hosts(), work, workers):
         if isinstance(resp, BaseException):
             raise resp
         cites = groups[key]
-        texts, wall = None, None
-        if resp.outcome is Outcome.OK and resp.body is not None and not all(unchanged(c, resp) for c in cites):
-            # same bytes need no reading again; new bytes are read once for all their citations
-            if resp.body.size > MAX_EXTRACT_BYTES:
-                texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes")
-            else:
-                body = home.store.read(resp.body.blake3)
-                texts = read_texts(body, resp.final_url or key[0], resp.content_type)
-                wall = wall_of(resp, body)
-        verdicts = [judge(c, resp, texts, wall) for c in cites]
-        outcome = texts.outcome if texts is not None else resp.outcome
-        receipt = receipt_from_response(
-            resp, kind="recheck", source="web", request={"url": redact_url(key[0]), "run_id": run_id,
-                                                         "manifest_id": manifest.manifest_id},
-            outcome=outcome, reason=(texts.reason if texts is not None else "") or resp.reason,
-            detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
-            links={"rechecks": sorted({c.receipt_id for c in cites}),
-                   "citations": [c.citation_id for c in cites]}, interstitial=wall)
+        receipt, verdicts = _read_and_judge(home, key[0], resp, cites, run_id, manifest.manifest_id)
         batch.append((receipt, list(zip(cites, verdicts, strict=True))))
-        if len(batch) >= BATCH or not more_ready:
+        if len(batch) == 1:
+            since = monotonic()
+        if len(batch) >= BATCH or (not more_ready and monotonic() - since >= FLUSH_AFTER):
             flush()
     flush()
+    if progress:
+        progress(finished, total)  # the resumed and unverified, when nothing was fetched
     done.update(unverified)
+    resumed = sum(1 for c in manifest.citations if c.citation_id in loaded and c.citation_id not in unverified)
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
-    return RecheckReport(run_id, manifest.manifest_id, ordered, resumed, signature)
+    return RecheckReport(run_id, manifest.manifest_id, ordered, resumed, verifier.signature)
+
+
+def _read_and_judge(home: EvidenceHome, url: str, resp: FetchResponse, cites: list[Citation], run_id: str,
+                    manifest_id: str) -> tuple[Receipt, list[Verdict]]:
+    """The verdicts on one fresh read of ``url`` and the (unsigned) re-check receipt recording them."""
+    texts, wall = None, None
+    if resp.outcome is Outcome.OK and resp.body is not None and not all(unchanged(c, resp) for c in cites):
+        # same bytes need no reading again; new bytes are read once for all their citations
+        if resp.body.size > MAX_EXTRACT_BYTES:
+            texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes")
+        else:
+            body = home.store.read(resp.body.blake3)
+            texts = read_texts(body, resp.final_url or url, resp.content_type)
+            wall = wall_of(resp, body)
+    verdicts = [judge(c, resp, texts, wall) for c in cites]
+    outcome = texts.outcome if texts is not None else resp.outcome
+    receipt = receipt_from_response(
+        resp, kind="recheck", source="web", request={"url": redact_url(url), "run_id": run_id,
+                                                     "manifest_id": manifest_id},
+        outcome=outcome, reason=(texts.reason if texts is not None else "") or resp.reason,
+        detail={"verdicts": {v.citation_id: v.verdict for v in verdicts}},
+        links={"rechecks": sorted({c.receipt_id for c in cites}),
+               "citations": [c.citation_id for c in cites]}, interstitial=wall)
+    return receipt, verdicts
 
 
 def _with_total(home: EvidenceHome, client: CheckedClient, c: Citation, v: Verdict, sources: Any) -> Verdict:

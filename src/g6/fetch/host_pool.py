@@ -57,8 +57,15 @@ def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R
     At most ``backlog`` items are under way or done and not yet taken: a caller that stops taking
     (its output blocked, a worker process whose parent stops reading) stops the hosts too, instead
     of them fetching the rest of the list into memory."""
-    groups = _by_host(items, host)
-    n = sum(len(g) for g in groups)
+    return per_host_groups(_by_host(items, host), work, workers, backlog)
+
+
+def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: int = 8,
+                    backlog: int = BACKLOG) -> Iterator[tuple[T, R | BaseException, bool]]:
+    """:func:`per_host` over items already grouped, one list per host (each host in one list only).
+    ``groups`` is taken lazily, one list at a time: a host starts as soon as its list is there, so a
+    caller can still be deciding what the next host is asked for while the first ones fetch."""
+    n = 0
     results: queue.Queue[tuple[T, R | BaseException]] = queue.Queue()
     stop = threading.Event()  # set when the caller stops early (an error, Ctrl-C): no new item starts
     room = threading.Semaphore(max(1, backlog))  # one per item started; given back as its result is taken
@@ -77,9 +84,11 @@ def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R
                 results.put((it, e))
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for batch in groups:
-            pool.submit(run, batch)
         try:
+            for batch in groups:
+                if batch:
+                    n += len(batch)
+                    pool.submit(run, batch)
             for _ in range(n):
                 it, res = results.get()
                 room.release()
