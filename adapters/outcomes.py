@@ -151,6 +151,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_LEDGER_BACKEND": "the ledger database (PostgreSQL) is down or refuses; the message says what to check",
     "G6_E_LEDGER_RECEIPT_TOO_LARGE": "a receipt over 65,535 bytes of canonical JSON (more than an entry of a "
                                      "published log holds); nothing of its batch was appended",
+    "G6_E_LEDGER_PROOF_NOT_COVERED": "a receipt no checkpoint covers yet, asked of a home that may not sign one "
+                                     "(read only, as `g6 serve` opens it): its owner runs `g6 ledger checkpoint`",
     "G6_E_LEDGER": "another ledger error (a broken chain or database)",
     "G6_E_STORE": "another blob store error",
     "G6_E_PUBLISH": "a log that cannot be published where asked (the destination cannot be written, holds "
@@ -183,6 +185,8 @@ REFUSALS: dict[str, str] = {
                                 "cosignature",
     "G6_E_TSA": "an RFC 3161 time-stamping authority that could not be reached, answered otherwise, refused, or "
                 "sent a token that does not hold; the message names the TSA",
+    "G6_E_FAILED": "a command that failed (exit 1) for a reason no more precise code names; under `--json` the "
+                   "refusal object carries it",
     "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
 }
 # Results of the composed ops that are not an Outcome.
