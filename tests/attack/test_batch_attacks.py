@@ -21,6 +21,7 @@ from g6.cli import cli
 from g6.demo.site import Reply, SeenRequest
 from g6.fetch.batch import batch_fetch
 from g6.home import EvidenceHome
+from tests.conftest import validate
 
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"}
 
@@ -148,7 +149,11 @@ def test_one_request_at_a_time_on_every_host_robots_kept(site, home: EvidenceHom
 def test_cli_batch_reports_nothing_for_a_url_list_that_is_not_one(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["--home", str(tmp_path / "h"), "fetch", "--input", "-", "--json"],
                            input="http://127.0.0.1/a b\n", env=ENV)
-    assert r.exit_code == 2 and "Traceback" not in r.output and r.stdout == ""
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    # no line of results: only the one refusal object every --json command prints when it fails (refusal.v1)
+    refusal = json.loads(r.stdout)
+    validate(refusal, "refusal.v1")
+    assert (refusal["outcome"], refusal["code"]) == ("rejected", "G6_E_INPUT")
 
 
 class _RecordingPacer(HostPacer):
