@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from g6.home import EvidenceHome
 def run(quick: bool = False) -> None:
     hosts, pages, per_page = (4, 10, 5) if quick else (20, 100, 5)
     workers = min(hosts, 16)
+    processes = min(os.cpu_count() or 1, workers)  # what `g6 recheck` uses by default
     with SiteFarm(hosts, pages) as farm, tempfile.TemporaryDirectory() as d:
         home = EvidenceHome(d, fsync=False)
         home.keys.init()
@@ -57,7 +59,7 @@ def run(quick: bool = False) -> None:
 
         with CheckedClient(policy) as client:
             t = time.perf_counter()
-            report = recheck(home, client, manifest, workers=workers, state_dir=None)
+            report = recheck(home, client, manifest, workers=workers, processes=processes, state_dir=None)
             ours_s = time.perf_counter() - t
         assert report.counts() == {"unchanged": len(citations)}, report.counts()
         assert report.manifest_signature["status"] == "ok"

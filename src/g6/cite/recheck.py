@@ -22,12 +22,16 @@ A verdict is never stronger than the read behind it:
   failed read or not) or that met a wall (its receipt's ``interstitial``), so nothing is fetched for it.
 
 Concurrency: one worker per host at a time (so the per-host pause and robots rules hold), hosts in
-parallel on a thread pool; receipts are appended from the calling thread. Each verdict is
-appended to a run file as it is decided, so a re-run with the same run id skips what was done.
+parallel on a thread pool, or on several forked processes (``processes``, as a batch fetch does: the
+hosts' pauses are shared between them); each page is read and judged where it was fetched, and the
+receipts are signed and appended from the calling thread. Each verdict is appended to a run file as
+it is decided, so a re-run with the same run id skips what was done.
 """
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -47,8 +51,9 @@ from g6.cite.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
 from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
+from g6.fetch.batch import usable_processes
 from g6.fetch.capture import receipt_from_response, wall_of
-from g6.fetch.host_pool import host_of, per_host_groups
+from g6.fetch.host_pool import host_of, per_host_groups, per_host_processes
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.runs import RunState
@@ -355,9 +360,12 @@ def run_file(home: EvidenceHome, manifest_id: str, run_id: str, state_dir: Path 
 
 
 def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, run_id: str | None = None,
-            state_dir: Path | None = None, workers: int = 8,
+            state_dir: Path | None = None, workers: int = 8, processes: int = 1,
             progress: Callable[[int, int], None] | None = None,
             sources: Any = None) -> RecheckReport:
+    """Re-check every citation of ``manifest``: ``workers`` hosts at a time, on ``processes`` forked
+    processes where the home allows it (a store in a folder, no other thread running:
+    :func:`g6.fetch.batch.usable_processes`), else on threads of this process."""
     run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
     state = verdict_run(run_file(home, manifest.manifest_id, run_id, state_dir))
     verifier = _Verifier(home, manifest, sources)
@@ -376,8 +384,12 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
     def verified_hosts() -> Iterator[list[tuple[str, FetchPolicy]]]:
         nonlocal finished
         by_host: dict[str, list[Citation]] = defaultdict(list)
+        hosts: dict[str, str] = {}  # url -> host: several citations quote one page, its URL parsed once
         for c in manifest.citations:
-            by_host[host_of(c.requested_url)].append(c)
+            h = hosts.get(c.requested_url)
+            if h is None:
+                h = hosts[c.requested_url] = host_of(c.requested_url)
+            by_host[h].append(c)
         for cites in by_host.values():
             problems = verifier.problems(cites)
             keys: dict[tuple[str, FetchPolicy], None] = {}
@@ -400,8 +412,12 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
                 finished += 1
             yield list(keys)
 
-    def work(key: tuple[str, FetchPolicy]) -> FetchResponse:
-        return client.fetch(key[0], home.store, source="web", policy=key[1])
+    def work(key: tuple[str, FetchPolicy]) -> tuple[Receipt, list[Verdict]]:
+        # the page is read and judged on the worker too (its citations' list is complete before the
+        # host is handed to the pool): the calling thread, which alone signs and appends, is the
+        # re-check's one serial stage, so it is left only what must be done in order
+        resp = client.fetch(key[0], home.store, source="web", policy=key[1])
+        return _read_and_judge(home, key[0], resp, groups[key], run_id, manifest.manifest_id)
 
     finished = 0
     batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
@@ -427,23 +443,40 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         if progress:
             progress(finished, total)
 
-    for key, resp, more_ready in per_host_groups(verified_hosts(), work, workers):
-        if isinstance(resp, BaseException):
-            raise resp
-        cites = groups[key]
-        receipt, verdicts = _read_and_judge(home, key[0], resp, cites, run_id, manifest.manifest_id)
-        batch.append((receipt, list(zip(cites, verdicts, strict=True))))
-        if len(batch) == 1:
-            since = monotonic()
-        if len(batch) >= BATCH or (not more_ready and monotonic() - since >= FLUSH_AFTER):
-            flush()
-    flush()
+    with contextlib.ExitStack() as stack:
+        if usable_processes(home, processes) > 1:
+            # Forked: the pages are read and judged on other processes (one GIL each), so this
+            # process, which alone signs and appends, is not starved of its GIL by the fetch threads.
+            # Every host is verified before the fork (the workers are forked with their whole list).
+            pending = [key for keys in verified_hosts() for key in keys]
+            ctx = multiprocessing.get_context("fork")
+            stack.enter_context(client.hosts_shared(ctx))
+            results: Any = per_host_processes(pending, _host_of_key, work, workers, processes,
+                                              setup=client.forget_connections)
+            stack.callback(results.close)
+        else:
+            results = per_host_groups(verified_hosts(), work, workers)
+            stack.callback(results.close)
+        for key, res, more_ready in results:
+            if isinstance(res, BaseException):
+                raise res
+            receipt, verdicts = res
+            batch.append((receipt, list(zip(groups[key], verdicts, strict=True))))
+            if len(batch) == 1:
+                since = monotonic()
+            if len(batch) >= BATCH or (not more_ready and monotonic() - since >= FLUSH_AFTER):
+                flush()
+        flush()
     if progress:
         progress(finished, total)  # the resumed and unverified, when nothing was fetched
     done.update(unverified)
     resumed = sum(1 for c in manifest.citations if c.citation_id in loaded and c.citation_id not in unverified)
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
     return RecheckReport(run_id, manifest.manifest_id, ordered, resumed, verifier.signature)
+
+
+def _host_of_key(key: tuple[str, FetchPolicy]) -> str:
+    return host_of(key[0])
 
 
 def _read_and_judge(home: EvidenceHome, url: str, resp: FetchResponse, cites: list[Citation], run_id: str,

@@ -5,6 +5,7 @@ checking the citations later."""
 # that use them, so `g6 --help` does not load them.
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -162,13 +163,16 @@ def manifest_verify(c: Ctx, path: Path, as_json: bool) -> None:
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
+@click.option("--processes", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="Fetch and judge on N processes (default: one per core, at most --workers; "
+                   "1 with a store that is not a folder).")
 @json_option("recheck-report.v1", help="Print the report as JSON")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the report as one self-contained HTML page to this file.")
 @quiet_option
 @pass_ctx
 def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: bool,
-                html_out: Path | None = None) -> None:
+                html_out: Path | None = None, processes: int | None = None) -> None:
     """Fetch every cited source again; one verdict per citation.
 
     Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
@@ -185,7 +189,8 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
     with c.evidence(need_key=True) as ev, c.settings.client(policy) as client:
         try:
             with progress("re-checking", "citations") as bar:
-                report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=bar, sources=c.sources())
+                report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=bar, sources=c.sources(),
+                                  processes=processes or min(os.cpu_count() or 1, workers))
         except InputError as e:
             fail(str(e))
         if html_out is not None:
