@@ -37,7 +37,7 @@
     ├── ProgramMissing           (nothing answers where an outside program should listen)
     ├── ProgramTimeout           (the outside program did not answer in time)
     ├── TimestampAuthorityError  (an RFC 3161 TSA that did not answer with a good token: ``.tsa`` names it)
-    ├── WorkerLost               (a batch's worker process ended before reporting a URL it had)
+    ├── WorkerLost               (a batch's or re-check's worker process ended before reporting a URL it had)
     └── WitnessError             (a tlog witness did not cosign a checkpoint: ``.witness``, ``.url``, ``.status``)
         ├── WitnessUnreachable   (no answer, or an answer that is not the protocol's)
         ├── WitnessUnknownLog    (404, or 403 "unknown log": the witness does not know the log's origin)
@@ -234,7 +234,8 @@ class WaczError(InputError):
 
 class WorkerLost(G6Error):
     """A worker process of a batch (``g6 fetch --input`` on several cores) ended before it reported a
-    URL it was given: that URL is settled as an error with no receipt, so a resumed run fetches it again."""
+    URL it was given: that URL is settled as an error with no receipt, so a resumed run fetches it again.
+    A re-check (``g6 recheck`` on several cores) ends with it; its run file resumes with ``--run``."""
 
     code = "G6_E_WORKER_LOST"
 

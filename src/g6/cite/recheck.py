@@ -53,7 +53,7 @@ from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
 from g6.fetch.batch import usable_processes
 from g6.fetch.capture import receipt_from_response, wall_of
-from g6.fetch.host_pool import host_of, per_host_groups, per_host_processes
+from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.runs import RunState
@@ -67,6 +67,8 @@ BATCH = 64  # re-check receipts appended per transaction
 # slow re-check still puts its verdicts on file as it goes, a fast one pays the transaction, the tree
 # update and the run file's fsync once per BATCH pages, not once per page or two
 FLUSH_AFTER = 1.0
+# one page to fetch: (its URL, the policy it is read under) and the citations that quote it
+Page = tuple[tuple[str, FetchPolicy], list[Citation]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,21 +377,22 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
     total = len(manifest.citations)
     if progress:
         progress(0, total)
-    # One fetch per (url, policy); one worker per host at a time. Each host's citations are verified
-    # (in this thread: the ledger's connection is this thread's) just before its list goes to the pool,
-    # so the first hosts fetch while the next are verified; nothing unverified is fetched.
+    # One fetch per (url, policy), with the citations it is for; one worker per host at a time. Each
+    # host's citations are verified (in this thread: the ledger's connection is this thread's) just before
+    # its list goes to the workers, so the first hosts fetch while the next are verified; nothing
+    # unverified is fetched.
     groups: dict[tuple[str, FetchPolicy], list[Citation]] = defaultdict(list)
     policies: dict[str, FetchPolicy] = {}  # many citations share one original receipt: read it once
+    by_host: dict[str, list[Citation]] = defaultdict(list)
+    hosts: dict[str, str] = {}  # url -> host: several citations quote one page, its URL parsed once
+    for c in manifest.citations:
+        h = hosts.get(c.requested_url)
+        if h is None:
+            h = hosts[c.requested_url] = host_of(c.requested_url)
+        by_host[h].append(c)
 
-    def verified_hosts() -> Iterator[list[tuple[str, FetchPolicy]]]:
+    def verified_hosts() -> Iterator[list[Page]]:
         nonlocal finished
-        by_host: dict[str, list[Citation]] = defaultdict(list)
-        hosts: dict[str, str] = {}  # url -> host: several citations quote one page, its URL parsed once
-        for c in manifest.citations:
-            h = hosts.get(c.requested_url)
-            if h is None:
-                h = hosts[c.requested_url] = host_of(c.requested_url)
-            by_host[h].append(c)
         for cites in by_host.values():
             problems = verifier.problems(cites)
             keys: dict[tuple[str, FetchPolicy], None] = {}
@@ -410,14 +413,14 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
                     keys[key] = None
                     continue
                 finished += 1
-            yield list(keys)
+            yield [(key, groups[key]) for key in keys]
 
-    def work(key: tuple[str, FetchPolicy]) -> tuple[Receipt, list[Verdict]]:
-        # the page is read and judged on the worker too (its citations' list is complete before the
-        # host is handed to the pool): the calling thread, which alone signs and appends, is the
-        # re-check's one serial stage, so it is left only what must be done in order
-        resp = client.fetch(key[0], home.store, source="web", policy=key[1])
-        return _read_and_judge(home, key[0], resp, groups[key], run_id, manifest.manifest_id)
+    def work(page: Page) -> tuple[Receipt, list[Verdict]]:
+        # the page is read and judged on the worker too: the calling thread, which alone signs and
+        # appends, is the re-check's one serial stage, so it is left only what must be done in order
+        (url, policy), cites = page
+        resp = client.fetch(url, home.store, source="web", policy=policy)
+        return _read_and_judge(home, url, resp, cites, run_id, manifest.manifest_id)
 
     finished = 0
     batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
@@ -444,24 +447,23 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
             progress(finished, total)
 
     with contextlib.ExitStack() as stack:
-        if usable_processes(home, processes) > 1:
+        if usable_processes(home, processes) > 1 and len(by_host) > 1:
             # Forked: the pages are read and judged on other processes (one GIL each), so this
-            # process, which alone signs and appends, is not starved of its GIL by the fetch threads.
-            # Every host is verified before the fork (the workers are forked with their whole list).
-            pending = [key for keys in verified_hosts() for key in keys]
-            ctx = multiprocessing.get_context("fork")
-            stack.enter_context(client.hosts_shared(ctx))
-            results: Any = per_host_processes(pending, _host_of_key, work, workers, processes,
-                                              setup=client.forget_connections)
+            # process, which alone verifies, signs and appends, is not starved of its GIL by the fetch
+            # threads. The workers are forked first (no other thread may run at a fork), then given
+            # each host as soon as it is verified here.
+            stack.enter_context(client.hosts_shared(multiprocessing.get_context("fork")))
+            results: Any = fork_workers(work, workers, min(processes, len(by_host)), setup=client.forget_connections)
             stack.callback(results.close)
+            results.give(verified_hosts())
         else:
             results = per_host_groups(verified_hosts(), work, workers)
             stack.callback(results.close)
-        for key, res, more_ready in results:
+        for (_, cites), res, more_ready in results:
             if isinstance(res, BaseException):
                 raise res
             receipt, verdicts = res
-            batch.append((receipt, list(zip(groups[key], verdicts, strict=True))))
+            batch.append((receipt, list(zip(cites, verdicts, strict=True))))
             if len(batch) == 1:
                 since = monotonic()
             if len(batch) >= BATCH or (not more_ready and monotonic() - since >= FLUSH_AFTER):
@@ -473,10 +475,6 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
     resumed = sum(1 for c in manifest.citations if c.citation_id in loaded and c.citation_id not in unverified)
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
     return RecheckReport(run_id, manifest.manifest_id, ordered, resumed, verifier.signature)
-
-
-def _host_of_key(key: tuple[str, FetchPolicy]) -> str:
-    return host_of(key[0])
 
 
 def _read_and_judge(home: EvidenceHome, url: str, resp: FetchResponse, cites: list[Citation], run_id: str,

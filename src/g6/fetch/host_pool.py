@@ -6,10 +6,13 @@ come back to the calling thread as they finish, so it alone writes receipts, run
 
 ``per_host_processes`` does the same over several forked processes (one GIL each): the hosts are
 shared out among them, each runs ``per_host`` over its own, and results come back over a pipe.
+``fork_workers`` forks the processes first and takes the hosts as they come (``Workers.give``), for a
+caller that decides each host's list (verifying it, say) while the first hosts already fetch.
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -20,6 +23,7 @@ import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
@@ -104,14 +108,6 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def _share_out(groups: list[list[T]], parts: int) -> list[list[T]]:
-    """Whole host groups into ``parts`` lists of about equal length (largest groups first)."""
-    out: list[list[T]] = [[] for _ in range(max(1, min(parts, len(groups))))]
-    for g in sorted(groups, key=len, reverse=True):
-        min(out, key=len).extend(g)
-    return out
-
-
 def _portable(res: Any) -> Any:
     """``res`` as it can cross the pipe: an exception that does not survive pickling becomes a
     ``G6Error`` (a G6 error's message and code kept) or a ``RuntimeError`` naming its type."""
@@ -128,27 +124,33 @@ def _portable(res: Any) -> Any:
         return RuntimeError(f"{type(res).__name__}: {res}")
 
 
-def _child(items: list[T], host: Callable[[T], str], work: Callable[[T], R], workers: int, send: Connection,
-           stop: Any, setup: Callable[[], None] | None, not_mine: list[Connection]) -> None:
+def _child(take: Connection, work: Callable[[T], R], workers: int, send: Connection, stop: Any,
+           setup: Callable[[], None] | None, not_mine: list[Connection]) -> None:
     # Ctrl-C reaches the whole process group: the parent handles it and stops the workers; the
     # child itself never prints a traceback for it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for conn in not_mine:  # the parent's read ends, inherited by the fork
+    for conn in not_mine:  # the parent's ends of this worker's pipes and of those forked before it
         conn.close()
     code = 0
     try:
         if setup is not None:
             setup()
-        results = per_host(items, host, work, workers)
+        given = itertools.count()  # the parent knows an item by its place in what it sent here
+
+        def groups() -> Iterator[list[tuple[int, T]]]:
+            while (group := take.recv()) is not None:  # None: the parent has sent everything
+                yield [(next(given), it) for it in group]
+
+        results = per_host_groups(groups(), lambda numbered: work(numbered[1]), workers)
         try:
-            for it, res, _ in results:
-                send.send((it, _portable(res)))
+            for (n, _), res, _ in results:
+                send.send((n, _portable(res)))
                 if stop.is_set():
                     break
         finally:
             results.close()
     except (BrokenPipeError, EOFError, OSError):
-        code = 1  # the parent stopped reading (it ended, or stopped early): nothing to report to
+        code = 1  # the parent stopped (it ended, or stopped early): nothing to report to
     except BaseException:  # noqa: BLE001 - ends as a lost worker in the parent, without a traceback here
         code = 1
     finally:
@@ -158,81 +160,144 @@ def _child(items: list[T], host: Callable[[T], str], work: Callable[[T], R], wor
 
 def per_host_processes(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R], workers: int = 8,
                        processes: int = 2, setup: Callable[[], None] | None = None,
-                       ) -> _Collected:
+                       ) -> Workers:
     """``per_host`` over ``processes`` forked processes (at most ``workers``), forked now (before
-    this returns): each gets whole hosts and its share of the ``workers`` threads, calls
-    ``setup()`` first, and sends back ``work(item)`` (which must pickle). Yields as ``per_host``
-    does; an item whose process ended before reporting it yields ``WorkerLost``. Only where
-    ``can_fork()``."""
+    this returns): each gets whole hosts (the largest first, each to the process with the fewest
+    items so far) and its share of the ``workers`` threads, calls ``setup()`` first, and sends back
+    ``work(item)`` (which must pickle). Yields as ``per_host`` does; an item whose process ended
+    before reporting it yields ``WorkerLost``. Only where ``can_fork()``."""
+    groups = sorted(_by_host(items, host), key=len, reverse=True)
+    pool = fork_workers(work, workers, min(processes, len(groups)), setup)
+    pool.give(groups)
+    return pool
+
+
+def fork_workers(work: Callable[[T], R], workers: int = 8, processes: int = 2,
+                 setup: Callable[[], None] | None = None) -> Workers:
+    """Fork ``processes`` worker processes now (at most ``workers``; none for 0), each with its share of
+    the ``workers`` threads, calling ``setup()`` first; hand them hosts with ``Workers.give``. So a caller
+    can fork before it knows every host's list (it must fork while no other thread runs), and let the
+    first hosts fetch while it still decides on the next. Only where ``can_fork()``."""
     if not can_fork():
         raise RuntimeError("worker processes are forked only where no other thread runs")
     workers = max(1, workers)
-    # no more processes than threads: ``workers`` threads in all, shared out as evenly as they go
-    parts = [p for p in _share_out(_by_host(items, host), min(processes, workers)) if p]
-    threads = [workers // len(parts) + (1 if i < workers % len(parts) else 0) for i in range(len(parts))]
+    n = max(0, min(processes, workers))
+    threads = [workers // n + (1 if i < workers % n else 0) for i in range(n)] if n else []
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
-    if not parts:  # nothing to fetch
-        return _Collected([], stop)
     for stream in (sys.stdout, sys.stderr):  # a child must not write out what the parent buffered
         stream.flush()
-    children: list[tuple[Any, Connection, list[T]]] = []
+    children: list[_Worker] = []
     try:
-        for part, each in zip(parts, threads, strict=True):
-            recv, send = ctx.Pipe(duplex=False)
-            # the pipes of the workers forked before this one are closed in it: a worker must be the
-            # only writer and the parent the only reader of each, so a parent's death breaks them all
-            others = [r for _, r, _ in children] + [recv]
-            proc = ctx.Process(target=_child, args=(part, host, work, each, send, stop, setup, others),
-                               daemon=True)
+        for each in threads:
+            results, send = ctx.Pipe(duplex=False)
+            take, give = ctx.Pipe(duplex=False)
+            # the parent's ends of the pipes of the workers forked before this one, and of this one's,
+            # are closed in it: a worker must be the only writer of its results and the only reader of
+            # its work, so a parent's death breaks them all
+            others = [c for w in children for c in (w.results, w.give)] + [results, give]
+            proc = ctx.Process(target=_child, args=(take, work, each, send, stop, setup, others), daemon=True)
             proc.start()
             send.close()
-            children.append((proc, recv, part))
+            take.close()
+            children.append(_Worker(proc, results, give))
     except BaseException:
         _end(children, stop)
         raise
-    return _Collected(children, stop)
+    return Workers(children, stop)
 
 
-def _end(children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
+@dataclass
+class _Worker:
+    """The parent's side of one worker process: its results' read end, its work's write end, and
+    every item given to it, by the place the worker numbers it with."""
+
+    proc: Any
+    results: Connection
+    give: Connection | None
+    given: list[Any] = field(default_factory=list)
+    reported: set[int] = field(default_factory=set)
+
+
+def _end(children: list[_Worker], stop: Any) -> None:
     """Stop the workers now. Whatever they still do would never be reported (the pipes close), so
     they are not waited for: a worker stopped inside a fetch leaves at most a temporary file or an
     unreferenced blob, as a kill -9 of a single fetch does, and Ctrl-C ends the batch at once."""
     stop.set()
-    for _, recv, _ in children:
-        recv.close()
-    for proc, _, _ in children:
-        if proc.exitcode is None:
-            proc.terminate()
-    for proc, _, _ in children:
-        proc.join()
+    for w in children:
+        w.results.close()
+        if w.give is not None:
+            w.give.close()
+            w.give = None
+    for w in children:
+        if w.proc.exitcode is None:
+            w.proc.terminate()
+    for w in children:
+        w.proc.join()
 
 
-class _Collected:
-    """The parent's side of ``per_host_processes``: an iterator whose ``close`` (an early stop, an
-    error, Ctrl-C) stops and joins the workers, whether or not iteration ever began."""
+class Workers:
+    """The parent's side of forked workers (``fork_workers``, ``per_host_processes``): ``give`` hands
+    them hosts; iterating yields as ``per_host`` does; ``close`` (an early stop, an error, Ctrl-C) stops
+    and joins the workers, whether or not iteration ever began."""
 
-    def __init__(self, children: list[tuple[Any, Connection, list[T]]], stop: Any) -> None:
+    def __init__(self, children: list[_Worker], stop: Any) -> None:
         self._children, self._stop = children, stop
-        self._open = {recv: (proc, part) for proc, recv, part in children}
-        self._reported: dict[Connection, set[Any]] = {recv: set() for _, recv, _ in children}
+        self._open = {w.results: w for w in children}
         self._ready: deque[tuple[Any, Any]] = deque()
 
-    def __iter__(self) -> _Collected:
+    def give(self, groups: Iterable[list[T]]) -> None:
+        """Hand out ``groups`` (each one host's items, each host in one group only), each to the worker
+        with the fewest items so far, as they are taken from ``groups`` (lazily: a worker starts on its
+        first host while the next is still being decided); then tell every worker there is no more. A
+        worker that has ended gets nothing more; what it was given is reported as lost."""
+        try:
+            for group in groups:
+                if not group:
+                    continue
+                while True:
+                    live = [w for w in self._children if w.give is not None]
+                    if not live:
+                        raise WorkerLost("every worker process ended before it was given its work")
+                    w = min(live, key=lambda x: len(x.given))
+                    try:
+                        assert w.give is not None
+                        w.give.send(group)
+                    except (BrokenPipeError, EOFError, OSError):
+                        w.give.close()
+                        w.give = None
+                        continue
+                    w.given.extend(group)
+                    break
+        except BaseException:
+            self.close()
+            raise
+        for w in self._children:
+            if w.give is not None:
+                try:
+                    w.give.send(None)
+                except (BrokenPipeError, EOFError, OSError):
+                    pass  # it ended: its results' pipe says so
+                w.give.close()
+                w.give = None
+
+    def __iter__(self) -> Workers:
         return self
 
     def _take(self, conn: Connection) -> None:
+        w = self._open[conn]
         try:
-            it, res = conn.recv()
+            n, res = conn.recv()
         except (EOFError, OSError):  # the worker ended: what it did not report is lost
-            proc, part = self._open.pop(conn)
-            proc.join()
-            for lost in (it for it in part if it not in self._reported[conn]):
-                self._ready.append((lost, WorkerLost(
-                    f"the worker process fetching it ended (exit {proc.exitcode}) before it was done")))
+            del self._open[conn]
+            w.proc.join()
+            for i, lost in enumerate(w.given):
+                if i not in w.reported:
+                    self._ready.append((lost, WorkerLost(
+                        f"the worker process fetching it ended (exit {w.proc.exitcode}) before it was done")))
             return
-        self._reported[conn].add(it)
-        self._ready.append((it, res))
+        w.reported.add(n)
+        self._ready.append((w.given[n], res))
 
     def _drain(self, block: bool) -> None:
         """Take what the workers have sent: wait for something if ``block``, then whatever else is
