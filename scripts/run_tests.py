@@ -2,7 +2,9 @@
 
 ``python3 scripts/run_tests.py [PYTEST ARGS…]`` makes the venv (``.venv``) and installs the project with its test
 extra in it, installs what the tests run besides Python (each said on stderr before it is installed, nothing
-installed twice), then runs ``pytest`` in the venv with the arguments given and exits with pytest's code:
+installed twice), then runs ``pytest`` in the venv with the arguments given, on one pytest process a core plus
+one (pytest-xdist, ``--dist loadfile``; ``-n 0`` runs one, ``G6_TEST_PROCESSES`` sets the number), and exits
+with pytest's code:
 
 * Chromium (``/usr/bin/chromium``, Debian package ``chromium``): the HTML report tests open pages in it;
 * ``jq``, ``sqlite3``, ``unzip``: the console examples of the README and docs/ pipe through them;
@@ -132,8 +134,20 @@ def main(argv: list[str]) -> int:
         say(f"setup failed: {e}")
         return 1
     env = {**os.environ, "G6_PYWB_BIN": str(pywb_bin)}
+    argv = [*parallel_args(argv), *argv]
     say(f"running: .venv/bin/python -m pytest {' '.join(argv)}".rstrip())
     return subprocess.run([str(python), "-m", "pytest", *argv], cwd=ROOT, env=env).returncode
+
+
+def parallel_args(argv: list[str]) -> list[str]:
+    """pytest-xdist's options, unless the arguments give their own ``-n`` (``-n 0``: one process). Most tests
+    wait on a server, a browser or a child process, so one more pytest process than there are cores keeps
+    them busy; ``--dist loadfile`` keeps each file (and its module fixtures) in one process.
+    ``G6_TEST_PROCESSES`` sets the number."""
+    if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in argv):
+        return []
+    n = os.environ.get("G6_TEST_PROCESSES") or str(min(4, (os.cpu_count() or 1) + 1))
+    return ["-n", n, "--dist", "loadfile"]
 
 
 if __name__ == "__main__":
