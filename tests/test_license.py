@@ -23,8 +23,8 @@ def test_license_file_matches_the_declared_licence() -> None:
 
 def test_built_wheel_contains_the_license(tmp_path: Path) -> None:
     src = tmp_path / "src-copy"  # build a copy, so the checkout gets no build/ or egg-info
-    ignore = shutil.ignore_patterns(".venv", ".tools", ".git", "build", "*.egg-info", "__pycache__", ".ruff_cache", "tests",
-                                    "bench", "fixtures")
+    ignore = shutil.ignore_patterns(".venv", ".tools", ".git", "build", "*.egg-info", "__pycache__", ".ruff_cache",
+                                    "tests", "bench", "fixtures")
     shutil.copytree(ROOT, src, ignore=ignore)
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                         "-w", str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=300)
