@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from bench.report import line_by_rounds
+from tests.serve.server import started
 
 CLIENTS = 50
 SERVING = re.compile(r"serving .* on http://127\.0\.0\.1:(\d+)/ ")
@@ -82,25 +82,9 @@ def load(port: int, path: str, want: bytes, total: int, headers: str = "") -> fl
 # -- the two servers, each its own process, stopped by PID -----------------------------------------------------
 @contextmanager
 def _process(cmd: list[str], pattern: re.Pattern[str], env: dict[str, str] | None = None) -> Iterator[int]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
-    try:
-        assert proc.stderr is not None
-        seen = []
-        for text in proc.stderr:  # blocks until the line comes or the process ends
-            seen.append(text)
-            if m := pattern.search(text):
-                break
-        else:
-            raise RuntimeError(f"{cmd[2:5]} did not start (exit {proc.wait()}): {''.join(seen)[-800:]}")
+    """``cmd`` running until the block ends (stopped by PID): the port it printed on stderr."""
+    with started(cmd, pattern, env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}, cwd=ROOT) as m:
         yield int(m.group(1))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def g6_serve(home: Path, tiles: Path) -> AbstractContextManager[int]:

@@ -88,6 +88,19 @@ def elastic_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 proc.kill()
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium (``tests/headless.py``) for a module's tests: skipped without one, failed without one
+    when ``G6_REQUIRE_TOOLS`` is set."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from headless import chromium
+
+    with chromium() as b:
+        yield b
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Tallies kept by the reliability suite: how many cases it tried and how many held."""
     import sys as _sys

@@ -3,6 +3,9 @@
 ``--remote-debugging-pipe`` makes Chromium read NUL-terminated JSON commands on fd 3 and write
 replies and events on fd 4. The browser is started with every background service off and a fresh
 profile, opens only ``file://`` pages, and is stopped by its PID.
+
+A test takes one from the ``browser`` fixture of ``tests/conftest.py`` (one per module), or from
+:func:`chromium` for other flags.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import select
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,21 @@ def chromium_path() -> str | None:
         if p:
             return p
     return None
+
+
+@contextmanager
+def chromium(extra_flags: tuple[str, ...] = ()) -> Iterator[Browser]:
+    """A :class:`Browser` on the installed Chromium, closed on leaving. Without one the test is skipped, or
+    fails when ``G6_REQUIRE_TOOLS`` is set (CI)."""
+    import pytest
+
+    exe = chromium_path()
+    if exe is None:
+        if os.environ.get("G6_REQUIRE_TOOLS"):
+            pytest.fail("chromium is not installed (apt-get install -y chromium)")
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    with Browser(exe, extra_flags=extra_flags) as b:
+        yield b
 
 
 class Browser:

@@ -18,7 +18,7 @@ from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.export.html_report import render_bundle, render_recheck, word_diff
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from headless import Browser, chromium_path  # noqa: E402
+from headless import Browser  # noqa: E402
 
 Site = Callable[..., LocalSite]
 EDITED_V1 = "The rate rose by 12% in 2024 across every region we measured."
@@ -37,17 +37,6 @@ def g6(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedP
     env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
     env.update({"G6_HOME": str(home), "G6_HOST_PAUSE": "0", "G6_ALLOW_LOOPBACK": "1"})
     return subprocess.run([sys.executable, "-m", "g6", *args], capture_output=True, env=env, timeout=180, cwd=cwd)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    exe = chromium_path()
-    if exe is None:
-        if os.environ.get("G6_REQUIRE_TOOLS"):
-            pytest.fail("chromium is not installed (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    with Browser(exe) as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

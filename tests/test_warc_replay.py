@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import zipfile
@@ -30,36 +28,13 @@ from g6.home import EvidenceHome
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import validate  # noqa: E402
+from pywb_server import no_proxy_env, tool  # noqa: E402
+from pywb_server import wayback as pywb_wayback  # noqa: E402
 from test_convert import make_pdf  # noqa: E402
 
 Site = Callable[..., LocalSite]
 SAME = b"<html><body><p>One body served at two addresses, written once, replayed twice.</p></body></html>"
 OTHER = b"<html><body><p>A page of its own.</p></body></html>"
-
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def tool(name: str) -> str:
-    """pywb lives in its own venv (.tools/pywb, or $G6_PYWB_BIN): its wheel installs a top-level
-    ``tests`` package that would shadow this project's tests in a shared environment."""
-    dirs = [os.environ.get("G6_PYWB_BIN", ""), str(ROOT / ".tools" / "pywb" / "bin"), str(Path(sys.executable).parent)]
-    for d in filter(None, dirs):
-        if (Path(d) / name).exists():
-            return str(Path(d) / name)
-    found = shutil.which(name)
-    if found:
-        return found
-    hint = "python3 -m venv .tools/pywb && .tools/pywb/bin/pip install pywb" if name != "wacz" else "pip install wacz"
-    if os.environ.get("G6_REQUIRE_TOOLS"):
-        pytest.fail(f"{name} is not installed: {hint}")
-    pytest.skip(f"{name} is not installed: {hint}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -145,54 +120,14 @@ def test_warc_layout_for_replay(home: EvidenceHome, archive: tuple[Path, dict[st
 def wayback(archive: tuple[Path, dict[str, str]], wacz_file: tuple[Path, dict], tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "pywb"
     root.mkdir()
-    wb_manager, wayback_bin = tool("wb-manager"), tool("wayback")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    wb_manager = tool("wb-manager")
     for args in (["init", "g6"], ["add", "g6", str(archive[0])],
                  ["init", "wz"], ["add", "--unpack-wacz", "wz", str(wacz_file[0])]):
-        r = subprocess.run([wb_manager, *args], cwd=root, capture_output=True, text=True, env=env, timeout=120)
+        r = subprocess.run([wb_manager, *args], cwd=root, capture_output=True, text=True, env=no_proxy_env(),
+                           timeout=120)
         assert r.returncode == 0, r.stderr
-    log = (tmp_path / "wayback.log").open("wb")
-    proc = None
-    url = ""
-    for _ in range(3):  # a port taken between choosing and binding: choose again
-        port = free_port()
-        proc = subprocess.Popen([wayback_bin, "-b", "127.0.0.1", "-p", str(port)], cwd=root, stdout=log,
-                                stderr=subprocess.STDOUT, env=env)
-        url = f"http://127.0.0.1:{port}"
-        if _wait_ready(proc, url):
-            break
-        proc.terminate()
-        proc.wait(30)
-        proc = None
-    assert proc is not None, (tmp_path / "wayback.log").read_text()[-2000:]
-    try:
+    with pywb_wayback(root, tmp_path / "wayback.log") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-def _wait_ready(proc: subprocess.Popen[bytes], url: str) -> bool:
-    """Poll until pywb answers (a bounded wait for start-up, not a timing assertion)."""
-    with httpx.Client(trust_env=False, timeout=5) as c:
-        for _ in range(600):
-            if proc.poll() is not None:
-                return False
-            try:
-                if c.get(url + "/").status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
-            try:
-                proc.wait(0.1)
-            except subprocess.TimeoutExpired:
-                pass
-    return False
 
 
 def _ts(warc_date: str) -> str:

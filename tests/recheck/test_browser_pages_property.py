@@ -4,7 +4,6 @@ real-world-like pages of fixtures/browser-pages; what a reader sees is Chromium'
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from headless import Browser, chromium_path  # noqa: E402
+from headless import Browser, chromium  # noqa: E402
 
 from recheck.browser_pages import (  # noqa: E402
     ENCODINGS,
@@ -111,13 +110,8 @@ def test_a_recheck_over_http_of_every_page_changed_every_way_is_current(
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    exe = chromium_path()
-    if exe is None:
-        if os.environ.get("G6_REQUIRE_TOOLS"):
-            pytest.fail("chromium is not installed (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    with Browser(exe, extra_flags=LOOPBACK_ONLY) as b:
+def browser() -> Iterator[Browser]:  # conftest's, kept to loopback
+    with chromium(LOOPBACK_ONLY) as b:
         yield b
 
 

@@ -183,3 +183,41 @@ def test_rechecks_appended_while_serving_are_shown(world: World, tmp_path: Path)
         assert [x["verdicts"][next(iter(x["verdicts"]))] for x in c["rechecks"]] == ["unchanged", "unreachable"]
         m = httpx.get(base + f"api/manifest/{world.manifest_id}").json()
         assert m["rechecks"] == 4 and {x["latest"]["verdict"] for x in m["citations"]} == {"unreachable"}
+
+
+@pytest.mark.parametrize("extra", [2, 3], ids=["same-length", "longer"])
+def test_a_ledger_replaced_while_serving_shows_its_own_rechecks(world: World, tmp_path: Path, extra: int) -> None:
+    """The served ledger replaced by another of the same length or longer whose rows differ (a backup put back,
+    another copy of the home): the capture and manifest answers show the re-checks of the ledger now in place,
+    not those indexed from the one before (the one index is read again when the row it stopped at differs)."""
+    import os
+    import shutil
+
+    from g6.home import EvidenceHome
+    from g6.ledger import Receipt
+    from tests.serve.pages_world import g6
+
+    home, other = tmp_path / "home", tmp_path / "other"
+    shutil.copytree(world.home, home)
+    shutil.copytree(world.home, other)
+    shutil.copy(world.manifest, tmp_path / "report.json")
+    r = g6(home, "recheck", "report.json", cwd=tmp_path)  # the site is gone: two unreachable re-check reads
+    assert r.returncode == 3, r.stderr
+    with EvidenceHome(other, fsync=False) as ev:  # the same six rows, then `extra` reads that are not re-checks
+        ev.ledger.append_many([Receipt(kind="fetch", source="web", request={"url": f"https://example.org/{i}"},
+                                       outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED", byte_count=i)
+                               for i in range(extra)], ev.signing_key())
+
+    def verdicts(base: str) -> tuple[int, list[str], int, set[str]]:
+        c = httpx.get(base + f"api/capture/{world.article}").json()
+        validate(c, "serve-capture.v1")
+        m = httpx.get(base + f"api/manifest/{world.manifest_id}").json()
+        validate(m, "serve-manifest.v1")
+        receipts = httpx.get(base + "api/home").json()["receipts"]
+        return (receipts, [v for x in c["rechecks"] for v in x["verdicts"].values()], m["rechecks"],
+                {x["latest"]["verdict"] for x in m["citations"]})
+
+    with served(home, "--manifest", str(tmp_path / "report.json")) as base:
+        assert verdicts(base) == (8, ["unchanged", "unreachable"], 4, {"unreachable"})
+        os.replace(other / "knowledge" / "ledger.sqlite", home / "knowledge" / "ledger.sqlite")
+        assert verdicts(base) == (6 + extra, ["unchanged"], 2, {"unchanged"})

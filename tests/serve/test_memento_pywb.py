@@ -1,21 +1,19 @@
 # ruff: noqa: F811 (the fixtures world, server and http are imported from memento_world)
-"""pywb (its own venv, as in tests/test_warc_replay.py) with one collection, ``memento+{g6 serve}/web/``:
+"""pywb (its own venv: tests/pywb_server.py) with one collection, ``memento+{g6 serve}/web/``:
 pywb's "remote Memento archive" source, which reads our TimeMaps to list captures and our TimeGate's Link
 header to replay one. It lists exactly our mementos (failed reads are not mementos, so none), and replays
 each byte for byte; a redirect memento replays as a redirect."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
 
 import httpx
 import pytest
 
+from tests.pywb_server import wayback
 from tests.serve.memento_world import BINARY, World, http, server, world  # noqa: F401
-from tests.test_warc_replay import _wait_ready, free_port, tool
 
 PATHS = ("/page", "/moved", "/search?q=memento&lang=en", "/data.bin")
 FAILED = ("/forbidden", "/missing")
@@ -24,32 +22,10 @@ FAILED = ("/forbidden", "/missing")
 @pytest.fixture(scope="module")
 def pywb(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``wayback`` on a free loopback port, its one collection ``g6`` our Memento endpoint; stopped by PID."""
-    wayback = tool("wayback")
     root = tmp_path_factory.mktemp("pywb")
     (root / "config.yaml").write_text(f"collections:\n  g6: memento+{server}/web/\n")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    log = (root / "wayback.log").open("wb")
-    proc = None
-    for _ in range(3):  # a port taken between choosing and binding: choose again
-        port = free_port()
-        proc = subprocess.Popen([wayback, "-b", "127.0.0.1", "-p", str(port)], cwd=root, stdout=log,
-                                stderr=subprocess.STDOUT, env=env)
-        if _wait_ready(proc, f"http://127.0.0.1:{port}"):
-            break
-        proc.terminate()
-        proc.wait(30)
-        proc = None
-    assert proc is not None, (root / "wayback.log").read_text()[-2000:]
-    try:
-        yield f"http://127.0.0.1:{port}/g6"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with wayback(root, root / "wayback.log") as url:
+        yield url + "/g6"
 
 
 def cdx(wb: httpx.Client, pywb: str, url: str) -> list[dict[str, str]]:

@@ -6,7 +6,6 @@ capture's `<script>`, its `onerror` attribute, its `</textarea><script>` text), 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -14,23 +13,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from g6.demo.site import LocalSite, Reply
-from tests.headless import Browser, chromium_path
+from tests.headless import Browser
 from tests.serve.pages_world import BIDI_TEXT, HOSTILE, HOSTILE_TEXT, World, build, g6
 from tests.serve.server import served
 
 NO_ON_ATTRIBUTES = ("[...document.querySelectorAll('*')].flatMap(e => [...e.attributes].map(a => a.name))"
                     ".filter(n => n.startsWith('on'))")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    exe = chromium_path()
-    if exe is None:
-        if os.environ.get("G6_REQUIRE_TOOLS"):
-            pytest.fail("chromium is not installed (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    with Browser(exe) as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

@@ -13,15 +13,19 @@ same one to every module (memento, tlog, api, pages), so the index below is buil
     caps.get("rcpt_…")                         # one capture by receipt id, or None
     caps.search("sha256:…")                    # by URL (exact, then prefix) or blob digest
     caps.counts()                              # receipts, captures, ok / failed, URLs
+    caps.rechecks_of("rcpt_…")                 # the re-checks that re-read that receipt, in ledger order
+    caps.rechecks_of_manifest("mfst_…")        # the re-checks of that manifest's citations, in ledger order
     for chunk in caps.body(capture): ...      # the stored bytes, streamed and checked
 
-**Lookups by URL and digest.** The ledger has no index by URL or digest (the receipts table is indexed
-by seq, receipt id and kind only, and a read-only server may create nothing), so the first lookup reads
-every row once, in pages of ``PAGE`` rows by seq, and keeps an index in memory: for each URL (every hop
-of a capture, its requested and its final URL, normalised as g6 stores them) and each digest, the seqs of
-its captures; about 200 bytes a capture. Later lookups read only the rows appended since (the head is
-checked on every call, O(log n)); a ledger that shrank or changed under us is indexed again. Receipts are
-then read by seq (the primary key), so a lookup costs O(captures of that URL) rows.
+**Lookups by URL, digest and re-check.** The ledger has no index by URL or digest (the receipts table is
+indexed by seq, receipt id and kind only, and a read-only server may create nothing), so the first lookup
+reads every row once, in pages of ``PAGE`` rows by seq, and keeps one index in memory: for each URL (every
+hop of a capture, its requested and its final URL, normalised as g6 stores them) and each digest, the seqs
+of its captures; for each receipt a re-check re-read (``links.rechecks``) and each manifest it re-checked
+(``request.manifest_id``), the seqs of those re-checks; about 200 bytes a capture. Later lookups read only
+the rows appended since (the head is checked on every call, O(log n)); a ledger that shrank or was replaced
+under us (the row the index stopped at has another hash) is indexed again. Receipts are then read by seq
+(the primary key), so a lookup costs O(captures of that URL) rows.
 
 Nothing here verifies signatures (``g6 ledger verify`` does; the pages show its verdict); bodies are
 served only once hashed and found to be the bytes the receipt names (``BlobBackend.open_verified``).
@@ -34,7 +38,7 @@ import json
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -220,7 +224,13 @@ class Counts:
                 "urls": self.urls, "outcomes": dict(self.outcomes)}
 
 
-def _capture_of(row: tuple[Any, ...]) -> Capture | None:
+def named(ids: object) -> list[str]:
+    """The receipt ids a ``links`` entry names (one id or a list of them)."""
+    items = ids if isinstance(ids, list) else [ids]
+    return [i for i in items if isinstance(i, str)]
+
+
+def capture_of_row(row: tuple[Any, ...]) -> Capture | None:
     """The capture a ledger row holds, or None for another kind of row or one that does not parse (verify
     reports those; a server shows what it can read)."""
     seq, kind_column, text = row[0], row[2], row[5]
@@ -237,7 +247,8 @@ def _capture_of(row: tuple[Any, ...]) -> Capture | None:
 
 
 class _Index:
-    """URL and digest -> seqs of captures, for every row up to ``done``; guarded by ``lock``."""
+    """URL and digest -> seqs of captures, re-read receipt and manifest -> seqs of re-checks, for every row up to
+    ``done``; guarded by ``lock``."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -250,6 +261,8 @@ class _Index:
         self.by_digest: dict[str, list[tuple[float, int]]] = {}
         self.sorted_urls: list[str] = []
         self.outcomes: Counter[str] = Counter()
+        self.rechecks_of: dict[str, list[int]] = {}  # receipt id -> seqs of the re-checks that re-read it
+        self.rechecks_of_manifest: dict[str, list[int]] = {}  # manifest id -> seqs of its re-checks
 
     def add(self, c: Capture) -> None:
         key = (c.time.timestamp(), c.seq)
@@ -265,6 +278,12 @@ class _Index:
                 if d:
                     bisect.insort(self.by_digest.setdefault(d, []), key)
         self.outcomes[c.outcome] += 1
+        if c.kind == "recheck":  # rows come in seq order: these lists stay in ledger order
+            for rid in named(c.receipt.links.get("rechecks")):
+                self.rechecks_of.setdefault(rid, []).append(c.seq)
+            mid = c.receipt.request.get("manifest_id")
+            if isinstance(mid, str):
+                self.rechecks_of_manifest.setdefault(mid, []).append(c.seq)
 
 
 class Captures:
@@ -312,16 +331,16 @@ class Captures:
             if not rows:
                 break
             for row in rows:
-                c = _capture_of(row)
+                c = capture_of_row(row)
                 if c is not None:
                     ix.add(c)
             ix.done, ix.done_hash = int(rows[-1][0]), rows[-1][7]
 
-    def _load(self, ev: EvidenceHome, keys: list[tuple[float, int]]) -> list[Capture]:
+    def _load(self, ev: EvidenceHome, seqs: Iterable[int]) -> list[Capture]:
         out = []
-        for _, seq in keys:
+        for seq in seqs:
             row = ev.ledger.rows.row_at(seq)
-            c = _capture_of(row) if row is not None else None
+            c = capture_of_row(row) if row is not None else None
             if c is not None:
                 out.append(c)
         return out
@@ -332,21 +351,21 @@ class Captures:
         then by seq): reads that began there, were redirected through or to it, or were refused at it."""
         ev, ix = self._current()
         keys = list(ix.by_url.get(normalise(url), ()))
-        return self._load(ev, keys)
+        return self._load(ev, (seq for _, seq in keys))
 
     def get(self, receipt_id: str) -> Capture | None:
         """The capture with this receipt id; None for an unknown id or a receipt that is not a web read."""
         ev = self._source.home()
         ev.ledger.reopen_if_changed()
         row = ev.ledger.rows.find(receipt_id) if isinstance(receipt_id, str) else None
-        return _capture_of(row) if row is not None else None
+        return capture_of_row(row) if row is not None else None
 
     def by_digest(self, digest: str) -> list[Capture]:
         """Captures whose body has this digest (``blake3:<hex>`` or ``sha256:<hex>``), oldest first.
         ``BadDigest`` (a ``g6.errors.InputError``) for text that is not a digest."""
         d = str(Digest.parse(digest))
         ev, ix = self._current()
-        return self._load(ev, list(ix.by_digest.get(d, ())))
+        return self._load(ev, [seq for _, seq in ix.by_digest.get(d, ())])
 
     def urls_starting(self, prefix: str, limit: int = 50) -> list[str]:
         """Captured URLs that begin with ``prefix`` (as given, and normalised), sorted, at most ``limit``."""
@@ -373,7 +392,20 @@ class Captures:
         for u in self.urls_starting(text, limit):
             keys.extend(ix.by_url.get(u, ()))
         keys = sorted(set(keys), reverse=True)[:limit]
-        return self._load(ev, keys)
+        return self._load(ev, (seq for _, seq in keys))
+
+    def rechecks_of(self, receipt_id: str) -> list[Capture]:
+        """The re-checks that re-read ``receipt_id`` (named in their ``links.rechecks``), in ledger order."""
+        ev, ix = self._current()
+        return self._rechecks(ev, list(ix.rechecks_of.get(receipt_id, ())))
+
+    def rechecks_of_manifest(self, manifest_id: str) -> list[Capture]:
+        """The re-checks of ``manifest_id``'s citations (their ``request.manifest_id``), in ledger order."""
+        ev, ix = self._current()
+        return self._rechecks(ev, list(ix.rechecks_of_manifest.get(manifest_id, ())))
+
+    def _rechecks(self, ev: EvidenceHome, seqs: list[int]) -> list[Capture]:
+        return [c for c in self._load(ev, seqs) if c.kind == "recheck"]
 
     def counts(self) -> Counts:
         ev, ix = self._current()

@@ -43,7 +43,7 @@ from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 from g6.serve import lookup
-from g6.serve.captures import Captures
+from g6.serve.captures import Captures, named
 from g6.serve.memento import Entry, entries
 
 DIGEST = re.compile(r"(?:(blake3|sha256):)?([0-9a-f]{64})")
@@ -245,7 +245,7 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
             "signed_by": r.signature.key_id if r.signature else None,
             "log": dict(r.log) if r.log else None,
             "receipt": f"/receipt/{r.receipt_id}", "proof": f"/receipt/{r.receipt_id}/proof",
-            "rechecked": lookup.named(r.links.get("rechecks")) if r.kind == "recheck" else [],
+            "rechecked": named(r.links.get("rechecks")) if r.kind == "recheck" else [],
             "text": text, "text_status": text_status, "citations": cited,
             "rechecks": [_recheck_summary(x) for x in lookup.rechecks_of(caps, r.receipt_id)]}
 
