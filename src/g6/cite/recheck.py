@@ -361,6 +361,51 @@ def run_file(home: EvidenceHome, manifest_id: str, run_id: str, state_dir: Path 
     return path
 
 
+class _Plan:
+    """The pages a re-check fetches, host by host: one fetch per (url, policy), with the citations it is
+    for. Each host's citations are verified (in the calling thread: the ledger's connection is that
+    thread's) only when its pages are asked for, so the first hosts fetch while the next are verified;
+    nothing unverified is fetched."""
+
+    def __init__(self, manifest: Manifest, verifier: _Verifier, loaded: Mapping[str, Verdict],
+                 policy: FetchPolicy) -> None:
+        self.verifier, self.loaded, self.policy = verifier, loaded, policy
+        self.by_host: dict[str, list[Citation]] = defaultdict(list)
+        hosts: dict[str, str] = {}  # url -> host: several citations quote one page, its URL parsed once
+        for c in manifest.citations:
+            h = hosts.get(c.requested_url)
+            if h is None:
+                h = hosts[c.requested_url] = host_of(c.requested_url)
+            self.by_host[h].append(c)
+        self.unverified: dict[str, Verdict] = {}  # not fetched, and not kept in the run file: verified each run
+        self.resumed: dict[str, Verdict] = {}  # decided by an earlier run of this run id
+        self.settled = 0  # citations of the hosts given out so far that need no fetch (the two above)
+        self._policies: dict[str, FetchPolicy] = {}  # many citations share one original receipt: read it once
+
+    def hosts(self) -> Iterator[list[Page]]:
+        """Each host's pages, verified just now; a host with none to fetch gives an empty list."""
+        for cites in self.by_host.values():
+            problems = self.verifier.problems(cites)
+            pages: dict[tuple[str, FetchPolicy], list[Citation]] = {}
+            for c in cites:
+                if c.citation_id in problems:
+                    self.unverified[c.citation_id] = Verdict(c.citation_id, "unverified", c.requested_url, detail={
+                        "reason": problems[c.citation_id], "trust": "no_evidence"})
+                elif c.citation_id in self.loaded:
+                    self.resumed[c.citation_id] = self.loaded[c.citation_id]
+                else:
+                    pages.setdefault((c.requested_url, self._policy(c)), []).append(c)
+                    continue
+                self.settled += 1
+            yield list(pages.items())
+
+    def _policy(self, c: Citation) -> FetchPolicy:
+        if c.receipt_id not in self._policies:
+            r = self.verifier.receipts[c.receipt_id]  # read and verified just now
+            self._policies[c.receipt_id] = _policy_for(r, self.policy) if isinstance(r, Receipt) else self.policy
+        return self._policies[c.receipt_id]
+
+
 def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, run_id: str | None = None,
             state_dir: Path | None = None, workers: int = 8, processes: int = 1,
             progress: Callable[[int, int], None] | None = None,
@@ -372,48 +417,11 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
     state = verdict_run(run_file(home, manifest.manifest_id, run_id, state_dir))
     verifier = _Verifier(home, manifest, sources)
     loaded = state.load()
-    unverified: dict[str, Verdict] = {}
     done: dict[str, Verdict] = {}
     total = len(manifest.citations)
     if progress:
         progress(0, total)
-    # One fetch per (url, policy), with the citations it is for; one worker per host at a time. Each
-    # host's citations are verified (in this thread: the ledger's connection is this thread's) just before
-    # its list goes to the workers, so the first hosts fetch while the next are verified; nothing
-    # unverified is fetched.
-    groups: dict[tuple[str, FetchPolicy], list[Citation]] = defaultdict(list)
-    policies: dict[str, FetchPolicy] = {}  # many citations share one original receipt: read it once
-    by_host: dict[str, list[Citation]] = defaultdict(list)
-    hosts: dict[str, str] = {}  # url -> host: several citations quote one page, its URL parsed once
-    for c in manifest.citations:
-        h = hosts.get(c.requested_url)
-        if h is None:
-            h = hosts[c.requested_url] = host_of(c.requested_url)
-        by_host[h].append(c)
-
-    def verified_hosts() -> Iterator[list[Page]]:
-        nonlocal finished
-        for cites in by_host.values():
-            problems = verifier.problems(cites)
-            keys: dict[tuple[str, FetchPolicy], None] = {}
-            for c in cites:
-                if c.citation_id in problems:
-                    # not fetched, and not kept in the run file: re-verified each run
-                    unverified[c.citation_id] = Verdict(c.citation_id, "unverified", c.requested_url, detail={
-                        "reason": problems[c.citation_id], "trust": "no_evidence"})
-                elif c.citation_id in loaded:
-                    done[c.citation_id] = loaded[c.citation_id]
-                else:
-                    if c.receipt_id not in policies:
-                        r = verifier.receipts[c.receipt_id]  # read and verified just now
-                        policies[c.receipt_id] = _policy_for(r, client.policy) if isinstance(r, Receipt) \
-                            else client.policy
-                    key = (c.requested_url, policies[c.receipt_id])
-                    groups[key].append(c)
-                    keys[key] = None
-                    continue
-                finished += 1
-            yield [(key, groups[key]) for key in keys]
+    plan = _Plan(manifest, verifier, loaded, client.policy)
 
     def work(page: Page) -> tuple[Receipt, list[Verdict]]:
         # the page is read and judged on the worker too: the calling thread, which alone signs and
@@ -422,13 +430,13 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         resp = client.fetch(url, home.store, source="web", policy=policy)
         return _read_and_judge(home, url, resp, cites, run_id, manifest.manifest_id)
 
-    finished = 0
+    fetched = 0  # citations decided by a fetch in this run
     batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
     since = monotonic()  # when the oldest result in ``batch`` was taken
 
     def flush() -> None:
         """Receipts first (one transaction), then the run file: a verdict on file always has its receipt."""
-        nonlocal finished
+        nonlocal fetched
         if not batch:
             return
         signed = home.ledger.append_many([r for r, _ in batch], home.signing_key())
@@ -441,23 +449,24 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
                 decided.append(v)
                 done[c.citation_id] = v
         state.add_many(decided)
-        finished += len(decided)
+        fetched += len(decided)
         batch.clear()
         if progress:
-            progress(finished, total)
+            progress(plan.settled + fetched, total)
 
     with contextlib.ExitStack() as stack:
-        if usable_processes(home, processes) > 1 and len(by_host) > 1:
+        if usable_processes(home, processes) > 1 and len(plan.by_host) > 1:
             # Forked: the pages are read and judged on other processes (one GIL each), so this
             # process, which alone verifies, signs and appends, is not starved of its GIL by the fetch
             # threads. The workers are forked first (no other thread may run at a fork), then given
             # each host as soon as it is verified here.
             stack.enter_context(client.hosts_shared(multiprocessing.get_context("fork")))
-            results: Any = fork_workers(work, workers, min(processes, len(by_host)), setup=client.forget_connections)
+            results: Any = fork_workers(work, workers, min(processes, len(plan.by_host)),
+                                        setup=client.forget_connections)
             stack.callback(results.close)
-            results.give(verified_hosts())
+            results.give(plan.hosts())
         else:
-            results = per_host_groups(verified_hosts(), work, workers)
+            results = per_host_groups(plan.hosts(), work, workers)
             stack.callback(results.close)
         for (_, cites), res, more_ready in results:
             if isinstance(res, BaseException):
@@ -470,9 +479,10 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
                 flush()
         flush()
     if progress:
-        progress(finished, total)  # the resumed and unverified, when nothing was fetched
-    done.update(unverified)
-    resumed = sum(1 for c in manifest.citations if c.citation_id in loaded and c.citation_id not in unverified)
+        progress(plan.settled + fetched, total)  # the resumed and unverified, when nothing was fetched
+    done.update(plan.resumed)
+    done.update(plan.unverified)
+    resumed = sum(1 for c in manifest.citations if c.citation_id in loaded and c.citation_id not in plan.unverified)
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
     return RecheckReport(run_id, manifest.manifest_id, ordered, resumed, verifier.signature)
 
