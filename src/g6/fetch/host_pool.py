@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 from collections import defaultdict, deque
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from g6.adapters.urls import normalise_url
 from g6.errors import G6Error, WorkerLost
 
-T = TypeVar("T", bound=Hashable)
+T = TypeVar("T")  # an item is never hashed: a worker process reports it by the place it was given at
 R = TypeVar("R")
 
 
