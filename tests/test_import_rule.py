@@ -8,7 +8,7 @@
 | g6.ledger | errors, store |
 | g6.adapters | errors, store, the ledger's value types (g6.ledger.receipts) |
 | g6.home, g6.config, g6.runs | the above |
-| g6.fetch < g6.cite < g6.prove < g6.export | the above and the lower siblings |
+| g6.fetch < g6.cite < g6.prove < g6.report < g6.export | the above and the lower siblings |
 | g6.compat (the source documents' shapes) | any library module |
 | faces: g6.knowledge, g6.core, g6.capture, g6.elastic | re-exports only, never imported by the library |
 | g6.cli, g6.mcp, g6.demo, g6.serve, g6.__main__ | anything |
@@ -32,7 +32,7 @@ FOLDERS = {"store": "g6.store", "ledger": "g6.ledger", "adapters": "g6.adapters"
 
 # layer -> the layers (and single modules) it may import besides itself, from the bottom up
 LOWER = ["g6.errors", "g6.schemas", "g6.store", "g6.ledger", "g6.adapters", "HOME", "g6.fetch", "g6.cite",
-         "g6.prove", "g6.export", "g6.compat"]
+         "g6.prove", "g6.report", "g6.export", "g6.compat"]
 HOME_TIER = ("g6.home", "g6.config", "g6.runs")
 ALLOWED: dict[str, tuple[str, ...]] = {
     "g6.errors": (),
