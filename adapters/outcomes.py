@@ -164,6 +164,15 @@ REFUSALS: dict[str, str] = {
     "G6_E_MONITOR_UNREACHABLE": "`g6 monitor`: the log's checkpoint could not be fetched (no answer, a status "
                                 "other than 200, or past the note limit); nothing checked",
     "G6_E_PROOF_FORMAT": "a proof that is not a transparency-log proof",
+    "G6_E_REPORT": "a report `g6 report check` cannot read (another reason); the message says where",
+    "G6_E_REPORT_FORMAT": "an unknown report `--format`, or a report whose format could not be told (none fits, "
+                          "or several do): the message lists the formats tried",
+    "G6_E_REPORT_MALFORMED": "a report that is malformed JSON, Markdown that is not text, or JSON not of its "
+                             "format's shape; the message names the field",
+    "G6_E_REPORT_ENCODING": "report bytes that are not UTF-8 (nor UTF-16/32 with a BOM); the message names the "
+                            "first byte that does not decode",
+    "G6_E_REPORT_OFFSET": "a report citation whose offsets fall outside the text or inside a UTF-8 sequence",
+    "G6_E_REPORT_TOO_LARGE": "a report, a quote or a citation count over its limit (docs/commands/report.md)",
     "G6_E_BUNDLE": "a bundle that cannot be written or read",
     "G6_E_BUNDLE_MEMBER": "a bundle member that is unsafe or not what bundle.json declares for it",
     "G6_E_WACZ_UNAVAILABLE": "g6 export wacz without the optional wacz package",

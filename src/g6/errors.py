@@ -26,6 +26,12 @@
     │   ├── HomeError            (a home that is a file, unreadable, or an empty path)
     │   ├── FailedReadError      (a citation of a read that failed, not asked for: ``.outcome``, ``.http_status``)
     │   ├── InterstitialReadError (a citation of a read that met a login, challenge or consent wall: ``.interstitial``)
+    │   ├── ReportError          (a report ``g6 report check`` cannot read: ``.where`` names the place)
+    │   │   ├── ReportFormatError    (an unknown format name; detection that failed or was ambiguous: ``.tried``)
+    │   │   ├── ReportMalformed      (malformed JSON or Markdown, or a shape that is not its format's)
+    │   │   ├── ReportEncodingError  (bytes that are not UTF-8, nor UTF-16/32 with a BOM: ``.offset``)
+    │   │   ├── ReportOffsetError    (offsets outside the text, or inside a UTF-8 sequence)
+    │   │   └── ReportTooLarge       (a report, a quote or a citation count over its documented limit)
     │   ├── BundleError          (a bundle that cannot be made or read)
     │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
     │   ├── MonitorStateError    (a ``g6 monitor --state`` folder whose state file is not ours or is garbled)
@@ -206,6 +212,61 @@ class InterstitialReadError(InputError):
     def __init__(self, message: str, interstitial: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.interstitial = dict(interstitial or {})
+
+
+class ReportError(InputError):
+    """A report that cannot be read (``g6.report.read``): the message starts with the report's name and says
+    where (``output[1].content[0].annotations[3]``, ``line 12``) and what would be read instead. Nothing of the
+    report is checked when its reading fails: a report is read whole or not at all."""
+
+    code = "G6_E_REPORT"
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
+
+
+class ReportFormatError(ReportError):
+    """An unknown ``--format`` name, or a report whose format could not be told: none of the formats fits, or
+    more than one does. ``.tried`` lists the formats tried, each with why it did not fit."""
+
+    code = "G6_E_REPORT_FORMAT"
+
+    def __init__(self, message: str, tried: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.tried = tried
+
+
+class ReportMalformed(ReportError):
+    """Malformed JSON, Markdown that is not text, or JSON whose shape is not its format's (a field missing or of
+    the wrong type): the message names the field."""
+
+    code = "G6_E_REPORT_MALFORMED"
+
+
+class ReportEncodingError(ReportError):
+    """Report bytes that are not UTF-8 (nor UTF-16 or UTF-32 with a byte order mark): ``.offset`` is the first
+    byte that does not decode. Legacy encodings (Latin-1, Windows-1252) are never guessed."""
+
+    code = "G6_E_REPORT_ENCODING"
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message, f"byte {offset}")
+        self.offset = offset
+
+
+class ReportOffsetError(ReportError):
+    """A citation whose offsets fall outside the report's text, end before they start, or (for a format that
+    counts UTF-8 bytes) fall inside a character's byte sequence."""
+
+    code = "G6_E_REPORT_OFFSET"
+
+
+class ReportTooLarge(ReportError):
+    """A report over its byte limit, a quote over its character limit, or more citations than a report may hold
+    (the limits are in ``g6.report.read`` and docs/commands/report.md)."""
+
+    code = "G6_E_REPORT_TOO_LARGE"
 
 
 class BundleError(InputError):

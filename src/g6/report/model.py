@@ -35,6 +35,29 @@ class ReportCitation:
     receipt_id: str | None = None  # a receipt the report pins (a g6 manifest's citation)
     read_at: str | None = None  # when the author read it, as the report says (TimeState sourceDate), RFC 3339
     where: str = ""  # where in the input the citation is, for messages: "output[1].content[0].annotations[3]"
+    # Optional fields added by the readers (g6.report.read); each defaults to "the format does not say".
+    # the link as the report wrote it, when ``source`` is not that text: a doi.org, arxiv.org or openalex.org URL
+    # read as a paper id ("https://doi.org/10.1/x" -> source "doi:10.1/x"), or a relative link resolved on a base
+    address: str | None = None
+    # where the format says the quote sits in the source, for people: "characters 0-20" (Anthropic char_location),
+    # "page 3", "blocks 0-1"; a hint, never used to find the quote
+    locator: str | None = None
+    cached: str | None = None  # an archived copy the report points at (W3C TimeState ``cached``), a hint
+
+
+@dataclass(frozen=True, slots=True)
+class UnusableCitation:
+    """A citation the report makes whose source g6 cannot read: ``javascript:``, ``data:``, ``mailto:``, a
+    relative link with no base, a marker ``[7]`` with no 7th source. Kept, so the check can count and show it
+    (nothing is fetched for it); ``n`` shares the numbering of ``Report.citations``."""
+
+    n: int
+    written: str  # the source as the report wrote it (cut to 300 characters)
+    reason: str  # why it cannot be read, one line
+    claim: str = ""
+    claim_start: int | None = None
+    claim_end: int | None = None
+    where: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,3 +67,5 @@ class Report:
     citations: tuple[ReportCitation, ...] = ()
     # sentences of the text that carry no citation, in order (for the "claims without citations" figure)
     uncited_claims: tuple[str, ...] = field(default_factory=tuple)
+    # citations whose source cannot be read (added by the readers; see UnusableCitation)
+    unusable: tuple[UnusableCitation, ...] = ()
