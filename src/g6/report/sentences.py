@@ -87,10 +87,10 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def is_claim(sentence: str) -> bool:
-    """Whether a sentence without a citation counts as a claim without one: three words or more, and not a
-    Markdown heading or table rule."""
-    s = sentence.lstrip()
-    if s.startswith(("#", "|-", "|:", "---", "```")):
+    """Whether a sentence without a citation counts as a claim without one: three words or more, not a question
+    nor a line introducing what follows (ending in ``?`` or ``:``), and not a Markdown heading or table rule."""
+    s = sentence.strip()
+    if s.startswith(("#", "|-", "|:", "---", "```")) or s.endswith(("?", ":")):
         return False
     return len(_WORD.findall(s)) >= 3
 

@@ -1,6 +1,7 @@
 """Anthropic Messages (``anthropic``): a message's ``content[]`` text blocks with ``citations[]``.
 
-``Report.text`` is the text blocks joined as Claude's answer shows them (one after another, nothing between).
+``Report.text`` is the text blocks joined as Claude's answer shows them (one after another, nothing between),
+with a blank line where tool calls and their results stood between two text blocks.
 The claim of a citation is the text block it is on (its span in the text, trimmed); the quote is its
 ``cited_text``. Citation types:
 
@@ -83,21 +84,27 @@ def read(obj: object, name: str, base: str | None = None) -> Report:
     blocks: list[tuple[int, str, Mapping[str, Any]]] = []  # (offset in the text, where, block)
     pieces: list[str] = []
     at_ = 0
+    apart = False  # a tool call between two text blocks: what follows is a new paragraph
     for i, raw in enumerate(shape.arr(shape.get(top, "", "content"), "content")):
         w = at("content", i)
         if type_of(raw) != "text":
+            apart = bool(pieces)
             continue
         block = shape.obj(raw, w)
         text = shape.text(shape.get(block, w, "text"), at(w, "text")) or ""
+        if apart:
+            pieces.append("\n\n")
+            at_ += 2
+            apart = False
         blocks.append((at_, w, block))
         pieces.append(text)
         at_ += len(text)
     b = ReportBuilder(NAME, "".join(pieces), name, base=base)
-    for (off, w, block), text in zip(blocks, pieces, strict=True):
+    for off, w, block in blocks:
         cites = block.get("citations")
         if not cites:
             continue
-        claim = b.span_claim(off, off + len(text))
+        claim = b.span_claim(off, off + len(block["text"]))
         for k, c in enumerate(shape.arr(cites, at(w, "citations"))):
             _citation(shape, b, c, at(at(w, "citations"), k), claim)
     return b.build()

@@ -54,7 +54,7 @@ def _parser() -> MarkdownIt:
 
 @dataclass
 class _Unit:
-    kind: str  # "p" (paragraph, list item), "h" (heading), "cell" (a table cell)
+    kind: str  # "p" (paragraph, list item), "h" (heading), "cell", "th" (a table cell, a header cell)
     start: int
     end: int
     line: int
@@ -99,7 +99,7 @@ def _units(tokens: Sequence[Any], out: _Text) -> list[_Unit]:
         elif t.type == "heading_open":
             kind = "h"
         elif t.type in ("th_open", "td_open"):
-            kind = "cell"
+            kind = "th" if t.type == "th_open" else "cell"
         elif t.type in ("heading_close", "th_close", "td_close"):
             kind = "p"
         elif t.type == "tr_open":
@@ -108,11 +108,12 @@ def _units(tokens: Sequence[Any], out: _Text) -> list[_Unit]:
             out.add("\n")
         elif t.type == "inline":
             text, cites = inline(t.children or [])
-            if kind == "cell" and cells:
+            cell = kind in ("cell", "th")
+            if cell and cells and text:
                 out.add(" | ")
             start = out.add(text)
-            cells += kind == "cell"
-            if kind != "cell":
+            cells += cell and bool(text)
+            if not cell:
                 out.add("\n\n")
             for c in cites:
                 c.a += start
@@ -179,7 +180,7 @@ def _is_attribution(u: _Unit, text: str) -> bool:
 
 
 def _last_sentence(b: ReportBuilder, u: _Unit | None) -> Claim:
-    if u is None or u.group is not None or u.kind == "h" or u.end <= u.start:
+    if u is None or u.group is not None or u.kind in ("h", "th") or u.end <= u.start:
         return "", None, None
     lo, hi = b.sentences.covering(u.start, u.end)
     return b.span_claim(*b.sentences.spans[hi - 1]) if hi > lo else ("", None, None)
@@ -254,7 +255,8 @@ class _Reader:
                     passages = _quoted(claim[0])
                     quote = passages[0] if len(passages) == 1 else None
                 self._cite(u, k, c, claim, quote)
-        skip = [(u.start, u.end) for u in self.units if u.kind == "h" or u.group is not None or u.attribution]
+        skip = [(u.start, u.end) for u in self.units
+                if u.kind in ("h", "th") or u.group is not None or u.attribution]
         return self.b.build(skip=skip)
 
     def _cite(self, u: _Unit, k: int, c: Cite, claim: Claim, quote: str | None) -> None:
