@@ -4,7 +4,7 @@ citation" counts.
 A sentence ends at a line break, or at ``.``, ``!``, ``?`` or ``…`` (with any closing quotes or brackets after
 it) followed by white space and a character that can start a sentence: an upper-case letter, a digit, an
 opening quote or bracket, or a character of a script without case. It does not end after a few abbreviations
-(``e.g.``, ``i.e.``, ``Dr.``, ``et al.``, ``Fig.``, a single capital initial). A sentence longer than
+(``e.g.``, ``i.e.``, ``Dr.``, ``et al.``, ``Fig.``, a capital initial as in ``J. Smith``). A sentence longer than
 ``MAX_SENTENCE`` characters is cut at the last space before the limit (or hard at it), so a claim is never
 longer than that, whatever the report. Everything here is one pass over the text plus binary searches: linear
 in the text and ``log`` in the number of sentences per look-up.
@@ -41,8 +41,8 @@ def _ends_sentence(text: str, end_of_mark: int, mark_start: int, line_end: int) 
         k = mark_start
         while k > 0 and not text[k - 1].isspace() and text[k - 1] not in _OPENERS:
             k -= 1
-        word = text[k:mark_start].lower()
-        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+        raw = text[k:mark_start]
+        if raw.lower() in _ABBREVIATIONS or (len(raw) == 1 and raw.isupper()):  # "e.g.", "J. Smith"
             return False
     return True
 

@@ -78,8 +78,11 @@ def _items(children: Sequence[Any]) -> list[_Item]:
                 title = t.attrGet("title")
                 items.append(_Item("link", text, href, str(title) if title else None, t.markup))
             i = j
-        elif t.type == "image":
-            pass  # an image is not a citation, and its alt text is not the report's words
+        elif t.type == "image":  # not a citation, and its alt text is not the report's words
+            nxt = children[i + 1] if i + 1 < len(children) else None
+            if items and items[-1].kind == "text" and items[-1].text[-1:] == " " and nxt is not None and \
+                    nxt.type == "text" and nxt.content[:1] == " ":
+                items[-1].text = items[-1].text[:-1]  # "see ![chart](…) and" reads "see and"
         i += 1
     return items
 
