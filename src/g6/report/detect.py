@@ -2,7 +2,7 @@
 
 Text whose first non-blank character is ``{`` is JSON (malformed JSON is refused as such, never read as
 Markdown); text starting with ``[`` is JSON when it parses (an array of annotations) or when ``[`` is followed by
-``{``, ``"``, ``]`` or a digit, else Markdown (``[a link](…)`` starting a paragraph); anything else is Markdown.
+``{``, ``"``, ``[``, ``]`` or a digit, else Markdown (``[a link](…)`` starting a paragraph); anything else is Markdown.
 A JSON value is matched against every JSON format's shape (each format's ``fits``): exactly one must fit.
 None fitting, or several, is a ``ReportFormatError`` that lists each format tried and why it did or did not fit,
 and says to name one with ``--format``.
@@ -26,7 +26,7 @@ JSON_FITS: dict[str, Callable[[object], str | None]] = {
     "annotation": annotation.fits,
     "g6-manifest": manifest.fits,
 }
-_JSON_ARRAY = re.compile(r"\[\s*[{\"\]\d-]")
+_JSON_ARRAY = re.compile(r"\[\s*[{\"\[\]\d-]")
 
 
 def looks_like_json(text: str) -> bool | None:
