@@ -260,7 +260,7 @@ class _Reader:
         return self.b.build(skip=skip)
 
     def _cite(self, u: _Unit, k: int, c: Cite, claim: Claim, quote: str | None) -> None:
-        where = f"line {u.line}, " + (f"footnote [^{c.label}]" if c.kind == "fnref" else
+        where = f"line {u.line + c.line}, " + (f"footnote [^{c.label}]" if c.kind == "fnref" else
                                       f"{c.written[:60]}" if c.kind == "paper" else f"citation {k + 1}")
         if c.kind != "fnref":
             self.b.cite(c.written, where, claim=claim, quote=quote, title=c.title)

@@ -35,6 +35,7 @@ class Cite:
     marker: bool
     title: str | None
     label: str = ""  # a footnote reference's label
+    line: int = 0  # line breaks before it in the paragraph (its line is the paragraph's first plus this)
 
 
 @dataclass
@@ -46,29 +47,33 @@ class _Item:
     markup: str = ""
     marker: bool = False
     label: str = ""
+    line: int = 0
 
 
 def _items(children: Sequence[Any]) -> list[_Item]:
     items: list[_Item] = []
-    i = 0
+    i = line = 0
     while i < len(children):
         t = children[i]
         if t.type == "text" or t.type == "code_inline":
-            items.extend(_papers(t.content))
+            items.extend(_papers(t.content, line))
         elif t.type == "softbreak":
             items.append(_Item("text", " "))
+            line += 1
         elif t.type == "hardbreak":
             items.append(_Item("text", "\n"))
+            line += 1
         elif t.type == "footnote_ref":
             items.append(_Item("fnref", href=str(t.meta.get("id", "")), label=str(t.meta.get("label", "")),
-                               marker=True))
+                               marker=True, line=line))
         elif t.type == "link_open":
-            j, words = i + 1, []
+            j, words, at_line = i + 1, [], line
             while j < len(children) and children[j].type != "link_close":
                 if children[j].type in ("text", "code_inline"):
                     words.append(children[j].content)
-                elif children[j].type == "softbreak":
+                elif children[j].type in ("softbreak", "hardbreak"):
                     words.append(" ")
+                    line += 1
                 j += 1
             href = str(t.attrGet("href") or "")
             text = "".join(words)
@@ -76,7 +81,7 @@ def _items(children: Sequence[Any]) -> list[_Item]:
                 items.append(_Item("text", text))
             else:
                 title = t.attrGet("title")
-                items.append(_Item("link", text, href, str(title) if title else None, t.markup))
+                items.append(_Item("link", text, href, str(title) if title else None, t.markup, line=at_line))
             i = j
         elif t.type == "image":  # not a citation, and its alt text is not the report's words
             nxt = children[i + 1] if i + 1 < len(children) else None
@@ -87,14 +92,14 @@ def _items(children: Sequence[Any]) -> list[_Item]:
     return items
 
 
-def _papers(text: str) -> list[_Item]:
-    """Text with the paper ids written in it split out as markers."""
+def _papers(text: str, line: int) -> list[_Item]:
+    """Text with the paper ids written in it split out."""
     out: list[_Item] = []
     at = 0
     for m in IN_PROSE.finditer(text):
         written = strip_trailing(m.group())
         out.append(_Item("text", text[at:m.start()]))
-        out.append(_Item("paper", written, written))
+        out.append(_Item("paper", written, written, line=line))
         at = m.start() + len(written)
     out.append(_Item("text", text[at:]))
     return [x for x in out if x.kind != "text" or x.text]
@@ -165,7 +170,7 @@ def inline(children: Sequence[Any]) -> tuple[str, list[Cite]]:
                 elif not after.strip(" \t") or after.lstrip(" \t")[:1] in ".,;:!?)]\n" or after[:1] in " \t":
                     s = opened  # "rose 12% [1]." -> "rose 12%."; "three [1] and" -> "three and"
             if x.kind in ("link", "paper"):
-                cites.append(Cite(x.kind, x.href, n, n + len(s), False, x.title))
+                cites.append(Cite(x.kind, x.href, n, n + len(s), False, x.title, line=x.line))
             out.append(s)
             n += len(s)
             for k in run:
@@ -181,9 +186,9 @@ def inline(children: Sequence[Any]) -> tuple[str, list[Cite]]:
 
 def _marker(x: _Item, at: int) -> Cite:
     if x.kind == "fnref":
-        return Cite("fnref", x.href, at, at, True, None, x.label)
+        return Cite("fnref", x.href, at, at, True, None, x.label, x.line)
     title = x.title
     if title is None and x.kind == "link" and not (_DOMAIN.fullmatch(x.text.strip()) or _NUMBER.fullmatch(
             x.text.strip()) or x.text.strip() in ("", x.href)):
         title = x.text.strip()
-    return Cite(x.kind, x.href, at, at, True, title)
+    return Cite(x.kind, x.href, at, at, True, title, line=x.line)
