@@ -136,6 +136,10 @@ def test_paper_ids_in_prose_and_links_become_paper_sources() -> None:
         ("arxiv:2401.01234", "https://arxiv.org/pdf/2401.01234.pdf"),
         ("doi:10.1000/abc/def", "https://dx.doi.org/10.1000/abc%2Fdef")]
     assert r.text.startswith("Shown by doi:10.1000/xyz. Also. Also and the work and pdf and that.")
+    openalex = md("Cited as OpenAlex W2741809807 and openalex:W123456 here.")
+    assert [(c.source, c.address) for c in openalex.citations] == [
+        ("openalex:W2741809807", "OpenAlex W2741809807"), ("openalex:W123456", None)]
+    assert openalex.unusable == ()
 
 
 def test_uncited_claims_leave_out_headings_questions_short_lines_and_tables_headers() -> None:

@@ -2,7 +2,7 @@
 
 Papers: ``doi:10.…``, ``https://doi.org/10.…`` (and ``dx.doi.org``) become ``doi:10.…``; ``arXiv:2401.01234``
 and ``https://arxiv.org/abs/…`` (``/pdf/``, ``/html/``, ``export.arxiv.org``) become ``arxiv:2401.01234``
-(the version kept when given; old-style ids like ``hep-th/9901001`` too); ``openalex:W…`` and
+(the version kept when given; old-style ids like ``hep-th/9901001`` too); ``openalex:W…``, ``OpenAlex W…`` and
 ``https://openalex.org/W…`` (``/works/W…``, ``api.openalex.org``) become ``openalex:W…``. A doi.org or arxiv.org
 address is read as the paper it names because that is what the citation means: fetched as a web page, a DOI
 is a redirect to a publisher's landing page, often behind a wall, and the check would judge the wall; through
@@ -29,7 +29,7 @@ _PAPER_IDS = (
     (re.compile(rf"https?://(?:dx\.)?doi\.org/({_DOI})", re.I), "doi"),
     (re.compile(rf"arxiv:\s*({_ARXIV})", re.I), "arxiv"),
     (re.compile(rf"https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/({_ARXIV})(?:\.pdf)?/?", re.I), "arxiv"),
-    (re.compile(r"openalex:\s*(W\d{2,12})", re.I), "openalex"),
+    (re.compile(r"openalex:?\s*(W\d{2,12})", re.I), "openalex"),  # "openalex:W…", "OpenAlex W…"
     (re.compile(r"https?://(?:api\.)?openalex\.org/(?:works/)?(W\d{2,12})", re.I), "openalex"),
 )
 # a paper id as people write it in prose (not a link): "doi:10.1000/xyz", "arXiv:2401.01234", "OpenAlex W123…"
