@@ -117,3 +117,16 @@ def test_a_test_whose_processes_end_passes(tmp_path: Path) -> None:
             assert p.wait(60) != 0
     """)
     assert r.returncode == 0 and "1 passed" in r.stdout and "error" not in r.stdout, r.stdout + r.stderr
+
+
+def test_ci_runs_the_signal_tests_again_with_sigint_ignored_then_checks_nothing_is_left() -> None:
+    """.ci/run's step: the prefix it starts the test command with really ignores SIGINT (run here on ``cat``),
+    the run is tagged, and the same tag is checked afterwards."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    (prefix,) = [line for line in ci if line.startswith("SIGINT_IGNORED=(python3 -c '")]
+    code = prefix.split("'")[1]
+    status = subprocess.run([sys.executable, "-c", code, "cat", "/proc/self/status"], capture_output=True, text=True,
+                            timeout=60).stdout
+    assert signal.SIGINT in _ignored(status)
+    assert 'G6_TEST_RUN="signals-$$" "${SIGINT_IGNORED[@]}" python3 scripts/run_tests.py -m signals || exit 1' in ci
+    assert '.venv/bin/python tests/children.py "signals-$$" || exit 1' in ci
