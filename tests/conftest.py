@@ -14,6 +14,10 @@ from g6.adapters import CheckedClient, FetchPolicy
 from g6.demo.site import LocalSite, Route
 from g6.home import EvidenceHome
 from g6.schemas import load
+from tests.children import (  # noqa: F401 (the fixture for processes a test signals, and the hook it reads)
+    children,
+    pytest_runtest_makereport,
+)
 
 RECEIPT_SCHEMA = load("receipt.v1")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

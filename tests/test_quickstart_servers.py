@@ -19,6 +19,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
+from tests.children import Children
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
 START_WITHIN = 120.0  # a bound for a hung start (litewitness may be built first), not a timing
@@ -73,10 +77,11 @@ def _answers(url: str) -> bool:
 
 
 @contextmanager
-def started(args: list[str], home: Path) -> Iterator[tuple[dict[str, str], set[int]]]:
-    """The script running (``--print-env``): its exports and the PIDs of its children, stopped by PID after."""
-    proc = subprocess.Popen([sys.executable, *args, "--print-env"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=_env(home), text=True)
+def started(args: list[str], home: Path, kids: Children) -> Iterator[tuple[dict[str, str], set[int]]]:
+    """The script running (``--print-env``): its exports and the PIDs of its children, stopped by PID after
+    (and its process group killed at the test's end, through ``kids``, whatever happened)."""
+    proc = kids.start([sys.executable, *args, "--print-env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                      env=_env(home), text=True)
     assert proc.stdout is not None and proc.stderr is not None
     try:
         sel = selectors.DefaultSelector()
@@ -113,11 +118,12 @@ def _gone(pids: set[int]) -> bool:
     return True
 
 
-def test_witness_cosigns_a_checkpoint_and_stops_its_children(tmp_path: Path) -> None:
+@pytest.mark.signals
+def test_witness_cosigns_a_checkpoint_and_stops_its_children(tmp_path: Path, children: Children) -> None:
     home = tmp_path / "home"
     assert g6(home, "keys", "init").returncode == 0
     with started([str(SCRIPTS / "witness.py"), "--home", str(home), "--port", "0", "--state",
-                  str(tmp_path / "w")], home) as (env, kids):
+                  str(tmp_path / "w")], home, children) as (env, kids):
         url, vkey, policy = env["G6_WITNESS_URL"], env["G6_WITNESS_VKEY"], Path(env["G6_WITNESS_POLICY"])
         assert url.startswith("http://127.0.0.1:") and _answers(url)
         assert vkey.startswith("localhost/g6-witness+") and len(kids) == 3  # ssh-agent (and its guard), litewitness
@@ -135,10 +141,12 @@ def test_witness_cosigns_a_checkpoint_and_stops_its_children(tmp_path: Path) -> 
     assert _gone(kids), [p for p in kids if _alive(p)]
 
 
-def test_tsa_timestamps_a_checkpoint_and_stops(tmp_path: Path) -> None:
+@pytest.mark.signals
+def test_tsa_timestamps_a_checkpoint_and_stops(tmp_path: Path, children: Children) -> None:
     home = tmp_path / "home"
     assert g6(home, "keys", "init").returncode == 0
-    with started([str(SCRIPTS / "tsa.py"), "--port", "0", "--state", str(tmp_path / "tsa")], home) as (env, kids):
+    with started([str(SCRIPTS / "tsa.py"), "--port", "0", "--state", str(tmp_path / "tsa")], home,
+                 children) as (env, kids):
         url, root = env["G6_TSA_URL"], Path(env["G6_TSA_ROOT"])
         assert url.startswith("http://127.0.0.1:") and url.endswith("/tsa") and _answers(url)
         assert root.read_text().startswith("-----BEGIN CERTIFICATE-----")
@@ -181,11 +189,12 @@ def test_a_missing_tool_is_named_with_how_to_get_it(tmp_path: Path) -> None:
         "apt-get install openssh-client" in r.stderr
 
 
-def test_witness_killed_outright_takes_its_children_along(tmp_path: Path) -> None:
+@pytest.mark.signals
+def test_witness_killed_outright_takes_its_children_along(tmp_path: Path, children: Children) -> None:
     """SIGKILL gives the script no chance to stop them: they were started to get SIGTERM when it ends."""
     home = tmp_path / "home"
-    proc = subprocess.Popen([sys.executable, str(SCRIPTS / "witness.py"), "--home", str(home), "--print-env"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(home), text=True)
+    proc = children.start([sys.executable, str(SCRIPTS / "witness.py"), "--home", str(home), "--print-env"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(home), text=True)
     try:
         assert proc.stdout is not None
         sel = selectors.DefaultSelector()

@@ -21,6 +21,7 @@ from g6.cli import cli
 from g6.demo.site import Reply, SeenRequest
 from g6.fetch.batch import batch_fetch
 from g6.home import EvidenceHome
+from tests.children import Children
 from tests.conftest import validate
 
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"}
@@ -42,7 +43,8 @@ def ledger_ids(home: Path) -> tuple[set[str], bool]:
 
 
 @pytest.mark.parametrize("n", [1, 4, 9])
-def test_kill_9_after_the_nth_line_then_resume_settles_each_url_once(site, tmp_path: Path, n: int) -> None:
+def test_kill_9_after_the_nth_line_then_resume_settles_each_url_once(site, tmp_path: Path, n: int,
+                                                                     children: Children) -> None:
     """Three hosts, mixed outcomes (ok, 404, robots-disallowed, a bad URL); host C's pages are held
     until the kill, so the run cannot end first. Every line read before the kill (and whatever the
     pipe still held) names a durable receipt and has its run-file line; the ledger verifies; a
@@ -65,8 +67,8 @@ def test_kill_9_after_the_nth_line_then_resume_settles_each_url_once(site, tmp_p
     env = {**os.environ, **ENV, "G6_HOME": str(home)}
     cmd = [sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--json", "--run", "r1",
            "--concurrency", "3"]
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                         text=True)
+    p = children.start(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                       text=True)
     printed: list[dict] = []
     try:
         assert p.stdin is not None and p.stdout is not None

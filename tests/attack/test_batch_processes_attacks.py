@@ -37,6 +37,7 @@ import pytest
 
 from g6.demo.site import Reply, SeenRequest
 from g6.home import EvidenceHome
+from tests.children import Children
 from tests.cli.test_batch_fetch import ENV, page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,10 +50,13 @@ def _slot(host: str) -> int:
     return zlib.crc32(host.encode()) % 256
 
 
-def _popen(home: Path, *args: str, env: dict[str, str] | None = None, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
-    return subprocess.Popen([*G6, "--home", str(home), "fetch", "--input", "-", *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **ENV, **(env or {})}, **kw)
+def _popen(home: Path, *args: str, env: dict[str, str] | None = None, kids: Children | None = None,
+           **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
+    """The batch CLI; through ``kids`` (the ``children`` fixture) for a test that signals it or its workers."""
+    start = subprocess.Popen if kids is None else kids.start
+    return start([*G6, "--home", str(home), "fetch", "--input", "-", *args], stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 env={**os.environ, **ENV, **(env or {})}, **kw)
 
 
 def _cli(home: Path, *args: str, stdin: str, env: dict[str, str] | None = None,
@@ -122,7 +126,8 @@ def _lines(out: str) -> list[dict]:  # type: ignore[type-arg]
 
 
 # -- a worker killed with kill -9 mid-request --------------------------------------------------------
-def _kill_a_worker_mid_request(site, tmp_path: Path, b_host: str) -> tuple[int, str, list[dict], object]:  # type: ignore[no-untyped-def,type-arg]
+def _kill_a_worker_mid_request(site, tmp_path: Path, b_host: str,  # type: ignore[no-untyped-def]
+                               kids: Children) -> tuple[int, str, list[dict], object]:  # type: ignore[type-arg]
     """Worker 1 holds host A (127.0.0.6) in a request that never ends; worker 2 is in a request on
     host C, then fetches host B. Worker 1 is killed with -9, then C answers. Returns (exit, stderr,
     lines, B's site)."""
@@ -145,7 +150,7 @@ def _kill_a_worker_mid_request(site, tmp_path: Path, b_host: str) -> tuple[int, 
     # groups A (2 URLs), C, B: worker 1 gets A; worker 2 gets C, then B (one thread each)
     urls = [a.url("/held"), a.url("/x"), c.url("/gate"), b.url("/0")]
     p = _popen(tmp_path / "h", "--json", "--run", "k", "--processes", "2", "--concurrency", "2",
-               env={"G6_TIMEOUT": "8"})
+               env={"G6_TIMEOUT": "8"}, kids=kids)
     try:
         assert p.stdin is not None and p.stdout is not None and p.stderr is not None
         p.stdin.write("\n".join(urls) + "\n")
@@ -168,8 +173,9 @@ def _kill_a_worker_mid_request(site, tmp_path: Path, b_host: str) -> tuple[int, 
     return p.returncode, err, _lines(out), b
 
 
-def test_a_worker_killed_mid_request_settles_its_urls_as_lost_and_the_others_go_on(site, tmp_path: Path) -> None:
-    code, err, lines, b = _kill_a_worker_mid_request(site, tmp_path, "127.0.0.3")
+def test_a_worker_killed_mid_request_settles_its_urls_as_lost_and_the_others_go_on(site, tmp_path: Path,
+                                                                                   children: Children) -> None:
+    code, err, lines, b = _kill_a_worker_mid_request(site, tmp_path, "127.0.0.3", children)
     assert code == 1 and "Traceback" not in err, err
     by = {x["url"].split("/", 3)[2] + "/" + x["url"].split("/", 3)[3]: x for x in lines}
     assert len(lines) == 4
@@ -187,9 +193,10 @@ def test_a_worker_killed_mid_request_settles_its_urls_as_lost_and_the_others_go_
     assert sorted(x["url"] for x in run) == sorted(x["url"] for x in lines)
 
 
-def test_a_killed_worker_does_not_make_another_host_in_its_gate_slot_unreachable(site, tmp_path: Path) -> None:
+def test_a_killed_worker_does_not_make_another_host_in_its_gate_slot_unreachable(site, tmp_path: Path,
+                                                                                 children: Children) -> None:
     assert _slot("127.0.0.129") == _slot("127.0.0.6")
-    code, err, lines, b = _kill_a_worker_mid_request(site, tmp_path, "127.0.0.129")
+    code, err, lines, b = _kill_a_worker_mid_request(site, tmp_path, "127.0.0.129", children)
     assert "Traceback" not in err, err
     (bl,) = [x for x in lines if "127.0.0.129" in x["url"]]
     assert bl["outcome"] == "ok", bl
@@ -290,7 +297,8 @@ def test_spellings_of_one_host_are_one_worker_one_request_at_a_time(site, tmp_pa
 
 
 # -- the parent killed ------------------------------------------------------------------------------
-def _parent_killed(site, tmp_path: Path, sig: int) -> tuple[list[int], dict, list, Path]:  # type: ignore[no-untyped-def,type-arg]
+def _parent_killed(site, tmp_path: Path, sig: int,  # type: ignore[no-untyped-def]
+                   kids: Children) -> tuple[list[int], dict, list, Path]:  # type: ignore[type-arg]
     """Both workers held mid-request with more URLs to go; the parent gets ``sig``; the held
     requests are then answered. Returns (workers still running after 60 s, printed lines by url,
     the sites, home)."""
@@ -306,7 +314,7 @@ def _parent_killed(site, tmp_path: Path, sig: int) -> tuple[list[int], dict, lis
     b = site({"/robots.txt": Reply(404, b""), "/held": held, **{f"/{i}": page(i) for i in range(40)}},
              host="127.0.0.2")
     home = tmp_path / "h"
-    p = _popen(home, "--json", "--run", "killed", "--processes", "2", "--concurrency", "2", start_new_session=True)
+    p = _popen(home, "--json", "--run", "killed", "--processes", "2", "--concurrency", "2", kids=kids)
     try:
         assert p.stdin is not None and p.stdout is not None
         p.stdin.write("\n".join([a.url("/held")] + [a.url(f"/{i}") for i in range(40)] + [b.url("/held")]
@@ -328,9 +336,11 @@ def _parent_killed(site, tmp_path: Path, sig: int) -> tuple[list[int], dict, lis
     return left, {}, [a, b], home
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_the_parent_killed_the_workers_end_and_the_store_and_ledger_verify(site, tmp_path: Path, sig: int) -> None:
-    left, _, sites, home = _parent_killed(site, tmp_path, sig)
+def test_the_parent_killed_the_workers_end_and_the_store_and_ledger_verify(site, tmp_path: Path, sig: int,
+                                                                           children: Children) -> None:
+    left, _, sites, home = _parent_killed(site, tmp_path, sig, children)
     assert left == [], f"workers {left} still running 60 s after the parent died"
     v = subprocess.run([*G6, "--home", str(home), "blob", "verify", "--json", "-q"], capture_output=True, text=True,
                        env={**os.environ, **ENV}, timeout=120)
@@ -555,9 +565,11 @@ def test_concurrency_caps_the_requests_in_flight_across_all_processes(site, tmp_
 
 
 # -- Ctrl-C twice -------------------------------------------------------------------------------------
+@pytest.mark.signals
 @pytest.mark.parametrize("processes", ["2"])
 def test_a_second_ctrl_c_while_workers_are_held_ends_everything_without_a_traceback(site, tmp_path: Path,
-                                                                                    processes: str) -> None:
+                                                                                    processes: str,
+                                                                                    children: Children) -> None:
     """The first Ctrl-C waits for the requests in flight; a user pressing it again (the server drips
     a byte every half second, for ever) must get out, without a traceback and with no worker left."""
     release = threading.Event()
@@ -570,7 +582,7 @@ def test_a_second_ctrl_c_while_workers_are_held_ends_everything_without_a_traceb
 
     a = site({"/robots.txt": Reply(404, b""), "/held": Reply(chunks=drip, chunk_delay=0.5), "/0": page(0)})
     b = site({"/robots.txt": Reply(404, b""), "/held": Reply(chunks=drip, chunk_delay=0.5)}, host="127.0.0.2")
-    p = _popen(tmp_path / "h", "--json", "--processes", processes, "--concurrency", "2", start_new_session=True,
+    p = _popen(tmp_path / "h", "--json", "--processes", processes, "--concurrency", "2", kids=children,
                env={"G6_TIMEOUT": "900"})
     try:
         assert p.stdin is not None and p.stderr is not None
@@ -599,7 +611,7 @@ def test_a_second_ctrl_c_while_workers_are_held_ends_everything_without_a_traceb
 
 # -- a worker killed mid-body -------------------------------------------------------------------------
 def test_a_worker_killed_while_writing_a_body_leaves_a_store_that_verifies_and_a_run_that_resumes(
-        site, tmp_path: Path) -> None:
+        site, tmp_path: Path, children: Children) -> None:
     release = threading.Event()
     dripping = threading.Event()
 
@@ -615,7 +627,7 @@ def test_a_worker_killed_while_writing_a_body_leaves_a_store_that_verifies_and_a
     b = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}}, host="127.0.0.2")
     urls = [a.url("/big"), a.url("/0")] + [b.url(f"/{i}") for i in range(3)]
     home = tmp_path / "h"
-    p = _popen(home, "--json", "--run", "mid", "--processes", "2", "--concurrency", "2")
+    p = _popen(home, "--json", "--run", "mid", "--processes", "2", "--concurrency", "2", kids=children)
     try:
         assert p.stdin is not None and p.stdout is not None and p.stderr is not None
         p.stdin.write("\n".join(urls) + "\n")
@@ -701,7 +713,7 @@ def test_a_worker_dying_inside_the_shared_pacer_does_not_hang_the_others() -> No
 
 # -- the parent killed while one worker is held: does the other go on fetching? ----------------------
 # finding 6, fixed on branch attack3 (host_pool._child closes the inherited read ends): a regression test
-def test_after_the_parent_is_killed_its_workers_stop_and_end(site, tmp_path: Path) -> None:
+def test_after_the_parent_is_killed_its_workers_stop_and_end(site, tmp_path: Path, children: Children) -> None:
     first = threading.Event()
 
     def fast(req: SeenRequest) -> Reply:
@@ -711,7 +723,7 @@ def test_after_the_parent_is_killed_its_workers_stop_and_end(site, tmp_path: Pat
     a = site({"/robots.txt": Reply(404, b""), "*": fast})
     b = site({"/robots.txt": Reply(404, b""), "/0": page(0)}, host="127.0.0.2")
     urls = [a.url(f"/{i}") for i in range(600)] + [b.url("/0")]
-    p = _popen(tmp_path / "h", "--json", "--processes", "2", "--concurrency", "2", start_new_session=True)
+    p = _popen(tmp_path / "h", "--json", "--processes", "2", "--concurrency", "2", kids=children)
     workers: list[int] = []
     try:
         assert p.stdin is not None and p.stdout is not None
@@ -736,11 +748,12 @@ def test_after_the_parent_is_killed_its_workers_stop_and_end(site, tmp_path: Pat
 
 
 # finding 6, fixed on branch attack3 (host_pool._child closes the inherited read ends): a regression test
-def test_ctrl_c_while_a_worker_waits_on_a_full_pipe_ends_the_batch(site, tmp_path: Path) -> None:
+@pytest.mark.signals
+def test_ctrl_c_while_a_worker_waits_on_a_full_pipe_ends_the_batch(site, tmp_path: Path, children: Children) -> None:
     s = site({"/robots.txt": Reply(404, b""), "*": page(0)})
     b = site({"/robots.txt": Reply(404, b""), "/0": page(1)}, host="127.0.0.2")
     urls = [s.url(f"/{i}") for i in range(1500)] + [b.url("/0")]
-    p = _popen(tmp_path / "h", "--json", "--processes", "2", "--concurrency", "2", start_new_session=True)
+    p = _popen(tmp_path / "h", "--json", "--processes", "2", "--concurrency", "2", kids=children)
     workers: list[int] = []
     try:
         assert p.stdin is not None and p.stdout is not None

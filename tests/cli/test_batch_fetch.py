@@ -23,6 +23,7 @@ from g6.demo.site import Reply, SeenRequest
 from g6.fetch.batch import batch_fetch
 from g6.fetch.capture import page_outcome
 from g6.home import EvidenceHome
+from tests.children import Children
 
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"}
 
@@ -113,7 +114,7 @@ def test_an_unexpected_error_stops_the_batch_without_hanging(site, home: Evidenc
     assert len(home.ledger) == 0 and not any(q.path.startswith("/a") for q in s.requests)
 
 
-def test_kill_9_loses_no_reported_result(site, tmp_path: Path) -> None:
+def test_kill_9_loses_no_reported_result(site, tmp_path: Path, children: Children) -> None:
     """Every result printed on stdout has a durable receipt and a run-file line, whenever the process dies."""
     release = threading.Event()
 
@@ -126,9 +127,9 @@ def test_kill_9_loses_no_reported_result(site, tmp_path: Path) -> None:
     urls = [b.url("/held")] + [a.url(f"/{i}") for i in range(40)]
     home = tmp_path / "h"
     env = {**os.environ, **ENV, "G6_HOME": str(home)}
-    p = subprocess.Popen([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--json",
-                          "--run", "killed", "--concurrency", "2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, env=env, text=True)
+    p = children.start([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--json",
+                        "--run", "killed", "--concurrency", "2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, env=env, text=True)
     try:
         assert p.stdin is not None and p.stdout is not None
         p.stdin.write("\n".join(urls) + "\n")

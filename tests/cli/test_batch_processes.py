@@ -24,6 +24,7 @@ from g6.fetch.batch import batch_fetch, usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
 from tests.attack.test_batch_findings import _HostB
+from tests.children import Children
 from tests.cli.test_batch_fetch import ENV, page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,7 +177,9 @@ def test_no_fork_while_another_thread_runs(site, home: EvidenceHome) -> None:
     assert report.ok and len(home.ledger) == 2
 
 
-def test_ctrl_c_stops_a_forked_batch_without_a_traceback_or_a_stray_worker(site, tmp_path: Path) -> None:
+@pytest.mark.signals
+def test_ctrl_c_stops_a_forked_batch_without_a_traceback_or_a_stray_worker(site, tmp_path: Path,
+                                                                           children: Children) -> None:
     release = threading.Event()
 
     def held(req: SeenRequest) -> Reply:
@@ -187,10 +190,9 @@ def test_ctrl_c_stops_a_forked_batch_without_a_traceback_or_a_stray_worker(site,
     a = site({"/robots.txt": Reply(404, b""), "/held": held, **{f"/{i}": page(i) for i in range(3)}})
     b = site({"/robots.txt": Reply(404, b""), "/held": held}, host="127.0.0.2")
     home = tmp_path / "h"
-    p = subprocess.Popen([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--json",
-                          "--run", "stopped", "--processes", "2", "--concurrency", "2"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **ENV}, text=True,
-                         start_new_session=True)
+    p = children.start([sys.executable, "-m", "g6", "--home", str(home), "fetch", "--input", "-", "--json",
+                        "--run", "stopped", "--processes", "2", "--concurrency", "2"], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **ENV}, text=True)
     try:
         assert p.stdin is not None and p.stdout is not None and p.stderr is not None
         p.stdin.write("\n".join([b.url("/held")] + [a.url(f"/{i}") for i in range(3)] + [a.url("/held")]) + "\n")

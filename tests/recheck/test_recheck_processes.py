@@ -22,6 +22,7 @@ from g6.cite.manifest import Manifest
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
+from tests.children import Children
 
 ROOT = Path(__file__).resolve().parents[2]
 Site = Callable[..., LocalSite]
@@ -132,7 +133,7 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def test_a_worker_that_dies_ends_the_run_and_the_run_resumes(tmp_path: Path, site: Site) -> None:
+def test_a_worker_that_dies_ends_the_run_and_the_run_resumes(tmp_path: Path, site: Site, children: Children) -> None:
     home, man, sites = _cited(tmp_path, site)
     cli: list[subprocess.Popen[str]] = []
 
@@ -148,7 +149,7 @@ def test_a_worker_that_dies_ends_the_run_and_the_run_resumes(tmp_path: Path, sit
     env.update({"G6_HOME": str(home), "G6_HOST_PAUSE": "0", "G6_ALLOW_LOOPBACK": "1"})
     args = [sys.executable, "-m", "g6", "recheck", str(man), "--run", "run_lost", "--workers", "3",
             "--processes", "2", "--json"]
-    cli.append(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    cli.append(children.start(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     out, err = cli[0].communicate(timeout=300)
     assert cli[0].returncode == 1, err
     assert "Traceback" not in err

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from g6.demo.site import LocalSite, Reply
 from g6.home import EvidenceHome
+from tests.children import Children
 
 ROUNDS = 60 if os.environ.get("G6_LONG") == "1" else 6
 TALLY: dict[str, list[bool]] = {"kill -9 during put_stream": [], "kill -9 during append": []}
@@ -46,11 +47,12 @@ while True:
 
 
 def run_and_kill(code: str, root: Path, rng: random.Random) -> None:
-    p = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE)
-    assert p.stdout is not None and p.stdout.readline().strip() == b"ready"
-    time.sleep(rng.uniform(0.02, 0.6))
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait(10)
+    with Children() as kids:  # whatever happens here, the child is gone after (killed with its process group)
+        p = kids.start([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE)
+        assert p.stdout is not None and p.stdout.readline().strip() == b"ready"
+        time.sleep(rng.uniform(0.02, 0.6))
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
 
 
 def test_kill_during_put_stream_leaves_no_torn_blob(tmp_path: Path) -> None:
