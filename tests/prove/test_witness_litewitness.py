@@ -11,129 +11,32 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from g6.errors import WitnessInconsistent, WitnessUnknownLog
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import check_cosignatures, parse_cosigner_key
+from g6.ledger.cosignature import check_cosignatures
 from g6.ledger.policy import PolicyWitness
 from g6.ledger.receipts import Receipt
 from g6.prove.proofs import checkpoint, note_verifier_key
 from g6.prove.witness import COSIGNATURE, new_client, submit, witness_checkpoint
-
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
-from conftest import validate  # noqa: E402
-from peers.go_tools import go_tool  # noqa: E402
+from tests.conftest import validate
+from tests.peers.go_tools import go_tool
+from tests.peers.litewitness import Litewitness, free_port, started_litewitness
 
 WITNESS_NAME = "example.com/g6-test-witness"
-START_TRIES = 5
-DEADLINE = 30.0
-
-
-def _wait_for(what: str, ok, proc: subprocess.Popen | None = None, log: Path | None = None) -> None:
-    """Poll ``ok()`` until it holds; fail when ``proc`` ends first or the deadline passes (no fixed sleep)."""
-    end = time.monotonic() + DEADLINE
-    while not ok():
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{what}: the process ended ({proc.returncode}): "
-                               f"{log.read_text(errors='replace')[-800:] if log else ''}")
-        if time.monotonic() > end:
-            raise RuntimeError(f"{what}: not ready after {DEADLINE} s")
-        time.sleep(0.02)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-@dataclass
-class Litewitness:
-    url: str
-    vkey: str
-    db: Path
-    witnessctl: Path
-    pid: int
-
-    def register(self, home: EvidenceHome) -> None:
-        origin, vkey = home.ledger.origin, note_verifier_key(home)
-        for args in (["add-log", "-db", str(self.db), "-origin", origin],
-                     ["add-key", "-db", str(self.db), "-origin", origin, "-key", vkey]):
-            r = subprocess.run([str(self.witnessctl), *args], capture_output=True, text=True, timeout=60)
-            assert r.returncode == 0, r.stderr
-
-    def witness(self) -> PolicyWitness:
-        return PolicyWitness("lw", parse_cosigner_key(self.vkey), self.url)
 
 
 @pytest.fixture(scope="module")
 def litewitness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Litewitness]:
-    lw_bin, ctl = go_tool("litewitness"), go_tool("witnessctl")
-    d = tmp_path_factory.mktemp("lw")
-    sock = d / "agent.sock"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "g6-test", "-f", str(d / "witness")],
-                   check=True, timeout=60)
-    fp = subprocess.run(["ssh-keygen", "-lf", str(d / "witness.pub")], capture_output=True, text=True,
-                        check=True).stdout.split()[1]
-    procs: list[subprocess.Popen] = []
-    try:
-        agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-        procs.append(agent)
-        _wait_for("ssh-agent", sock.exists, agent)
-        subprocess.run(["ssh-add", "-q", str(d / "witness")], env={**os.environ, "SSH_AUTH_SOCK": str(sock)},
-                       check=True, timeout=60, capture_output=True)
-        db = d / "lw.db"
-        # the database exists before litewitness opens it (a log nobody submits for)
-        subprocess.run([str(ctl), "add-log", "-db", str(db), "-origin", "example.invalid/placeholder"], check=True,
-                       capture_output=True, timeout=60)
-        for attempt in range(START_TRIES):  # a port picked free may be taken before litewitness binds it
-            port = _free_port()
-            log = d / f"litewitness.{attempt}.log"
-            with log.open("wb") as out:
-                lw = subprocess.Popen([str(lw_bin), "-db", str(db), "-name", WITNESS_NAME, "-key", fp,
-                                       "-ssh-agent", str(sock), "-listen", f"127.0.0.1:{port}"],
-                                      stdout=out, stderr=subprocess.STDOUT)
-            procs.append(lw)
-            try:
-                _wait_for("litewitness", lambda p=port: _answers(p), lw, log)
-                break
-            except RuntimeError:
-                if lw.poll() is not None and "address already in use" in log.read_text(errors="replace"):
-                    continue
-                raise
-        else:
-            raise RuntimeError(f"litewitness did not start in {START_TRIES} tries")
-        _wait_for("litewitness vkey", lambda: "vkey=" in log.read_text(errors="replace"), lw, log)
-        vkey = log.read_text(errors="replace").split("vkey=", 1)[1].split()[0].strip('"')
-        yield Litewitness(f"http://127.0.0.1:{port}", vkey, db, ctl, lw.pid)
-    finally:
-        for p in reversed(procs):  # by the PIDs started here, nothing else
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+    with started_litewitness(tmp_path_factory.mktemp("lw"), WITNESS_NAME) as lw:
+        yield lw
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +140,7 @@ def test_witness_checkpoint_with_a_second_unreachable_witness_keeps_the_first(li
     from g6.ledger.cosignature import CosignerKey
     from g6.ledger.keys import SigningKey
     dead = PolicyWitness("dead", CosignerKey("dead.example", SigningKey.generate().public),
-                         f"http://127.0.0.1:{_free_port()}")
+                         f"http://127.0.0.1:{free_port()}")
     report = witness_checkpoint(ev, cp, note, None, [litewitness.witness(), dead])
     assert [s.ok for s in report.submissions] == [True, False]
     assert report.submissions[1].error.code == "G6_E_WITNESS_UNREACHABLE"
