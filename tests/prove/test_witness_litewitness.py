@@ -21,7 +21,7 @@ import pytest
 
 from g6.errors import WitnessInconsistent, WitnessUnknownLog
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import check_cosignatures
+from g6.ledger.cosignature import check_cosignatures, sign_cosignature
 from g6.ledger.policy import PolicyWitness
 from g6.ledger.receipts import Receipt
 from g6.prove.proofs import checkpoint, note_verifier_key
@@ -255,8 +255,98 @@ def test_each_backend_pair_keeps_the_cosignature_and_verify_holds_it(litewitness
         _append(pair_home, 1)
         cp3, note3 = checkpoint(pair_home)
         assert submit(pair_home.ledger, cp3, note3, w, client).old == 2  # from what was kept, no 409
-    assert [n for _, n, _ in pair_home.ledger.kept_beside(cp3, COSIGNATURE)] == [WITNESS_NAME]
+        assert [n for _, n, _ in pair_home.ledger.kept_beside(cp3, COSIGNATURE)] == [WITNESS_NAME]
+        # an older cosignature by the same key, kept as g6 did before issue 36: the next submission keeps one
+        older = sign_cosignature(cp3.text(), WITNESS_NAME, litewitness.signing_key(), int(time.time()) - 60)
+        pair_home.ledger.keep_beside(cp3, COSIGNATURE, WITNESS_NAME, older)
+        assert len(pair_home.ledger.kept_beside(cp3, COSIGNATURE)) == 2
+        again = submit(pair_home.ledger, cp3, note3, w, client)
+        assert again.ok and again.old == 3
+        assert [v for _, _, v in pair_home.ledger.kept_beside(cp3, COSIGNATURE)] == [again.line]
     policy = tmp_path / "p"
     policy.write_text(f"witness lw {litewitness.vkey}\nquorum lw\n")
     r = g6(pair_home.root, "ledger", "verify", "--policy", str(policy))
     assert r.returncode == 0 and "witnesses  ok checked=2" in r.stdout, r.stdout + r.stderr
+
+
+# -- what `ledger checkpoint --json` reports of a submission (issue 36) --------------------------------------
+@pytest.fixture(scope="module")
+def second(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Litewitness]:
+    with started_litewitness(tmp_path_factory.mktemp("lw2"), "example.org/g6-second-witness") as lw:
+        yield lw
+
+
+def test_json_reports_the_size_last_sent_and_the_retry_after_a_409(litewitness: Litewitness,
+                                                                   tmp_path: Path) -> None:
+    """`old` is the size last sent and `retried` says it was sent again after a 409, whether the resend was
+    cosigned or refused (schemas/ledger-checkpoint.v1)."""
+    home, fork, stale = tmp_path / "home", tmp_path / "fork", tmp_path / "stale"
+    ev = _home(home)
+    litewitness.register(ev)
+    _append(ev, 3)
+    ev.close()
+    shutil.copytree(home, stale)  # the same log, before any cosignature was kept
+    args = ["ledger", "checkpoint", "--witness", litewitness.url, "--witness-key", litewitness.vkey, "--json"]
+    r = g6(home, *args)
+    assert r.returncode == 0, r.stderr
+    (sub,) = json.loads(r.stdout)["witnesses"]["submissions"]
+    assert (sub["ok"], sub["old"], sub["retried"]) == (True, 0, False)
+    shutil.copytree(home, fork)  # cosigned at 3, kept
+
+    r = g6(stale, *args)  # sends old 0; the witness is at 3: 409, then old 3, cosigned
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    validate(out, "ledger-checkpoint.v1")
+    (sub,) = out["witnesses"]["submissions"]
+    assert (sub["ok"], sub["old"], sub["retried"], sub["status"]) == (True, 3, True, 200)
+    assert "(from size 3, after a 409)" in r.stderr
+
+    ev = _home(home)
+    _append(ev, 2, "a")
+    ev.close()
+    assert g6(home, *args).returncode == 0  # the witness is at 5 now
+    ev = _home(fork)
+    _append(ev, 2, "b")  # 5 receipts too, the last two others
+    ev.close()
+    r = g6(fork, *args)  # sends old 3: 409 (5), then old 5 with the proof 3 -> 5 of another tree: 422
+    assert r.returncode == 1
+    out = json.loads(r.stdout)
+    validate(out, "ledger-checkpoint.v1")
+    (sub,) = out["witnesses"]["submissions"]
+    assert (sub["ok"], sub["old"], sub["retried"], sub["status"], sub["code"]) == (
+        False, 5, True, 422, "G6_E_WITNESS_INCONSISTENT"), sub
+    assert "Traceback" not in r.stderr
+
+
+def test_a_submission_that_failed_fails_the_run_even_when_kept_cosignatures_meet_the_quorum(
+        litewitness: Litewitness, second: Litewitness, tmp_path: Path) -> None:
+    """`--witness` given with the wrong key for its URL, on a checkpoint that key's witness cosigned before:
+    the cosignature kept meets the quorum, but this run's submission failed, and the run says so (exit 1)."""
+    home = tmp_path / "home"
+    ev = _home(home)
+    litewitness.register(ev)
+    second.register(ev)
+    _append(ev, 2)
+    ev.close()
+    both = ["--witness", litewitness.url, "--witness-key", litewitness.vkey,
+            "--witness", second.url, "--witness-key", second.vkey]
+    assert g6(home, "ledger", "checkpoint", *both).returncode == 0
+    r = g6(home, "ledger", "checkpoint", "--witness", litewitness.url, "--witness-key", second.vkey, "--json")
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    validate(out, "ledger-checkpoint.v1")
+    w = out["witnesses"]
+    assert w["quorum"]["ok"] and not w["ok"]  # the quorum holds by what was kept; the run did not
+    (sub,) = w["submissions"]
+    assert not sub["ok"] and sub["code"] == "G6_E_WITNESS_BAD_REQUEST" and "no cosignature by its key" in sub["error"]
+    err = r.stderr.splitlines()
+    assert any(x.startswith(f"g6: witness {second.name} ({litewitness.url}) answered 200 with no cosignature by its "
+                            "key") for x in err), r.stderr
+    assert err[-1].startswith(f"g6: witnesses FAILED: this run's submission to {second.name} failed"), r.stderr
+    assert "witnesses ok" not in r.stderr
+    # the same with --policy: a witness of the policy that could not cosign fails the run too
+    policy = tmp_path / "p"
+    policy.write_text(f"witness a {litewitness.vkey} {litewitness.url}\nwitness b {second.vkey} {litewitness.url}\n"
+                      "group g any a b\nquorum g\n")
+    r = g6(home, "ledger", "checkpoint", "--policy", str(policy))
+    assert r.returncode == 1 and "this run's submission to b failed" in r.stderr, r.stderr
