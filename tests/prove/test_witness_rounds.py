@@ -12,8 +12,11 @@ and the next submission keeps only the newest.
 checkpoint within the same second is byte for byte the one before (Ed25519 is deterministic), so only
 rounds a second apart pile up. The first ``PACED`` rounds each wait until the clock has passed the
 witnesses' last timestamp (a condition, not a sleep: each of their answers is new); 34 is the fewest after
-which the old code's note passed 100 signature lines (3 x 34 + the log's). The other rounds follow at
-once. Measured on the 2-core machine (2026-12): about 40 s for the 100 rounds and the commands after them.
+which the old code's note passed 100 signature lines (3 x 34 + the log's) and `ledger checkpoint --policy`
+exited 1. The other rounds follow at once. A round is what the command does (``witness_checkpoint``); the
+first, the 34th and the last run the command itself, as a cron job would. Measured on the 2-core machine
+shared with other jobs (2026-12-06, load average 6): 44 s for the 100 rounds and the commands after them,
+13 s for the home that heals.
 """
 
 from __future__ import annotations
