@@ -26,7 +26,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from g6.ledger.keys import SigningKey, VerifyKey
-from g6.ledger.note import DASH, NoteError, NoteSignature, _check_name, parse_note
+from g6.ledger.note import (
+    DASH,
+    MAX_SIGNATURES,
+    NoteError,
+    NoteSignature,
+    _check_name,
+    parse_note,
+    parse_signature_line,
+)
 
 COSIGNATURE_V1 = b"\x04"
 MAX_TIMESTAMP = (1 << 63) - 1
@@ -152,14 +160,43 @@ def check_cosignatures(note: str | bytes, cosigners: Iterable[CosignerKey], now:
     return Cosignatures(text, valid, failed)
 
 
-def with_cosignatures(note: str, lines: Iterable[str]) -> str:
-    """``note`` with signature ``lines`` appended (each once, and none it already holds): the cosigned
-    checkpoint a verifier checks as one note."""
-    have = set(note.rstrip("\n").split("\n"))
-    extra = []
+def cosignature_time(sig: NoteSignature) -> int | None:
+    """The timestamp a cosignature/v1-shaped signature carries (not checked); None for another shape."""
+    if len(sig.signature) != SIGNATURE_SIZE - 4:
+        return None
+    return int(struct.unpack(">Q", sig.signature[:8])[0])
+
+
+def one_per_key(lines: Iterable[str]) -> list[str]:
+    """Signature ``lines`` with at most one per key (name and key id), each key where it first appears:
+    of cosignature/v1 lines the newest (the largest timestamp; of two alike, the later line), of any other
+    shape the first. A line that is not a note signature line is left out.
+
+    A witness cosigns the same checkpoint anew each time it is asked (a new timestamp), and the signed-note
+    rules make a verifier drop, or refuse, repeated signatures by one key: one per key is what a note shows.
+    Which one is unchecked here (no key is at hand); ``g6.prove.witness`` keeps only lines that held."""
+    best: dict[tuple[str, bytes], tuple[str, int | None]] = {}
     for line in lines:
         line = line.rstrip("\n")
-        if line and line not in have:
-            have.add(line)
-            extra.append(line)
-    return note + "".join(line + "\n" for line in extra)
+        try:
+            sig = parse_signature_line(line)
+        except NoteError:
+            continue
+        at = cosignature_time(sig)
+        k = (sig.name, sig.key_id)
+        had = best.get(k)
+        if had is None:
+            best[k] = (line, at)
+        elif at is not None and had[1] is not None and at >= had[1]:
+            best[k] = (line, at)
+    return [line for line, _ in best.values()]
+
+
+def with_cosignatures(note: str, lines: Iterable[str]) -> str:
+    """``note`` with signature ``lines`` added: the cosigned checkpoint a verifier checks as one note. Its
+    signature lines, the note's own first, are ``one_per_key`` of both, and at most ``MAX_SIGNATURES``
+    (Go's note.Open refuses more): a note g6 writes always opens."""
+    text, _ = parse_note(note)
+    own = note[len(text) + 1:].rstrip("\n").split("\n")
+    kept = one_per_key([*own, *lines])[:MAX_SIGNATURES]
+    return text + "\n" + "".join(line + "\n" for line in kept)

@@ -286,14 +286,19 @@ class Ledger:
             raise
         return cp, note
 
-    def keep_beside(self, cp: Checkpoint, kind: str, name: str, value: str) -> None:
+    def keep_beside(self, cp: Checkpoint, kind: str, name: str, value: str, *, replacing: Iterable[str] = ()) -> None:
         """Keep ``value`` beside checkpoint ``cp``: what another party vouches for it with (``kind``
         "cosignature": a witness's signature line, ``name`` the witness; "rfc3161": an RFC 3161 token,
-        DER in base64, ``name`` the TSA). Kept, not trusted: whoever reads it checks it."""
+        DER in base64, ``name`` the TSA). Kept, not trusted: whoever reads it checks it. The values in
+        ``replacing`` kept under the same kind and name go, in the same transaction (a witness's older
+        cosignatures of ``cp``, once its newest is kept)."""
         rows = self._writable()
         try:
             with rows.write():
                 rows.add_checkpoint_extra(cp.size, cp.root.hex(), kind, name, value, utc_now())
+                for old in replacing:
+                    if old != value:
+                        rows.remove_checkpoint_extra(cp.size, cp.root.hex(), kind, name, old)
         except BaseException as e:
             self._write_failed(e, "keeping a checkpoint's extras in")
             raise

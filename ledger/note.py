@@ -28,6 +28,8 @@ from g6.ledger.keys import SigningKey, VerifyKey
 DASH = "\u2014 "
 ED25519 = b"\x01"
 MAX_NOTE = 1 << 20
+# signature lines on one note: Go's note.Open refuses a note with more, so g6 neither reads nor writes one
+MAX_SIGNATURES = 100
 MAX_NUMBER = (1 << 63) - 1  # a tree size or an index fits a signed 64-bit integer, as in every tlog
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}")  # [0-9] in a str pattern is ASCII only (\d is not)
 _KEY_ID_HEX = re.compile(r"[0-9a-fA-F]{8}")
@@ -169,23 +171,27 @@ def parse_note(note: str | bytes) -> tuple[str, list[NoteSignature]]:
     _check_text(text)
     if not sig_block:
         raise NoteError("the note has no signature")
-    sigs = []
-    for line in sig_block[:-1].split("\n"):  # LF alone ends a line (splitlines would also cut at U+2028…)
-        if not line.startswith(DASH):
-            raise NoteError(f"not a signature line: {line[:40]!r}")
-        name, _, b64 = line[len(DASH):].rpartition(" ")
-        _check_name(name)
-        raw = _b64(b64)
-        if raw is None:
-            raise NoteError("signature is not base64")
-        if len(raw) < 5:
-            raise NoteError("signature too short")
-        sigs.append(NoteSignature(name, raw[:4], raw[4:]))
+    lines = sig_block[:-1].split("\n")  # LF alone ends a line (splitlines would also cut at U+2028…)
+    if len(lines) > MAX_SIGNATURES:
+        raise NoteError(f"too many signatures ({len(lines)}; a note holds at most {MAX_SIGNATURES})")
+    sigs = [parse_signature_line(line) for line in lines]
     if not sigs:
         raise NoteError("the note has no signature")
-    if len(sigs) > 100:
-        raise NoteError("too many signatures")
     return text, sigs
+
+
+def parse_signature_line(line: str) -> NoteSignature:
+    """One signature line ``— <name> <base64(key id || signature)>``, without its newline (not checked)."""
+    if not line.startswith(DASH):
+        raise NoteError(f"not a signature line: {line[:40]!r}")
+    name, _, b64 = line[len(DASH):].rpartition(" ")
+    _check_name(name)
+    raw = _b64(b64)
+    if raw is None:
+        raise NoteError("signature is not base64")
+    if len(raw) < 5:
+        raise NoteError("signature too short")
+    return NoteSignature(name, raw[:4], raw[4:])
 
 
 def open_note(note: str | bytes, name: str, key: VerifyKey) -> str:

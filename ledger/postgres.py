@@ -373,6 +373,10 @@ class PostgresRows:
         self._q("INSERT INTO checkpoint_extras (size, root, kind, name, value, added_at) VALUES "
                 "(%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", (size, root, kind, name, value, added_at))
 
+    def remove_checkpoint_extra(self, size: int, root: str, kind: str, name: str, value: str) -> None:
+        self._q("DELETE FROM checkpoint_extras WHERE size = %s AND root = %s AND kind = %s AND name = %s AND "
+                "value = %s", (size, root, kind, name, value))
+
     def trusted_key_rows(self) -> list[tuple[Any, Any]]:
         return self._q("SELECT key_id, public_key FROM trusted_keys ORDER BY key_id").fetchall()
 

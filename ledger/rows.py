@@ -166,6 +166,11 @@ class LedgerRows(Protocol):
         twice is kept once."""
         ...
 
+    def remove_checkpoint_extra(self, size: int, root: str, kind: str, name: str, value: str) -> None:
+        """Drop what was kept beside the checkpoint of (size, root) as (kind, name, value), when it is there
+        (a witness's older cosignature, once a newer one by the same key is kept)."""
+        ...
+
     # -- keys trusted for everyone who verifies this ledger ----------------------------------
     def trusted_key_rows(self) -> list[tuple[Any, Any]]:
         """(key_id, public key text) by key id; nothing, and nothing created, without the table."""

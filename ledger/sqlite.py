@@ -363,6 +363,11 @@ class SqliteRows:
         self._conn.execute("INSERT INTO checkpoint_extras (size, root, kind, name, value, added_at) VALUES "
                            "(?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (size, root, kind, name, value, added_at))
 
+    def remove_checkpoint_extra(self, size: int, root: str, kind: str, name: str, value: str) -> None:
+        if self._has_table("checkpoint_extras"):
+            self._conn.execute("DELETE FROM checkpoint_extras WHERE size = ? AND root = ? AND kind = ? AND name = ? "
+                               "AND value = ?", (size, root, kind, name, value))
+
     # -- trusted keys ------------------------------------------------------------------------
     def _has_index(self, name: str) -> bool:
         return self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -68,11 +68,36 @@ def token_reports(ledger: _Ledger, roots: Sequence[x509.Certificate]
 
 
 def _fetched(entry: LedgerEntry) -> datetime | None:
+    return _utc(entry.receipt.fetched_at)
+
+
+def _utc(text: Any) -> datetime | None:
     try:
-        t = datetime.fromisoformat(entry.receipt.fetched_at)
+        t = datetime.fromisoformat(text)
     except (TypeError, ValueError):
         return None
     return t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def backdated(report: TokenReport, covered: Iterable[tuple[int, str, Any]]) -> str | None:
+    """Why a token over a checkpoint would fail ``fetched_at`` once its root is pinned: its genTime plus
+    its accuracy (``TokenReport.margin``) is earlier than a receipt the checkpoint covers, given as
+    (seq, receipt id, fetched_at); None when it is not. The one rule ``timestamp_checks`` applies, asked
+    before a token is kept (a TSA whose clock is behind, or a receipt dated ahead)."""
+    if report.gen_time is None:
+        return None
+    bound = report.gen_time + report.margin
+    worst: tuple[datetime, int, str] | None = None
+    for seq, rid, fetched_at in covered:
+        at = _utc(fetched_at)
+        if at is not None and at > bound and (worst is None or at > worst[0]):
+            worst = (at, seq, rid)
+    if worst is None:
+        return None
+    at, seq, rid = worst
+    margin = f" (+{report.margin.total_seconds():g} s accuracy)" if report.margin else ""
+    return (f"genTime {iso(report.gen_time)}{margin} is earlier than fetched_at {iso(at)} of receipt seq={seq} {rid}, "
+            "which the checkpoint covers: the TSA's clock is behind, or the receipt is dated ahead")
 
 
 def timestamp_checks(ledger: _Ledger, roots: Sequence[x509.Certificate]

@@ -112,7 +112,7 @@ def test_a_known_line_that_fails_fails_that_witness_even_beside_a_good_one() -> 
     raw = bytearray(base64.b64decode(good.split(" ")[-1]))
     raw[-1] ^= 1
     tampered = f"— w.example {base64.b64encode(bytes(raw)).decode()}"
-    found = check_cosignatures(with_cosignatures(note, [tampered, good]), [w])
+    found = check_cosignatures(f"{note}{tampered}\n{good}\n", [w])  # a note from elsewhere: both lines read
     assert found.valid == {} and "does not verify" in found.failed[w]
 
 
@@ -157,3 +157,33 @@ def test_with_cosignatures_appends_each_line_once() -> None:
     line = sign_cosignature(text, "w.example", k, NOW)
     once = with_cosignatures(note, [line])
     assert with_cosignatures(once, [line, line + "\n"]) == once == note + line + "\n"
+
+
+def test_with_cosignatures_keeps_the_newest_line_per_key_and_the_note_s_own_first() -> None:
+    """A witness asked again and again cosigns the same checkpoint with a new timestamp each time: the
+    note shows its newest line once, whatever order the lines were kept in (issue 36)."""
+    text, note = _cp_note()
+    a, b = SigningKey.generate(), SigningKey.generate()
+    wa, wb = CosignerKey("a.example", a.public), CosignerKey("b.example", b.public)
+    lines = [sign_cosignature(text, name, k, NOW + t) for t in (0, 5, 2, 9, 1) for name, k in
+             (("a.example", a), ("b.example", b))]
+    lines.insert(3, "not a signature line")
+    lines.append(sign_cosignature(text, "a.example", a, NOW + 3))
+    full = with_cosignatures(note, lines)
+    sigs = parse_note(full)[1]
+    assert [s.name for s in sigs] == ["example.com/log", "a.example", "b.example"]
+    assert full == note + sign_cosignature(text, "a.example", a, NOW + 9) + "\n" + \
+        sign_cosignature(text, "b.example", b, NOW + 9) + "\n"
+    assert check_cosignatures(full, [wa, wb], now=NOW + 9).valid == {wa: NOW + 9, wb: NOW + 9}
+    again = with_cosignatures(full, [sign_cosignature(text, "b.example", b, NOW + 20)])  # a cosigned note, newer
+    assert check_cosignatures(again, [wa, wb], now=NOW + 20).valid == {wa: NOW + 9, wb: NOW + 20}
+    assert len(parse_note(again)[1]) == 3
+
+
+def test_with_cosignatures_never_writes_a_note_past_100_signatures() -> None:
+    text, note = _cp_note()
+    many = [sign_cosignature(text, f"w{i}.example", SigningKey.generate(), NOW) for i in range(150)]
+    full = with_cosignatures(note, many)
+    assert len(parse_note(full)[1]) == 100 and full.startswith(note)
+    with pytest.raises(NoteError, match="too many signatures \\(151; a note holds at most 100\\)"):
+        parse_note(note + "".join(line + "\n" for line in many))

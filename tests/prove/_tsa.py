@@ -5,7 +5,8 @@
   config has no ``certs=`` line, so a token carries the signer certificate only.
 * certomancer 0.16.0 (``certomancer --config X animate --port 0 --no-web-ui``, 127.0.0.1): its own
   root, a good TSA, one whose certificate has no extendedKeyUsage at all; its
-  ``X-Certomancer-Fake-Time`` header sets genTime.
+  ``X-Certomancer-Fake-Time`` header sets genTime (``backdating_tsa`` sets it for a client that cannot:
+  a TSA whose clock is behind).
 
 Both are started on ports the system picks, waited for by reading what they print, and stopped by
 PID. Every token is checked with ``rfc3161_client`` and ``openssl ts -verify -attime <genTime>`` too.
@@ -253,6 +254,42 @@ def certomancer_tsa(d: Path) -> Iterator[Tsa]:
         yield Tsa("certomancer", f"http://127.0.0.1:{port}/g6test/tsa", d / "root.pem", proc.pid)
     finally:
         _stop(proc)
+
+
+@contextmanager
+def backdating_tsa(upstream: str, gen_time: str) -> Iterator[str]:
+    """A TSA whose clock reads ``gen_time`` (``2021-06-01T00:00:00+0000``): certomancer's TSA at ``upstream``,
+    asked through a front on 127.0.0.1 (a port the system picks) that sets its ``X-Certomancer-Fake-Time``
+    header, so a process that cannot set the header (``g6 ledger checkpoint --tsa URL``) gets a real token
+    with that genTime. Yields the URL to give ``--tsa``; stopped on exit."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import httpx
+
+    class Front(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            query = self.rfile.read(min(int(self.headers.get("Content-Length") or 0), 1 << 16))
+            r = httpx.post(upstream, content=query, timeout=30, headers={
+                "Content-Type": self.headers.get("Content-Type", ""), "X-Certomancer-Fake-Time": gen_time})
+            self.send_response(r.status_code)
+            self.send_header("Content-Type", r.headers.get("content-type", ""))
+            self.send_header("Content-Length", str(len(r.content)))
+            self.end_headers()
+            self.wfile.write(r.content)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Front)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/tsa"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 # -- the outside verifiers -------------------------------------------------------------------------------------

@@ -20,13 +20,14 @@ from g6.adapters import CheckedClient, FetchPolicy
 from g6.cite.cite import cite_web
 from g6.cite.manifest import Manifest, save_manifest
 from g6.demo.site import LocalSite, Reply
+from g6.errors import TimestampAuthorityError
 from g6.fetch.capture import prepare_fetch
 from g6.home import EvidenceHome
 from g6.ledger.note import parse_note, verifier_key
-from g6.ledger.timestamp import load_roots
+from g6.ledger.timestamp import KIND, load_roots
 from g6.prove.bundle import BundleReport, build_bundle, verify_bundle
 from g6.prove.proofs import checkpoint
-from g6.prove.timestamp_client import stamp_checkpoint
+from g6.prove.timestamp_client import ask_tsa, note_body, stamp_checkpoint
 from tests.prove._tsa import Tsa, openssl_verify, rfc3161_client_verify
 from tests.test_bundle_trust import repack
 
@@ -138,7 +139,10 @@ def test_a_cited_receipt_fetched_after_the_gentime_fails(home: EvidenceHome, pag
     later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     rid = read(home, page, fetched_at=later)
     cp, note = checkpoint(home)
-    stamp_checkpoint(home, cp, note, openssl_server.url("tsa"), name="openssl")
+    with pytest.raises(TimestampAuthorityError, match="is earlier than fetched_at"):
+        stamp_checkpoint(home, cp, note, openssl_server.url("tsa"), name="openssl")  # refused when stamping
+    stamp = ask_tsa(openssl_server.url("tsa"), note_body(note), name="openssl")  # kept anyway, as g6 did before
+    home.ledger.keep_beside(cp, KIND, stamp.name, stamp.value)
     report = verify_bundle(bundle(home, [rid], tmp_path / "b.zip"), [home.signing_key().public],
                            tsa_roots=roots(openssl_server))
     (got,) = trusted_time(report)

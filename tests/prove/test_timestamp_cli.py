@@ -13,8 +13,9 @@ from pathlib import Path
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
 from g6.ledger.timestamp import KIND
+from g6.prove.timestamp_client import ask_tsa, note_body
 from tests.conftest import validate
-from tests.prove._tsa import Tsa
+from tests.prove._tsa import Tsa, backdating_tsa
 
 
 def g6(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -78,7 +79,11 @@ def test_wrong_root_and_a_late_receipt_fail_verify(home: EvidenceHome, openssl_s
     late = home.record(fetch(2, later))
     home.record(fetch(3))
     r = g6(home.root, "ledger", "checkpoint", "--tsa", openssl_server.url("tsa"), "--tsa-name", "openssl")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1 and f"is earlier than fetched_at {later[:19]}" in r.stderr  # refused, not kept
+    (cp, note), = home.ledger.checkpoints()
+    assert home.ledger.kept_beside(cp) == []
+    stamp = ask_tsa(openssl_server.url("tsa"), note_body(note), name="openssl")  # kept anyway, as g6 did before
+    home.ledger.keep_beside(cp, KIND, stamp.name, stamp.value)
     r = g6(home.root, "ledger", "verify", "--tsa-root", str(openssl_server.root_pem))
     assert r.returncode == 1
     assert "timestamp  ok checked=1 failed=0" in r.stdout and "fetched_at FAILED checked=3 failed=1" in r.stdout
@@ -90,6 +95,32 @@ def test_wrong_root_and_a_late_receipt_fail_verify(home: EvidenceHome, openssl_s
     assert out["checks"]["timestamp"]["failed"] == 1 and "fetched_at" not in out["checks"]  # no token held
     (t,) = out["timestamps"]
     assert not t["ok"] and [c["check"] for c in t["checks"] if not c["ok"]] == ["chain"]
+
+
+def test_a_backdated_token_is_refused_and_not_kept(home: EvidenceHome, certomancer_server: Tsa) -> None:
+    """A TSA whose clock is five years behind the receipts the checkpoint covers: its token would fail
+    `ledger verify --tsa-root` (fetched_at) for as long as it is kept, so it is refused when stamping: one
+    line, exit 1, nothing kept (issue 36)."""
+    receipts = [home.record(fetch(i)) for i in range(3)]
+    newest = max(receipts, key=lambda r: r.fetched_at)
+    with backdating_tsa(certomancer_server.url("tsa"), "2021-06-01T00:00:00+0000") as url:
+        r = g6(home.root, "ledger", "checkpoint", "--tsa", url, "--tsa-name", "behind", "--json")
+    assert r.returncode == 1
+    err = r.stderr.strip()
+    assert "\n" not in err and err.startswith("g6: TSA behind: genTime 2021-06-01T00:00:00Z"), err
+    assert f"is earlier than fetched_at {newest.fetched_at[:19]}" in err
+    assert f"of receipt seq={receipts.index(newest) + 1} {newest.receipt_id}, which the checkpoint covers" in err
+    assert err.endswith("the token would fail `ledger verify --tsa-root` (fetched_at), so it is not kept")
+    out = json.loads(r.stdout)
+    validate(out, "ledger-checkpoint.v1")
+    assert out["timestamps"] == [{"tsa": "behind", "url": url, "ok": False, "gen_time": None, "error": err[4:]}]
+    (cp, _), = home.ledger.checkpoints()
+    assert home.ledger.kept_beside(cp) == []
+    # the same TSA with its clock right: kept, and verify holds
+    r = g6(home.root, "ledger", "checkpoint", "--tsa", certomancer_server.url("tsa"), "--tsa-name", "certomancer")
+    assert r.returncode == 0, r.stderr
+    r = g6(home.root, "ledger", "verify", "--tsa-root", str(certomancer_server.root_pem))
+    assert r.returncode == 0 and "fetched_at ok checked=3 failed=0" in r.stdout, r.stdout + r.stderr
 
 
 # -- what holds -----------------------------------------------------------------------------------------------

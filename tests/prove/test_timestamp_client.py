@@ -16,8 +16,8 @@ from asn1crypto import tsp
 from g6.errors import TimestampAuthorityError
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
-from g6.ledger.timestamp import KIND, load_roots, make_request
-from g6.ledger.timestamped import timestamp_checks
+from g6.ledger.timestamp import KIND, TokenReport, load_roots, make_request
+from g6.ledger.timestamped import backdated, timestamp_checks
 from g6.prove.proofs import checkpoint
 from g6.prove.timestamp_client import MAX_REPLY, ask_tsa, note_body, stamp_checkpoint
 from tests.prove._tsa import Tsa, openssl_verify, rfc3161_client_verify
@@ -153,7 +153,12 @@ def test_a_receipt_fetched_after_the_covering_gentime_is_flagged(home: EvidenceH
     bad = home.record(Receipt(kind="fetch", source="web", request={"url": "https://example.org/2"}, outcome="ok",
                               outcome_code="G6_E_KNOWLEDGE_FETCHED", fetched_at=later))
     cp, note = checkpoint(home)
-    stamp_checkpoint(home, cp, note, openssl_server.url("tsa"), name="openssl")
+    with pytest.raises(TimestampAuthorityError, match=r"^TSA openssl: genTime .* is earlier than fetched_at "
+                                                      rf"{later[:19]}.* of receipt seq=2 {bad.receipt_id}"):
+        stamp_checkpoint(home, cp, note, openssl_server.url("tsa"), name="openssl")  # refused when stamping
+    assert home.ledger.kept_beside(cp) == []
+    stamp = ask_tsa(openssl_server.url("tsa"), note_body(note), name="openssl")  # kept anyway, as g6 did before
+    home.ledger.keep_beside(cp, KIND, stamp.name, stamp.value)
     uncovered = home.record(Receipt(kind="fetch", source="web", request={"url": "https://example.org/3"},
                                     outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED", fetched_at=later))
     checks, passed, _ = timestamp_checks(home.ledger, load_roots(openssl_server.root_pem.read_bytes()))
@@ -168,3 +173,23 @@ def test_no_token_kept_is_a_failure_not_an_empty_success(home: EvidenceHome, ope
     checks, passed, records = timestamp_checks(home.ledger, load_roots(openssl_server.root_pem.read_bytes()))
     assert [(c.check, c.ok) for c in checks] == [("timestamp", False)] and not passed and not records
     assert "no RFC 3161 token" in checks[0].detail
+
+
+def test_backdated_applies_verify_s_fetched_at_rule_before_a_token_is_kept() -> None:
+    """The rule `stamp_checkpoint` refuses a token by is the one `fetched_at` fails at verify: a covered
+    receipt dated later than genTime plus the token's accuracy; the latest such receipt is named."""
+    gen = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    report = TokenReport((), gen_time=gen, margin=dt.timedelta(seconds=1))
+
+    def at(seconds: float) -> str:
+        return (gen + dt.timedelta(seconds=seconds)).isoformat()
+
+    assert backdated(report, [(1, "r1", at(-60)), (2, "r2", at(1)), (3, "r3", "not a time")]) is None
+    why = backdated(report, [(1, "r1", at(1.5)), (2, "r2", at(5)), (3, "r3", at(0))])
+    assert why == ("genTime 2026-01-01T00:00:00Z (+1 s accuracy) is earlier than fetched_at 2026-01-01T00:00:05Z "
+                   "of receipt seq=2 r2, which the checkpoint covers: the TSA's clock is behind, or the receipt is "
+                   "dated ahead")
+    exact = TokenReport((), gen_time=gen)  # no accuracy: to the microsecond
+    assert backdated(exact, [(1, "r1", at(0))]) is None
+    assert "of receipt seq=1 r1" in str(backdated(exact, [(1, "r1", at(0.000001))]))
+    assert backdated(TokenReport(()), [(1, "r1", at(5))]) is None  # no genTime: nothing to compare

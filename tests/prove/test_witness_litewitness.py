@@ -11,129 +11,32 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from g6.errors import WitnessInconsistent, WitnessUnknownLog
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import check_cosignatures, parse_cosigner_key
+from g6.ledger.cosignature import check_cosignatures, sign_cosignature
 from g6.ledger.policy import PolicyWitness
 from g6.ledger.receipts import Receipt
 from g6.prove.proofs import checkpoint, note_verifier_key
 from g6.prove.witness import COSIGNATURE, new_client, submit, witness_checkpoint
-
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
-from conftest import validate  # noqa: E402
-from peers.go_tools import go_tool  # noqa: E402
+from tests.conftest import validate
+from tests.peers.go_tools import go_tool
+from tests.peers.litewitness import Litewitness, free_port, started_litewitness
 
 WITNESS_NAME = "example.com/g6-test-witness"
-START_TRIES = 5
-DEADLINE = 30.0
-
-
-def _wait_for(what: str, ok, proc: subprocess.Popen | None = None, log: Path | None = None) -> None:
-    """Poll ``ok()`` until it holds; fail when ``proc`` ends first or the deadline passes (no fixed sleep)."""
-    end = time.monotonic() + DEADLINE
-    while not ok():
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{what}: the process ended ({proc.returncode}): "
-                               f"{log.read_text(errors='replace')[-800:] if log else ''}")
-        if time.monotonic() > end:
-            raise RuntimeError(f"{what}: not ready after {DEADLINE} s")
-        time.sleep(0.02)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-@dataclass
-class Litewitness:
-    url: str
-    vkey: str
-    db: Path
-    witnessctl: Path
-    pid: int
-
-    def register(self, home: EvidenceHome) -> None:
-        origin, vkey = home.ledger.origin, note_verifier_key(home)
-        for args in (["add-log", "-db", str(self.db), "-origin", origin],
-                     ["add-key", "-db", str(self.db), "-origin", origin, "-key", vkey]):
-            r = subprocess.run([str(self.witnessctl), *args], capture_output=True, text=True, timeout=60)
-            assert r.returncode == 0, r.stderr
-
-    def witness(self) -> PolicyWitness:
-        return PolicyWitness("lw", parse_cosigner_key(self.vkey), self.url)
 
 
 @pytest.fixture(scope="module")
 def litewitness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Litewitness]:
-    lw_bin, ctl = go_tool("litewitness"), go_tool("witnessctl")
-    d = tmp_path_factory.mktemp("lw")
-    sock = d / "agent.sock"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "g6-test", "-f", str(d / "witness")],
-                   check=True, timeout=60)
-    fp = subprocess.run(["ssh-keygen", "-lf", str(d / "witness.pub")], capture_output=True, text=True,
-                        check=True).stdout.split()[1]
-    procs: list[subprocess.Popen] = []
-    try:
-        agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-        procs.append(agent)
-        _wait_for("ssh-agent", sock.exists, agent)
-        subprocess.run(["ssh-add", "-q", str(d / "witness")], env={**os.environ, "SSH_AUTH_SOCK": str(sock)},
-                       check=True, timeout=60, capture_output=True)
-        db = d / "lw.db"
-        # the database exists before litewitness opens it (a log nobody submits for)
-        subprocess.run([str(ctl), "add-log", "-db", str(db), "-origin", "example.invalid/placeholder"], check=True,
-                       capture_output=True, timeout=60)
-        for attempt in range(START_TRIES):  # a port picked free may be taken before litewitness binds it
-            port = _free_port()
-            log = d / f"litewitness.{attempt}.log"
-            with log.open("wb") as out:
-                lw = subprocess.Popen([str(lw_bin), "-db", str(db), "-name", WITNESS_NAME, "-key", fp,
-                                       "-ssh-agent", str(sock), "-listen", f"127.0.0.1:{port}"],
-                                      stdout=out, stderr=subprocess.STDOUT)
-            procs.append(lw)
-            try:
-                _wait_for("litewitness", lambda p=port: _answers(p), lw, log)
-                break
-            except RuntimeError:
-                if lw.poll() is not None and "address already in use" in log.read_text(errors="replace"):
-                    continue
-                raise
-        else:
-            raise RuntimeError(f"litewitness did not start in {START_TRIES} tries")
-        _wait_for("litewitness vkey", lambda: "vkey=" in log.read_text(errors="replace"), lw, log)
-        vkey = log.read_text(errors="replace").split("vkey=", 1)[1].split()[0].strip('"')
-        yield Litewitness(f"http://127.0.0.1:{port}", vkey, db, ctl, lw.pid)
-    finally:
-        for p in reversed(procs):  # by the PIDs started here, nothing else
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+    with started_litewitness(tmp_path_factory.mktemp("lw"), WITNESS_NAME) as lw:
+        yield lw
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +140,7 @@ def test_witness_checkpoint_with_a_second_unreachable_witness_keeps_the_first(li
     from g6.ledger.cosignature import CosignerKey
     from g6.ledger.keys import SigningKey
     dead = PolicyWitness("dead", CosignerKey("dead.example", SigningKey.generate().public),
-                         f"http://127.0.0.1:{_free_port()}")
+                         f"http://127.0.0.1:{free_port()}")
     report = witness_checkpoint(ev, cp, note, None, [litewitness.witness(), dead])
     assert [s.ok for s in report.submissions] == [True, False]
     assert report.submissions[1].error.code == "G6_E_WITNESS_UNREACHABLE"
@@ -352,8 +255,98 @@ def test_each_backend_pair_keeps_the_cosignature_and_verify_holds_it(litewitness
         _append(pair_home, 1)
         cp3, note3 = checkpoint(pair_home)
         assert submit(pair_home.ledger, cp3, note3, w, client).old == 2  # from what was kept, no 409
-    assert [n for _, n, _ in pair_home.ledger.kept_beside(cp3, COSIGNATURE)] == [WITNESS_NAME]
+        assert [n for _, n, _ in pair_home.ledger.kept_beside(cp3, COSIGNATURE)] == [WITNESS_NAME]
+        # an older cosignature by the same key, kept as g6 did before issue 36: the next submission keeps one
+        older = sign_cosignature(cp3.text(), WITNESS_NAME, litewitness.signing_key(), int(time.time()) - 60)
+        pair_home.ledger.keep_beside(cp3, COSIGNATURE, WITNESS_NAME, older)
+        assert len(pair_home.ledger.kept_beside(cp3, COSIGNATURE)) == 2
+        again = submit(pair_home.ledger, cp3, note3, w, client)
+        assert again.ok and again.old == 3
+        assert [v for _, _, v in pair_home.ledger.kept_beside(cp3, COSIGNATURE)] == [again.line]
     policy = tmp_path / "p"
     policy.write_text(f"witness lw {litewitness.vkey}\nquorum lw\n")
     r = g6(pair_home.root, "ledger", "verify", "--policy", str(policy))
     assert r.returncode == 0 and "witnesses  ok checked=2" in r.stdout, r.stdout + r.stderr
+
+
+# -- what `ledger checkpoint --json` reports of a submission (issue 36) --------------------------------------
+@pytest.fixture(scope="module")
+def second(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Litewitness]:
+    with started_litewitness(tmp_path_factory.mktemp("lw2"), "example.org/g6-second-witness") as lw:
+        yield lw
+
+
+def test_json_reports_the_size_last_sent_and_the_retry_after_a_409(litewitness: Litewitness,
+                                                                   tmp_path: Path) -> None:
+    """`old` is the size last sent and `retried` says it was sent again after a 409, whether the resend was
+    cosigned or refused (schemas/ledger-checkpoint.v1)."""
+    home, fork, stale = tmp_path / "home", tmp_path / "fork", tmp_path / "stale"
+    ev = _home(home)
+    litewitness.register(ev)
+    _append(ev, 3)
+    ev.close()
+    shutil.copytree(home, stale)  # the same log, before any cosignature was kept
+    args = ["ledger", "checkpoint", "--witness", litewitness.url, "--witness-key", litewitness.vkey, "--json"]
+    r = g6(home, *args)
+    assert r.returncode == 0, r.stderr
+    (sub,) = json.loads(r.stdout)["witnesses"]["submissions"]
+    assert (sub["ok"], sub["old"], sub["retried"]) == (True, 0, False)
+    shutil.copytree(home, fork)  # cosigned at 3, kept
+
+    r = g6(stale, *args)  # sends old 0; the witness is at 3: 409, then old 3, cosigned
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    validate(out, "ledger-checkpoint.v1")
+    (sub,) = out["witnesses"]["submissions"]
+    assert (sub["ok"], sub["old"], sub["retried"], sub["status"]) == (True, 3, True, 200)
+    assert "(from size 3, after a 409)" in r.stderr
+
+    ev = _home(home)
+    _append(ev, 2, "a")
+    ev.close()
+    assert g6(home, *args).returncode == 0  # the witness is at 5 now
+    ev = _home(fork)
+    _append(ev, 2, "b")  # 5 receipts too, the last two others
+    ev.close()
+    r = g6(fork, *args)  # sends old 3: 409 (5), then old 5 with the proof 3 -> 5 of another tree: 422
+    assert r.returncode == 1
+    out = json.loads(r.stdout)
+    validate(out, "ledger-checkpoint.v1")
+    (sub,) = out["witnesses"]["submissions"]
+    assert (sub["ok"], sub["old"], sub["retried"], sub["status"], sub["code"]) == (
+        False, 5, True, 422, "G6_E_WITNESS_INCONSISTENT"), sub
+    assert "Traceback" not in r.stderr
+
+
+def test_a_submission_that_failed_fails_the_run_even_when_kept_cosignatures_meet_the_quorum(
+        litewitness: Litewitness, second: Litewitness, tmp_path: Path) -> None:
+    """`--witness` given with the wrong key for its URL, on a checkpoint that key's witness cosigned before:
+    the cosignature kept meets the quorum, but this run's submission failed, and the run says so (exit 1)."""
+    home = tmp_path / "home"
+    ev = _home(home)
+    litewitness.register(ev)
+    second.register(ev)
+    _append(ev, 2)
+    ev.close()
+    both = ["--witness", litewitness.url, "--witness-key", litewitness.vkey,
+            "--witness", second.url, "--witness-key", second.vkey]
+    assert g6(home, "ledger", "checkpoint", *both).returncode == 0
+    r = g6(home, "ledger", "checkpoint", "--witness", litewitness.url, "--witness-key", second.vkey, "--json")
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    validate(out, "ledger-checkpoint.v1")
+    w = out["witnesses"]
+    assert w["quorum"]["ok"] and not w["ok"]  # the quorum holds by what was kept; the run did not
+    (sub,) = w["submissions"]
+    assert not sub["ok"] and sub["code"] == "G6_E_WITNESS_BAD_REQUEST" and "no cosignature by its key" in sub["error"]
+    err = r.stderr.splitlines()
+    assert any(x.startswith(f"g6: witness {second.name} ({litewitness.url}) answered 200 with no cosignature by its "
+                            "key") for x in err), r.stderr
+    assert err[-1].startswith(f"g6: witnesses FAILED: this run's submission to {second.name} failed"), r.stderr
+    assert "witnesses ok" not in r.stderr
+    # the same with --policy: a witness of the policy that could not cosign fails the run too
+    policy = tmp_path / "p"
+    policy.write_text(f"witness a {litewitness.vkey} {litewitness.url}\nwitness b {second.vkey} {litewitness.url}\n"
+                      "group g any a b\nquorum g\n")
+    r = g6(home, "ledger", "checkpoint", "--policy", str(policy))
+    assert r.returncode == 1 and "this run's submission to b failed" in r.stderr, r.stderr

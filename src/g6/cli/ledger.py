@@ -310,11 +310,15 @@ def ledger_checkpoint(c: Ctx, out: Path | None, witness_urls: tuple[str, ...], w
         else:
             click.echo(f"g6: {sub.error} [{sub.error.code}]", err=True)
     v = witnessed.verdict
-    if v.ok:
+    if witnessed.ok:
         info(f"g6: witnesses ok: {v.detail}")
+    elif v.ok:  # met by cosignatures kept before: this run's submission still failed, and says so
+        who = ", ".join(s.witness for s in witnessed.failed)
+        click.echo(f"g6: witnesses FAILED: this run's submission to {who} failed (above), although the "
+                   f"cosignatures kept meet the quorum ({v.detail})", err=True)
     else:
         click.echo(f"g6: witnesses FAILED: {v.detail}", err=True)
-    finish(v.ok and stamped)
+    finish(witnessed.ok and stamped)
 
 
 def _tsa_names(tsas: tuple[str, ...], tsa_names: tuple[str, ...]) -> list[str]:

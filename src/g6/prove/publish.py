@@ -26,8 +26,9 @@ from typing import Any
 from g6.errors import LedgerError, PublishConflict, PublishError
 from g6.home import EvidenceHome
 from g6.ledger.chain import stored_bytes
+from g6.ledger.cosignature import with_cosignatures as add_cosignatures
 from g6.ledger.merkle import TreeView, leaf_hash
-from g6.ledger.note import DASH, Checkpoint, NoteError, parse_note
+from g6.ledger.note import Checkpoint, NoteError, parse_note, parse_signature_line
 from g6.ledger.stored_tree import StoredTree, stored_hash_index
 from g6.ledger.tiles import MAX_ENTRY, WIDTH, Tile, TileTree, edge_ids, encode_bundle, tiles_for
 from g6.prove.publish_dest import CHECKPOINT, Destination
@@ -78,23 +79,22 @@ def choose_checkpoint(home: EvidenceHome, latest_only: bool) -> tuple[Checkpoint
 
 
 def with_cosignatures(home: EvidenceHome, cp: Checkpoint, note: str) -> tuple[str, int, list[str]]:
-    """``note`` with each cosignature kept beside ``cp`` appended (a line the note format cannot hold is
-    left out and returned, never published)."""
-    added, skipped = 0, []
+    """``note`` with the cosignatures kept beside ``cp`` appended, one per witness key (its newest, as
+    ``ledger prove`` and ``g6 bundle`` show them); a kept line the note format cannot hold is left out and
+    returned, never published."""
+    lines, skipped = [], []
     for _kind, _name, line in home.ledger.kept_beside(cp, "cosignature"):
         line = str(line).rstrip("\n")
-        candidate = f"{note}{line}\n"
         try:
-            ok = line.startswith(DASH) and "\n" not in line and len(parse_note(candidate)[1]) == len(
-                parse_note(note)[1]) + 1
+            if "\n" in line:
+                raise NoteError("more than one line")
+            parse_signature_line(line)
         except NoteError:
-            ok = False
-        if not ok or line + "\n" in note.split("\n\n", 1)[1]:
-            if not ok:
-                skipped.append(line[:120])
+            skipped.append(line[:120])
             continue
-        note, added = candidate, added + 1
-    return note, added, skipped
+        lines.append(line)
+    full = add_cosignatures(note, lines)
+    return full, len(parse_note(full)[1]) - len(parse_note(note)[1]), skipped
 
 
 def _previous(dest: Destination, cp: Checkpoint, tree: TreeView, ledger_size: int) -> tuple[int, bytes | None]:

@@ -23,6 +23,7 @@ from cryptography import x509
 
 from g6.errors import TimestampAuthorityError
 from g6.home import EvidenceHome
+from g6.ledger.chain import RECEIPT_COLUMNS
 from g6.ledger.note import Checkpoint, parse_note
 from g6.ledger.timestamp import (
     KIND,
@@ -33,7 +34,9 @@ from g6.ledger.timestamp import (
     token_from_reply,
     verify_token,
 )
+from g6.ledger.timestamped import backdated
 
+SEQ, RID, AT = (RECEIPT_COLUMNS.index(c) for c in ("seq", "receipt_id", "fetched_at"))
 MAX_REPLY = MAX_TOKEN  # a reply is a few KiB; one past this is cut off and refused
 QUERY_TYPE = "application/timestamp-query"
 REPLY_TYPE = "application/timestamp-reply"
@@ -111,7 +114,15 @@ def _post(url: str, name: str, query: bytes, transport: httpx.BaseTransport | No
 def stamp_checkpoint(home: EvidenceHome, cp: Checkpoint, note: str, url: str, *, name: str | None = None,
                      transport: httpx.BaseTransport | None = None, timeout: float = TIMEOUT) -> Stamp:
     """Ask the TSA at ``url`` for a token over checkpoint ``cp`` (signed ``note``) and keep it beside the
-    checkpoint in the home's ledger."""
+    checkpoint in the home's ledger. A token whose genTime (plus its accuracy) is earlier than a receipt the
+    checkpoint covers is refused, ``TimestampAuthorityError``, and not kept: it would fail ``ledger verify
+    --tsa-root`` (``fetched_at``) for as long as it is kept."""
     stamp = ask_tsa(url, note_body(note), name=name, transport=transport, timeout=timeout)
+    # the rows' lookup columns, not each receipt parsed: verify holds the columns to the signed receipts
+    covered = ((r[SEQ], r[RID], r[AT]) for r in home.ledger.rows.rows_between(None, cp.size))
+    why = backdated(stamp.report, covered)
+    if why is not None:
+        raise TimestampAuthorityError(stamp.name, f"{why}; the token would fail `ledger verify --tsa-root` "
+                                                  "(fetched_at), so it is not kept")
     home.ledger.keep_beside(cp, KIND, stamp.name, stamp.value)
     return stamp

@@ -14,9 +14,15 @@ none). A witness that recorded another size answers 409 with that size (``text/x
 then made from it and sent once more. Any other refusal is a typed ``WitnessError`` naming the witness, its
 URL and the status: 404 (or litewitness v0.6.1's 403 "unknown log") the log is unknown to it, 403 the log's
 signature is not one it trusts, 422 the checkpoint does not extend what it cosigned (a fork), 400 a bad
-request. The cosignature lines a witness returns are checked with its key before anything is kept; each is
+request. The cosignature lines a witness returns are checked with its key before anything is kept; it is
 kept beside the checkpoint (kind ``cosignature``, the witness's name), so ``ledger copy`` carries it and
 ``ledger prove`` appends it to the proof's checkpoint.
+
+A witness asked again about the same checkpoint cosigns it again, with a new timestamp: of one key's
+cosignatures of one checkpoint that hold, only the newest stays kept (``keep_newest``), and every note made
+from what is kept shows one line per key (``cosigned``), so a quiet log checkpointed by a cron job never
+grows a note past what ``note.Open`` accepts. A run whose submission to any witness failed is not ``ok``,
+whatever cosignatures kept before say (``WitnessReport.ok``).
 """
 
 from __future__ import annotations
@@ -40,9 +46,15 @@ from g6.errors import (
 )
 from g6.home import EvidenceHome
 from g6.ledger.chain import Check, LedgerVerifyReport
-from g6.ledger.cosignature import check_cosignatures, with_cosignatures
+from g6.ledger.cosignature import (
+    CosignatureError,
+    CosignerKey,
+    check_cosignatures,
+    verify_cosignature,
+    with_cosignatures,
+)
 from g6.ledger.log import Ledger
-from g6.ledger.note import Checkpoint, NoteError, decimal, parse_note
+from g6.ledger.note import Checkpoint, NoteError, decimal, parse_note, parse_signature_line
 from g6.ledger.policy import Policy, PolicyWitness, Verdict, policy_from
 from g6.ledger.proofs import (
     CONSISTENCY_HEADER,
@@ -84,6 +96,15 @@ class Submission:
                 "error": str(e) if e is not None else None}
 
 
+@dataclass(slots=True)
+class Sent:
+    """How far a submission got: the size its last request started from, and whether it was sent again
+    after a 409 (what ``Submission`` reports when it fails too)."""
+
+    old: int = 0
+    retried: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class WitnessReport:
     submissions: tuple[Submission, ...]
@@ -91,8 +112,14 @@ class WitnessReport:
     cosigned_note: str
 
     @property
+    def failed(self) -> tuple[Submission, ...]:
+        return tuple(s for s in self.submissions if not s.ok)
+
+    @property
     def ok(self) -> bool:
-        return self.verdict.ok
+        """The quorum is met and every submission of this run got its witness's cosignature: a witness that
+        refused, or could not be asked, fails the run even when cosignatures kept before meet the quorum."""
+        return self.verdict.ok and not self.failed
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "submissions": [s.to_json() for s in self.submissions],
@@ -156,11 +183,13 @@ def _refusal(w: PolicyWitness, status: int, data: bytes) -> WitnessError:
 
 
 def submit(ledger: Ledger, cp: Checkpoint, note: str, w: PolicyWitness, client: httpx.Client, *,
-           old: int | None = None, now: float | None = None) -> Submission:
+           old: int | None = None, now: float | None = None, sent: Sent | None = None) -> Submission:
     """Submit checkpoint ``cp`` (signed ``note``) to witness ``w``; keep and return its cosignature.
-    ``old``: the size to start from (default: the last one it cosigned here). ``WitnessError`` otherwise."""
+    ``old``: the size to start from (default: the last one it cosigned here). ``WitnessError`` otherwise;
+    ``sent`` then says how far it got."""
     if not w.url:
         raise _error(WitnessBadRequest, w, "has no URL to submit to")
+    sent = Sent() if sent is None else sent
     start = last_cosigned(ledger, w) if old is None else old
     size = start
     retried = False
@@ -181,10 +210,11 @@ def submit(ledger: Ledger, cp: Checkpoint, note: str, w: PolicyWitness, client: 
         if len(proof) > MAX_PROOF_LINES:
             raise _error(WitnessBadRequest, w, f"was not sent a proof of {len(proof)} hashes (at most "
                                                f"{MAX_PROOF_LINES})")
+        sent.old, sent.retried = size, retried
         status, ctype, data = _post(client, w, add_checkpoint_body(size, proof, note))
         if status == 200:
             line, ts = _cosignature(w, note, data, now)
-            ledger.keep_beside(cp, COSIGNATURE, w.cosigner.name, line)
+            keep_newest(ledger, cp, note, w.cosigner, line, now)
             return Submission(w.name, str(w.url), size, retried, line, ts)
         if status != 409:
             raise _refusal(w, status, data)
@@ -201,32 +231,51 @@ def submit(ledger: Ledger, cp: Checkpoint, note: str, w: PolicyWitness, client: 
 
 
 def _cosignature(w: PolicyWitness, note: str, data: bytes, now: float | None) -> tuple[str, int]:
-    """The witness's own cosignature line in a 200 body, checked with its key (other lines are ignored)."""
+    """The witness's own cosignature line in a 200 body, checked with its key (other lines are ignored;
+    of two by its key, the newest)."""
     try:
-        text = data.decode("utf-8")
-        cosigned = with_cosignatures(note, [x for x in text.split("\n") if x])
-        found = check_cosignatures(cosigned, [w.cosigner], now)
+        lines = [x for x in data.decode("utf-8").split("\n") if x]
+        sigs = [(x, parse_signature_line(x)) for x in lines]
     except (UnicodeDecodeError, NoteError) as e:
         raise _error(WitnessBadRequest, w, f"answered 200 with no cosignature lines: {e}", 200) from None
-    name, key = w.cosigner.name, w.cosigner
-    if key in found.failed:
-        raise _error(WitnessRefusedSignature, w, f"returned a cosignature that does not hold: {found.failed[key]}",
-                     200)
-    if key not in found.valid:
-        raise _error(WitnessBadRequest, w, f"answered 200 with no cosignature by its key {w.cosigner.vkey()}", 200)
-    kid = w.cosigner.key_id
-    for line in text.split("\n"):
-        try:
-            sigs = parse_note("x\n\n" + line + "\n")[1]
-        except NoteError:
+    key = w.cosigner
+    text = parse_note(note)[0]
+    best: tuple[str, int] | None = None
+    for line, sig in sigs:
+        if sig.name != key.name or sig.key_id != key.key_id:
             continue
-        if sigs[0].name == name and sigs[0].key_id == kid:
-            return line, found.valid[key]
-    raise AssertionError("a valid cosignature has a line")  # pragma: no cover
+        try:
+            ts = verify_cosignature(sig, text, key, now)
+        except CosignatureError as e:
+            raise _error(WitnessRefusedSignature, w, f"returned a cosignature that does not hold: {e}", 200) from None
+        if best is None or ts > best[1]:
+            best = (line, ts)
+    if best is None:
+        raise _error(WitnessBadRequest, w, f"answered 200 with no cosignature by its key {key.vkey()}", 200)
+    return best
+
+
+def keep_newest(ledger: Ledger, cp: Checkpoint, note: str, key: CosignerKey, line: str, now: float | None) -> None:
+    """Keep cosignature ``line`` (checked) beside ``cp`` as the one of ``key``: of it and those already kept
+    by that key that hold, the newest stays and the others go. A kept line that does not hold is left for
+    ``ledger verify --policy`` to name (what damaged the home is not this command's to erase)."""
+    text = parse_note(note)[0]
+    mine: list[tuple[int, str]] = []
+    for line_kept in (v for _, n, v in ledger.kept_beside(cp, COSIGNATURE) if n == key.name):
+        try:
+            sig = parse_signature_line(line_kept)
+            if sig.key_id == key.key_id:
+                mine.append((verify_cosignature(sig, text, key, now), line_kept))
+        except NoteError:  # CosignatureError too: a line that does not hold stays
+            continue
+    sig = parse_signature_line(line)
+    newest = max([*mine, (verify_cosignature(sig, text, key, now), line)], key=lambda t: t[0])[1]
+    ledger.keep_beside(cp, COSIGNATURE, key.name, newest, replacing=[v for _, v in mine if v != newest])
 
 
 def cosigned(ledger: Ledger, cp: Checkpoint, note: str) -> str:
-    """``note`` with every cosignature kept beside ``cp`` appended."""
+    """``note`` with the cosignatures kept beside ``cp`` appended, one per witness key (its newest: a home
+    written before g6 kept one per key may hold many)."""
     return with_cosignatures(note, [v for _, _, v in ledger.kept_beside(cp, COSIGNATURE)])
 
 
@@ -244,10 +293,11 @@ def witness_checkpoint(home: EvidenceHome, cp: Checkpoint, note: str, policy: Po
     subs = []
     with new_client(transport) as client:
         for w in targets:
+            sent = Sent()
             try:
-                subs.append(submit(ledger, cp, note, w, client, now=now))
+                subs.append(submit(ledger, cp, note, w, client, now=now, sent=sent))
             except WitnessError as e:
-                subs.append(Submission(w.name, str(w.url), error=e))
+                subs.append(Submission(w.name, str(w.url), sent.old, sent.retried, error=e))
     full = cosigned(ledger, cp, note)
     rule = policy if policy is not None else policy_from(extra)
     return WitnessReport(tuple(subs), rule.satisfied(full, now), full)
@@ -256,24 +306,43 @@ def witness_checkpoint(home: EvidenceHome, cp: Checkpoint, note: str, policy: Po
 # -- checking quorums -------------------------------------------------------------------------------------
 def witness_checks(ledger: Ledger, policy: Policy, now: float | None = None) -> list[Check]:
     """``ledger verify --policy``: the latest checkpoint must have a quorum of valid cosignatures (fail closed
-    when none are kept), and no cosignature kept beside an older one may fail."""
+    when none are kept), and no cosignature kept beside an older one may fail. The note judged carries one
+    cosignature per witness key (``cosigned``), and every line kept under a listed witness's name and key
+    id must hold too, shown or not. A tree checkpointed again (nothing appended since) is checked once."""
     now = time.time() if now is None else now
     cps = ledger.checkpoints()
     if not cps:
         return [Check("witnesses", False, None, None, f"no checkpoint to hold to {policy.source}: "
                                                       "run `g6 ledger checkpoint --policy FILE`")]
+    kept: dict[tuple[int, str], list[str]] = {}
+    for size, root, _name, value in ledger.all_kept_beside(COSIGNATURE):
+        kept.setdefault((size, root), []).append(value)
+    last = {(cp.size, cp.root.hex()): i for i, (cp, _) in enumerate(cps)}
     out = []
     for i, (cp, note) in enumerate(cps):
+        tree = (cp.size, cp.root.hex())
         latest = i == len(cps) - 1
-        kept = ledger.kept_beside(cp, COSIGNATURE)
-        if not kept and not latest:
+        lines = kept.get(tree, [])
+        if last[tree] != i or (not lines and not latest):
             continue
-        v = policy.satisfied(cosigned(ledger, cp, note), now)
+        v = policy.satisfied(with_cosignatures(note, lines), now)
+        bad = [why for why in _failing(note, lines, policy, now) if why not in v.failed.values()]
         label = f"checkpoint size {cp.size}{' (the latest)' if latest else ''}"
-        if latest:
-            out.append(Check("witnesses", v.ok, None, None, f"{label}: {v.detail}"))
-        else:
-            out.append(Check("witnesses", not v.failed, None, None, f"{label}: {v.detail}"))
+        ok = (v.ok if latest else not v.failed) and not bad
+        out.append(Check("witnesses", ok, None, None, "; ".join([f"{label}: {v.detail}", *bad])))
+    return out
+
+
+def _failing(note: str, lines: Sequence[str], policy: Policy, now: float) -> list[str]:
+    """Why each kept cosignature under a listed witness's name and key id does not hold, once each."""
+    cosigners = [w.cosigner for w in policy.witnesses.values()]
+    out: list[str] = []
+    for line in lines:
+        try:
+            found = check_cosignatures(f"{note}{line}\n", cosigners, now)
+        except NoteError:
+            continue  # not a signature line: no witness's, and never shown on a note
+        out += [why for why in found.failed.values() if why not in out]
     return out
 
 
