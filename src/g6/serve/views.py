@@ -360,8 +360,13 @@ def serve_state(reader: Any, **options: Any) -> ServeState:
 
 
 def _verify_in_background(state: ServeState, reader: Any) -> None:
+    """The verify at start, on a home of this thread's own, closed here when it is done (a server stopped
+    before then exits without waiting for it: the thread is a daemon, the home only read)."""
     try:
-        home = reader.home()
+        home = reader.open()
     except G6Error:  # the home cannot be opened: every page says why; nothing to verify
         return
-    state.verify.run(home)
+    try:
+        state.verify.run(home)
+    finally:
+        home.close()
