@@ -26,7 +26,7 @@ def answer(request: Request, make: Callable[[], dict[str, Any]]) -> Response:
     try:
         return JSONResponse(make(), headers=API_HEADERS)
     except NotFound as e:
-        return not_found(request, str(e))
+        return not_found(request, str(e), e.see)
     except InputError as e:
         return bad_request(request, str(e))
     except G6Error as e:

@@ -360,6 +360,14 @@ class Captures:
         row = ev.ledger.rows.find(receipt_id) if isinstance(receipt_id, str) else None
         return capture_of_row(row) if row is not None else None
 
+    def kind_of(self, receipt_id: str) -> str | None:
+        """The kind of the receipt with this id, of any kind (``search``, ``key``…); None when the home has
+        none (``/receipt/{id}`` serves exactly these)."""
+        ev = self._source.home()
+        ev.ledger.reopen_if_changed()
+        row = ev.ledger.rows.find(receipt_id) if isinstance(receipt_id, str) else None
+        return str(row[2]) if row is not None else None
+
     def by_digest(self, digest: str) -> list[Capture]:
         """Captures whose body has this digest (``blake3:<hex>`` or ``sha256:<hex>``), oldest first.
         ``BadDigest`` (a ``g6.errors.InputError``) for text that is not a digest."""

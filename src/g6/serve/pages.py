@@ -28,7 +28,7 @@ def answer(request: Request, make: Callable[[], str], status: int = 200) -> Resp
     try:
         return HTMLResponse(make(), status_code=status, headers=PAGE_HEADERS)
     except NotFound as e:
-        return not_found(request, str(e))
+        return not_found(request, str(e), e.see)
     except InputError as e:
         return bad_request(request, str(e))
     except G6Error as e:  # the home cannot be read as asked: said in one line, never a traceback
