@@ -77,7 +77,8 @@ def test_search_by_url_digest_and_receipt(web: httpx.Client, world: World) -> No
 
 @pytest.mark.parametrize("path, status, says", [
     ("/search?q=", 400, "give a URL"), ("/search?q=%3Cscript%3Ealert(1)%3C/script%3E", 400, "neither a URL"),
-    ("/capture/rcpt_NOSUCH", 404, "no receipt rcpt_NOSUCH"), ("/capture/%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E", 404, ""),
+    ("/capture/rcpt_NOSUCH", 404, "no receipt rcpt_NOSUCH"),
+    ("/capture/%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E", 404, ""),
     ("/manifest/mfst_NOSUCH", 404, "not given to g6 serve")])
 def test_refusals_say_why_in_html(web: httpx.Client, path: str, status: int, says: str) -> None:
     r = web.get(path, headers={"accept": "text/html"})

@@ -83,6 +83,7 @@ def refused(home: Home) -> list[tuple[str, dict[str, str]]]:
         "/web/example.org/page", "/web/https://never.invalid/", "/web/timemap/link/https://never.invalid/",
         "/web/timemap/json/https://never.invalid/", f"/web/{failed_stamp}id_/{home.ok_url}",
         f"/web/{home.failed_url}", "/tile/0/000", "/checkpoint",
+        "/?page=0", "/?page=2", "/?manifests_page=x", "/?pages=1", "/api/home?page=abc", "/api/home?page=9",
     ]
     # the failed read's own URI (its real status, 404), found in its TimeMap
     out = [(p, {}) for p in plain]
