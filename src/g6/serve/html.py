@@ -118,22 +118,23 @@ def render_home(v: Mapping[str, Any]) -> str:
             f"<section><h2>Latest checkpoint</h2>{checkpoint}</section>"
             f"<section><h2>Verification</h2>{render_verify_status(v['verify'])}</section>"
             "<section id=captures><h2>Newest captures</h2>"
-            + (pager(caps, "web reads") + capture_rows(caps["items"]) if caps["total"] else
+            + (pager(caps, "web read", "web reads") + capture_rows(caps["items"]) if caps["total"] else
                "<p>Nothing has been captured yet (<code>g6 fetch URL</code>).</p>")
             + "</section><section id=manifests><h2>Manifests</h2>"
-            + (pager(mans, "manifests given to the server or re-checked") + _manifest_rows(mans["items"])
+            + (pager(mans, "manifest", "manifests") + _manifest_rows(mans["items"])
                if mans["total"] else
                "<p>None given (<code>g6 serve --manifest FILE</code>) and none re-checked.</p>")
             + "</section>")
     return page("Evidence home", body)
 
 
-def pager(p: Mapping[str, Any], what: str) -> str:
+def pager(p: Mapping[str, Any], one: str, many: str) -> str:
     """How long a list is and where this page of it stands, with links to its newest, newer, older and
     oldest pages (``rel`` first, prev, next, last)."""
     links = " · ".join(path_link(p[key], label, rel=key) if p[key] and p["page"] != target else esc(label)
                        for key, label, target in (("first", "« newest", 1), ("prev", "‹ newer", 1),
                                                   ("next", "older ›", p["pages"]), ("last", "oldest »", p["pages"])))
+    what = one if p["total"] == 1 else many
     where = f"{esc(p['total'])} {esc(what)}, newest first; page {esc(p['page'])} of {esc(p['pages'])}"
     return f"<p>{where}" + (f" · {links}" if p["pages"] > 1 else "") + "</p>"
 
