@@ -3,6 +3,7 @@ the HTML itself, search by URL, digest or receipt id, and refusals that say why 
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -22,7 +23,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 @pytest.fixture(scope="module")
 def web(world: World) -> Iterator[httpx.Client]:
-    with served(world.home, "--manifest", str(world.manifest)) as base, httpx.Client(base_url=base) as client:
+    with served(world.home, "--manifest", str(world.manifest), stop=signal.SIGINT, sigint_ignored=True) as base, \
+            httpx.Client(base_url=base) as client:  # started as CI runners start it, stopped by SIGINT all the same
         yield client
 
 
