@@ -9,6 +9,7 @@ documented command ``g6 demo --serve``. Nothing is skipped: a server that cannot
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -123,16 +124,24 @@ def test_normaliser_keeps_content_digests_and_numbers_what_varies() -> None:
                    "again rcpt_<1> then rcpt_<2> at <time> published 2022-02-24T15:05:19Z by ed25519:<key-1>")
 
 
-def test_demo_serve_serves_both_hosts_from_an_editable_folder(tmp_path: Path) -> None:
-    """`g6 demo --serve`: the one command the docs' examples' site starts from."""
+@pytest.mark.parametrize("stop, sigint_ignored", [(signal.SIGINT, False), (signal.SIGTERM, False),
+                                                   (signal.SIGINT, True), (signal.SIGTERM, True)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT-ignored-by-parent", "SIGTERM-ignored-SIGINT"])
+def test_demo_serve_serves_both_hosts_from_an_editable_folder(tmp_path: Path, stop: signal.Signals,
+                                                              sigint_ignored: bool) -> None:
+    """`g6 demo --serve`: the one command the docs' examples' site starts from; SIGINT or SIGTERM stops it with
+    exit 0 and nothing more on stderr, also when it was started with SIGINT ignored (as CI runners start it)."""
     import shlex
-    import signal
 
     import httpx
 
-    proc = subprocess.Popen([sys.executable, "-m", "g6", "demo", "--serve", "--port", "0", "--site-dir",
-                             str(tmp_path / "site"), "--recorded", str(ROOT / "fixtures" / "http")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    from tests.serve.server import IGNORING_SIGINT, assert_clean_stop, stop_process
+
+    cmd = [sys.executable, "-m", "g6", "demo", "--serve", "--port", "0", "--site-dir", str(tmp_path / "site"),
+           "--recorded", str(ROOT / "fixtures" / "http")]
+    if sigint_ignored:
+        cmd = [sys.executable, "-c", IGNORING_SIGINT, *cmd]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stderr is not None
         exports = dict(w.split("=", 1) for w in shlex.split(proc.stdout.readline())[1:])
@@ -150,9 +159,11 @@ def test_demo_serve_serves_both_hosts_from_an_editable_folder(tmp_path: Path) ->
         assert "21% said" in httpx.get(other + "/news/energy.html").text  # read again on every request
         page.unlink()
         assert httpx.get(base + "/news/energy.html").status_code == 404
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) == 0
+    except BaseException:
+        stop_process(proc, stop)
+        raise
+    returncode = stop_process(proc, stop)
+    assert_clean_stop(returncode, proc.stderr.read(), stop, "g6 demo --serve")
 
 
 def test_demo_serve_refuses_a_port_in_use(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ same data the pages show, refusals in JSON, and the home left byte for byte as f
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,7 +26,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 @pytest.fixture(scope="module")
 def api(world: World) -> Iterator[httpx.Client]:
     before = snapshot(world.home)
-    with served(world.home, "--manifest", str(world.manifest)) as base, httpx.Client(base_url=base) as client:
+    # stopped by SIGINT (Ctrl-C) after the whole module's requests: served() checks it stops cleanly
+    with served(world.home, "--manifest", str(world.manifest), stop=signal.SIGINT) as base, \
+            httpx.Client(base_url=base) as client:
         yield client
     assert snapshot(world.home) == before  # nothing the server did wrote to the home
 

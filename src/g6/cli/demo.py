@@ -83,21 +83,41 @@ PINNED_FIELD = ".signing.checkpoint_verifier_key"
 
 
 def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
-    """``g6 demo --serve``: the demo's site on loopback until Ctrl-C."""
+    """``g6 demo --serve``: the demo's site on loopback until SIGINT (Ctrl-C) or SIGTERM (``kill PID``), then
+    exit 0. Both are handled from before the site starts, whatever the parent left them at: a SIGINT
+    inherited as ignored (a CI runner, a shell's ``&``) would leave ``kill -INT`` no way to stop it, and
+    SIGTERM's default would kill it (exit -15) instead of stopping it."""
+    import os
     import shlex
+    import signal
 
     from g6.demo.run import ServedSite
 
+    class Stop(Exception):
+        """Raised by the first signal, out of the wait below (or out of the start, if it comes then)."""
+
+    asked: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        if not asked:  # once: a second signal while the site stops is not a second exception
+            asked.append(signum)
+            raise Stop
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    site = ServedSite(port=port, site_dir=site_dir, recorded=recorded)
     try:
-        served = ServedSite(port=port, site_dir=site_dir, recorded=recorded).start()
-    except OSError as e:
-        fail(f"cannot serve the demo site on port {port}: {e.strerror or e}")
-    click.echo(f"serving the demo site on {' and '.join(served.urls())} (pages read from {served.site_dir} "
-               "on every request); Ctrl-C stops it", err=True)
-    click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in served.exports().items()))
-    try:
+        try:
+            site.start()
+        except OSError as e:
+            fail(f"cannot serve the demo site on port {port}: {e.strerror or e}")
+        click.echo(f"serving the demo site on {' and '.join(site.urls())} (pages read from {site.site_dir} "
+                   f"on every request); Ctrl-C or `kill {os.getpid()}` stops it", err=True)
+        click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in site.exports().items()))
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        served.stop()
-        sys.exit(EXIT_OK)
+    except Stop:
+        pass
+    finally:
+        site.stop()
+    sys.exit(EXIT_OK)

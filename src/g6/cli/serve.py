@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -78,7 +80,7 @@ def check_tiles(tiles: Path, origin: str) -> None:
 def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, manifests: tuple[str, ...]) -> None:
     """Serve the evidence home read only over HTTP: Memento (RFC 7089) TimeGate, TimeMaps and mementos
     under /web/, receipts and their proofs under /receipt/, the published tiles, a JSON API under /api/
-    and pages for people. Ctrl-C stops it."""
+    and pages for people. SIGINT (Ctrl-C) or SIGTERM (kill PID) stops it, exit 0."""
     import uvicorn
 
     from g6.serve import HomeReader, build_app
@@ -92,14 +94,33 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, 
         click.echo(f"g6: warning: serving {ctx.settings.home} on {host}, reachable from other machines", err=True)
     settings = ctx.settings
     reader = HomeReader(settings)
-    reader.home()  # a home that cannot be opened is refused now, not on the first request
+    with reader.open() as ev:  # a home that cannot be opened is refused now, not on the first request
+        origin = ev.ledger.origin
     if tiles is not None:
-        check_tiles(tiles, reader.home().ledger.origin)
+        check_tiles(tiles, origin)
     Manifests(manifests)  # so is a manifest that cannot be read (an InputError: exit 2, one line)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
-    shown = f"[{host.strip('[]')}]" if ":" in host else host
-    info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops)")
     app = build_app(reader, manifests=manifests, verify_at_start=True, tiles_dir=tiles)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
+    stop_on_signals(server)
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C or `kill {os.getpid()}` "
+         "stops it)")
+    server.run(sockets=[sock])
+
+
+def stop_on_signals(server: Any) -> None:
+    """SIGINT and SIGTERM stop ``server`` (a ``uvicorn.Server``) and the command ends with exit 0, whenever
+    they come. uvicorn handles both only while it serves, then raises the signal again for the handlers it
+    found: Python's own would make SIGINT a KeyboardInterrupt (exit 130) and leave SIGTERM to kill the
+    process (exit -15), and one sent before it took over (just after the line above) would be lost if
+    SIGINT was ignored (a CI runner or a shell's ``&`` starts it so) or kill it mid-start. These handlers,
+    set before the line is printed, ask it to stop instead: it then shuts down once started, or at once."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        server.should_exit = True
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)

@@ -26,9 +26,9 @@ def answer(request: Request, make: Callable[[], dict[str, Any]]) -> Response:
     try:
         return JSONResponse(make(), headers=API_HEADERS)
     except NotFound as e:
-        return not_found(request, str(e))
+        return not_found(request, str(e), e.see)
     except InputError as e:
-        return bad_request(request, str(e))
+        return bad_request(request, str(e), getattr(e, "see", None))
     except G6Error as e:
         return refusal(request, 500, "unreadable", str(e)[:300])
 
@@ -37,7 +37,11 @@ def routes(reader: Any, **options: Any) -> list[BaseRoute]:
     state = views.serve_state(reader, **options)
 
     def home(request: Request) -> Response:
-        return answer(request, lambda: views.home_view(state.caps, state.manifests, state.verify))
+        q = request.query_params
+        if unknown := views.unknown_home_parameter(q):
+            return bad_request(request, unknown)
+        return answer(request, lambda: views.home_view(state.caps, state.manifests, state.verify, page=q.get("page"),
+                                                       manifests_page=q.get("manifests_page"), path="/api/home"))
 
     def captures(request: Request) -> Response:
         q = request.query_params

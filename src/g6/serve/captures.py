@@ -263,9 +263,12 @@ class _Index:
         self.outcomes: Counter[str] = Counter()
         self.rechecks_of: dict[str, list[int]] = {}  # receipt id -> seqs of the re-checks that re-read it
         self.rechecks_of_manifest: dict[str, list[int]] = {}  # manifest id -> seqs of its re-checks
+        self.manifest_last: dict[str, tuple[float, int, str]] = {}  # manifest id -> its newest re-check's time
+        self.seqs: list[int] = []  # every capture's seq, in ledger order (the home page's list, 8 bytes each)
 
     def add(self, c: Capture) -> None:
         key = (c.time.timestamp(), c.seq)
+        self.seqs.append(c.seq)
         for u in c.urls:
             seqs = self.by_url.get(u)
             if seqs is None:
@@ -284,6 +287,9 @@ class _Index:
             mid = c.receipt.request.get("manifest_id")
             if isinstance(mid, str):
                 self.rechecks_of_manifest.setdefault(mid, []).append(c.seq)
+                last = (*key, c.fetched_at)
+                if mid not in self.manifest_last or last > self.manifest_last[mid]:
+                    self.manifest_last[mid] = last
 
 
 class Captures:
@@ -360,6 +366,14 @@ class Captures:
         row = ev.ledger.rows.find(receipt_id) if isinstance(receipt_id, str) else None
         return capture_of_row(row) if row is not None else None
 
+    def kind_of(self, receipt_id: str) -> str | None:
+        """The kind of the receipt with this id, of any kind (``search``, ``key``…); None when the home has
+        none (``/receipt/{id}`` serves exactly these)."""
+        ev = self._source.home()
+        ev.ledger.reopen_if_changed()
+        row = ev.ledger.rows.find(receipt_id) if isinstance(receipt_id, str) else None
+        return str(row[2]) if row is not None else None
+
     def by_digest(self, digest: str) -> list[Capture]:
         """Captures whose body has this digest (``blake3:<hex>`` or ``sha256:<hex>``), oldest first.
         ``BadDigest`` (a ``g6.errors.InputError``) for text that is not a digest."""
@@ -393,6 +407,22 @@ class Captures:
             keys.extend(ix.by_url.get(u, ()))
         keys = sorted(set(keys), reverse=True)[:limit]
         return self._load(ev, (seq for _, seq in keys))
+
+    def newest(self, skip: int, limit: int) -> tuple[int, list[Capture]]:
+        """How many captures there are, and ``limit`` of them after the newest ``skip``, newest first (in the
+        order the ledger received them)."""
+        ev, ix = self._current()
+        seqs = ix.seqs  # the one list, appended to under the index's lock: read once, as it is now
+        total = len(seqs)
+        hi = max(0, total - skip)
+        return total, self._load(ev, reversed(seqs[max(0, hi - limit):hi]))
+
+    def manifests_rechecked(self) -> dict[str, tuple[int, str, int]]:
+        """Each manifest id the ledger's re-checks name: (how many re-checks, the newest one's ``fetched_at``,
+        its seq)."""
+        _, ix = self._current()
+        return {mid: (len(ix.rechecks_of_manifest.get(mid, ())), at, seq)
+                for mid, (_, seq, at) in list(ix.manifest_last.items())}
 
     def rechecks_of(self, receipt_id: str) -> list[Capture]:
         """The re-checks that re-read ``receipt_id`` (named in their ``links.rechecks``), in ledger order."""

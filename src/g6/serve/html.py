@@ -63,13 +63,14 @@ def esc(value: object) -> str:
     return BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", html.escape(str(value), quote=True))
 
 
-def path_link(path: str, label: object, *, cls: str = "") -> str:
+def path_link(path: str, label: object, *, cls: str = "", rel: str = "") -> str:
     """A link to a path of this server. Only called with paths the views built; the scheme-relative
     ``//`` and anything not starting with ``/`` are refused, so no view can link elsewhere."""
     if not path.startswith("/") or path.startswith("//"):
         return esc(label)
     href = quote(path, safe="/:?=&%~@+,;_-.!*'()#")
-    return f'<a href="{esc(href)}"{f" class={chr(34)}{esc(cls)}{chr(34)}" if cls else ""}>{esc(label)}</a>'
+    attrs = "".join(f' {k}="{esc(v)}"' for k, v in (("class", cls), ("rel", rel)) if v)
+    return f'<a href="{esc(href)}"{attrs}>{esc(label)}</a>'
 
 
 def badge(word: object) -> str:
@@ -111,18 +112,42 @@ def render_home(v: Mapping[str, Any]) -> str:
         ("origin", _code(cp["origin"])), ("size", esc(cp["size"]) + (f" ({esc(cp['behind'])} receipts since)"
                                                                      if cp["behind"] else " (the whole ledger)")),
         ("root", _code(cp["root"]))])
-    manifests = "".join(f"<li>{path_link('/manifest/' + m['manifest_id'], m['manifest_id'])}: "
-                        f"{esc(m['citations'])} citations <span class=mono>{esc(m['file'])}</span></li>"
-                        for m in v["manifests"])
+    caps, mans = v["newest_captures"], v["newest_manifests"]
     body = (f"<h1>Evidence home</h1><p class=mono>{esc(v['home'])}</p>"
             f"<section><h2>What it holds</h2>{counts}</section>"
             f"<section><h2>Latest checkpoint</h2>{checkpoint}</section>"
             f"<section><h2>Verification</h2>{render_verify_status(v['verify'])}</section>"
-            f"<section><h2>Manifests</h2>"
-            + (f"<ul>{manifests}</ul>" if manifests else "<p>None given (<code>g6 serve --manifest FILE</code>).</p>")
-            +
-            "</section>")
+            "<section id=captures><h2>Newest captures</h2>"
+            + (pager(caps, "web read", "web reads") + capture_rows(caps["items"]) if caps["total"] else
+               "<p>Nothing has been captured yet (<code>g6 fetch URL</code>).</p>")
+            + "</section><section id=manifests><h2>Manifests</h2>"
+            + (pager(mans, "manifest", "manifests") + _manifest_rows(mans["items"])
+               if mans["total"] else
+               "<p>None given (<code>g6 serve --manifest FILE</code>) and none re-checked.</p>")
+            + "</section>")
     return page("Evidence home", body)
+
+
+def pager(p: Mapping[str, Any], one: str, many: str) -> str:
+    """How long a list is and where this page of it stands, with links to its newest, newer, older and
+    oldest pages (``rel`` first, prev, next, last)."""
+    links = " · ".join(path_link(p[key], label, rel=key) if p[key] and p["page"] != target else esc(label)
+                       for key, label, target in (("first", "« newest", 1), ("prev", "‹ newer", 1),
+                                                  ("next", "older ›", p["pages"]), ("last", "oldest »", p["pages"])))
+    what = one if p["total"] == 1 else many
+    where = f"{esc(p['total'])} {esc(what)}, newest first; page {esc(p['page'])} of {esc(p['pages'])}"
+    return f"<p>{where}" + (f" · {links}" if p["pages"] > 1 else "") + "</p>"
+
+
+def _manifest_rows(ms: Sequence[Mapping[str, Any]]) -> str:
+    head = ("<tr><th>manifest</th><th>citations</th><th>created</th><th>re-checks</th><th>last re-check</th>"
+            "<th>file</th></tr>")
+    body = "".join(
+        f"<tr><td>{path_link('/manifest/' + m['manifest_id'], m['manifest_id'], cls='mono')}</td>"
+        f"<td>{esc(m['citations']) if m['citations'] is not None else '—'}</td><td>{esc(m['created_at'] or '—')}</td>"
+        f"<td>{esc(m['rechecks'])}</td><td>{esc(m['last_recheck_at'] or '—')}</td>"
+        f"<td class=mono>{esc(m['file'] or 'not given: known from its re-checks')}</td></tr>" for m in ms)
+    return f"<table>{head}{body}</table>"
 
 
 def render_verify_status(s: Mapping[str, Any]) -> str:
@@ -170,13 +195,17 @@ def render_captures(v: Mapping[str, Any] | None, query: str, error: str | None =
 def capture_table(caps: Sequence[Mapping[str, Any]]) -> str:
     if not caps:
         return "<p>Nothing was captured under it.</p>"
+    return f"<section>{capture_rows(caps)}</section>"
+
+
+def capture_rows(caps: Sequence[Mapping[str, Any]]) -> str:
     head = "<tr><th>read at</th><th>outcome</th><th>URL</th><th>type</th><th>bytes</th><th>receipt</th></tr>"
     body = "".join(
         f"<tr><td>{esc(c['fetched_at'])}</td><td>{badge(c['outcome'])} {esc(c['http_status'] or '')}</td>"
         f"<td class=mono>{esc(c['requested_url'])}</td><td>{esc(c['content_type'] or '')}</td>"
         f"<td>{esc(c['size'] if c['size'] is not None else '')}</td>"
         f"<td>{path_link('/capture/' + c['receipt_id'], c['receipt_id'], cls='mono')}</td></tr>" for c in caps)
-    return f"<section><table>{head}{body}</table></section>"
+    return f"<table>{head}{body}</table>"
 
 
 # -- one capture -----------------------------------------------------------------------------------------------

@@ -7,18 +7,28 @@ from __future__ import annotations
 from g6.errors import BadDigest, G6Error
 from g6.ledger.receipts import Receipt
 from g6.serve.captures import Captures
+from g6.serve.tlog import RECEIPT_ID
 
 
 class NotFound(G6Error):
-    """Nothing of that id, URL or digest in this home (a 404, with the reason)."""
+    """Nothing of that id, URL or digest in this home (a 404, with the reason); ``see``: a path of this server
+    that answers instead, if there is one."""
+
+    def __init__(self, message: str, see: str | None = None) -> None:
+        super().__init__(message)
+        self.see = see
 
 
 def by_id(caps: Captures, receipt_id: str) -> Receipt:
     c = caps.get(receipt_id)
-    if c is None:  # unknown, or a receipt that is not a web read (a search, a key entry…)
-        raise NotFound(f"no capture {receipt_id} in this home (a receipt that is not a web read is at "
-                       f"/receipt/{receipt_id})")
-    return c.receipt
+    if c is not None:
+        return c.receipt
+    kind = caps.kind_of(receipt_id)
+    if kind is None or not RECEIPT_ID.fullmatch(receipt_id):  # suggested only where /receipt/ serves it
+        raise NotFound(f"no receipt {receipt_id} in this home")
+    # a receipt the home holds that is not a web read (a search, a key entry…): served as itself
+    raise NotFound(f"{receipt_id} is a {kind} receipt, not a web read: no capture page, only the signed "
+                   f"receipt at /receipt/{receipt_id}", see=f"/receipt/{receipt_id}")
 
 
 def of_url(caps: Captures, url: str) -> list[Receipt]:

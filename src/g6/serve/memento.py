@@ -181,8 +181,9 @@ class Memento:
     def _with_url(self, request: Request, rest: str, answer: Any) -> Response:
         url = self._url(rest)
         if url is None:
-            return bad_request(request, f"not an http(s) URL: {rest[:200]!r}; give it with its scheme, "
-                                        "as in /web/https://example.org/page")
+            # no example path here: every path a refusal names must answer (an example URL was never captured)
+            return bad_request(request, f"not an http(s) URL: {rest[:200]!r}; give the URL with its scheme "
+                                        "(https://example.org/page, not example.org/page)")
         return answer(url)
 
     def _unknown(self, request: Request, url: str) -> Response:
@@ -285,7 +286,7 @@ class Memento:
                 r = self._unknown(request, url)
             else:
                 r = not_found(request, f"{url} has no memento: its {len(es)} capture(s) are failed reads, listed in "
-                                       f"its TimeMap {self.uri_t(request, url)}")
+                                       f"its TimeMap {self.uri_t(request, url)}", see=self.uri_t(request, url))
             r.headers.update(vary)
             return r
         # nearest to the time asked; a tie goes to the earlier capture
@@ -307,7 +308,7 @@ class Memento:
             hit = [e for e in hit if e.memento] or hit  # the second's first memento, else its first failed read
         if not hit:
             return not_found(request, f"no capture of {url} at {stamp} (UTC); its TimeMap lists them: "
-                                      f"{self.uri_t(request, url)}")
+                                      f"{self.uri_t(request, url)}", see=self.uri_t(request, url))
         e = hit[0]
         c = e.capture
         links = self._links(request, url, es, e if e.memento else None) + \
@@ -341,7 +342,7 @@ class Memento:
         why = (f"at {c.fetched_at} {e.url} {said}: a failed read ({c.outcome}, {c.code}"
                f"{', ' + c.reason if c.reason else ''}); g6 serves no page for it. Receipt: "
                f"{self.receipt_uri(request, c)}")
-        r = refusal(request, status, "failed_read", why)  # JSON (serve-refusal.v1) or HTML, as asked
+        r = refusal(request, status, "failed_read", why, see=self.receipt_uri(request, c))  # JSON or HTML, as asked
         r.headers.update({"Link": links, "Vary": "accept"})
         return r
 

@@ -28,9 +28,9 @@ def answer(request: Request, make: Callable[[], str], status: int = 200) -> Resp
     try:
         return HTMLResponse(make(), status_code=status, headers=PAGE_HEADERS)
     except NotFound as e:
-        return not_found(request, str(e))
+        return not_found(request, str(e), e.see)
     except InputError as e:
-        return bad_request(request, str(e))
+        return bad_request(request, str(e), getattr(e, "see", None))
     except G6Error as e:  # the home cannot be read as asked: said in one line, never a traceback
         return refusal(request, 500, "unreadable", str(e)[:300])
 
@@ -39,8 +39,12 @@ def routes(reader: Any, **options: Any) -> list[BaseRoute]:
     state = views.serve_state(reader, **options)
 
     def home_page(request: Request) -> Response:
-        return answer(request, lambda: html.render_home(
-            views.home_view(state.caps, state.manifests, state.verify)))
+        q = request.query_params
+        if unknown := views.unknown_home_parameter(q):
+            return bad_request(request, unknown)
+        return answer(request, lambda: html.render_home(views.home_view(
+            state.caps, state.manifests, state.verify, page=q.get("page"), manifests_page=q.get("manifests_page"),
+            path="/")))
 
     def search_page(request: Request) -> Response:
         q = request.query_params.get("q", "")

@@ -23,19 +23,24 @@ def wants_json(request: Request) -> bool:
     return "application/json" in accept and "text/html" not in accept
 
 
-def refusal(request: Request, status: int, code: str, why: str) -> Response:
+def refusal(request: Request, status: int, code: str, why: str, see: str | None = None) -> Response:
+    """A refusal that says why; ``see``: a path or URL of this server worth following instead (one that
+    answers: a refusal never points at another refusal), in the JSON and as the HTML page's one link."""
     if wants_json(request):
-        return JSONResponse({"outcome": "refused", "status": status, "code": code, "message": why},
-                            status_code=status, headers=SECURITY_HEADERS)
-    body = (f"<!doctype html><meta charset=utf-8><title>{status}</title>"
-            f"<h1>{status}</h1><p>{html.escape(why)}</p>")
-    return HTMLResponse(body, status_code=status, headers={**SECURITY_HEADERS,
-                                                           "Content-Security-Policy": "default-src 'none'"})
+        body: dict[str, object] = {"outcome": "refused", "status": status, "code": code, "message": why}
+        if see is not None:
+            body["see"] = see
+        return JSONResponse(body, status_code=status, headers=SECURITY_HEADERS)
+    link = f'<p>See <a href="{html.escape(see)}">{html.escape(see)}</a></p>' if see is not None else ""
+    body_html = (f"<!doctype html><meta charset=utf-8><title>{status}</title>"
+                 f"<h1>{status}</h1><p>{html.escape(why)}</p>{link}")
+    return HTMLResponse(body_html, status_code=status, headers={**SECURITY_HEADERS,
+                                                                "Content-Security-Policy": "default-src 'none'"})
 
 
-def not_found(request: Request, why: str) -> Response:
-    return refusal(request, 404, "not_found", why)
+def not_found(request: Request, why: str, see: str | None = None) -> Response:
+    return refusal(request, 404, "not_found", why, see)
 
 
-def bad_request(request: Request, why: str) -> Response:
-    return refusal(request, 400, "bad_request", why)
+def bad_request(request: Request, why: str, see: str | None = None) -> Response:
+    return refusal(request, 400, "bad_request", why, see)

@@ -27,7 +27,7 @@ import threading
 import time
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,11 +43,13 @@ from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 from g6.serve import lookup
-from g6.serve.captures import Captures, named
+from g6.serve.captures import Captures, named, parse_time
 from g6.serve.memento import Entry, entries
 
 DIGEST = re.compile(r"(?:(blake3|sha256):)?([0-9a-f]{64})")
 LIST_LIMIT = 200  # captures listed per search; the count says how many there were
+HOME_CAPTURES = 50  # captures a page of the home page lists, newest first
+HOME_MANIFESTS = 20  # manifests a page of it lists
 
 
 # -- small pieces ---------------------------------------------------------------------------------------------
@@ -170,7 +172,12 @@ def head_of(home: EvidenceHome) -> int:
 
 
 # -- the views -------------------------------------------------------------------------------------------------
-def home_view(caps: Captures, manifests: Manifests, verify: VerifyStatus) -> dict[str, Any]:
+def home_view(caps: Captures, manifests: Manifests, verify: VerifyStatus, *, page: str | None = None,
+              manifests_page: str | None = None, path: str = "/api/home") -> dict[str, Any]:
+    """The home page's data: counts, the latest checkpoint, the last verify, the manifests given, and the
+    newest captures and manifests, a page of each (``page``, ``manifests_page``: the numbers as asked, 1 when
+    absent; a number that is not a page of its list is a :class:`PageError`). ``path`` is where the page
+    links of the lists lead (``/`` for the HTML page, ``/api/home`` for its JSON)."""
     home = caps.home()
     head = head_of(home)
     counts = lookup.counts(caps) if head else {"receipts": 0, "captures": 0, "ok": 0, "failed": 0, "urls": 0,
@@ -181,10 +188,90 @@ def home_view(caps: Captures, manifests: Manifests, verify: VerifyStatus) -> dic
         if cp is not None:
             latest = {"origin": cp[0].origin, "size": cp[0].size, "root": cp[0].root.hex(),
                       "behind": head - cp[0].size}
+    known = known_manifests(caps, manifests, head)
+    captured = counts["captures"]
+    assert isinstance(captured, int)
+    at = _page_number(page, _pages(captured, HOME_CAPTURES), "newest captures",
+                      lambda n: _captures_link(path, n, 1))
+    mat = _page_number(manifests_page, _pages(len(known), HOME_MANIFESTS), "manifests",
+                       lambda n: _manifests_link(path, at, n))
+    _, newest = caps.newest((at - 1) * HOME_CAPTURES, HOME_CAPTURES) if head else (0, [])
+    memo: dict[str, list[Entry]] = {}
     return {"schema": "g6.serve.home.v1", "home": str(home.root), "receipts": head, "counts": counts,
             "latest_checkpoint": latest, "verify": verify.snapshot(head),
-            "manifests": [{"manifest_id": m.manifest_id, "citations": len(m.citations), "file": path}
-                          for m, path in manifests.by_id.values()]}
+            "manifests": [{"manifest_id": m.manifest_id, "citations": len(m.citations), "file": file}
+                          for m, file in manifests.by_id.values()],
+            "newest_captures": _paged(captured, HOME_CAPTURES, at, lambda n: _captures_link(path, n, mat),
+                                      [capture_summary(caps, c.receipt, memo) for c in newest]),
+            "newest_manifests": _paged(len(known), HOME_MANIFESTS, mat, lambda n: _manifests_link(path, at, n),
+                                       known[(mat - 1) * HOME_MANIFESTS:mat * HOME_MANIFESTS])}
+
+
+HOME_PARAMETERS = ("page", "manifests_page")
+
+
+def unknown_home_parameter(query: Mapping[str, str]) -> str | None:
+    """Why the home page's query is refused (a parameter it does not take, as ``/api/captures`` refuses
+    one), or None."""
+    unknown = sorted(set(query) - set(HOME_PARAMETERS))
+    return f"unknown parameter {unknown[0][:40]!r}: the home page takes page= and manifests_page=" if unknown else None
+
+
+class PageError(InputError):
+    """A page number that is not a page of its list (a 400); ``see``: a page of it that exists."""
+
+    def __init__(self, message: str, see: str) -> None:
+        super().__init__(message)
+        self.see = see
+
+
+def known_manifests(caps: Captures, manifests: Manifests, head: int) -> list[dict[str, Any]]:
+    """Every manifest the server knows, given to it (``--manifest``) or named by a re-check in the ledger,
+    newest first: by the later of its ``created_at`` and its newest re-check (then that re-check's seq)."""
+    rechecked = caps.manifests_rechecked() if head else {}
+    out = []
+    for mid in set(manifests.by_id) | {m for m in rechecked if MANIFEST_ID.fullmatch(m)}:  # others have no page
+        given = manifests.by_id.get(mid)
+        n, last_at, last_seq = rechecked.get(mid, (0, None, 0))
+        created = given[0].created_at if given else None
+        when = max((parse_time(t).timestamp() for t in (created, last_at) if t), default=0.0)
+        out.append(((when, last_seq, mid), {
+            "manifest_id": mid, "file": given[1] if given else None,
+            "citations": len(given[0].citations) if given else None, "created_at": created, "rechecks": n,
+            "last_recheck_at": last_at}))
+    return [m for _, m in sorted(out, key=lambda x: x[0], reverse=True)]
+
+
+def _pages(total: int, per_page: int) -> int:
+    return max(1, -(-total // per_page))
+
+
+def _page_number(raw: str | None, pages: int, what: str, link: Callable[[int], str]) -> int:
+    if raw is None:
+        return 1
+    if not re.fullmatch(r"[0-9]{1,9}", raw.strip()) or int(raw) < 1:
+        raise PageError(f"page {raw[:20]!r} of the {what} is not a page number: give a whole number from 1 to "
+                        f"{pages}", see=link(1))
+    if int(raw) > pages:
+        raise PageError(f"page {int(raw)} of the {what} is past the last, {pages}", see=link(pages))
+    return int(raw)
+
+
+def _captures_link(path: str, page: int, manifests_page: int) -> str:
+    """A link names the page of the list it pages, and the other list's page unless it is the first."""
+    return f"{path}?page={page}" + (f"&manifests_page={manifests_page}" if manifests_page > 1 else "")
+
+
+def _manifests_link(path: str, page: int, manifests_page: int) -> str:
+    return f"{path}?" + (f"page={page}&" if page > 1 else "") + f"manifests_page={manifests_page}"
+
+
+def _paged(total: int, per_page: int, page: int, link: Callable[[int], str], items: list[Any]) -> dict[str, Any]:
+    """One page of a list, with the links to the first, previous, next and last pages (None past the ends)."""
+    pages = _pages(total, per_page)
+    return {"page": page, "pages": pages, "per_page": per_page, "total": total, "first": link(1),
+            "prev": link(page - 1) if page > 1 else None, "next": link(page + 1) if page < pages else None,
+            "last": link(pages), "items": items}
 
 
 def parse_query(q: str) -> tuple[str, str]:
@@ -360,8 +447,13 @@ def serve_state(reader: Any, **options: Any) -> ServeState:
 
 
 def _verify_in_background(state: ServeState, reader: Any) -> None:
+    """The verify at start, on a home of this thread's own, closed here when it is done (a server stopped
+    before then exits without waiting for it: the thread is a daemon, the home only read)."""
     try:
-        home = reader.home()
+        home = reader.open()
     except G6Error:  # the home cannot be opened: every page says why; nothing to verify
         return
-    state.verify.run(home)
+    try:
+        state.verify.run(home)
+    finally:
+        home.close()
