@@ -124,6 +124,7 @@ def test_normaliser_keeps_content_digests_and_numbers_what_varies() -> None:
                    "again rcpt_<1> then rcpt_<2> at <time> published 2022-02-24T15:05:19Z by ed25519:<key-1>")
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize("stop, sigint_ignored", [(signal.SIGINT, False), (signal.SIGTERM, False),
                                                    (signal.SIGINT, True), (signal.SIGTERM, True)],
                          ids=["SIGINT", "SIGTERM", "SIGINT-ignored-by-parent", "SIGTERM-ignored-SIGINT"])

@@ -43,6 +43,7 @@ def test_serves_on_loopback_and_refuses_unknown_paths(tmp_path: Path) -> None:
         assert r.status_code == 404 and "<script>" not in r.text
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize("sigint_ignored", [False, True], ids=["sigint-default", "sigint-ignored"])
 @pytest.mark.parametrize("requests", [0, 40])
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
