@@ -99,6 +99,7 @@ def _verify_in_snapshot(ledger: LedgerView, trust: Trust, store: BlobBackend | N
     if tl.entries and not tl.problems:
         checks.append(Check("keys", True, None, None, f"{len(tl.entries)} key entries, each signed by a key valid "
                                                       "where it stands"))
+    checks.extend(tl.notes)  # retirements of keys this verify never trusted: said, not failed
     stray = _rows_outside_sequence(rows)
     if stray is not None:
         checks.append(stray)
