@@ -21,12 +21,23 @@ def checkpoint(home: EvidenceHome) -> tuple[Checkpoint, str]:
 
 
 def covering_checkpoint(home: EvidenceHome, index: int) -> tuple[Checkpoint, str, bool]:
-    """The latest checkpoint if it covers leaf ``index``; else a new one (the flag says so)."""
+    """The latest checkpoint if it covers leaf ``index`` and no retired key signed it; else a new one (the
+    flag says so). After a rotation the latest may be the old key's: a proof against it would hold only for
+    a grader who pins the old key, while one against the current key's holds for either (the key entries)."""
     latest = home.ledger.latest_checkpoint()
-    if latest is not None and latest[0].size > index:
+    if latest is not None and latest[0].size > index and not _signed_by_a_retired_key(home, latest[1]):
         return latest[0], latest[1], False
     cp, note = checkpoint(home)
     return cp, note, True
+
+
+def _signed_by_a_retired_key(home: EvidenceHome, note: str) -> bool:
+    for e in home.ledger.key_entries():
+        if e.receipt.request.get("action") == "retire":
+            with contextlib.suppress(G6Error, NoteError):
+                if signed_by(note, VerifyKey.from_text(str(e.receipt.request.get("key"))), home.ledger.origin):
+                    return True
+    return False
 
 
 def prove(home: EvidenceHome, receipt_id: str, tree: TreeView | None = None) -> tuple[InclusionProof, bool]:
