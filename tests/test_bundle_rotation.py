@@ -29,6 +29,7 @@ from g6.demo.site import LocalSite, Reply
 from g6.fetch.capture import prepare_fetch
 from g6.home import EvidenceHome
 from g6.ledger import SigningKey
+from g6.ledger.note import Checkpoint, parse_note, sign_checkpoint
 from g6.ledger.proofs import parse_inclusion
 from g6.prove.bundle import PinnedKey, build_bundle, verify_bundle
 from tests.test_bundle_trust import failed, repack
@@ -172,6 +173,17 @@ def test_the_old_key_signs_nothing_after_its_handover(rotated: dict[str, Any]) -
     v = verify_bundle(tmp / "stale.zip", [new.public])
     bad = [c for c in v.citations if not c.ok]
     assert len(bad) == 1 and "after it was retired (at seq 3" in failed(v)["receipt_signature"]
+    # the old key signs the bundle's checkpoint after its handover: not valid at that size, pinned or vouched for
+    def resign(files: dict[str, bytes]) -> None:
+        cp = Checkpoint.parse(parse_note(files["checkpoint.note"].decode())[0])
+        files["checkpoint.note"] = sign_checkpoint(cp, old).encode()
+
+    resigned = repack(tmp / "stale.zip", tmp / "resigned.zip", resign)
+    for keys in ([new.public], [old.public]):
+        r = verify_bundle(resigned, keys)
+        assert not r.ok
+        assert f"not valid at size 5 (retired, or not yet added, there): signed by {old.key_id} (" in \
+            failed(r)["checkpoint_signature"]
     # a manifest the old key signs after its retirement, citing what was read after it
     m = rotated["manifest"].with_citation(cite_web(home, later, quote="read after the rotation"))
     save_manifest(m.signed(old), tmp / "late.json")

@@ -22,7 +22,7 @@ from cryptography import x509
 from g6.cite.manifest import Manifest
 from g6.errors import BundleMemberError, G6Error
 from g6.ledger.keys import VerifyKey
-from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note
+from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note, signed_by
 from g6.ledger.policy import Policy
 from g6.prove.bundle_citations import CitationChecks
 from g6.prove.bundle_history import CONSISTENCY, History
@@ -258,10 +258,15 @@ class _Verifier:
                     v = self.policy.satisfied(note, time.time())
                     self.checks.append(BundleCheck("witnesses", v.ok, v.detail))
                 return key, Seen("checkpoint.note", cp, note)
-        if not keys:
+        late = [kid for kid, life in self.bkeys.timeline.lives.items()
+                if not life.valid_at(max(unsigned.size, 1)) and signed_by(note, life.key)]
+        if late:  # a key the bundle knows signed it, outside its window in the log's key entries
+            why = [f"not valid at size {unsigned.size} (retired, or not yet added, there): signed by "
+                   f"{self.bkeys.said(late[0])}"]
+        elif not keys:
             why.append("no key to check it with")
         elif not why:
-            why.append(f"no key {self.keys_said[2:]} (nor one the log's key entries in the bundle prove) is valid at "
+            why.append(f"no {self.keys_said[2:]} (nor a key the log's key entries in the bundle prove) is valid at "
                        f"size {unsigned.size}")
         self.checks.append(BundleCheck("checkpoint_signature", False,
                                        f"the checkpoint is not signed by {self.keys_said}: "
@@ -287,7 +292,7 @@ class _Verifier:
             raise kept
         return kept if kept is not None else self._record(name)
 
-    def _one_history(self, keys: list[UsedKey], signer: tuple[UsedKey, Seen] | None) -> None:
+    def _one_history(self, signer: tuple[VerifyKey, Seen] | None) -> None:
         """The bundle's history: its consistency proofs read, each checkpoint the grader kept judged."""
         assert self.members is not None
         self.history_at = len(self.checks)
@@ -317,7 +322,7 @@ class _Verifier:
         if signer is not None and index.get("origin") != signer[1].cp.origin:
             self.index_problems.append(f"bundle.json names the log {quoted(index.get('origin'))}, the checkpoint "
                                        f"{quoted(signer[1].cp.origin)}")
-        self._one_history(keys, signer)
+        self._one_history(signer)
         try:
             manifest = self._manifest()
         except RECORD_ERRORS as e:
