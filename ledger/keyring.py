@@ -92,11 +92,12 @@ class KeyTimeline:
     closed: dict[str, tuple[int, str]] = field(default_factory=dict)  # never valid here, retired: (seq, by)
     notes: list[Check] = field(default_factory=list)  # passing verdicts worth saying (such a retirement)
     adders: dict[str, set[str]] = field(default_factory=dict)  # key id -> who added it, by a valid entry
+    origin: str | None = None  # the log's: an entry that signs another place (log, seq) changes nothing
 
     @classmethod
-    def of_roots(cls, roots: Mapping[str, tuple[VerifyKey, str]]) -> KeyTimeline:
+    def of_roots(cls, roots: Mapping[str, tuple[VerifyKey, str]], origin: str | None = None) -> KeyTimeline:
         """Before any key entry: every root valid from the first row."""
-        return cls({kid: KeyLife(k, why, True, 1) for kid, (k, why) in roots.items()})
+        return cls({kid: KeyLife(k, why, True, 1) for kid, (k, why) in roots.items()}, origin=origin)
 
     def keys(self) -> dict[str, VerifyKey]:
         return {kid: life.key for kid, life in self.lives.items()}
@@ -159,6 +160,9 @@ class KeyTimeline:
     def _signed_entry(self, seq: int, text: Any) -> tuple[dict[str, Any], str]:
         """The entry's JSON and who signed it, if a key valid at ``seq`` did; else InputError saying why."""
         data, sig, message = _parsed_entry(text)
+        misplaced = _place_problem(data, seq, self.origin)
+        if misplaced:
+            raise InputError(misplaced)
         ok, why = check_signature(sig, self.keys(), message, "key entry")
         if not ok:
             raise InputError(why)
@@ -200,6 +204,22 @@ def _entry_request(data: Mapping[str, Any]) -> tuple[str, VerifyKey]:
     return action, key
 
 
+def _place_problem(data: Mapping[str, Any], seq: int, origin: str | None, *, bound: bool = False) -> str:
+    """Why an entry read at ``seq`` of ``origin`` (None: not known here) signs another place ("" when it
+    signs this one). An entry signed before receipts signed their place has none: accepted unless
+    ``bound``. A key entry moved or copied (from another log, or another row) must change no window: a
+    handover copied further down a forged log would stretch the retired key's."""
+    log = data.get("log")
+    if log is None:
+        return "it signs no place in the log (made before receipts did), so it cannot vouch" if bound else ""
+    if type(log) is not dict or type(log.get("seq")) is not int or not isinstance(log.get("origin"), str):
+        return "its log place is malformed"
+    if log["seq"] != seq or (origin is not None and log["origin"] != origin):
+        return (f"signed for {str(log['origin'])[:80]} #{log['seq']}, but it stands at "
+                f"{origin or 'this log'} #{seq} (moved, or copied from another log)")
+    return ""
+
+
 def _handover_problem(data: Mapping[str, Any], key: VerifyKey, signer: str, adders: Mapping[str, set[str]]) -> str:
     """Why a retire entry that names a successor is no handover ("" when it is one, or names none): the
     successor must be its signer, added earlier by the very key it retires."""
@@ -215,7 +235,7 @@ def _handover_problem(data: Mapping[str, Any], key: VerifyKey, signer: str, adde
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """A key entry as the handover pass reads it (signature not yet checked)."""
+    """A key entry as the handover pass reads it (its place checked, its signature not yet)."""
 
     seq: int
     action: str
@@ -228,17 +248,20 @@ class _Entry:
         return self.sig.key_id == key.key_id and check_signature(self.sig, {key.key_id: key}, self.message, "")[0]
 
 
-def vouched(roots: Mapping[str, VerifyKey],
-            key_rows: Iterable[tuple[int, Any, Any]]) -> dict[str, tuple[VerifyKey, str]]:
+def vouched(roots: Mapping[str, VerifyKey], key_rows: Iterable[tuple[int, Any, Any]],
+            origin: str | None = None) -> dict[str, tuple[VerifyKey, str]]:
     """The keys the handovers among ``key_rows`` vouch for, back from ``roots`` (key id -> (key, why)):
     read from the newest entry back, a handover signed by a trusted key whose successor the retired key
     added earlier (both signatures checked) makes the retired key trusted, and so on down a chain of
-    rotations. Only keys no entry adds are returned: one an entry adds gets its window from that entry."""
+    rotations. Both entries must sign the place they stand at (``origin``, when known, and their seq).
+    Only keys no entry adds are returned: one an entry adds gets its window from that entry."""
     entries: list[_Entry] = []
     for seq, _rid, text in key_rows:
         try:
             data, sig, message = _parsed_entry(text)
             action, key = _entry_request(data)
+            if _place_problem(data, int(seq), origin, bound=True):
+                continue  # only an entry that signs the very place it stands at vouches, or pairs with a handover
             entries.append(_Entry(int(seq), action, key, data["request"].get(SUCCESSOR), sig, message))
         except (InputError, SigningKeyError, KeyError, TypeError, ValueError, AttributeError):
             continue  # the forward pass gives it its verdict
@@ -263,14 +286,15 @@ def vouched(roots: Mapping[str, VerifyKey],
 
 
 def timeline(roots: Mapping[str, tuple[VerifyKey, str]], key_rows: Iterable[tuple[int, Any, Any]], *,
-             handovers: Iterable[tuple[int, Any, Any]] | None = None) -> KeyTimeline:
-    """The timeline of one log: its ``roots`` (key id -> (key, why trusted)), the keys their handovers
-    vouch for (read from ``handovers``, by default the key entries themselves), and its key entries
-    (seq, receipt id, stored text), in seq order."""
+             handovers: Iterable[tuple[int, Any, Any]] | None = None, origin: str | None = None) -> KeyTimeline:
+    """The timeline of the log ``origin`` (None: the caller checks the entries' places otherwise): its
+    ``roots`` (key id -> (key, why trusted)), the keys their handovers vouch for (read from ``handovers``,
+    by default the key entries themselves), and its key entries (seq, receipt id, stored text), in seq
+    order."""
     rows = [(int(seq), rid if isinstance(rid, str) else repr(rid), text) for seq, rid, text in key_rows]
-    t = KeyTimeline.of_roots(roots)
+    t = KeyTimeline.of_roots(roots, origin)
     for kid, (key, why) in vouched({kid: k for kid, (k, _) in roots.items()},
-                                   rows if handovers is None else handovers).items():
+                                   rows if handovers is None else handovers, origin).items():
         t.lives[kid] = KeyLife(key, why, False, 1)
     for seq, rid, text in rows:
         t.read(seq, rid, text)

@@ -116,7 +116,7 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
     # every handover in the source vouches (a pinned current key covers the keys before it), while the rows
     # are read forward: the entries up to what dst already holds now, the rest as they are copied
     tl = timeline({kid: (k, "given") for kid, k in keys.items()}, [r for r in key_rows if r[0] <= done],
-                  handovers=key_rows)
+                  handovers=key_rows, origin=src.origin)
     while True:
         rows = s.rows_after(done, batch)
         if not rows:

@@ -244,7 +244,11 @@ def verify_inclusion_proof(text: str | bytes, receipt: Receipt | Mapping[str, An
     except ProofFormatError as e:
         return ProofReport("inclusion", (ProofCheck("format", False, str(e)),))
     roots = _given(key)
-    tl = timeline(roots, [(index + 1, f"key entry at leaf {index}", entry) for index, entry, _ in entries])
+    # each entry must sign its place: the leaf it is proven at, in the log the checkpoint names (its signature,
+    # and the origin pinned, checked below)
+    claimed = Checkpoint.parse(parse_note(proof.checkpoint_note)[0]).origin
+    tl = timeline(roots, [(index + 1, f"key entry at leaf {index}", entry) for index, entry, _ in entries],
+                  origin=origin or claimed)
     if entries:
         bad = [f"leaf {c.seq - 1}: {c.detail}" for c in tl.problems if c.seq is not None]
         checks.append(ProofCheck("key_entries", not bad, "; ".join(bad) if bad else

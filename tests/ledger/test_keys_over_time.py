@@ -233,3 +233,37 @@ def test_verify_proof_refuses_keys_of_two_logs(home: EvidenceHome, tmp_path: Pat
              "--key", other)
     assert out.returncode == 2 and "more than one log" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+# -- a handover copied into a forged log -------------------------------------------------------------------
+def test_a_handover_copied_further_down_a_forged_log_stretches_nothing(home: EvidenceHome, tmp_path: Path) -> None:
+    """Whoever stole the old key after a rotation copies the genuine add entry and handover (public, in every
+    proof) to the end of a log they forge under the same origin, after receipts the old key signs now, and
+    signs its checkpoint with the old key. Each entry signs its place: moved, it vouches for nothing."""
+    from g6.ledger import Ledger
+    from g6.ledger.proofs import InclusionProof, key_proof_extra, verify_inclusion_proof
+    from tests.ledger.test_key_holder import append_raw, stored_text
+
+    old = home.signing_key()
+    home.record(receipt(1))
+    new, entries = home.rotate_key()
+    origin = home.ledger.origin
+    genuine = [stored_text(home.ledger, e.log["seq"]) for e in entries]  # the add entry, then the handover
+    fake = Ledger(tmp_path / "fake.sqlite")
+    with fake.rows.write():
+        fake.rows.set_log_id(origin.removeprefix("g6-evidence/"))
+    assert fake.origin == origin
+    forged = [fake.append(receipt(i), old) for i in range(1, 4)]
+    for text in genuine:
+        append_raw(fake, text, json.loads(text)["receipt_id"], kind="key")
+    cp, note = fake.checkpoint(old)
+    tree = fake.tree()
+    carried = [(i, genuine[i - 3], tuple(tree.inclusion_proof(i, cp.size))) for i in (3, 4)]
+    proof = InclusionProof(1, tuple(tree.inclusion_proof(1, cp.size)), note,
+                           key_proof_extra(forged[1].receipt_id, carried))
+    report = verify_inclusion_proof(proof.text(), forged[1], new.public, origin)
+    assert not report.ok
+    bad = {c.check: c.detail for c in report.checks if not c.ok}
+    assert "signed for " + origin + " #2, but it stands at " + origin + " #4" in bad["key_entries"]
+    assert "unknown key " + old.key_id in bad["receipt_signature"]
+    fake.close()

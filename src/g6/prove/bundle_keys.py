@@ -37,7 +37,8 @@ class BundleKeys:
         entries = _included_entries(cp, proofs) if cp is not None else {}
         self.timeline: KeyTimeline = timeline({k.key_id: (k.key, k.source) for k in roots},
                                               [(i + 1, f"key entry at leaf {i}", text)
-                                               for i, text in sorted(entries.items())])
+                                               for i, text in sorted(entries.items())],
+                                              origin=cp.origin if cp is not None else None)
         self.entries = len(entries)
 
     def at(self, size: int) -> list[VerifyKey]:
