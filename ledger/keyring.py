@@ -172,7 +172,9 @@ class KeyTimeline:
         return data, sig.key_id
 
     def described(self) -> list[dict[str, Any]]:
-        return [life.to_json() for life in sorted(self.lives.values(), key=lambda x: (x.valid_from, x.key.key_id))]
+        # in the order the log used them: by first row, then last (a key retired before one that is not)
+        return [life.to_json() for life in sorted(self.lives.values(),
+                                                  key=lambda x: (x.valid_from, x.valid_to, x.key.key_id))]
 
 
 def _parsed_entry(text: Any) -> tuple[dict[str, Any], Signature, bytes]:
