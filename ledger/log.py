@@ -164,10 +164,11 @@ class Ledger:
         """Append a key entry adding ``key`` as a writer of this log, signed by ``by`` (a key valid here)."""
         return self.append(key_entry(ADD, key, reason), by)
 
-    def retire_key(self, key: VerifyKey, by: SigningKey, reason: str = "") -> Receipt:
+    def retire_key(self, key: VerifyKey, by: SigningKey, reason: str = "", *, handover: bool = False) -> Receipt:
         """Append a key entry retiring ``key``: rows after it signed by ``key`` fail verify, and appends
-        with it are refused."""
-        return self.append(key_entry(RETIRE, key, reason), by)
+        with it are refused. ``handover``: ``by`` succeeds ``key`` (which added it) and vouches for it, so a
+        verifier who trusts ``by`` trusts ``key`` up to here (``g6.ledger.keyring``; ``g6 keys rotate``)."""
+        return self.append(key_entry(RETIRE, key, reason, by.public if handover else None), by)
 
     def key_entries(self) -> list[LedgerEntry]:
         """The log's key entries, by seq."""

@@ -94,11 +94,12 @@ def _verify_in_snapshot(ledger: LedgerView, trust: Trust, store: BlobBackend | N
         return 0, {}, {}, None
     last_seq, _ = ledger.head()
     origin = ledger.origin
-    tl = timeline(trust.roots(), ((r[0], r[1], r[5]) for r in rows.select(kind="key")))
+    tl = timeline(trust.roots(), ((r[0], r[1], r[5]) for r in rows.select(kind="key")), origin=origin)
     checks.extend(tl.problems)
     if tl.entries and not tl.problems:
         checks.append(Check("keys", True, None, None, f"{len(tl.entries)} key entries, each signed by a key valid "
                                                       "where it stands"))
+    checks.extend(tl.notes)  # retirements of keys this verify never trusted: said, not failed
     stray = _rows_outside_sequence(rows)
     if stray is not None:
         checks.append(stray)

@@ -95,7 +95,8 @@ class EvidenceHome:
 
     def rotate_key(self) -> tuple[SigningKey, list[Receipt]]:
         """A new signing key in place of this home's: the log records it (the new key added by the old, then
-        the old retired by the new), and the old public key stays in ``keys/trusted`` for its receipts."""
+        the old retired by the new in a handover that vouches for it), and the old public key stays in
+        ``keys/trusted`` for its receipts."""
         new = SigningKey.generate()
         entries = []
         recorded = self.ledger.present() and len(self.ledger) > 0
@@ -105,7 +106,8 @@ class EvidenceHome:
         self.keys.init(force=True, key=new)
         self._key = new
         if recorded:
-            entries.append(self.ledger.retire_key(old.public, new, "rotation"))
+            # a handover: the new key vouches for the old one's rows, so pinning the current key is enough
+            entries.append(self.ledger.retire_key(old.public, new, "rotation", handover=True))
         return new, entries
 
     def trusted(self) -> dict[str, VerifyKey]:

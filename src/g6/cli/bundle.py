@@ -214,6 +214,9 @@ def _summary(report: Any) -> str:
         signed_by = f", manifest signed by {signer}" if report.manifest_signed else ""
         return (f"bundle holds only against keys shipped inside the bundle, not pinned{unsigned}: {n}{signed_by}; "
                 "pin the publisher's checkpoint verifier key with --key to know who made it")
+    if report.manifest_signed and signer != f"{report.manifest_key} (pinned with --key)":
+        # a key the log had before a rotation, or a writer it added: the key entries vouch for it
+        return f"bundle holds: {n}, manifest signed by {signer}"
     if report.manifest_signed:
         return f"bundle holds: {n}, manifest signed by a pinned key ({report.manifest_key}, pinned with --key)"
     return (f"bundle holds, but its manifest is UNSIGNED (accepted by --allow-unsigned): {n}, each checked "

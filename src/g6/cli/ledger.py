@@ -230,6 +230,10 @@ def _print_verify(report: Any, since: bool) -> None:
             for ch in report.of(name):
                 if ch.ok:
                     click.echo(f"  {ch.detail}")
+        if name == "keys":  # a key entry that holds but is worth saying (a key retired that verify never trusted)
+            for ch in report.of(name):
+                if ch.ok and ch.seq is not None:
+                    click.echo(f"  seq={ch.seq} {ch.receipt_id}: {ch.detail}")
     rules = data.get("rules")
     if rules and rules["old_rule"]:
         click.echo(f"receipts   {rules['bound']} bound to their place in the log, {rules['old_rule']} under the old "
@@ -530,30 +534,39 @@ def _read_bounded(path: Path, limit: int, what: str) -> bytes:
 @click.argument("proof_file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--receipt", "receipt_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="The receipt JSON (for an inclusion proof).")
-@click.option("--key", "key_text", required=True,
-              help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one.")
+@click.option("--key", "key_texts", required=True, multiple=True,
+              help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one "
+                   "(repeatable: the log's key before and after a rotation, say).")
 @click.option("--origin", help="The log origin the checkpoint must name (implied by a verifier key).")
 @_policy_option
 @json_option("verify-proof.v1", help="Print a verdict per check as JSON")
-def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str, origin: str | None,
+def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_texts: tuple[str, ...], origin: str | None,
                      policy_file: Path | None, as_json: bool) -> None:
     """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof
     (and, with --policy, the witness cosignatures its checkpoint carries)."""
     policy = _read_policy(policy_file)
-    try:
-        key, key_origin = read_key(key_text)
-    except (G6Error, NoteError) as e:
-        fail(f"bad --key: {e}")
-    origin = origin or key_origin
+    keys, named = [], {}
+    for text in key_texts:
+        try:
+            key, key_origin = read_key(text)
+        except (G6Error, NoteError) as e:
+            fail(f"bad --key: {e}")
+        keys.append(key)
+        if key_origin is not None:
+            named[key_origin] = text
+    if len(named) > 1 or (origin is not None and named and origin not in named):
+        fail("the --key verifier keys and --origin name more than one log: " + ", ".join(sorted({*named, origin}
+                                                                                                   - {None})))
+    origin = origin or next(iter(named), None)
     # read as bytes, bounded: the proof's reader (g6.ledger.proofs.proof_text) decodes it strictly and
     # refuses a CR, a BOM or a NUL as a failed `format` check (read_text would turn CRLF into LF)
     data = _read_bounded(proof_file, MAX_PROOF, "the proof")
     if CONSISTENCY_HEADER.encode() in data.split(b"\n", 1)[0]:  # a CRLF or BOM copy too: its format fails
-        report = verify_consistency_proof(data, key, origin)
+        report = verify_consistency_proof(data, keys, origin)
     else:
         if receipt_file is None:
             fail("an inclusion proof needs --receipt RECEIPT.json")
-        report = verify_inclusion_proof(data, _read_bounded(receipt_file, MAX_RECEIPT, "the receipt"), key, origin)
+        report = verify_inclusion_proof(data, _read_bounded(receipt_file, MAX_RECEIPT, "the receipt"), keys, origin)
     if policy is not None:
         from g6.prove.witness import proof_witness_check
 

@@ -9,7 +9,7 @@ from the verified receipt and the verified body, never copied from the manifest,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from g6.ledger.note import Checkpoint, NoteError, parse_note
 from g6.ledger.proofs import ProofCheck, ProofReport, parse_inclusion, verify_inclusion_proof
 from g6.ledger.receipts import Receipt
 from g6.prove.bundle_history import History, described, same_tree
+from g6.prove.bundle_keys import BundleKeys
 from g6.prove.bundle_report import BundleCheck, CitationVerdict
 from g6.prove.bundle_zip import HEX64, ID, MAX_PLAIN_BODY, RECORD_ERRORS, Members, quoted, strict_json
 
@@ -112,17 +113,22 @@ def read_check(t: _Trusted, c: Citation) -> tuple[BundleCheck, bool]:
 class CitationChecks:
     """Every citation of a manifest, checked against the bundle's members (each read once)."""
 
-    def __init__(self, members: Members, max_parsed_body: int, history: History | None, not_checked: str) -> None:
+    def __init__(self, members: Members, max_parsed_body: int, history: History | None, not_checked: str,
+                 read_proof: Callable[[str], bytes] | None = None, keys: BundleKeys | None = None) -> None:
         self.members = members
         self.max_parsed_body = max_parsed_body
         self.history = history
         self.not_checked = not_checked  # why inclusion cannot be checked when there is no history
+        self.read_proof = read_proof or members.read
+        self.keys = keys  # the log's keys over time, from every proof the bundle carries
         self.proofs = 0
         self.leaves: dict[str, int] = {}  # receipt id -> its leaf index, when its inclusion proof held
         self.fetched: dict[str, object] = {}  # receipt id -> fetched_at, when its signature verified
 
-    def run(self, citations: Sequence[Citation], trusted: Mapping[str, VerifyKey],
-            signer: tuple[VerifyKey, str] | None) -> list[CitationVerdict]:
+    def run(self, citations: Sequence[Citation], roots: Sequence[VerifyKey],
+            origin: str | None) -> list[CitationVerdict]:
+        """Every citation's verdict. ``roots``: the keys used (pinned, or shipped); ``origin``: the log of the
+        bundle's verified checkpoint (None when it does not verify: inclusion is then not checked)."""
         receipts: dict[str, _ReceiptResult] = {}
         pending: list[_Pending] = []
         for i, c in enumerate(citations, 1):
@@ -132,7 +138,7 @@ class CitationChecks:
                                                                                  "not an id")]))
                 continue
             if rid not in receipts:
-                receipts[rid] = self._receipt(rid, trusted, signer)
+                receipts[rid] = self._receipt(rid, roots, origin)
             r = receipts[rid]
             p = _Pending(i, c, list(r.checks), r.trusted)
             if p.trusted is not None:
@@ -160,23 +166,28 @@ class CitationChecks:
             self._blob(name, group)
         return [p.verdict() for p in pending]
 
-    def _receipt(self, rid: str, trusted: Mapping[str, VerifyKey],
-                 signer: tuple[VerifyKey, str] | None) -> _ReceiptResult:
+    def _receipt(self, rid: str, roots: Sequence[VerifyKey], origin: str | None) -> _ReceiptResult:
         checks: list[BundleCheck] = []
         try:
             data = strict_json(self.members.read(f"receipts/{rid}.json"), "the receipt")
             if not isinstance(data, dict):
                 raise BundleMemberError(f"the receipt is a JSON {type(data).__name__}, not an object")
             receipt = Receipt.from_json(data)
-            ok, why = receipt.verify_signature(trusted)
+            ok, why = receipt.verify_signature({k.key_id: k for k in roots})
         except RECORD_ERRORS as e:
             return _ReceiptResult([BundleCheck("receipt", False, str(e))], None)
-        inclusion, by_entries = self._inclusion(rid, receipt, signer)
+        inclusion, by_entries, index = self._inclusion(rid, receipt, roots, origin)
         if by_entries is not None:
             # the proof carries the log's key entries: they decide which key may sign at the receipt's leaf
-            # (a writer the log added; a pinned key, but not after the entry that retired it)
-            ok, why = by_entries.ok, by_entries.detail or ("signed by a writer the log added (key entries in "
-                                                           "the proof, back to a pinned key)")
+            # (a writer the log added; the key before a rotation, by its successor's handover; a pinned
+            # key, but not after the entry that retired it)
+            ok, why = by_entries.ok, by_entries.detail or ("signed by a key the log's key entries in the proof "
+                                                           "prove, back to a pinned key")
+        signer = receipt.signature.key_id if receipt.signature is not None else ""
+        if ok and index is not None and self.keys is not None and self.keys.life(signer) is not None:
+            # and so do the entries all the bundle's proofs carry: a key's window is the same for every citation
+            late = self.keys.timeline.why_not(signer, index + 1)
+            ok, why = (False, late) if late else (ok, why)
         checks.append(BundleCheck("receipt_signature", ok, "" if ok and by_entries is None else why))
         if ok and receipt.receipt_id != rid:
             ok = False
@@ -197,27 +208,29 @@ class CitationChecks:
             receipt.content if isinstance(receipt.content, Mapping) else None, str(receipt.outcome)[:40], status,
             receipt.interstitial if isinstance(receipt.interstitial, Mapping) else None))
 
-    def _inclusion(self, rid: str, receipt: Receipt,
-                   signer: tuple[VerifyKey, str] | None) -> tuple[BundleCheck, ProofCheck | None]:
-        """The proof's verdict, and (when the proof carries key entries) its verdict on the receipt's signature."""
+    def _inclusion(self, rid: str, receipt: Receipt, roots: Sequence[VerifyKey],
+                   origin: str | None) -> tuple[BundleCheck, ProofCheck | None, int | None]:
+        """The proof's verdict, (when the proof carries key entries) its verdict on the receipt's signature,
+        and the receipt's leaf index when the proof names one."""
         name = f"proofs/{rid}.tlog-proof"
         try:
-            proof = self.members.read(name).decode("utf-8")
+            proof = self.read_proof(name).decode("utf-8")
         except (BundleMemberError, UnicodeDecodeError) as e:
-            return BundleCheck("inclusion", False, str(e)), None
-        if signer is None or self.history is None:
-            return BundleCheck("inclusion", False, f"not checked: {self.not_checked}"), None
+            return BundleCheck("inclusion", False, str(e)), None, None
+        if origin is None or self.history is None:
+            return BundleCheck("inclusion", False, f"not checked: {self.not_checked}"), None, None
         self.proofs += 1
         try:
-            report = verify_inclusion_proof(proof, receipt, signer[0], signer[1])
+            report = verify_inclusion_proof(proof, receipt, roots, origin)
+            index = parse_inclusion(proof).index if report.checks[0].ok else None
         except RECORD_ERRORS as e:
-            return BundleCheck("inclusion", False, f"unreadable proof: {e}"), None
+            return BundleCheck("inclusion", False, f"unreadable proof: {e}"), None, None
         by_entries = next((c for c in report.checks if c.check == "receipt_signature"), None) \
             if any(c.check == "key_entries" for c in report.checks) else None
         verdict = self._proof_verdict(name, proof, report)
-        if verdict.ok:
-            self.leaves[rid] = parse_inclusion(proof).index
-        return verdict, by_entries
+        if verdict.ok and index is not None:
+            self.leaves[rid] = index
+        return verdict, by_entries, index
 
     def _proof_verdict(self, name: str, proof: str, report: ProofReport) -> BundleCheck:
         # the receipt's own signature is checked against every pinned key above (a receipt signed
