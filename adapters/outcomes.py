@@ -179,6 +179,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_WACZ": "a WACZ that could not be written or did not validate",
     "G6_E_WORKER_LOST": "a URL of `g6 fetch --input` whose worker process ended before reporting it (no receipt: "
                         "a resumed run fetches it again)",
+    "G6_E_MCP_STOPPING": "a tool call that reached `g6 mcp` after SIGINT or SIGTERM: not run (the calls under way "
+                         "finish first)",
     "G6_E_POLICY": "a witness policy file (C2SP tlog-policy) that cannot be read or is not valid; the message names "
                    "the line",
     "G6_E_WITNESS": "a tlog witness did not cosign a checkpoint (another reason); the message names the witness and "

@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import signal
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +39,7 @@ from g6.config import Settings
 from g6.mcp import invoke, tools_cite, tools_elastic, tools_fetch, tools_ledger
 from g6.mcp.context import ToolContext, ToolSpec
 from g6.mcp.gate import allowed_ops
+from g6.mcp.wire import Wire
 
 __all__ = ["TOOLS", "allowed_ops", "annotations", "bind", "build_server", "serve"]
 
@@ -95,7 +99,51 @@ def build_server(settings: Settings) -> Any:
 
 
 def serve(settings: Settings) -> None:
+    """Serve until the client ends stdin, or until SIGINT or SIGTERM (whatever the parent left them at): then
+    forward no more requests (each is answered ``G6_E_MCP_STOPPING``), let every request under way finish and
+    answer, and return (exit 0). A second signal leaves at once (exit 1).
+
+    The SDK reads stdin on a thread that no cancellation reaches, so the server runs on a daemon thread over
+    :class:`~g6.mcp.wire.Wire`'s pipes and this thread waits for a signal or for the client's EOF."""
     # the SDK logs at INFO on stderr, which would add a timestamped line for every Elasticsearch
     # request httpx sends (the reader's replies and receipts already say what was read)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    build_server(settings).run()
+    server = build_server(settings)
+    wire = Wire()
+    ended, signalled, again = threading.Event(), threading.Event(), threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run()
+        except BaseException as e:  # re-raised on this thread, which reports it as any command's error
+            failure.append(e)
+        finally:
+            ended.set()
+
+    def on_signal(signum: int, frame: object) -> None:
+        (again if signalled.is_set() else signalled).set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
+    wire.open()
+    threading.Thread(target=run, name="g6-mcp", daemon=True).start()
+    while not (signalled.is_set() or wire.client_ended.is_set() or ended.is_set()):
+        signalled.wait(0.5)  # wakes this thread for a signal's handler, and for the client's EOF
+    under_way = wire.stop_forwarding()
+    if under_way and signalled.is_set():
+        print(f"g6: stopping: {under_way} request(s) under way finish first (signal again to leave now)",
+              file=sys.stderr, flush=True)
+    while not wire.answered(0.5):
+        if again.is_set():
+            print("g6: stopped with requests under way", file=sys.stderr, flush=True)
+            raise SystemExit(1)
+        if ended.is_set():  # the server itself ended (it failed): nothing more will be answered
+            break
+    wire.end_input()
+    while not ended.wait(0.5):
+        if again.is_set():
+            raise SystemExit(1)
+    wire.close()
+    if failure:
+        raise failure[0]
