@@ -23,11 +23,15 @@ BANNER = ('<div id="onetrust-consent-sdk"><div id="onetrust-banner-sdk" role="re
           '<button id="onetrust-accept-btn-handler">Accept all cookies</button></div></div>')
 TCF_STUB = ("<script>window.__tcfapi=window.__tcfapi||function(){(window.__tcfapi.a=window.__tcfapi.a||[])"
             ".push(arguments)};</script>")
+# and, as such pages do, style rules that hide things (menus, dialogs), which the reading applies
+STYLE = "<style>" + "".join(f".menu-{k} .sub{{display:none}} .modal-{k}[hidden]{{visibility:hidden}}"
+                            for k in range(30)) + "</style>"
 
 
 def page_html(h: int, p: int, banner: bool = False) -> bytes:
+    """A page of five paragraphs; ``banner``: with the cookie banner, its stub and the style rules."""
     body = "".join(f"<p>{t}</p>" for t in page_paragraphs(h, p))
-    head, foot = (TCF_STUB, BANNER) if banner else ("", "")
+    head, foot = (STYLE + TCF_STUB, BANNER) if banner else ("", "")
     return (f"<html><head><title>Page {p}</title>{head}</head><body><article>{body}</article>{foot}</body>"
             "</html>").encode()
 
