@@ -52,7 +52,7 @@ from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
 from g6.fetch.batch import usable_processes
-from g6.fetch.capture import receipt_from_response, wall_of
+from g6.fetch.capture import receipt_from_response, wall_check, wall_of
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
@@ -497,8 +497,9 @@ def _read_and_judge(home: EvidenceHome, url: str, resp: FetchResponse, cites: li
             texts = PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes")
         else:
             body = home.store.read(resp.body.blake3)
-            texts = read_texts(body, resp.final_url or url, resp.content_type)
-            wall = wall_of(resp, body)
+            seen = wall_check(resp)  # shown the tree the texts are read from: the page is parsed once
+            texts = read_texts(body, resp.final_url or url, resp.content_type, seen)
+            wall = wall_of(resp, body, seen)
     verdicts = [judge(c, resp, texts, wall) for c in cites]
     outcome = texts.outcome if texts is not None else resp.outcome
     receipt = receipt_from_response(
