@@ -13,9 +13,10 @@ import click
 
 from g6.cli.app import EXIT_OK, Ctx, cli, emit_json, fail, finish, home_option_path, info, pass_ctx
 from g6.cli.options import json_option
+from g6.cli.words import counted
 
 
-@cli.command("demo")
+@cli.command("demo", short_help="Fetch, keep, receipt and verify a local fixture site.")
 @click.option("--home", "demo_home", type=str, default=None,
               help="Evidence home for the demo (as `g6 --home DIR demo`); default: a new temporary folder.")
 @json_option("demo.v1", help="Print what the demo did and each verdict (pages, ledger, bundle) as JSON")
@@ -62,7 +63,7 @@ def demo_cmd(c: Ctx, as_json: bool, demo_home: str | None, serve: bool, port: in
         click.echo(f"ledger verify: {'ok' if run.verify.ok else 'FAILED'}: {checks}")
         b = run.bundle
         click.echo(f"bundle verify: {'ok' if b.ok else 'FAILED'}: {run.bundle_path.name}, "
-                   f"{len(b.citations)} citation(s), checks "
+                   f"{counted(len(b.citations), 'citation')}, checks "
                    + ", ".join(f"{x.check} {'ok' if x.ok else 'FAILED'}" for x in b.bundle_checks))
         click.echo(try_line(run.home, run.bundle_path), err=True)
     finish(run.ok)
@@ -73,9 +74,26 @@ def try_line(home: Path, bundle: Path) -> str:
     checkpoint verifier key (the one key every verify command's --key takes, named as `g6 keys show` names it)."""
     import shlex
 
-    h, b = shlex.quote(str(home)), shlex.quote(str(bundle))
-    return (f"try: g6 --home {h} ledger list; g6 --home {h} bundle verify {b} "
-            f"--key \"$(g6 --home {h} keys show --json | jq -r {PINNED_FIELD})\"")
+    g6, h, b = this_g6(), shlex.quote(str(home)), shlex.quote(str(bundle))
+    return (f"try: {g6} --home {h} ledger list; {g6} --home {h} bundle verify {b} "
+            f"--key \"$({g6} --home {h} keys show --json | jq -r {PINNED_FIELD})\"")
+
+
+def this_g6() -> str:
+    """This g6 as the shell it was started from can run it again: ``g6`` when the PATH finds this very
+    program, else the path it was started by (``.venv/bin/g6`` in a venv not activated: a bare ``g6`` would
+    be "command not found"), else this Python with ``-m g6``."""
+    import os
+    import shlex
+    import shutil
+
+    started = sys.argv[0]
+    if os.path.basename(started) == "g6" and os.path.isfile(started):
+        found = shutil.which("g6")
+        if found is not None and os.path.samefile(found, started):
+            return "g6"
+        return shlex.quote(os.path.abspath(started))
+    return f"{shlex.quote(sys.executable)} -m g6"
 
 
 # the JSON field of `g6 keys show --json` a grader pins with --key (see docs/commands/keys.md)

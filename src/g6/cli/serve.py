@@ -61,7 +61,7 @@ def check_tiles(tiles: Path, origin: str) -> None:
              "home's `g6 ledger publish` wrote")
 
 
-@cli.command("serve")
+@cli.command("serve", short_help="Serve the evidence home read only over HTTP.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on. Loopback only unless --public is given.")
 @click.option("--port", default=8426, show_default=True, type=click.IntRange(0, 65535),
