@@ -429,6 +429,7 @@ def regenerate_pages(pages: list[Page], *, jobs: int = 3, only: set[str] | None 
     if not sessions:
         return {page.path: page.text for page in pages}
     work = Path(tempfile.mkdtemp(prefix="g6-docs-"))
+    work.chmod(0o711)  # a server a page runs as its own user (PostgreSQL as `postgres`) reaches its folders
     outputs: dict[Path, dict[int, list[list[str]]]] = {page.path: {} for page in pages}
     problems: list[str] = []
     try:

@@ -258,3 +258,27 @@ def test_demo_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
                             "--site-dir", str(tmp_path / "site")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("g6: cannot serve the demo site on port ")
     assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_demo_serve_stops_on_sigterm_as_on_ctrl_c(sig: str, tmp_path: Path) -> None:
+    """Started with `&`, Ctrl-C cannot reach it: `kill %1` (SIGTERM) is how the reader stops it, and it
+    stops as on Ctrl-C: exit 0, no traceback; the line it prints says so, with its PID."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "g6", "demo", "--serve", "--port", "0", "--site-dir",
+                             str(tmp_path / "site")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own process group: as a job of a shell with job control
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        said = proc.stderr.readline()
+        assert said.rstrip().endswith(f"Ctrl-C stops it, or `kill {proc.pid}` (its PID) when it runs in the "
+                                      "background"), said
+        assert proc.stdout.readline().startswith("export ")
+        proc.send_signal(getattr(signal, sig))
+        assert proc.wait(30) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

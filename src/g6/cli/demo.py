@@ -4,6 +4,8 @@
 # not load them.
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -22,7 +24,8 @@ from g6.cli.words import counted
 @json_option("demo.v1", help="Print what the demo did and each verdict (pages, ledger, bundle) as JSON")
 @click.option("--serve", is_flag=True,
               help="Do not run the demo: serve its site (the README's examples' pages) on 127.0.0.1 and "
-                   "127.0.0.2 until Ctrl-C, and print the settings to export.")
+                   "127.0.0.2 until Ctrl-C or SIGTERM (`kill PID`, `kill %1` for a job), and print the "
+                   "settings to export.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8421, show_default=True,
               help="With --serve: the port on both addresses (0: a free one).")
 @click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -101,7 +104,8 @@ PINNED_FIELD = ".signing.checkpoint_verifier_key"
 
 
 def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
-    """``g6 demo --serve``: the demo's site on loopback until Ctrl-C."""
+    """``g6 demo --serve``: the demo's site on loopback until Ctrl-C, or SIGTERM (exit 0 on either): started
+    in the background with ``&``, Ctrl-C does not reach it, and ``kill %1`` or ``kill PID`` is how it stops."""
     import shlex
 
     from g6.demo.run import ServedSite
@@ -110,8 +114,14 @@ def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
         served = ServedSite(port=port, site_dir=site_dir, recorded=recorded).start()
     except OSError as e:
         fail(f"cannot serve the demo site on port {port}: {e.strerror or e}")
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM (`kill PID`) stops it as Ctrl-C does: the site stopped, exit 0
+
+    signal.signal(signal.SIGTERM, on_sigterm)  # before the lines a script waits for to know it is up
     click.echo(f"serving the demo site on {' and '.join(served.urls())} (pages read from {served.site_dir} "
-               "on every request); Ctrl-C stops it", err=True)
+               f"on every request); Ctrl-C stops it, or `kill {os.getpid()}` (its PID) when it runs in the "
+               "background", err=True)
     click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in served.exports().items()))
     try:
         while True:
