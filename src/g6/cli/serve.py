@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def check_tiles(tiles: Path, origin: str) -> None:
 def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, manifests: tuple[str, ...]) -> None:
     """Serve the evidence home read only over HTTP: Memento (RFC 7089) TimeGate, TimeMaps and mementos
     under /web/, receipts and their proofs under /receipt/, the published tiles, a JSON API under /api/
-    and pages for people. Ctrl-C stops it."""
+    and pages for people. Ctrl-C stops it, or SIGTERM (`kill %1` when started with `&`)."""
     import uvicorn
 
     from g6.serve import HomeReader, build_app
@@ -99,7 +100,8 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, 
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
-    info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops)")
+    info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops it, or "
+         f"`kill {os.getpid()}` when it runs in the background)")
     app = build_app(reader, manifests=manifests, verify_at_start=True, tiles_dir=tiles)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
