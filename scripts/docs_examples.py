@@ -329,12 +329,13 @@ def _run_blocks(blocks: list[Block], ns: Namespace, norm: Normaliser, ports: dic
             try:
                 rc, text, env = ns.shell(cmd.shell).run(_doc_to_real(cmd.text, ports, folder),
                                                           SETUP_TIMEOUT if cmd.setup else COMMAND_TIMEOUT)
-            except SessionBroken:
-                results.append([f"(docs_examples: no answer within {SETUP_TIMEOUT if cmd.setup else COMMAND_TIMEOUT}"
-                                " s; the session stopped here)"])
+            except SessionBroken as e:
+                results.append([f"(docs_examples: {e}; the session stopped here)"])
                 if block.kind == "console":
                     run.outputs[block.start] = results + [[] for _ in block.commands[len(results):]]
-                raise
+                raise SessionBroken(f"{block.page}:{block.start + 1}: {e}, at {cmd.text[:300]!r}") from None
+            # bash names the sourced file in its own errors, where a terminal says `bash:`
+            text = re.sub(rf"{re.escape(str(ns.ctl))}/cmd-[^:/]+\.sh: line \d+: ", "bash: ", text)
             for var, shown in SHOWN_PORTS.items():  # a server that picked its port: shown on its usual one
                 m = re.search(r"(?:127\.0\.0\.1|localhost|@[^/]*?):(\d+)", env.get(var, ""))
                 if m:
@@ -416,10 +417,11 @@ def sessions_of(pages: list[Page], only: set[str] | None = None) -> dict[tuple[P
     return sessions
 
 
-def regenerate_pages(pages: list[Page], *, jobs: int = 3, only: set[str] | None = None) -> dict[Path, str]:
-    """Every page's text with the output of its selected sessions' blocks replaced by a fresh run. A session
-    that went wrong beyond its outputs (a setup block that failed, a server left running, a write into the
-    checkout) ends the run with SystemExit naming each problem, and nothing is rewritten."""
+def regenerate_pages(pages: list[Page], *, jobs: int = 3, only: set[str] | None = None,
+                     problems: list[str] | None = None) -> dict[Path, str]:
+    """Every page's text with the output of its selected sessions' blocks replaced by a fresh run. What went
+    wrong beyond the outputs (a setup block that failed, a server left running, a write into the checkout)
+    is added to ``problems``; without that list, it ends the run (SystemExit naming each)."""
     path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
     missing = [t for t in TOOLS if shutil.which(t, path=path) is None]
     if missing:
@@ -431,7 +433,7 @@ def regenerate_pages(pages: list[Page], *, jobs: int = 3, only: set[str] | None 
     work = Path(tempfile.mkdtemp(prefix="g6-docs-"))
     work.chmod(0o711)  # a server a page runs as its own user (PostgreSQL as `postgres`) reaches its folders
     outputs: dict[Path, dict[int, list[list[str]]]] = {page.path: {} for page in pages}
-    problems: list[str] = []
+    found: list[str] = []
     try:
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             futures = {pool.submit(run_session, name, bs, work / page.slug / name, files(page.text, page.name),
@@ -439,13 +441,19 @@ def regenerate_pages(pages: list[Page], *, jobs: int = 3, only: set[str] | None 
             for f, page in futures.items():
                 run = f.result()
                 outputs[page.path].update(run.outputs)
-                problems += run.problems
+                found += run.problems
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if problems:
-        raise SystemExit("the walkthroughs did not run as a reader would:\n" + "\n".join(f"* {p}" for p in problems))
+    if found and problems is None:
+        raise SystemExit(said_wrong(found))
+    if problems is not None:
+        problems += found
     return {page.path: render(page.text, [b for b in parse(page.text, page.name) if b.start in outputs[page.path]],
                               outputs[page.path]) for page in pages}
+
+
+def said_wrong(problems: list[str]) -> str:
+    return "the walkthroughs did not run as a reader would:\n" + "\n".join(f"* {p}" for p in problems)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -468,13 +476,17 @@ def main(argv: list[str] | None = None) -> int:
                 what = b.session if b.session else f"NOT RUN ({b.reason})"
                 print(f"{page.name}:{b.start + 1}: {b.kind}, {len(b.commands)} command(s): {what}")
         return 0
-    new = regenerate_pages(pages, jobs=args.jobs, only=set(args.session) if args.session else None)
+    problems: list[str] = []
+    new = regenerate_pages(pages, jobs=args.jobs, only=set(args.session) if args.session else None,
+                           problems=problems)
     changed = [page for page in pages if new[page.path] != page.text]
-    if args.check:
+    if args.check or problems:  # a walkthrough that went wrong is shown as it ran, and nothing is rewritten
         for page in changed:
             sys.stdout.writelines(difflib.unified_diff(page.text.splitlines(True), new[page.path].splitlines(True),
                                                        f"{page.name} (as written)", f"{page.name} (as run)"))
-        return 1 if changed else 0
+        if problems:
+            print(said_wrong(problems), file=sys.stderr)
+        return 1 if changed or problems else 0
     for page in changed:
         page.path.write_text(new[page.path], encoding="utf-8")
         print(f"rewrote {page.name}", file=sys.stderr)

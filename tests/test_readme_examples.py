@@ -103,10 +103,11 @@ def test_a_walkthrough_is_one_shell_from_the_checkout(tmp_path: Path) -> None:
     p = page(tmp_path, "<!-- example: s -->\n```sh\nls pyproject.toml\ncommand -v g6 || echo no-g6 > /tmp/ex.txt\n"
                        "mkdir -p /tmp/ex/sub && cd /tmp/ex/sub && export X=kept && Y=shell-only\nsleep 600 &\n```\n\n"
                        "text\n\n<!-- example: s -->\n```console\n$ pwd; echo $X $Y; jobs | wc -l\nold\n"
-                       "A$ pwd; echo $X ${Y:-unset}\n$ cat /tmp/ex.txt\n```\n")
+                       "A$ pwd; echo $X ${Y:-unset}\n$ cat /tmp/ex.txt; g6 --version\n```\n")
     run = session(tmp_path, p)
     assert run.problems == []
-    assert run.outputs == {11: [["/tmp/ex/sub", "kept shell-only", "1"], ["/tmp/ex/sub", "kept unset"], ["no-g6"]]}
+    assert run.outputs == {11: [["/tmp/ex/sub", "kept shell-only", "1"], ["/tmp/ex/sub", "kept unset"],
+                                ["no-g6", "bash: g6: command not found"]]}  # as the README's reader saw it
 
 
 def test_sessions_are_per_page(tmp_path: Path) -> None:

@@ -29,8 +29,10 @@ def test_the_tsa_says_kill_with_its_pid_and_stops_on_it(tmp_path: Path) -> None:
         line = _until(proc, "running on 127.0.0.1")
         assert line == (f"running on 127.0.0.1 until Ctrl-C, or `kill {proc.pid}` (its PID) when it runs in the "
                         "background")
+        assert proc.stdout is not None and proc.stdout.readline().startswith("export ")
         proc.send_signal(signal.SIGTERM)  # what that `kill` sends
         assert proc.wait(30) == 0
+        assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -118,12 +118,12 @@ def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
     def on_sigterm(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # SIGTERM (`kill PID`) stops it as Ctrl-C does: the site stopped, exit 0
 
-    signal.signal(signal.SIGTERM, on_sigterm)  # before the lines a script waits for to know it is up
-    click.echo(f"serving the demo site on {' and '.join(served.urls())} (pages read from {served.site_dir} "
-               f"on every request); Ctrl-C stops it, or `kill {os.getpid()}` (its PID) when it runs in the "
-               "background", err=True)
-    click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in served.exports().items()))
-    try:
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:  # from before the lines a script waits for: a signal sent as soon as it reads them stops it cleanly
+        click.echo(f"serving the demo site on {' and '.join(served.urls())} (pages read from {served.site_dir} "
+                   f"on every request); Ctrl-C stops it, or `kill {os.getpid()}` (its PID) when it runs in the "
+                   "background", err=True)
+        click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in served.exports().items()))
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
