@@ -29,11 +29,12 @@ from g6.cli.app import (
     write_html,
 )
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error, InputError
 from g6.ledger.receipts import utc_now
 
 
-@cli.command("chunk")
+@cli.command("chunk", short_help="Cut a kept page's text into passages with stable ids.")
 @click.argument("receipt_id")
 @click.option("--text", "source", type=click.Choice(["main", "visible"]), default="main", show_default=True,
               help="main: the main-content extraction; visible: all reader-visible text (navigation, sidebars…).")
@@ -57,7 +58,7 @@ def chunk_cmd(c: Ctx, receipt_id: str, source: str, as_json: bool) -> None:
         click.echo(f"{p.passage_id} {p.start:>6}-{p.end:<6} {text[:100]}{'…' if len(text) > 100 else ''}")
 
 
-@cli.command("cite")
+@cli.command("cite", short_help="Add a citation to a manifest (created if absent).")
 @click.argument("receipt_id")
 @click.option("--passage", help="A passage id from `g6 chunk`.")
 @click.option("--quote", help="Exact words from the page (compared after normalising).")
@@ -99,15 +100,15 @@ def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, pa
             failed = citation.failed_read
             where += f" FAILED READ ({read_words(failed['outcome'], failed['http_status'])})"
         click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\"")
-    info(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)")
+    info(f"manifest: {manifest_path} ({counted(len(m.with_citation(citation).citations), 'citation')})")
 
 
-@cli.group("manifest")
+@cli.group("manifest", short_help="Citation manifests: sign, verify.")
 def manifest_group() -> None:
     """Citation manifests: sign, verify."""
 
 
-@manifest_group.command("sign")
+@manifest_group.command("sign", short_help="Sign a manifest with the home's key.")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @json_option("manifest-sign.v1", help="Print what was signed as JSON")
 @pass_ctx
@@ -129,7 +130,7 @@ def manifest_sign(c: Ctx, path: Path, as_json: bool) -> None:
     click.echo(f"signed {m.manifest_id} with {m.signature.key_id}")
 
 
-@manifest_group.command("verify")
+@manifest_group.command("verify", short_help="Check a manifest's signature and every citation.")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @json_option("manifest-verify.v1", help="Print the verdicts (signature, each citation) as JSON")
 @pass_ctx
@@ -159,7 +160,7 @@ def manifest_verify(c: Ctx, path: Path, as_json: bool) -> None:
     finish(all_ok)
 
 
-@cli.command("recheck")
+@cli.command("recheck", short_help="Fetch every cited source again; a verdict per citation.")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
@@ -232,7 +233,7 @@ def _print_recheck(m: Any, report: Any) -> None:
         click.echo(shown(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}"))
         click.echo(f"{'':<19}\"{shown(by_id[v.citation_id].quote[:90])}\"")
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
-    click.echo(f"{len(report.verdicts)} citations: {counts}")
+    click.echo(f"{counted(len(report.verdicts), 'citation')}: {counts}")
 
 
 def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], manifest_path: Path) -> None:

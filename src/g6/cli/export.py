@@ -12,27 +12,29 @@ import click
 
 from g6.cli.app import Ctx, check_out, cli, emit_json, fail, fail_on, pass_ctx, progress
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error
 
 
-@cli.group("export")
+@cli.group("export", short_help="Export evidence in standard formats: warc, wacz.")
 def export_group() -> None:
     """Export evidence in standard formats: warc, wacz."""
 
 
-def _export_command(name: str, schema: str, output_help: str) -> Callable[[Callable[..., None]], click.Command]:
+def _export_command(name: str, schema: str, output_help: str,
+                    short_help: str) -> Callable[[Callable[..., None]], click.Command]:
     """`g6 export NAME`, with what every export takes: -o/--output (required), --manifest, --json and -q."""
     def decorate(f: Callable[..., None]) -> click.Command:
         f = json_option(schema, help="Print the summary as JSON")(quiet_option(pass_ctx(f)))
         f = click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
                          help="Only the receipts a manifest cites, and their re-checks.")(f)
         f = click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help=output_help)(f)
-        return export_group.command(name)(f)
+        return export_group.command(name, short_help=short_help)(f)
 
     return decorate
 
 
-@_export_command("warc", "export-warc.v1", "out.warc.gz or out.warc")
+@_export_command("warc", "export-warc.v1", "out.warc.gz or out.warc", "Write a WARC/1.1 file that replays in pywb.")
 def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WARC/1.1 file that replays in pywb: response (redirect hops too), revisit, request,
     conversion and metadata (receipt, urn:g6:receipt:ID) records."""
@@ -46,12 +48,14 @@ def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
     if as_json:
         emit_json(summary.to_json())
     else:
-        click.echo(f"wrote {summary.path}: {summary.responses} responses ({summary.redirects} redirects), "
-                   f"{summary.revisits} revisits, {summary.conversions} conversions, {summary.requests} requests, "
-                   f"{summary.metadata} metadata records from {summary.receipts} receipts")
+        click.echo(f"wrote {summary.path}: {counted(summary.responses, 'response')} "
+                   f"({counted(summary.redirects, 'redirect')}), {counted(summary.revisits, 'revisit')}, "
+                   f"{counted(summary.conversions, 'conversion')}, {counted(summary.requests, 'request')}, "
+                   f"{counted(summary.metadata, 'metadata record')} from {counted(summary.receipts, 'receipt')}")
 
 
-@_export_command("wacz", "export-wacz.v1", "The .wacz file to write.")
+@_export_command("wacz", "export-wacz.v1", "The .wacz file to write.",
+                 "Write a WACZ for ReplayWeb.page or pywb, proofs inside.")
 def export_wacz_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Write a WACZ (WARC, index, pages.jsonl) with the receipts, checkpoint and inclusion proofs
     inside, for ReplayWeb.page or pywb."""
@@ -68,8 +72,8 @@ def export_wacz_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
     if as_json:
         emit_json(summary.to_json())
     else:
-        click.echo(f"wrote {summary.path}: {summary.pages} pages, {summary.receipts} receipts with "
-                   f"{summary.proofs} inclusion proofs")
+        click.echo(f"wrote {summary.path}: {counted(summary.pages, 'page')}, {counted(summary.receipts, 'receipt')} "
+                   f"with {counted(summary.proofs, 'inclusion proof')}")
 
 
 def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:

@@ -14,12 +14,12 @@ from g6.ledger import Receipt, VerifyKey, trust_key
 from g6.ledger.note import NoteError, parse_verifier_key, verifier_key
 
 
-@cli.group("keys")
+@cli.group("keys", short_help="Signing keys: init, show, trust; add, retire, rotate.")
 def keys_group() -> None:
     """Signing keys: init, show, trust; add, retire, rotate (key entries in the log)."""
 
 
-@keys_group.command("init")
+@keys_group.command("init", short_help="Create the home's Ed25519 signing key.")
 @click.option("--force", is_flag=True, help="Replace the signing key (as `keys rotate` does when the ledger holds "
                                             "receipts); the old public key stays trusted.")
 @json_option("keys-init.v1", help="Print the new key as JSON")
@@ -44,7 +44,7 @@ def keys_init(c: Ctx, force: bool, as_json: bool) -> None:
     click.echo(f"{key.key_id} {key.public.to_text()}")
 
 
-@keys_group.command("show")
+@keys_group.command("show", short_help="Print the public signing key and every trusted key.")
 @json_option("keys-show.v1", help="Print the signing key, the checkpoint verifier key and the trusted keys as JSON")
 @pass_ctx
 def keys_show(c: Ctx, as_json: bool) -> None:
@@ -79,7 +79,7 @@ def keys_show(c: Ctx, as_json: bool) -> None:
             click.echo(f"{kid} {k.to_text()} (trusted{note})")
 
 
-@keys_group.command("trust")
+@keys_group.command("trust", short_help="Trust a public key (or 'self', this home's own).")
 @click.argument("public_key")
 @json_option("keys-trust.v1", help="Print the trusted key as JSON")
 @pass_ctx
@@ -150,7 +150,7 @@ def _entries_out(action: str, key: VerifyKey, origin: str | None, entries: list[
         click.echo(f"{key.key_id} (no receipts yet: nothing to record in the log)")
 
 
-@keys_group.command("add")
+@keys_group.command("add", short_help="Add a writer key to the log, signed by this home's key.")
 @click.argument("public_key")
 @click.option("--reason", default="", help="Why, kept in the key entry.")
 @json_option("keys-entry.v1", help="Print the key entry as JSON")
@@ -166,7 +166,7 @@ def keys_add(c: Ctx, public_key: str, reason: str, as_json: bool) -> None:
     _entries_out("add", key, origin, [entry], as_json)
 
 
-@keys_group.command("retire")
+@keys_group.command("retire", short_help="Retire a key in the log: it signs nothing after.")
 @click.argument("key")
 @click.option("--reason", default="", help="Why, kept in the key entry.")
 @json_option("keys-entry.v1", help="Print the key entry as JSON")
@@ -184,7 +184,7 @@ def keys_retire(c: Ctx, key: str, reason: str, as_json: bool) -> None:
     _entries_out("retire", k, origin, [entry], as_json)
 
 
-@keys_group.command("rotate")
+@keys_group.command("rotate", short_help="Replace this home's signing key, recorded in the log.")
 @json_option("keys-entry.v1", help="Print the new key and the key entries as JSON")
 @pass_ctx
 def keys_rotate(c: Ctx, as_json: bool) -> None:

@@ -32,6 +32,7 @@ from g6.cli.app import (
     write_out,
 )
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error
 from g6.ledger import copy_ledger, open_ledger
 from g6.ledger.note import Checkpoint, NoteError, parse_note
@@ -44,12 +45,12 @@ from g6.ledger.proofs import (
 )
 
 
-@cli.group("receipt")
+@cli.group("receipt", short_help="Receipts: show one.")
 def receipt_group() -> None:
     """Receipts: show one."""
 
 
-@receipt_group.command("show")
+@receipt_group.command("show", short_help="Print one receipt as JSON, signature included.")
 @click.argument("receipt_id")
 @json_option("receipt.v1", help="Print the receipt as JSON ({}); the receipt is JSON without it too, so "
                                 "`receipt show ID | jq` works")
@@ -64,12 +65,12 @@ def receipt_show(c: Ctx, receipt_id: str, as_json: bool) -> None:
     click.echo(r.shown(), nl=False)  # the bytes g6 serve's /receipt/{id} serves (Receipt.shown)
 
 
-@cli.group("ledger")
+@cli.group("ledger", short_help="The receipt ledger: verify, checkpoint, prove, publish.")
 def ledger_group() -> None:
     """The receipt ledger: list, verify, checkpoint, checkpoints, prove, consistency, copy, publish."""
 
 
-@ledger_group.command("list")
+@ledger_group.command("list", short_help="List the newest receipts.")
 @click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert", "key"]),
               help="Only receipts of this kind.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
@@ -132,7 +133,7 @@ def _witness_list(urls: tuple[str, ...], vkeys: tuple[str, ...]) -> list[Any]:
     return out
 
 
-@ledger_group.command("verify")
+@ledger_group.command("verify", short_help="Check every signature, chain link and blob.")
 @click.option("--checkpoint", "kept", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
               help="A checkpoint note kept outside the home (from `ledger checkpoint --out`); the ledger must "
                    "extend it (repeatable).")
@@ -205,7 +206,7 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
                 click.echo(f"g6: could not record the verified checkpoint: {e}", err=True)
             else:
                 if path:
-                    info(f"g6: recorded the verified head ({size} receipts) in {path}")
+                    info(f"g6: recorded the verified head ({counted(size, 'receipt')}) in {path}")
                 else:
                     click.echo("g6: nothing recorded: the home has no signing key", err=True)
     if as_json:
@@ -242,10 +243,11 @@ def _print_verify(report: Any, since: bool) -> None:
         until = f"through seq {k['valid_to']} (retired by {k['retired_by']})" if k["valid_to"] is not None else \
             "not retired"
         click.echo(f"key        {k['key_id']} trusted: {k['why']}; signs from seq {k['valid_from']}, {until}")
-    click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} {'new ' if since else ''}receipts")
+    rows = counted(report.rows, "new receipt" if since else "receipt")
+    click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {rows}")
 
 
-@ledger_group.command("checkpoint")
+@ledger_group.command("checkpoint", short_help="Sign a checkpoint; have witnesses and TSAs back it.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               help="Also write the signed note to this file: keep it away from the home, and check the ledger "
                    "against it later with `ledger verify --checkpoint FILE`.")
@@ -356,7 +358,7 @@ def _gen_time(report: Any) -> str | None:
     return iso(report.gen_time) if report.gen_time else None
 
 
-@ledger_group.command("checkpoints")
+@ledger_group.command("checkpoints", short_help="List every checkpoint issued.")
 @json_option("ledger-checkpoints.v1", help="Print the checkpoints as a JSON list")
 @pass_ctx
 def ledger_checkpoints(c: Ctx, as_json: bool) -> None:
@@ -379,7 +381,7 @@ _proof_output = click.option("-o", "--output", type=click.Path(path_type=Path),
                              help="Write the proof here (else stdout).")
 
 
-@ledger_group.command("prove")
+@ledger_group.command("prove", short_help="Print an inclusion proof of a receipt.")
 @click.argument("receipt_id")
 @_proof_output
 @json_option("ledger-prove.v1", help="Print the proof as JSON, its tlog-proof text included")
@@ -409,7 +411,7 @@ def ledger_prove(c: Ctx, receipt_id: str, output: Path | None, as_json: bool) ->
         click.echo(proof.text(), nl=False)
 
 
-@ledger_group.command("consistency")
+@ledger_group.command("consistency", short_help="Prove that one checkpoint extends an older one.")
 @click.argument("old", type=click.IntRange(min=1))
 @click.argument("new", type=click.IntRange(min=1))
 @_proof_output
@@ -438,7 +440,7 @@ def ledger_consistency(c: Ctx, old: int, new: int, output: Path | None, as_json:
         click.echo(proof.text(), nl=False)
 
 
-@ledger_group.command("copy")
+@ledger_group.command("copy", short_help="Copy the ledger into another, checking every row.")
 @click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
 @click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
 @json_option("ledger-copy.v1", help="Print the copy's counts and checks as JSON")
@@ -467,14 +469,14 @@ def ledger_copy(c: Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        click.echo(f"copied {report.copied} receipts ({report.already} already there), {report.checkpoints} "
-                   f"checkpoints, {report.keys} trusted keys; the copy holds {report.size} receipts, "
-                   f"root {report.root}")
-        click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {check.rows} receipts")
+        click.echo(f"copied {counted(report.copied, 'receipt')} ({report.already} already there), "
+                   f"{counted(report.checkpoints, 'checkpoint')}, {counted(report.keys, 'trusted key')}; the copy "
+                   f"holds {counted(report.size, 'receipt')}, root {report.root}")
+        click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {counted(check.rows, 'receipt')}")
     finish(check.ok)
 
 
-@ledger_group.command("publish")
+@ledger_group.command("publish", short_help="Publish the log as C2SP tlog-tiles.")
 @click.argument("dest")
 @click.option("--latest", is_flag=True,
               help="Publish the latest checkpoint the ledger issued, even when receipts came after it: sign none.")
@@ -509,13 +511,10 @@ def _print_publish(report: Any) -> None:
     click.echo(f"published {report.origin} size {report.size} to {report.destination} (it held size "
                f"{report.previous_size})")
     written = "the checkpoint" if "checkpoint" in report.written else "no checkpoint (the same one is there)"
-    click.echo(f"wrote {_n(report.count('tiles'), 'tile')}, {_n(report.count('entries'), 'entry bundle')} and "
-               f"{written}; {_n(report.left, 'full tile')} left as they were, {_n(report.already, 'file')} already "
-               "there" + (f"; {_n(report.cosignatures, 'cosignature')}" if report.cosignatures else ""))
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    click.echo(f"wrote {counted(report.count('tiles'), 'tile')}, {counted(report.count('entries'), 'entry bundle')} "
+               f"and {written}; {counted(report.left, 'full tile')} left as they were, "
+               f"{counted(report.already, 'file')} already there"
+               + (f"; {counted(report.cosignatures, 'cosignature')}" if report.cosignatures else ""))
 
 
 def _read_bounded(path: Path, limit: int, what: str) -> bytes:
@@ -530,7 +529,7 @@ def _read_bounded(path: Path, limit: int, what: str) -> bytes:
     return data
 
 
-@cli.command("verify-proof")
+@cli.command("verify-proof", short_help="Check an inclusion or consistency proof offline.")
 @click.argument("proof_file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--receipt", "receipt_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="The receipt JSON (for an inclusion proof).")
