@@ -303,3 +303,34 @@ def test_the_chain_methods_are_used_as_each_python_gives_them(pki: TestPKI, leaf
         if not hasattr(ssl.SSLSocket, "get_unverified_chain"):  # before 3.13
             assert python_level is not None and python_level.certificate == leaf.der
             assert python_level.chain is None and python_level.verified_chain is None
+
+
+def test_a_batch_on_several_processes_keeps_each_hosts_certificate(pki: TestPKI, tmp_path: Path) -> None:
+    """``g6 fetch --input`` forks workers that write the certificates into the store; the parent signs the
+    receipts that name them. Two hosts (two loopback addresses), each with its own certificate."""
+    import os
+    import subprocess
+    import sys
+
+    leaves = [pki.leaf(h) for h in ("127.0.0.1", "127.0.0.2")]
+    sites = [LocalSite(dict(PAGE), host=h, ssl_context=pki.server_context(lf)).start()
+             for h, lf in zip(("127.0.0.1", "127.0.0.2"), leaves, strict=True)]
+    try:
+        urls = [s.url(p) for s in sites for p in ("/", "/?again")]
+        env = {**os.environ, "G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0", "G6_CA_BUNDLE": str(pki.ca_bundle)}
+        p = subprocess.run([sys.executable, "-m", "g6", "--home", str(tmp_path / "h"), "fetch", "--input", "-",
+                            "--json", "--processes", "2"], input="\n".join(urls), capture_output=True, text=True,
+                           env=env, timeout=300)
+    finally:
+        for s in sites:
+            s.stop()
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    with EvidenceHome(tmp_path / "h") as ev:
+        for line in lines:
+            hop = ev.ledger.get(line["receipt_id"]).hops[-1]
+            assert hop.tls is not None and hop.tls["address"] == hop.connected_address
+            want = leaves[0 if hop.connected_address == "127.0.0.1" else 1].cert
+            assert x509.load_der_x509_certificate(ev.store.read_as(hop.tls["certificate"])) == want
+        assert ev.verify().ok
+    assert len(lines) == 4
