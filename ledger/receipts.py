@@ -290,8 +290,13 @@ def named_blobs(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
     content = data.get("content")
     out: list[tuple[str, Any]] = [("content", content)] if content else []
     hops = data.get("hops")
-    if type(hops) is not list or not any(type(h) is dict and h.get("tls") is not None for h in hops):
+    if type(hops) is not list:
         return out
+    for h in hops:
+        if type(h) is dict and h.get("tls") is not None:
+            break
+    else:
+        return out  # no hop over TLS: the common row costs this loop
     seen: set[Any] = set()
 
     def add(what: str, ref: Any) -> None:

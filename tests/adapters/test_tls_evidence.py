@@ -10,6 +10,7 @@ import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 from cryptography import x509
@@ -22,6 +23,7 @@ from g6.demo.site import LocalSite, Reply
 from g6.errors import ConfigError
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
+from g6.schemas import load
 from tests.tls_pki import Issued, TestPKI
 
 NAMES = {"secure.test": ["127.0.0.1"], "other.test": ["127.0.0.1"], "second.test": ["127.0.0.1"]}
@@ -95,6 +97,9 @@ def test_a_read_over_https_keeps_the_certificate_the_server_presented(home: Evid
     shown = g6(home, "receipt", "show", r.receipt_id)
     assert shown.exit_code == 0, shown.output  # type: ignore[attr-defined]
     assert json.loads(shown.output)["hops"][-1]["tls"] == dict(tls)  # type: ignore[attr-defined]
+    # g6 serve's capture page gives the hops as the receipt has them, and its schema takes them
+    hops_schema = load("serve-capture.v1")["properties"]["hops"]
+    jsonschema.Draft202012Validator(hops_schema).validate([h.to_json() for h in receipt.hops])
 
 
 def test_the_negotiated_protocol_and_cipher_are_the_connections(home: EvidenceHome, pki: TestPKI,
