@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import math
 import socket
-import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,8 +47,7 @@ from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.adapters.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
 from g6.adapters.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
-from g6.adapters.tls import keep as keep_tls
-from g6.adapters.tls import presented, trust_context
+from g6.adapters.tls import TrustedRoots, presented, tls_block
 from g6.adapters.urls import (
     NormalizedURL,
     URLError,
@@ -191,7 +189,7 @@ class CheckedClient:
         self._plain = transport or self._factory()
         self._tls: dict[tuple[str, int, str | None], httpx.BaseTransport] = {}
         self._tls_lock = threading.Lock()
-        self._trust: dict[str, ssl.SSLContext] = {}  # CA bundle -> its context, read once
+        self._trust = TrustedRoots()
         self._resolver = resolver
         self._pacer = pacer or HostPacer()
         self._gate = gate or HostGate()
@@ -205,14 +203,7 @@ class CheckedClient:
         with self._tls_lock:
             t = self._tls.get(key)
             if t is None:
-                if pol.ca_bundle is None:
-                    t = self._factory()
-                else:
-                    ctx = self._trust.get(pol.ca_bundle)
-                    if ctx is None:
-                        ctx = self._trust[pol.ca_bundle] = trust_context(pol.ca_bundle)
-                    t = self._factory(verify=ctx)
-                self._tls[key] = t
+                t = self._tls[key] = self._factory(**self._trust.transport_kwargs(pol.ca_bundle))
             return t
 
     @contextlib.contextmanager
@@ -429,9 +420,9 @@ class CheckedClient:
                     try:
                         connected = self._connected(resp, addresses[0])
                         # the server's own word, from this hop's connection (robots.txt reads keep nothing)
-                        seen_tls = presented(resp) if keep else None
-                        tls = keep_tls(seen_tls, store) if (seen_tls is not None and store is not None) else None
-                        hops.append(Hop(n.url, resp.status_code, connected, tls))
+                        shown = presented(resp) if (keep and store is not None) else None
+                        hops.append(Hop(n.url, resp.status_code, connected,
+                                        tls_block(shown, store) if shown is not None and store is not None else None))
                         location = resp.headers.get("location")
                         if resp.status_code in REDIRECT_STATUSES and location:
                             seen.add(n.url)

@@ -34,6 +34,7 @@ of a handshake it failed.
 from __future__ import annotations
 
 import ssl
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,7 @@ def presented(response: Any) -> Presented | None:
     )
 
 
-def keep(p: Presented, store: BlobBackend) -> dict[str, Any]:
+def tls_block(p: Presented, store: BlobBackend) -> dict[str, Any]:
     """Put the certificates into ``store`` and give the hop's ``tls`` block that names them: the
     receipt's record of what the server presented (schemas/receipt.v1, ``hops[].tls``)."""
     kept: dict[bytes, BlobRef] = {}
@@ -125,6 +126,26 @@ def keep(p: Presented, store: BlobBackend) -> dict[str, Any]:
     if p.verified_chain is not None:
         out["verified_chain"] = [ref(c) for c in p.verified_chain]
     return out
+
+
+class TrustedRoots:
+    """The roots a client's https transports trust: the default (certifi's, httpx's own choice) or a CA
+    bundle's, each bundle read once into one context its transports share."""
+
+    def __init__(self) -> None:
+        self._contexts: dict[str, ssl.SSLContext] = {}
+        self._lock = threading.Lock()
+
+    def transport_kwargs(self, ca_bundle: str | None) -> dict[str, Any]:
+        """What a transport factory is called with: nothing for the default roots, ``verify=`` the
+        bundle's context otherwise (ConfigError when the bundle cannot be used)."""
+        if ca_bundle is None:
+            return {}
+        with self._lock:
+            ctx = self._contexts.get(ca_bundle)
+            if ctx is None:
+                ctx = self._contexts[ca_bundle] = trust_context(ca_bundle)
+        return {"verify": ctx}
 
 
 def trust_context(ca_bundle: str) -> ssl.SSLContext:
