@@ -110,9 +110,8 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
         receipt = home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
         for _, ref in receipt.blobs():  # its body, and the certificates servers presented over TLS
-            hexd = str(ref["blake3"]).split(":", 1)[1]
-            if f"blobs/{hexd}" not in files:
-                files[f"blobs/{hexd}"] = home.store.read_as(ref)
+            data = home.store.read_as(ref)  # BlobCorrupt (one line, exit 1) for a malformed reference too
+            files[f"blobs/{str(ref['blake3']).split(':', 1)[1]}"] = data
         step()
     tree = home.ledger.tree()  # hashed once for every proof
     for rid in receipt_ids:
