@@ -47,6 +47,7 @@ from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.adapters.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
 from g6.adapters.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
+from g6.adapters.tls import TrustedRoots, presented, tls_block
 from g6.adapters.urls import (
     NormalizedURL,
     URLError,
@@ -93,6 +94,9 @@ class FetchPolicy:
     host_pause: float = 1.0
     user_agent: str = USER_AGENT
     accept: str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    # a PEM file of the root certificates https trusts instead of the default (certifi's): a private CA
+    # (an intranet, a test CA). ``G6_CA_BUNDLE`` sets it; read when a connection needs it (``tls.trust_context``)
+    ca_bundle: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowlist", tuple(normalise_pattern(p) for p in self.allowlist))
@@ -108,6 +112,8 @@ class FetchPolicy:
             raise ValueError(f"host_pause must be a finite number of seconds >= 0, got {self.host_pause}")
         if self.max_redirects < 0:
             raise ValueError(f"max_redirects must be >= 0, got {self.max_redirects}")
+        if self.ca_bundle is not None and not (isinstance(self.ca_bundle, str) and self.ca_bundle):
+            raise ValueError(f"ca_bundle must be the path of a PEM file, got {self.ca_bundle!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +159,13 @@ class CheckedClient:
 
     The request URL carries the checked IP, so httpx pools connections by IP. For HTTPS that would
     let a connection verified for one host name serve another name on the same address, so every
-    HTTPS host name gets a transport (a connection pool) of its own from ``transport_factory``.
-    ``transport``, when given, serves every request instead (for tests with ``MockTransport``).
+    HTTPS host name gets a transport (a connection pool) of its own from ``transport_factory``
+    (called with ``verify=`` an ``ssl.SSLContext`` when the policy names a ``ca_bundle``, and a pool of
+    its own per bundle). ``transport``, when given, serves every request instead (for tests with
+    ``MockTransport``).
+
+    Every hop over TLS keeps what the server presented on that hop's connection (``g6.adapters.tls``):
+    the certificates go into the store the fetch writes to, the hop names them (``Hop.tls``).
     """
 
     def __init__(
@@ -162,7 +173,7 @@ class CheckedClient:
         policy: FetchPolicy | None = None,
         *,
         transport: httpx.BaseTransport | None = None,
-        transport_factory: Callable[[], httpx.BaseTransport] | None = None,
+        transport_factory: Callable[..., httpx.BaseTransport] | None = None,
         resolver: Resolver = system_resolver,
         pacer: HostPacer | None = None,
         gate: HostGate | None = None,
@@ -176,22 +187,23 @@ class CheckedClient:
         self.secrets = tuple(s for s in secrets if s)
         self._fixed = transport
         self._plain = transport or self._factory()
-        self._tls: dict[tuple[str, int], httpx.BaseTransport] = {}
+        self._tls: dict[tuple[str, int, str | None], httpx.BaseTransport] = {}
         self._tls_lock = threading.Lock()
+        self._trust = TrustedRoots()
         self._resolver = resolver
         self._pacer = pacer or HostPacer()
         self._gate = gate or HostGate()
         self._robots = robots or RobotsCache()
         self._clock = clock
 
-    def _transport_for(self, n: NormalizedURL) -> httpx.BaseTransport:
+    def _transport_for(self, n: NormalizedURL, pol: FetchPolicy) -> httpx.BaseTransport:
         if self._fixed is not None or n.scheme != "https":
             return self._plain
-        key = (n.host, n.port)
+        key = (n.host, n.port, pol.ca_bundle)
         with self._tls_lock:
             t = self._tls.get(key)
             if t is None:
-                t = self._tls[key] = self._factory()
+                t = self._tls[key] = self._factory(**self._trust.transport_kwargs(pol.ca_bundle))
             return t
 
     @contextlib.contextmanager
@@ -266,7 +278,7 @@ class CheckedClient:
 
         return replace(
             resp, requested_url=redact_text(resp.requested_url, secrets), final_url=text(resp.final_url),
-            hops=tuple(Hop(redact_text(h.url, secrets), h.status, h.connected_address) for h in resp.hops),
+            hops=tuple(replace(h, url=redact_text(h.url, secrets)) for h in resp.hops),
             content_type=text(resp.content_type), retry_after=text(resp.retry_after),
             reason=redact_text(resp.reason, secrets), detail=redact_json(resp.detail, secrets))
 
@@ -335,7 +347,7 @@ class CheckedClient:
         headers = {"Host": n.host_header, "User-Agent": pol.user_agent, "Accept": accept,
                    "Accept-Encoding": "gzip, deflate", **extra_headers}
         request = httpx.Request("GET", target, headers=headers, extensions=extensions)
-        return self._transport_for(n).handle_request(request)
+        return self._transport_for(n, pol).handle_request(request)
 
     @staticmethod
     def _connected(resp: httpx.Response, fallback: str) -> str:
@@ -407,7 +419,10 @@ class CheckedClient:
                     resp = self._send(n, addresses[0], pol, accept, headers, deadline, first=not hops)
                     try:
                         connected = self._connected(resp, addresses[0])
-                        hops.append(Hop(n.url, resp.status_code, connected))
+                        # the server's own word, from this hop's connection (robots.txt reads keep nothing)
+                        shown = presented(resp) if (keep and store is not None) else None
+                        hops.append(Hop(n.url, resp.status_code, connected,
+                                        tls_block(shown, store) if shown is not None and store is not None else None))
                         location = resp.headers.get("location")
                         if resp.status_code in REDIRECT_STATUSES and location:
                             seen.add(n.url)

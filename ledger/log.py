@@ -236,8 +236,9 @@ class Ledger:
         total = self.head()[0] if progress is not None else 0
         n = 0
         for n, e in enumerate(self.entries(), 1):
-            if e.receipt.content:
-                out.update(str(v) for k, v in e.receipt.content.items() if k in ("blake3", "sha256"))
+            for _, ref in e.receipt.blobs():  # the body and the certificates a server presented
+                if isinstance(ref, Mapping):
+                    out.update(str(v) for k, v in ref.items() if k in ("blake3", "sha256"))
             if progress is not None and n % 1024 == 0:
                 progress(n, max(total, n))
         if progress is not None:

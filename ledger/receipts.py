@@ -106,14 +106,22 @@ def canonical_json(value: Any) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Hop:
-    """One request in a redirect chain: its URL, the status it got, the address connected to."""
+    """One request in a redirect chain: its URL, the status it got, the address connected to, and for
+    a hop over TLS what the server presented on that very connection (``tls``: protocol, cipher, the
+    peer's address and port, the name asked for, and the certificates as blob references; see
+    ``g6.adapters.tls``). ``tls`` is absent from the JSON when None, so hops signed before it existed
+    (and plain-http hops) are unchanged."""
 
     url: str
     status: int | None
     connected_address: str | None
+    tls: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"url": self.url, "status": self.status, "connected_address": self.connected_address}
+        d = {"url": self.url, "status": self.status, "connected_address": self.connected_address}
+        if self.tls is not None:
+            d["tls"] = dict(self.tls)
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +217,7 @@ class Receipt:
                 source=d["source"],
                 request=d["request"],
                 final_url=d["final_url"],
-                hops=tuple(Hop(h["url"], h["status"], h["connected_address"]) for h in d["hops"]),
+                hops=tuple(Hop(h["url"], h["status"], h["connected_address"], h.get("tls")) for h in d["hops"]),
                 http_status=d["http_status"],
                 byte_count=d["byte_count"],
                 truncated=d["truncated"],
@@ -227,6 +235,10 @@ class Receipt:
             )
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"malformed receipt: missing or bad field {e}") from None
+
+    def blobs(self) -> list[tuple[str, Any]]:
+        """Every blob this receipt names, with what it is (``named_blobs``): its body, its certificates."""
+        return named_blobs({"content": self.content, "hops": [h.to_json() for h in self.hops]})
 
     def canonical_bytes(self, *, with_signature: bool = False) -> bytes:
         return canonical_json(self.to_json(with_signature=with_signature))
@@ -268,6 +280,53 @@ class Receipt:
                                "receipt")
 
 
+def named_blobs(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Every blob a receipt (as JSON) names, each with what it is: its body (``content``), then for each
+    hop over TLS the certificates the server presented (``hop N certificate``, ``hop N chain[i]``,
+    ``hop N verified_chain[i]``), each blob once. The references are as signed and may be malformed:
+    the caller checks each (``ledger verify`` fails a malformed one). A ``tls`` block that names no
+    certificate, or a chain that is no list, is named with the value ``None``, so it fails rather than
+    being skipped. (Called on every row ``ledger verify`` reads: a receipt without TLS costs a loop.)"""
+    content = data.get("content")
+    out: list[tuple[str, Any]] = [("content", content)] if content else []
+    hops = data.get("hops")
+    if type(hops) is not list:
+        return out
+    for h in hops:
+        if type(h) is dict and h.get("tls") is not None:
+            break
+    else:
+        return out  # no hop over TLS: the common row costs this loop
+    seen: set[Any] = set()
+
+    def add(what: str, ref: Any) -> None:
+        key = ref.get("blake3") if type(ref) is dict else None
+        if type(key) is str:
+            if key in seen:
+                return  # a chain names the leaf again, and a redirect's hops often one certificate
+            seen.add(key)
+        out.append((what, ref))
+
+    for i, h in enumerate(hops):
+        tls = h.get("tls") if type(h) is dict else None
+        if tls is None:
+            continue
+        if type(tls) is not dict or not tls.get("certificate"):
+            add(f"hop {i} certificate", None)
+            continue
+        add(f"hop {i} certificate", tls["certificate"])
+        for member in ("chain", "verified_chain"):
+            refs = tls.get(member)
+            if refs is None:
+                continue  # the TLS stack that read it did not give it
+            if type(refs) is not list:
+                add(f"hop {i} {member}", None)
+                continue
+            for k, ref in enumerate(refs):
+                add(f"hop {i} {member}[{k}]", ref)
+    return out
+
+
 _TEXT_FIELDS = ("receipt_id", "kind", "source", "outcome", "outcome_code", "fetched_at")
 _OBJECT_FIELDS = ("request", "allowlist", "tool")
 _OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "signature")
@@ -279,7 +338,8 @@ def _check_types(d: Mapping[str, Any]) -> None:
     bad = [k for k in _TEXT_FIELDS if not isinstance(d.get(k), str)]
     bad += [k for k in _OBJECT_FIELDS if not isinstance(d.get(k), dict)]
     bad += [k for k in _OPTIONAL_OBJECTS if d.get(k) is not None and not isinstance(d.get(k), dict)]
-    if not isinstance(d.get("hops"), list) or not all(isinstance(h, dict) for h in d["hops"]):
+    if not isinstance(d.get("hops"), list) or not all(
+            isinstance(h, dict) and (h.get("tls") is None or isinstance(h["tls"], dict)) for h in d["hops"]):
         bad.append("hops")
     if bad:
         raise InputError(f"malformed receipt: wrong JSON type for {', '.join(bad)}")

@@ -45,6 +45,7 @@ from g6.ledger.receipts import (
     Signature,
     check_signature,
     cut_plain_signature,
+    named_blobs,
     plain_signature_member,
     signed_message_fast,
     unsigned_bytes_of_stored,
@@ -156,9 +157,9 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
         if data.get("kind") == "key" and seq not in timeline.entries:
             add(Check("keys", False, seq, rid, "a key entry the key pass did not read (its kind column says "
                                                "otherwise?): its key's window is unknown"))
-        content = data.get("content")
-        if store is not None and content:
-            rc.blob(store, seq, rid, content)
+        if store is not None:
+            for what, ref in named_blobs(data):  # the body, and the certificates of hops over TLS
+                rc.blob(store, seq, rid, ref, what)
     return rc.finish(n, prev, lo_seq, hi_seq, n_fast)
 
 
@@ -261,8 +262,8 @@ class _RangeCheck:
             self.out.checks.append(Check("signature", ok, seq, rid, "" if ok else why))
         return True
 
-    def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any]) -> None:
-        c = blob_check(store, seq, rid, content, self.blob_cache)
+    def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any], what: str = "content") -> None:
+        c = blob_check(store, seq, rid, content, self.blob_cache, what)
         if c.ok and self.compact:
             self.n_blob += 1
         else:
@@ -285,14 +286,16 @@ class _RangeCheck:
         return out
 
 
-def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any],
-               cache: dict[tuple[str, str, int], tuple[bool, str]]) -> Check:
-    """The blob a receipt names: present, re-hashing to both digests and the size, and the one its
-    sha256 index entry points at (each blob checked once, ``cache``)."""
+def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any] | None,
+               cache: dict[tuple[str, str, int], tuple[bool, str]], what: str = "content") -> Check:
+    """The blob a receipt names (``what``: its ``content``, or a certificate of a hop over TLS): present,
+    re-hashing to both digests and the size, and the one its sha256 index entry points at (each blob
+    checked once, ``cache``). A certificate's failure names the certificate, a body's reads as before."""
+    label = "" if what == "content" else f"{what}: "
     try:
-        expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))
+        expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))  # type: ignore[index]
     except (KeyError, TypeError, ValueError):
-        return Check("blob", False, seq, rid, "receipt's content block is malformed")
+        return Check("blob", False, seq, rid, f"receipt's {what} block is malformed")
     key = (expect.blake3, expect.sha256, expect.size)
     if key not in cache:
         c = store.check(expect.blake3, expect)
@@ -304,7 +307,7 @@ def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any
         else:
             cache[key] = (True, "")
     ok, detail = cache[key]
-    return Check("blob", ok, seq, rid, detail)
+    return Check("blob", ok, seq, rid, label + detail if detail else detail)
 
 
 SIGNATURE_MEMBERS = {"alg", "key_id", "value"}

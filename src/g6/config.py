@@ -15,6 +15,7 @@ these objects and never reads a setting itself.
 | ``G6_MAX_BYTES`` | stop reading a body here (``truncated``) | none |
 | ``G6_HARD_CAP`` | a body past this is ``too_large`` | 67108864 |
 | ``G6_TIMEOUT`` | total seconds for one fetch | ``120`` |
+| ``G6_CA_BUNDLE`` | a PEM file of the root certificates https trusts instead of the default (certifi's) | none |
 | ``G6_BLOB_COMPRESSION`` | ``zstd``: text bodies kept compressed at rest; ``off``: new bodies kept raw | ``zstd`` |
 | ``G6_LEDGER_URL`` | ``sqlite:///path`` or ``postgresql://user:pass@host:port/db`` | the home's ``ledger.sqlite`` |
 | ``G6_BLOB_URL`` | ``file:///path`` or ``s3://bucket/prefix`` | the home's ``knowledge/fetched`` |
@@ -47,6 +48,7 @@ from g6.adapters.openalex import OpenAlexSource
 from g6.adapters.search import SourceRegistry
 from g6.adapters.semantic_scholar import SemanticScholarSource
 from g6.adapters.sources import build_sources
+from g6.adapters.tls import trust_context
 from g6.errors import ConfigError
 from g6.home import EvidenceHome
 from g6.ledger import KeyDir
@@ -119,6 +121,7 @@ class Settings:
     max_bytes: int | None = None
     hard_cap: int = 64 * 1024 * 1024
     total_timeout: float = 120.0
+    ca_bundle: str | None = None  # G6_CA_BUNDLE: the roots https trusts instead of certifi's (a private CA)
     values: Mapping[str, str] = field(default_factory=dict, repr=False)  # never printed: may hold keys
     allow_open_key: bool = False  # G6_ALLOW_OPEN_KEY: sign with a key file group or others may read
 
@@ -148,7 +151,8 @@ class Settings:
         ``max_bytes`` replaces ``G6_MAX_BYTES``. A pattern the URL checks refuse raises ``ValueError``."""
         return FetchPolicy(allowlist=tuple(allow) or self.allowlist, allow_loopback=self.allow_loopback,
                            max_bytes=max_bytes if max_bytes is not None else self.max_bytes,
-                           hard_cap=self.hard_cap, host_pause=self.host_pause, total_timeout=self.total_timeout)
+                           hard_cap=self.hard_cap, host_pause=self.host_pause, total_timeout=self.total_timeout,
+                           ca_bundle=self.ca_bundle)
 
     def client(self, policy: FetchPolicy | None = None, **kw: object) -> CheckedClient:
         """A checked client under ``policy`` (default: :meth:`fetch_policy`) that keeps every configured
@@ -257,6 +261,9 @@ def load_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
     allowlist = tuple(p.strip() for p in values.get("G6_ALLOWLIST", "").split(",") if p.strip())
     for name in ("G6_LEDGER_URL", "G6_BLOB_URL", "G6_ELASTIC_URL"):
         _check_url(name, values.get(name, ""))
+    ca_bundle = values.get("G6_CA_BUNDLE", "").strip() or None
+    if ca_bundle is not None:
+        trust_context(ca_bundle)  # read once now: a bundle that cannot be used stops the command before any read
     return Settings(
         home=home,
         allow_loopback=_bool("G6_ALLOW_LOOPBACK", values.get("G6_ALLOW_LOOPBACK", "")),
@@ -265,6 +272,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         max_bytes=non_negative_number("G6_MAX_BYTES", values.get("G6_MAX_BYTES"), int, None),  # type: ignore[arg-type]
         hard_cap=int(non_negative_number("G6_HARD_CAP", values.get("G6_HARD_CAP"), int, 64 * 1024 * 1024)),  # type: ignore[arg-type]
         total_timeout=float(non_negative_number("G6_TIMEOUT", values.get("G6_TIMEOUT"), float, 120.0)),  # type: ignore[arg-type]
+        ca_bundle=ca_bundle,
         values=values,
         allow_open_key=_bool("G6_ALLOW_OPEN_KEY", values.get("G6_ALLOW_OPEN_KEY", "")),
     )

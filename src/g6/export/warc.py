@@ -16,6 +16,15 @@ Per receipt of a read (``fetch``, ``search``, ``recheck``):
   ``urn:g6:receipt:<receipt id>``, and ``WARC-Concurrent-To`` the response (or revisit): the
   page's own URL always replays the page, never its receipt.
 
+- for each hop over TLS, the certificates the server presented on that hop's connection (the leaf, and
+  the chains where the receipt names them): a ``resource`` record each, once per WARC (the first
+  response that presented it is its ``WARC-Concurrent-To``), of ``Content-Type: application/pkix-cert``
+  (RFC 2585: one DER certificate), URI ``urn:g6:certificate:sha256:<hex>`` (the certificate's SHA-256
+  fingerprint). WARC has no record type for TLS; a resource record is "a resource, without full
+  protocol response information", which a certificate read off a TLS connection is. Replay tools index
+  it under its ``urn:`` URI and never serve it as a page; the receipt's metadata record names each
+  certificate by the same digest, beside the protocol, cipher and address.
+
 A ``convert`` receipt becomes a ``conversion`` record (the extracted text) whose ``WARC-Refers-To``
 is the response that carried the source PDF (target URI: that response's URL; ``urn:g6:blob:<blake3>``
 when the PDF's response is not in this export). Receipts without a body (refused, denied,
@@ -40,7 +49,7 @@ from warcio.warcwriter import WARCWriter
 from g6 import TOOL_NAME, __version__
 from g6.adapters.checked_client import USER_AGENT
 from g6.home import EvidenceHome
-from g6.ledger.receipts import Receipt
+from g6.ledger.receipts import Hop, Receipt, named_blobs
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 EMPTY_SHA256 = "sha256:" + hashlib.sha256(b"").hexdigest()
@@ -70,12 +79,13 @@ class WarcSummary:
     metadata: int
     redirects: int = 0  # response records of redirect hops
     conversions: int = 0
+    certificates: int = 0  # resource records of the certificates servers presented over TLS
     pages: tuple[Page, ...] = ()  # every read whose answer was archived (response or revisit), in order
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "receipts": self.receipts, "responses": self.responses,
                 "revisits": self.revisits, "requests": self.requests, "metadata": self.metadata,
-                "redirects": self.redirects, "conversions": self.conversions}
+                "redirects": self.redirects, "conversions": self.conversions, "certificates": self.certificates}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +113,8 @@ class _Exporter:
         self.home = home
         self.w = writer
         self.counts = {"responses": 0, "revisits": 0, "requests": 0, "metadata": 0, "receipts": 0,
-                       "redirects": 0, "conversions": 0}
+                       "redirects": 0, "conversions": 0, "certificates": 0}
+        self.certificates: set[str] = set()  # sha256 of each certificate written
         self.by_sha: dict[str, _Written] = {}  # sha256 of a non-empty body -> its first response
         self.by_blake3: dict[str, _Written] = {}  # blake3 of a body -> the response that carried it
         self.pages: list[Page] = []
@@ -136,6 +147,7 @@ class _Exporter:
             rid = self._write(rec, "responses")
             self.counts["redirects"] += 1
             self.request(hop.url, date, rid)
+            self.presented(hop, date, rid)
 
     def answer(self, r: Receipt, url: str, date: str) -> str:
         """The final response (or a revisit of an identical body written before); its record id."""
@@ -165,7 +177,25 @@ class _Exporter:
                 self.by_sha[sha] = _Written(rid, url, date)
         self.by_blake3.setdefault(b3, _Written(rid, url, date))
         self.request(url, date, rid)
+        if r.hops:
+            self.presented(r.hops[-1], date, rid)
         return rid
+
+    def presented(self, hop: Hop, date: str, concurrent: str) -> None:
+        """What the server presented on ``hop``'s TLS connection: a ``resource`` record per certificate
+        not yet in this WARC, concurrent to the hop's response. A certificate the receipt names that the
+        store cannot give back stops the export, as a missing body does."""
+        for _, ref in named_blobs({"hops": [hop.to_json()]}):
+            der = self.home.store.read_as(ref)  # BlobCorrupt for a malformed reference or other bytes
+            sha = str(ref["sha256"])
+            if sha in self.certificates:
+                continue
+            rec = self.w.create_warc_record(f"urn:g6:certificate:{sha}", "resource", payload=BytesIO(der),
+                                            length=len(der), warc_content_type="application/pkix-cert",
+                                            warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": concurrent,
+                                                               "WARC-Payload-Digest": sha})
+            self._write(rec, "certificates")
+            self.certificates.add(sha)
 
     def conversion(self, r: Receipt, date: str) -> str | None:
         if not r.content:

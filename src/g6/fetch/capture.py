@@ -17,7 +17,7 @@ from g6.adapters.outcomes import Outcome, es_code
 from g6.adapters.redact import redact_json, redact_text, redact_url
 from g6.adapters.web import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
 from g6.home import EvidenceHome
-from g6.ledger.receipts import Hop, Receipt
+from g6.ledger.receipts import Receipt
 from g6.store import BlobBackend, BlobRef, Digest
 from g6.store.base import BlobWriterLike
 
@@ -103,7 +103,7 @@ def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, reques
         source=source,
         request=dict(request),
         final_url=redact_url(resp.final_url) if resp.final_url else None,
-        hops=tuple(Hop(redact_url(h.url), h.status, h.connected_address) for h in resp.hops),
+        hops=tuple(replace(h, url=redact_url(h.url)) for h in resp.hops),  # with what TLS showed
         http_status=resp.status,
         byte_count=resp.byte_count,
         truncated=resp.truncated,

@@ -5,7 +5,8 @@
     bundle.json                 index: schema, manifest id, origin, sha256 and size of every other file
     manifest.json               the citation manifest, as given
     receipts/<receipt_id>.json  every cited receipt (signed)
-    blobs/<blake3 hex>          every cited body, raw bytes
+    blobs/<blake3 hex>          every cited body, raw bytes, and the certificates (DER) the cited receipts say
+                                servers presented over TLS
     proofs/<receipt_id>.tlog-proof   C2SP inclusion proof of each receipt
     proofs/consistency/<old>-<new>.tlog-consistency
                                 a consistency proof between the bundle's checkpoint and another checkpoint
@@ -108,9 +109,9 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
     for rid in receipt_ids:
         receipt = home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
-        if receipt.content:
-            hexd = str(receipt.content["blake3"]).split(":", 1)[1]
-            files[f"blobs/{hexd}"] = home.store.read_as(receipt.content)
+        for _, ref in receipt.blobs():  # its body, and the certificates servers presented over TLS
+            data = home.store.read_as(ref)  # BlobCorrupt (one line, exit 1) for a malformed reference too
+            files[f"blobs/{str(ref['blake3']).split(':', 1)[1]}"] = data
         step()
     tree = home.ledger.tree()  # hashed once for every proof
     for rid in receipt_ids:

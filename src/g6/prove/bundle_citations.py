@@ -49,6 +49,8 @@ class _Trusted:
     outcome: str
     status_shown: int | None  # the HTTP status as signed (None when the receipt has none)
     interstitial: Mapping[str, Any] | None = None  # the wall the read met (login, challenge, consent), as signed
+    # the certificates servers presented on the read's hops over TLS, as signed: (what, blob reference)
+    certificates: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -124,6 +126,7 @@ class CitationChecks:
         self.proofs = 0
         self.leaves: dict[str, int] = {}  # receipt id -> its leaf index, when its inclusion proof held
         self.fetched: dict[str, object] = {}  # receipt id -> fetched_at, when its signature verified
+        self.cert_cache: dict[str, str] = {}  # a certificate member -> why it fails ("": it holds), hashed once
 
     def run(self, citations: Sequence[Citation], roots: Sequence[VerifyKey],
             origin: str | None) -> list[CitationVerdict]:
@@ -164,6 +167,9 @@ class CitationChecks:
             by_blob.setdefault("blobs/" + str(content["blake3"]).removeprefix("blake3:"), []).append(p)
         for name, group in sorted(by_blob.items()):
             self._blob(name, group)
+        for p in pending:
+            if p.trusted is not None and p.trusted.certificates:
+                p.checks.append(self._certificates(p.trusted.certificates))
         return [p.verdict() for p in pending]
 
     def _receipt(self, rid: str, roots: Sequence[VerifyKey], origin: str | None) -> _ReceiptResult:
@@ -206,7 +212,8 @@ class CitationChecks:
             receipt.receipt_id, str(receipt.kind), str(receipt.source), str(receipt.final_url or request_url),
             request_url, request, status or 0, ctype if isinstance(ctype, str) else None,
             receipt.content if isinstance(receipt.content, Mapping) else None, str(receipt.outcome)[:40], status,
-            receipt.interstitial if isinstance(receipt.interstitial, Mapping) else None))
+            receipt.interstitial if isinstance(receipt.interstitial, Mapping) else None,
+            tuple((what, ref) for what, ref in receipt.blobs() if what != "content")))
 
     def _inclusion(self, rid: str, receipt: Receipt, roots: Sequence[VerifyKey],
                    origin: str | None) -> tuple[BundleCheck, ProofCheck | None, int | None]:
@@ -258,15 +265,47 @@ class CitationChecks:
         detail = checks["inclusion"].detail
         return BundleCheck("inclusion", True, detail if same_tree(cp, mine) else f"{detail}; {why}")
 
+    def _certificates(self, refs: Sequence[tuple[str, Any]]) -> BundleCheck:
+        """The certificates the verified receipt says servers presented over TLS: each carried in the bundle
+        (``blobs/<blake3>``) and hashing to the receipt. Only for a receipt that names some (hops over https
+        read since receipts keep them); one missing or other bytes fails the citation, as its body would."""
+        bad = []
+        for what, ref in refs:
+            if not isinstance(ref, Mapping) or not _content_ok(ref):
+                bad.append(f"{what}: the receipt names no well-formed digests")
+                continue
+            name = "blobs/" + str(ref["blake3"]).removeprefix("blake3:")
+            if name not in self.cert_cache:
+                self.cert_cache[name] = self._hashed(name, ref, keep=False)[0]
+            if self.cert_cache[name]:
+                bad.append(f"{what}: {self.cert_cache[name]}")
+        if bad:
+            return BundleCheck("certificates", False, "; ".join(bad[:4]) + (f"; {len(bad) - 4} more" if len(bad) > 4
+                                                                             else ""))
+        return BundleCheck("certificates", True, f"{len(refs)} certificate(s) the server presented over TLS, "
+                                                 "each hashing to the receipt")
+
     def _blob(self, name: str, group: list[_Pending]) -> None:
         first = group[0].trusted
         assert first is not None and first.content is not None
         content = first.content
+        size = content.get("size")
+        keep = isinstance(size, int) and size <= max(self.max_parsed_body, MAX_PLAIN_BODY)
+        why, data = self._hashed(name, content, keep)
+        memo: dict[tuple[Any, ...], Any] = {}  # a body is parsed once, however many citations it carries
+        for p in group:
+            p.checks.append(BundleCheck("blob_digests", not why, why))
+            if why:
+                p.checks.append(BundleCheck("cited_text", False, "not checked: the blob does not verify"))
+                continue
+            self._cited(p, data, memo)
+
+    def _hashed(self, name: str, content: Mapping[str, Any], keep: bool) -> tuple[str, bytes | None]:
+        """Member ``name`` streamed against the receipt's ``content`` digests and size: why it fails ("" when
+        it holds) and, when ``keep`` and it holds, its bytes."""
         want = (content.get("blake3"), content.get("sha256"), content.get("size"))
         size = content.get("size")
         declared = self.members.declared.get(name)
-        limit = max(self.max_parsed_body, MAX_PLAIN_BODY)
-        keep = isinstance(size, int) and size <= limit
         b3, sha = blake3.blake3(), hashlib.sha256()
         body = bytearray()
 
@@ -291,13 +330,7 @@ class CitationChecks:
                 why = "the blob does not hash to the receipt"
         data = bytes(body) if keep and not why else None
         body.clear()  # the copy above is what is kept
-        memo: dict[tuple[Any, ...], Any] = {}  # a body is parsed once, however many citations it carries
-        for p in group:
-            p.checks.append(BundleCheck("blob_digests", not why, why))
-            if why:
-                p.checks.append(BundleCheck("cited_text", False, "not checked: the blob does not verify"))
-                continue
-            self._cited(p, data, memo)
+        return why, data
 
     def _cited(self, p: _Pending, body: bytes | None, memo: dict[tuple[Any, ...], Any]) -> None:
         t, c = p.trusted, p.citation
