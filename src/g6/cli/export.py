@@ -51,7 +51,9 @@ def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
         click.echo(f"wrote {summary.path}: {counted(summary.responses, 'response')} "
                    f"({counted(summary.redirects, 'redirect')}), {counted(summary.revisits, 'revisit')}, "
                    f"{counted(summary.conversions, 'conversion')}, {counted(summary.requests, 'request')}, "
-                   f"{counted(summary.metadata, 'metadata record')} from {counted(summary.receipts, 'receipt')}")
+                   f"{counted(summary.metadata, 'metadata record')}"
+                   + (f", {counted(summary.certificates, 'certificate')}" if summary.certificates else "")
+                   + f" from {counted(summary.receipts, 'receipt')}")
 
 
 @_export_command("wacz", "export-wacz.v1", "The .wacz file to write.",
