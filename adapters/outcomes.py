@@ -147,6 +147,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_STORE_BACKEND": "the blob store (S3) is down or refuses; the message names it and what to check",
     "G6_E_LEDGER_KEY": "no signing key, or an unreadable or unknown key",
     "G6_E_LEDGER_RECEIPT_NOT_FOUND": "a receipt id the ledger does not hold",
+    "G6_E_LEDGER_RECEIPT_UNVERIFIED": "a receipt whose signature does not verify with a trusted key: `g6 receipt "
+                                      "export` does not sign it again as an attestation or a credential",
     "G6_E_LEDGER_DISK_FULL": "the disk ran out while appending; the transaction was rolled back",
     "G6_E_LEDGER_BACKEND": "the ledger database (PostgreSQL) is down or refuses; the message says what to check",
     "G6_E_LEDGER_RECEIPT_TOO_LARGE": "a receipt over 65,535 bytes of canonical JSON (more than an entry of a "

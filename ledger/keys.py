@@ -23,6 +23,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+import base58
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -30,6 +31,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from g6.errors import SigningKeyError
 
 _PREFIX = "ed25519:"
+# multicodec ``ed25519-pub`` (0xed) as its unsigned varint: what a Multikey's publicKeyMultibase starts with
+_ED25519_PUB_CODEC = b"\xed\x01"
 MAX_KEY_FILE = 1 << 16  # a PKCS#8 PEM Ed25519 key is 119 bytes; a file past this is not one
 
 
@@ -51,6 +54,23 @@ class VerifyKey:
 
     def to_text(self) -> str:
         return _PREFIX + base64.b64encode(self.raw).decode()
+
+    @property
+    def multikey(self) -> str:
+        """The key as a W3C Multikey's ``publicKeyMultibase`` (Controlled Identifiers 1.0): multibase
+        base58btc (``z``) of the multicodec ``ed25519-pub`` prefix and the raw key, so always ``z6Mk…``."""
+        return "z" + base58.b58encode(_ED25519_PUB_CODEC + self.raw).decode("ascii")
+
+    @property
+    def did_key(self) -> str:
+        """The key as a ``did:key`` DID (the did:key method: ``did:key:`` + its Multikey), which a verifier
+        resolves offline from the DID itself."""
+        return "did:key:" + self.multikey
+
+    @property
+    def did_key_method(self) -> str:
+        """The DID URL of the key's verification method in its own did:key document (``did:key:z6Mk…#z6Mk…``)."""
+        return f"{self.did_key}#{self.multikey}"
 
     @classmethod
     def from_text(cls, text: str) -> VerifyKey:

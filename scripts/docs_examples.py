@@ -39,7 +39,8 @@ PID; whatever is still running then fails the check.
 
 What changes from run to run is replaced by stable placeholders, numbered by first appearance in a
 session: receipt, manifest and run ids (``rcpt_<1>``), times (``<time>``), signing keys
-(``ed25519:<key-1>``, ``ed25519:<pub-1>``), log ids (``g6-evidence/<log-1>``), verifier keys,
+(``ed25519:<key-1>``, ``ed25519:<pub-1>``, as a did:key ``did:key:z6Mk<multikey-1>``), log ids
+(``g6-evidence/<log-1>``), verifier keys,
 signatures, a TSA's genTime, tree hashes and other base64 or hex values that are not content digests,
 temporary folder names, and ports a server picked: those of the witness, the TSA, PostgreSQL and S3
 (read from the settings they print) are shown as 7380, 3161, 5432 and 8333, any other as ``<port-N>``.
@@ -237,6 +238,9 @@ class Normaliser:
         text = re.sub(r"ed25519:([0-9a-f]{32})\b", lambda m: self._n("key", m[1], "ed25519:<key-{}>"), text)
         text = re.sub(rf"ed25519:({B64}{{43}}=)", lambda m: self._n("pub", m[1], "ed25519:<pub-{}>"), text)
         text = re.sub(r"g6-evidence/([0-9a-f]{16})\b", lambda m: self._n("log", m[1], "g6-evidence/<log-{}>"), text)
+        # an Ed25519 key as a Multikey (base58btc, always z6Mk…): a did:key and its verification method
+        text = re.sub(r"\bz6Mk([1-9A-HJ-NP-Za-km-z]{44})\b",
+                      lambda m: self._n("mk", m[1], "z6Mk<multikey-{}>"), text)
         text = re.sub(rf"\+([0-9a-f]{{8}})\+({B64}{{44}})", lambda m: self._n("vkey", m[0], "+<vkey-{}>"), text)
         # content digests name bytes that do not change; other long hex or base64 values do
         text = re.sub(r"(?<![:0-9a-zA-Z_])[0-9a-f]{64}(?![0-9a-zA-Z])",

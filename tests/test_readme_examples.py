@@ -218,6 +218,17 @@ def test_normaliser_keeps_content_digests_and_numbers_what_varies() -> None:
                    "again rcpt_<1> then rcpt_<2> at <time> published 2022-02-24T15:05:19Z by ed25519:<key-1>")
 
 
+
+def test_normaliser_numbers_a_did_key() -> None:
+    """An Ed25519 key as a did:key (base58btc Multikey, z6Mk…) changes per run: numbered, in the DID and the
+    verification method alike; the rest of the line stays."""
+    norm = rx.Normaliser({}, {})
+    did = "did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2"
+    other = "did:key:z6MkvqJRLsQanpzB41khADBvWhftNPpB4SrJMq3aiwWsg2ix"
+    assert norm(f'"issuer": "{did}", "verificationMethod": "{did}#{did[8:]}" then {other}') == (
+        '"issuer": "did:key:z6Mk<multikey-1>", "verificationMethod": "did:key:z6Mk<multikey-1>#z6Mk<multikey-1>" '
+        "then did:key:z6Mk<multikey-2>")
+
 @pytest.mark.signals
 @pytest.mark.parametrize("stop, sigint_ignored", [(signal.SIGINT, False), (signal.SIGTERM, False),
                                                    (signal.SIGINT, True), (signal.SIGTERM, True)],

@@ -10,6 +10,7 @@
     ├── LedgerError
     │   ├── SigningKeyError      (no signing key, an unreadable or unknown key)
     │   ├── ReceiptNotFound
+    │   ├── ReceiptUnverified    (a receipt whose signature fails: not exported in a form g6 signs again)
     │   ├── LedgerDiskFull       (the disk ran out while appending; the transaction rolled back)
     │   ├── ReceiptTooLarge      (a receipt over 65,535 bytes: more than a published log's entry holds)
     │   └── LedgerBackendError   (the ledger database is down or refuses: names it and what to check)
@@ -103,6 +104,13 @@ class SigningKeyError(LedgerError):
 
 class ReceiptNotFound(LedgerError):
     code = "G6_E_LEDGER_RECEIPT_NOT_FOUND"
+
+
+class ReceiptUnverified(LedgerError):
+    """A receipt whose signature does not verify with a key the home trusts: ``g6 receipt export`` will not
+    sign it again as an attestation or a credential."""
+
+    code = "G6_E_LEDGER_RECEIPT_UNVERIFIED"
 
 
 class ReceiptTooLarge(LedgerError):

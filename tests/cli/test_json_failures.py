@@ -85,7 +85,8 @@ def _args(cmd: str, t: Path) -> list[str]:
         "keys trust": ["self"], "ledger consistency": ["1", "2"], "ledger copy": ["--to", f"sqlite:///{t / 'c.db'}"],
         "ledger prove": [RID], "ledger publish": [str(t / "tiles")], "manifest sign": [str(manifest)],
         "manifest verify": [str(manifest)], "monitor": ["http://127.0.0.1:9/log/", "--key", "ed25519:x"],
-        "receipt show": [RID], "recheck": [str(manifest)], "search": ["arxiv", "x"],
+        "receipt show": [RID], "receipt export": [RID, "--format", "dsse"], "recheck": [str(manifest)],
+        "search": ["arxiv", "x"],
         "verify-proof": [str(proof), "--key", "ed25519:x"],
     }.get(cmd, [])
 

@@ -1,4 +1,4 @@
-"""``g6 receipt show``, ``g6 ledger`` (list, verify, checkpoint, checkpoints, prove, consistency, copy, publish) and
+"""``g6 ledger`` (list, verify, checkpoint, checkpoints, prove, consistency, copy, publish) and
 ``g6 verify-proof``: the receipt ledger and its proofs."""
 
 # Imports: the ledger is loaded by g6.config anyway (top); g6.prove (checkpoints, proofs, verify --since)
@@ -43,26 +43,6 @@ from g6.ledger.proofs import (
     verify_consistency_proof,
     verify_inclusion_proof,
 )
-
-
-@cli.group("receipt", short_help="Receipts: show one.")
-def receipt_group() -> None:
-    """Receipts: show one."""
-
-
-@receipt_group.command("show", short_help="Print one receipt as JSON, signature included.")
-@click.argument("receipt_id")
-@json_option("receipt.v1", help="Print the receipt as JSON ({}); the receipt is JSON without it too, so "
-                                "`receipt show ID | jq` works")
-@pass_ctx
-def receipt_show(c: Ctx, receipt_id: str, as_json: bool) -> None:
-    """Print one receipt as JSON, signature included."""
-    with c.evidence() as ev:
-        try:
-            r = ev.ledger.get(receipt_id)
-        except G6Error as e:
-            fail(str(e), EXIT_FAILED)
-    click.echo(r.shown(), nl=False)  # the bytes g6 serve's /receipt/{id} serves (Receipt.shown)
 
 
 @cli.group("ledger", short_help="The receipt ledger: verify, checkpoint, prove, publish.")
