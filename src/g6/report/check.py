@@ -1,0 +1,338 @@
+"""``g6 report check``: every citation of a report resolved to evidence and given its verdict.
+
+For each citation, in order (:mod:`g6.report.evidence` says which receipt fits):
+
+* its source is resolved to what is read: an http(s) URL as written; ``document:N`` through the user's
+  mapping (``documents``: a URL or a receipt id), else no evidence; a paper (``doi:``, ``arxiv:``,
+  ``openalex:``) through the paper sources to its landing page (:mod:`g6.report.papers`);
+* the receipt the report pins, else the newest ok read of that URL in the evidence source, else a fetch now
+  through the checked client (not with ``receipts_only``, nor from a bundle): each URL is read at most once a
+  run, however often it is cited, hosts in parallel and one request at a time per host (the host pool batch
+  fetch and re-check use, on forked processes where the home allows it); every read is receipted;
+* a PDF is read through its conversion (``g6 convert``; receipted), the conversion kept being reused;
+* the verdict (:mod:`g6.report.verdicts`) from the read's receipt and bytes.
+
+Pages are read and judged where they were fetched (a worker), receipts are signed and appended here in groups,
+and each verdict goes to the run file (``$G6_HOME/knowledge/reports/<run id>.jsonl``) once its receipt is
+durable: a run stopped at any point and started again with the same run id skips what it decided, and reads
+nothing it read already.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from g6.adapters.checked_client import CheckedClient
+from g6.errors import InputError
+from g6.fetch.batch import usable_processes
+from g6.fetch.capture import prepare_fetch
+from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Receipt, new_receipt_id
+from g6.report.evidence import EvidenceSource, choose, ok_read, url_key
+from g6.report.model import Report, ReportCitation, source_kind
+from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts
+from g6.runs import RunState
+
+BATCH = 64  # receipts appended per transaction at most
+RUN_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+PAPERS = ("doi", "arxiv", "openalex")
+
+
+def citation_key(c: ReportCitation) -> str:
+    """What a run file knows a citation by: its number and a hash of what it says (a different report under
+    the same run id shares nothing it should not)."""
+    h = hashlib.sha256("\n".join((c.source, c.quote or "", c.claim, c.receipt_id or "")).encode("utf-8",
+                                                                                           "surrogatepass"))
+    return f"{c.n}:{h.hexdigest()[:16]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of a run file: a citation's verdict."""
+
+    key: str
+    verdict: Verdict
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, **self.verdict.run_json()}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Line:
+        return cls(str(d["key"]), Verdict.from_json(d))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """Every citation's verdict, in the report's order."""
+
+    run_id: str
+    report: Report
+    verdicts: tuple[Verdict, ...]
+    resumed: int = 0  # verdicts an earlier run with this run id had decided
+    fetched: int = 0  # URLs read in this run
+    evidence: str = "home"  # where receipts came from: home | bundle
+    receipts_only: bool = False
+
+
+@dataclass
+class _Page:
+    """One URL to read, the citations (by place) that rest on it, and their quotes and claims."""
+
+    url: str
+    items: list[tuple[int, str | None, str]] = field(default_factory=list)  # (place, quote, claim)
+    searched: dict[int, str] = field(default_factory=dict)  # place -> the search receipt that led here
+
+
+def run_state(home: EvidenceHome, run_id: str, state_dir: Path | None = None) -> RunState:
+    if not run_id or not set(run_id) <= RUN_ID_CHARS or len(run_id) > 80:
+        raise InputError(f"a run id is letters, digits, '-' and '_' (at most 80), got {run_id[:80]!r}")
+    return RunState((state_dir or home.root / "knowledge" / "reports") / f"{run_id}.jsonl",
+                    decode=Line.from_json, key=lambda line: line.key)
+
+
+class _Check:
+    """One check: the plan (what each citation reads), the reads, the verdicts."""
+
+    def __init__(self, home: EvidenceHome, ev: EvidenceSource, report: Report, client: CheckedClient | None,
+                 documents: Mapping[int, str], sources: Any, state: RunState,
+                 progress: Callable[[int, int], None] | None) -> None:
+        self.home, self.ev, self.report, self.client = home, ev, report, client
+        self.documents, self.sources, self.state, self.progress = documents, sources, state, progress
+        self.may_fetch = client is not None and ev.name == "home"
+        self.keys = [citation_key(c) for c in report.citations]
+        loaded: dict[str, Line] = state.load()
+        self.done: dict[int, Verdict] = {i: loaded[k].verdict for i, k in enumerate(self.keys) if k in loaded}
+        self.resumed = len(self.done)
+        # reads this run made before it stopped: a URL is read once a run, whatever its outcome
+        self.run_reads = {url_key(str(v.read["url"])): v.receipt_id for v in self.done.values()
+                          if v.read is not None and v.receipt_id and v.read.get("how") == "fetched"}
+        self.fetched = 0
+        self._texts: dict[str, Any] = {}  # receipt id -> texts (and conversion): several citations, one page
+        self.papers: dict[str, Any] = {}  # paper source -> (landing URL, search receipt) or its verdict
+
+    # -- reporting ------------------------------------------------------------------------------
+    def _decide(self, decided: list[tuple[int, Verdict]]) -> None:
+        """Verdicts on file (their receipts are durable already), then counted."""
+        if not decided:
+            return
+        self.state.add_many([Line(self.keys[i], v) for i, v in decided])
+        for i, v in decided:
+            self.done[i] = v
+        if self.progress is not None:
+            self.progress(len(self.done), len(self.report.citations))
+
+    # -- the plan -------------------------------------------------------------------------------
+    def _target(self, c: ReportCitation) -> tuple[str, str] | Verdict:
+        """("url", URL), ("receipt", id) or ("paper", source) for a citation; or its verdict when nothing
+        can be read for it."""
+        if c.receipt_id:
+            return "receipt", c.receipt_id
+        kind = source_kind(c.source)
+        if kind == "url":
+            return "url", c.source
+        if kind == "document":
+            n = c.source.split(":", 1)[1]
+            mapped = self.documents.get(int(n)) if n.isdigit() else None
+            if mapped is None:
+                return failed(f"{c.source} is a document the report's author supplied, with no address: map it "
+                              f"to a URL or a receipt id (--document {n}=URL) to check it", source=c.source)
+            return ("receipt", mapped) if mapped.startswith("rcpt_") else ("url", mapped)
+        if kind in PAPERS:
+            return "paper", c.source
+        return failed(f"{c.source[:80]!r} is not a source g6 reads (an http(s) URL, doi:, arxiv:, openalex: or "
+                      "document:N)", source=c.source[:200])
+
+    def plan(self) -> dict[str, _Page]:
+        """Decide what each undecided citation rests on: those with a stored read are judged now, the others
+        are returned as pages to fetch (by URL key)."""
+        pages: dict[str, _Page] = {}
+        # receipt id -> (place, citation, search receipt, how it was chosen)
+        stored: dict[str, list[tuple[int, ReportCitation, str | None, str]]] = defaultdict(list)
+        decided: list[tuple[int, Verdict]] = []
+        for i, c in enumerate(self.report.citations):
+            if i in self.done:
+                continue
+            target = self._target(c)
+            if isinstance(target, Verdict):
+                decided.append((i, target))
+                continue
+            kind, value = target
+            searched = None
+            if kind == "receipt":
+                r = self.ev.get(value)
+                if r is None:
+                    decided.append((i, failed(f"the pinned receipt {value[:80]} is not in this {self.ev.name}",
+                                              receipt_id=value[:80])))
+                else:
+                    stored[r.receipt_id].append((i, c, None, "pinned"))
+                continue
+            if kind == "paper":
+                from g6.report.papers import resolve
+
+                landing = resolve(self, value)
+                if isinstance(landing, Verdict):
+                    decided.append((i, landing))
+                    continue
+                value, searched = landing
+            key = url_key(value)
+            rid = self.run_reads.get(key)
+            r = self.ev.get(rid) if rid else choose(self.ev.reads(value), self.may_fetch)
+            if r is not None:
+                stored[r.receipt_id].append((i, c, searched, self.ev.name))
+            elif self.may_fetch:
+                page = pages.setdefault(key, _Page(value))
+                page.items.append((i, c.quote, c.claim))
+                if searched:
+                    page.searched[i] = searched
+            else:
+                decided.append((i, failed(f"no read of {value[:200]} in this {self.ev.name} (nothing is fetched "
+                                          "with --receipts-only or from a bundle)", url=value[:500])))
+        self._decide(decided)
+        for rid, items in stored.items():
+            r = self.ev.get(rid)
+            assert r is not None
+            self._decide([(i, self._searched(self._judge_stored(r, c, how), s)) for i, c, s, how in items])
+        return pages
+
+    @staticmethod
+    def _searched(v: Verdict, search_receipt: str | None) -> Verdict:
+        return v if search_receipt is None else replace(v, detail={**dict(v.detail), "search": search_receipt})
+
+    # -- judging a stored read --------------------------------------------------------------------
+    def _texts_of(self, r: Receipt) -> tuple[Any, Receipt | None] | Verdict:
+        """The texts of ``r``'s body (a PDF's: through its conversion), once per receipt."""
+        if r.receipt_id in self._texts:
+            return self._texts[r.receipt_id]  # type: ignore[no-any-return]
+        got: tuple[Any, Receipt | None] | Verdict
+        if not ok_read(r):
+            got = (None, None)
+        else:
+            try:
+                body = self.ev.body(r.content or {})
+            except Exception as e:  # noqa: BLE001 - a body the store cannot serve is no evidence, said why
+                got = failed(f"the body of receipt {r.receipt_id} cannot be read from the {self.ev.name}: "
+                             f"{str(e)[:200]}", receipt_id=r.receipt_id)
+            else:
+                got = self._pdf(r, body) if is_pdf(r, body) else (body_texts(r, body), None)
+        self._texts[r.receipt_id] = got
+        return got
+
+    def _pdf(self, r: Receipt, body: bytes) -> tuple[Any, Receipt | None] | Verdict:
+        """A PDF's text, from its newest ok conversion, or (in a home) converted now and receipted."""
+        assert r.content is not None
+        conv = next((x for x in self.ev.conversions(str(r.content["blake3"])) if x.outcome == "ok" and x.content),
+                    None)
+        if conv is None and self.ev.name == "home":
+            from g6.fetch.convert import convert
+
+            result = convert(self.home, str(r.content["blake3"]))
+            conv = self.home.ledger.get(result.receipt_id)
+            self.ev.add([conv])
+            if conv.outcome != "ok" or not conv.content:
+                return failed(f"the PDF could not be read as text ({conv.outcome}: "
+                              f"{conv.detail.get('reason', '')})", receipt_id=r.receipt_id, converted=conv.receipt_id)
+        if conv is None:
+            return failed(f"receipt {r.receipt_id} holds a PDF and this {self.ev.name} holds no conversion of it "
+                          "to text", receipt_id=r.receipt_id)
+        text = self.ev.body(conv.content or {}).decode("utf-8", "replace")
+        return text_texts(text), conv
+
+    def _judge_stored(self, r: Receipt, c: ReportCitation, how: str) -> Verdict:
+        got = self._texts_of(r)
+        if isinstance(got, Verdict):
+            return got
+        texts, conv = got
+        return judge(c.quote, c.claim, r, how, texts, converted=conv)
+
+    # -- fetching ---------------------------------------------------------------------------------
+    def fetch(self, pages: dict[str, _Page], workers: int, processes: int) -> None:
+        if not pages:
+            return
+        assert self.client is not None
+        client, store = self.client, self.home.store
+
+        def work(page: _Page) -> tuple[Receipt, list[Verdict] | None]:
+            # read and judged where it was fetched: this thread, which alone signs and appends, is left
+            # only what must happen in order
+            prepared = prepare_fetch(store, client, page.url, documents=False)
+            r = prepared.receipt
+            body = None
+            if ok_read(r):
+                body = store.read(str((r.content or {})["blake3"]))
+                if is_pdf(r, body):
+                    return r, None  # converted in the calling process, which appends the conversion's receipt
+            texts = body_texts(r, body) if body is not None else None
+            return r, [judge(q, claim, r, "fetched", texts) for _, q, claim in page.items]
+
+        by_host: dict[str, list[_Page]] = defaultdict(list)
+        for page in pages.values():
+            by_host[host_of(page.url)].append(page)
+        with contextlib.ExitStack() as stack:
+            if usable_processes(self.home, processes) > 1 and len(by_host) > 1:
+                stack.enter_context(client.hosts_shared(multiprocessing.get_context("fork")))
+                results: Any = fork_workers(work, workers, min(processes, len(by_host)),
+                                            setup=client.forget_connections)
+                stack.callback(results.close)
+                results.give(list(by_host.values()))
+            else:
+                results = per_host_groups(list(by_host.values()), work, workers)
+                stack.callback(results.close)
+            batch: list[tuple[_Page, Receipt, list[Verdict] | None]] = []
+            for page, res, more_ready in results:
+                if isinstance(res, BaseException):
+                    raise res
+                batch.append((page, *res))
+                if len(batch) >= BATCH or not more_ready:
+                    self._flush(batch)
+            self._flush(batch)
+
+    def _flush(self, batch: list[tuple[_Page, Receipt, list[Verdict] | None]]) -> None:
+        """Receipts first (one transaction), then the verdicts' run-file lines."""
+        if not batch:
+            return
+        signed = self.home.ledger.append_many([r for _, r, _ in batch], self.home.signing_key())
+        self.ev.add(signed)
+        self.fetched += len(signed)
+        decided: list[tuple[int, Verdict]] = []
+        for (page, _, verdicts), r in zip(batch, signed, strict=True):
+            if verdicts is None:  # a PDF: its conversion is made and receipted here
+                cite = self.report.citations
+                verdicts = [self._judge_stored(r, cite[i], "fetched") for i, _, _ in page.items]
+            for (i, _, _), v in zip(page.items, verdicts, strict=True):
+                decided.append((i, self._searched(v, page.searched.get(i))))
+        batch.clear()
+        self._decide(decided)
+
+
+def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, client: CheckedClient | None = None,
+                 run_id: str | None = None, documents: Mapping[int, str] | None = None, sources: Any = None,
+                 workers: int = 8, processes: int = 1, state_dir: Path | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> CheckRun:
+    """Check every citation of ``report`` against evidence from ``ev`` (this home's receipts, or a bundle's);
+    with a ``client`` (and ``ev`` the home) a URL without a fitting read is fetched now, else it has no
+    evidence. ``documents`` maps ``document:N`` sources to a URL or a receipt id. Resumable by ``run_id``.
+    ``progress(decided, citations)`` as verdicts are decided."""
+    run_id = run_id or "rchk_" + new_receipt_id().removeprefix("rcpt_")
+    state = run_state(home, run_id, state_dir)
+    chk = _Check(home, ev, report, client, dict(documents or {}), sources, state, progress)
+    if progress is not None:
+        progress(len(chk.done), len(report.citations))
+    pages = chk.plan()
+    chk.fetch(pages, workers, processes)
+    missing = [i for i in range(len(report.citations)) if i not in chk.done]
+    if missing:  # every citation gets a verdict; none may be dropped on the way
+        raise RuntimeError(f"citations {missing[:5]} got no verdict")
+    return CheckRun(run_id, report, tuple(chk.done[i] for i in range(len(report.citations))), chk.resumed,
+                    chk.fetched, ev.name, client is None)
+
+
+def iter_citations(run: CheckRun) -> Iterator[tuple[ReportCitation, Verdict]]:
+    return zip(run.report.citations, run.verdicts, strict=True)
