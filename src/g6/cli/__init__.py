@@ -16,6 +16,7 @@ from g6.cli import (  # noqa: F401 (registers)
     ledger,
     mcp,
     monitor,
+    report,
     search,
     serve,
 )

@@ -320,7 +320,7 @@ def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, clie
     with a ``client`` (and ``ev`` the home) a URL without a fitting read is fetched now, else it has no
     evidence. ``documents`` maps ``document:N`` sources to a URL or a receipt id. Resumable by ``run_id``.
     ``progress(decided, citations)`` as verdicts are decided."""
-    run_id = run_id or "rchk_" + new_receipt_id().removeprefix("rcpt_")
+    run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
     state = run_state(home, run_id, state_dir)
     chk = _Check(home, ev, report, client, dict(documents or {}), sources, state, progress)
     if progress is not None:
