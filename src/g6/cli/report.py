@@ -264,3 +264,50 @@ def verify_cmd(c: Ctx, result_path: str, keys: tuple[str, ...], as_json: bool) -
             click.echo(shown(f"{ch.check:<10} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}"))
         click.echo(f"result {str(result.get('result_id'))[:80]} {'holds' if ok else 'FAILED'}")
     sys.exit(0 if ok else 1)
+
+
+@report_group.command("bundle")
+@click.argument("result_path", metavar="RESULT")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The zip to write.")
+@json_option("bundle-index.v1", help="Print the bundle's index as JSON")
+@quiet_option
+@pass_ctx
+def bundle_cmd(c: Ctx, result_path: str, output: Path, as_json: bool) -> None:
+    """Pack the evidence of every citation of a result this home signed into one evidence bundle: the manifest
+    of the found citations and, beside it, every other read the verdicts rest on, each with its inclusion proof.
+    `g6 bundle verify` checks it; `g6 report check REPORT --bundle ZIP --key KEY` checks the report against it
+    on another machine."""
+    import tempfile
+
+    from g6.cite.manifest import Manifest, save_manifest
+    from g6.prove.bundle import build_bundle
+    from g6.report.bundled import result_receipts
+    from g6.report.result import load_result, verify_result
+
+    check_out(output, "-o")
+    data = _read_input(result_path, "the result", 512 * 1024 * 1024)
+    try:
+        result = load_result(data)
+    except G6Error as e:
+        fail_on(e)
+    with c.evidence(need_key=True) as ev:
+        bad = [ch for ch in verify_result(result, ev.trusted(), "a key this home trusts") if not ch.ok]
+        if bad:
+            fail(f"{result_path} is not a result this home can vouch for ({bad[0].check}: {bad[0].detail})", 1)
+        manifest = Manifest.from_json(result["manifest"]) if result["manifest"] is not None else \
+            Manifest.new().signed(ev.signing_key())
+        fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".manifest.json")
+        os.close(fd)
+        try:
+            save_manifest(manifest, tmp)
+            with progress("bundling", "steps") as bar:
+                index = build_bundle(ev, tmp, output, progress=bar, also=result_receipts(result))
+        except G6Error as e:
+            fail_on(e)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    if as_json:
+        emit_json(index)
+    else:
+        click.echo(f"wrote {output}: {len(index['files'])} files, the evidence of {len(result['citations'])} "
+                   f"citations (manifest {index['manifest_id']})")

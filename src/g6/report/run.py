@@ -57,6 +57,8 @@ def run_check(home: EvidenceHome, inputs: CheckInputs, *, client: Callable[[], A
     ev, described = _evidence(home, inputs)
     fetch = client is not None and not inputs.receipts_only and inputs.bundle is None
     with contextlib.ExitStack() as stack:
+        if hasattr(ev, "close"):
+            stack.callback(ev.close)
         c = stack.enter_context(client()) if fetch and client is not None else None
         run = check_report(home, ev, inputs.report, client=c, run_id=inputs.run_id, documents=inputs.documents,
                            sources=sources, workers=inputs.workers, processes=inputs.processes, progress=progress)
