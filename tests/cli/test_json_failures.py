@@ -88,14 +88,15 @@ def _args(cmd: str, t: Path) -> list[str]:
         "ledger prove": [RID], "ledger publish": [str(t / "tiles")], "manifest sign": [str(manifest)],
         "manifest verify": [str(manifest)], "monitor": ["http://127.0.0.1:9/log/", "--key", "ed25519:x"],
         "receipt show": [RID], "recheck": [str(manifest)], "report check": [str(report)],
-        "report verify": [str(manifest)], "search": ["arxiv", "x"],
+        "report verify": [str(manifest)], "report bundle": [str(manifest), "-o", str(t / "r.zip")],
+        "search": ["arxiv", "x"],
         "verify-proof": [str(proof), "--key", "ed25519:x"],
     }.get(cmd, [])
 
 
 # commands that check their own input before reading any setting (a file, a key), so they refuse that first
 INPUT_FIRST = {"demo", "keys add", "manifest sign", "manifest verify", "recheck", "verify-proof", "monitor",
-               "report verify"}
+               "report verify", "report bundle"}
 
 
 def test_every_json_command_is_covered() -> None:

@@ -30,7 +30,7 @@ from g6.cli.app import (
     write_out,
 )
 from g6.cli.options import json_option, quiet_option
-from g6.errors import G6Error, InputError
+from g6.errors import G6Error
 from g6.ledger.note import NoteError
 
 MAX_REPORT = 256 * 1024 * 1024  # bytes of a report read
@@ -39,17 +39,6 @@ MAX_REPORT = 256 * 1024 * 1024  # bytes of a report read
 @cli.group("report")
 def report_group() -> None:
     """Research reports: check every citation against the bytes, verify a check's signed result."""
-
-
-def load_report(data: bytes, fmt: str | None) -> Any:
-    """The report, read by its format (``--format``, or detected)."""
-    # The readers of the field's formats (OpenAI, Anthropic, Gemini, Perplexity, Markdown, W3C annotations,
-    # g6 manifests) come with `g6.report`'s `read_report(data, format=...)`; until then the model's own JSON.
-    from g6.report.model_json import FORMAT, report_from_json
-
-    if fmt not in (None, FORMAT):
-        raise InputError(f"unknown report format {fmt!r}; known: {FORMAT}")
-    return report_from_json(data)
 
 
 def _read_input(path: str, what: str, limit: int) -> bytes:
@@ -141,12 +130,13 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bu
         fail("--key and --trust-bundle-keys are for --bundle")
     mapped = _documents(documents)
     data = _read_input(report_path, "the report", MAX_REPORT)
+    from g6.report.run import CheckInputs, load_report, run_check
+
     try:
         report = load_report(data, fmt)
     except G6Error as e:
         fail_on(e)
     pinned = _pinned(keys)
-    from g6.report.run import CheckInputs, run_check
 
     inputs = CheckInputs(report, Path(report_path).name if report_path != "-" else "-",
                          "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, bundle_path, pinned,

@@ -40,6 +40,18 @@ class CheckInputs:
     processes: int = 1
 
 
+def load_report(data: bytes, fmt: str | None = None) -> Report:
+    """The report in ``data``, read by its format (``fmt``, or detected); an InputError when it cannot be."""
+    # The readers of the field's formats (OpenAI, Anthropic, Gemini, Perplexity, Markdown, W3C annotations, g6
+    # manifests) come with g6.report's `read_report(data, format=...)`; until then, the model's own JSON.
+    from g6.errors import InputError
+    from g6.report.model_json import FORMAT, report_from_json
+
+    if fmt not in (None, FORMAT):
+        raise InputError(f"unknown report format {fmt!r}; known: {FORMAT}")
+    return report_from_json(data)
+
+
 def _evidence(home: EvidenceHome, inputs: CheckInputs) -> tuple[EvidenceSource, dict[str, Any]]:
     if inputs.bundle is not None:
         from g6.report.bundled import open_bundle
