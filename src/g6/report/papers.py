@@ -34,11 +34,17 @@ def paper_search(source: str) -> tuple[str, SearchRequest]:
     return "openalex", SearchRequest(filters={key: ident}, max_results=1, max_pages=1)
 
 
+def _answered(page: Receipt) -> bool:
+    """A search page the source answered: ok, or its explicit "no such paper" (``empty``), with a 2xx status."""
+    return read_failure("ok" if page.outcome == "empty" else page.outcome, page.http_status) is None \
+        and bool(page.content)
+
+
 def _search_page(chk: Any, name: str, src: Any, request: SearchRequest) -> Receipt | Verdict:
     """The search page a paper rests on: the newest ok one this evidence source holds for the same request,
     else (when the check may fetch) one read now, else the newest one whatever its outcome."""
     pages = chk.ev.search_pages(name, request.to_json())
-    page = next((p for p in pages if read_failure(p.outcome, p.http_status) is None and p.content), None)
+    page = next((p for p in pages if _answered(p)), None)
     if page is None and chk.may_fetch:
         from g6.fetch.capture import search
 
@@ -77,6 +83,8 @@ def _resolve(chk: Any, source: str) -> tuple[str, str] | Verdict:
     page = _search_page(chk, name, src, request)
     if isinstance(page, Verdict):
         return page
+    if page.outcome == "empty" and _answered(page):
+        return failed(f"{name} knows no paper {source[:80]} (it says so: empty)", search=page.receipt_id)
     why = read_failure(page.outcome, page.http_status)
     if why is not None or not page.content:
         return failed(f"the {name} search for {source[:80]} failed ({why or read_words(page.outcome, None)})",
