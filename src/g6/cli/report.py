@@ -38,7 +38,8 @@ MAX_REPORT = 256 * 1024 * 1024  # bytes of a report read
 
 @cli.group("report")
 def report_group() -> None:
-    """Research reports: check every citation against the bytes, verify a check's signed result."""
+    """Research reports: check every citation against the bytes, verify a check's signed result, bundle the
+    evidence of every citation."""
 
 
 def _read_input(path: str, what: str, limit: int) -> bytes:
@@ -195,24 +196,25 @@ def _write_outputs(result: dict[str, Any], output: Path | None, manifest_out: Pa
 
 
 def _print_result(result: dict[str, Any]) -> None:
-    """A line per citation (its verdict, source and why), then the figures."""
+    """A line per citation (its verdict and source), its reason, quote, first hint and judge under it, then the
+    figures."""
     for cj in result["citations"]:
         line = f"[{cj['n']}] {cj['verdict']:<20} {cj['source'][:100]}"
-        if cj["verdict"] == "quote_found":
-            found = cj["found"]
-            line += f" ({found['text_source']} {found['start']}-{found['end']}, {found['match']})"
-        else:
-            line += f" ({cj['reason'][:160]})"
+        found = cj.get("found")
+        if found:
+            line += f" ({found['text_source']} text {found['start']}-{found['end']}, {found['match']})"
         click.echo(shown(line))
+        if not found:
+            click.echo(shown(f"{'':<4}{cj['reason'][:300]}"))
         if cj.get("quote"):
-            click.echo(shown(f"{'':<4}\"{' '.join(cj['quote'].split())[:100]}\""))
+            click.echo(shown(f"{'':<4}quote: \"{' '.join(cj['quote'].split())[:100]}\""))
         hint = cj["hints"][0] if cj.get("hints") else None
         if hint is not None:
-            click.echo(shown(f"{'':<4}hint ({hint['similarity']}, not support): \"{hint['text'][:90]}\""))
+            click.echo(shown(f"{'':<4}hint, not support ({hint['similarity']:.2f}): \"{hint['text'][:90]}\""))
         if cj.get("judge"):
             j = cj["judge"]
             said = j["opinion"].get("label") if "opinion" in j else f"error {j['error']['code']}"
-            click.echo(shown(f"{'':<4}judge: {said}"))
+            click.echo(shown(f"{'':<4}judge's opinion: {said}"))
     f = result["figures"]
     click.echo(f"{f['citations']} citations: quote_found {f['quote_found']} ({f['quote_found_share']:.0%}), "
                f"quote_not_found {f['quote_not_found']}, no_quote {f['no_quote']}, source_failed "

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from g6.export.html_report import esc, page
+from g6.report.verdicts import VERDICTS
 
 VERDICT_CLASS = {"quote_found": "good", "quote_not_found": "bad", "redirected_elsewhere": "bad",
                  "source_failed": "warn", "no_quote": "unchecked"}
@@ -115,7 +116,7 @@ def _citation(c: Mapping[str, Any]) -> str:
 
 def _figures(result: Mapping[str, Any]) -> str:
     f = result.get("figures") or {}
-    items = "".join(f"<li>{_badge(k)} <b>{int(f.get(k, 0))}</b></li>" for k in _RANK)
+    items = "".join(f"<li>{_badge(k)} <b>{int(f.get(k, 0))}</b></li>" for k in VERDICTS)
     share = f.get("quote_found_share", 0)
     return (f'<section class="summary"><h2>{int(f.get("citations", 0))} citations, '
             f"{esc(f'{share:.0%}')} of quotes found</h2><div class=\"counts\"><ul>{items}</ul></div>"
