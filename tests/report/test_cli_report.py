@@ -155,3 +155,24 @@ def test_bad_input_is_one_line_exit_2_and_nothing_is_fetched(tmp_path: Path, con
         assert len(ev.ledger) == 0
     j = g6(home, "report", "check", "r.json", *args, "--json")
     assert j.returncode == 2 and json.loads(j.stdout)["outcome"] == "rejected"
+
+
+def test_stored_reads_judged_on_forked_processes_give_the_same_verdicts(tmp_path: Path, site: Site) -> None:
+    """Twenty pages and more: `--receipts-only` judges the stored reads on one forked process a core (the CLI's
+    default); a PDF and a failed read among them are judged by the calling process."""
+    from tests.test_convert import make_pdf
+
+    routes = {f"/p/{k}": Reply(body=article(QUOTE, f"Paragraph number {k} of the series.")) for k in range(24)}
+    pdf = Reply(body=make_pdf("Bills rose by twelve percent"), content_type="application/pdf")
+    s = site({**routes, "/doc.pdf": pdf, "/gone": Reply(404, b"no"), "/robots.txt": Reply(404)})
+    cites = [cite(s.url(f"/p/{k}"), QUOTE if k % 3 else f"Paragraph number {k + 1} of the series.") for k in range(24)]
+    cites += [cite(s.url(f"/p/{k}"), None, f"Paragraph {k} of the series") for k in range(24)]
+    cites += [cite(s.url("/doc.pdf"), "Bills rose by twelve percent"), cite(s.url("/gone"), QUOTE)]
+    report = write_report(tmp_path / "r.json", report_of(*cites))
+    home = tmp_path / "home"
+    first = json.loads(g6(home, "report", "check", str(report), "--json").stdout)
+    again = g6(home, "report", "check", str(report), "--receipts-only", "--json", "--processes", "2")
+    assert verdicts(json.loads(again.stdout)) == verdicts(first)
+    assert {c["verdict"] for c in first["citations"]} == {"quote_found", "quote_not_found", "no_quote",
+                                                           "source_failed"}
+    assert first["citations"][48]["verdict"] == "quote_found" and first["citations"][48]["detail"]["converted"]

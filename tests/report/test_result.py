@@ -8,6 +8,9 @@ from collections.abc import Callable
 
 import jsonschema
 import pytest
+import rfc8785
+from hypothesis import given
+from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient
 from g6.cite.manifest import Manifest
@@ -17,6 +20,7 @@ from g6.ledger.keys import SigningKey
 from g6.report.result import (
     ResultInputs,
     build_result,
+    canonical,
     exit_code,
     found_manifest,
     sign_result,
@@ -96,3 +100,18 @@ def test_verify_fails_closed_on_what_a_signer_could_get_wrong(signed: dict, home
 ])
 def test_exit_codes(counts: dict, code: int) -> None:
     assert exit_code(counts) == code
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=8)
+                     | st.floats(allow_nan=False, allow_infinity=False),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                     max_leaves=10)
+
+
+@given(st.dictionaries(st.text(alphabet="abcdefghij_", min_size=1, max_size=6), _json, max_size=5),
+       st.lists(st.dictionaries(st.text(max_size=5), _json, max_size=4), max_size=4))
+def test_the_result_is_signed_over_its_rfc8785_canonical_json(top: dict, citations: list) -> None:
+    """``canonical`` (a citation at a time, so a float costs only where it is) is RFC 8785 of the whole."""
+    d = {**top, "citations": citations, "signature": {"x": 1}}
+    assert canonical(d) == rfc8785.dumps({k: v for k, v in d.items() if k != "signature"})

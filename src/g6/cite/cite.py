@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -122,6 +123,12 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
     return f"the quote is not in the document of receipt {receipt_id}: not on the page, visible or hidden ({_HOW})"
 
 
+@functools.lru_cache(maxsize=16)
+def _passages(text: str) -> tuple[Passage, ...]:
+    """The passages of a text, kept for the next citation of the same page (a report cites a page many times)."""
+    return tuple(chunk(text))
+
+
 def locate(texts: PageTexts, *, passage: str | None = None,
            quote: str | None = None) -> tuple[str, int, int, str | None] | None:
     """Where a passage id or a quote is in a page's texts: (text source, start, end, passage id or None),
@@ -129,7 +136,7 @@ def locate(texts: PageTexts, *, passage: str | None = None,
     search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser)."""
     for source in TEXT_SOURCES:
         text = texts.text(source) or ""
-        passages = chunk(text)
+        passages = _passages(text)
         if passage is not None:
             hit = next((p for p in passages if p.passage_id == passage), None)
             if hit is not None:

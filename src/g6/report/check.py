@@ -20,9 +20,7 @@ nothing it read already.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import multiprocessing
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -32,8 +30,7 @@ from typing import Any
 from g6.adapters.checked_client import CheckedClient
 from g6.errors import InputError
 from g6.fetch.batch import usable_processes
-from g6.fetch.capture import prepare_fetch
-from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
+from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.report.evidence import EvidenceSource, choose, ok_read, url_key
@@ -41,7 +38,8 @@ from g6.report.model import Report, ReportCitation, source_kind
 from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts
 from g6.runs import RunState
 
-BATCH = 64  # receipts appended per transaction at most
+STORED_BATCH = 1024  # verdicts on stored reads written to the run file at once (one fsync)
+FORK_AT = 16  # stored reads from which their pages are judged on forked processes
 RUN_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 PAPERS = ("doi", "arxiv", "openalex")
 
@@ -83,7 +81,7 @@ class CheckRun:
 
 
 @dataclass
-class _Page:
+class Page:
     """One URL to read, the citations (by place) that rest on it, and their quotes and claims."""
 
     url: str
@@ -117,9 +115,11 @@ class _Check:
         self.fetched = 0
         self._texts: dict[str, Any] = {}  # receipt id -> texts (and conversion): several citations, one page
         self.papers: dict[str, Any] = {}  # paper source -> (landing URL, search receipt) or its verdict
+        # receipt id -> the citations resting on it: (place, citation, search receipt, how it was chosen)
+        self.stored: dict[str, list[tuple[int, ReportCitation, str | None, str]]] = {}
 
     # -- reporting ------------------------------------------------------------------------------
-    def _decide(self, decided: list[tuple[int, Verdict]]) -> None:
+    def decide(self, decided: list[tuple[int, Verdict]]) -> None:
         """Verdicts on file (their receipts are durable already), then counted."""
         if not decided:
             return
@@ -150,10 +150,10 @@ class _Check:
         return failed(f"{c.source[:80]!r} is not a source g6 reads (an http(s) URL, doi:, arxiv:, openalex: or "
                       "document:N)", source=c.source[:200])
 
-    def plan(self) -> dict[str, _Page]:
+    def plan(self) -> dict[str, Page]:
         """Decide what each undecided citation rests on: those with a stored read are judged now, the others
         are returned as pages to fetch (by URL key)."""
-        pages: dict[str, _Page] = {}
+        pages: dict[str, Page] = {}
         # receipt id -> (place, citation, search receipt, how it was chosen)
         stored: dict[str, list[tuple[int, ReportCitation, str | None, str]]] = defaultdict(list)
         decided: list[tuple[int, Verdict]] = []
@@ -188,22 +188,37 @@ class _Check:
             if r is not None:
                 stored[r.receipt_id].append((i, c, searched, self.ev.name))
             elif self.may_fetch:
-                page = pages.setdefault(key, _Page(value))
+                page = pages.setdefault(key, Page(value))
                 page.items.append((i, c.quote, c.claim))
                 if searched:
                     page.searched[i] = searched
             else:
                 decided.append((i, failed(f"no read of {value[:200]} in this {self.ev.name} (nothing is fetched "
                                           "with --receipts-only or from a bundle)", url=value[:500])))
-        self._decide(decided)
-        for rid, items in stored.items():
-            r = self.ev.get(rid)
-            assert r is not None
-            self._decide([(i, self._searched(self._judge_stored(r, c, how), s)) for i, c, s, how in items])
+        self.decide(decided)
+        self.stored = stored
         return pages
 
+    def judge_stored_reads(self, processes: int) -> None:
+        """The verdicts of the citations that rest on a stored read, a page read (and its text extracted) once
+        for all its citations; on forked processes when the home allows it (``fetching.judge_forked``)."""
+        items = [(r, entries) for rid, entries in self.stored.items() if (r := self.ev.get(rid)) is not None]
+        got: dict[str, list[Verdict] | None] = {}
+        if processes > 1 and len(items) >= FORK_AT and self.ev.name == "home":
+            from g6.report.fetching import judge_forked
+
+            got = judge_forked(self, items, processes)
+        decided: list[tuple[int, Verdict]] = []
+        for r, entries in items:
+            verdicts = got.get(r.receipt_id) or [self.judge_stored(r, c, how) for _, c, _, how in entries]
+            decided += [(i, self.with_search(v, s)) for (i, _, s, _), v in zip(entries, verdicts, strict=True)]
+            if len(decided) >= STORED_BATCH:  # their receipts are durable already: one run-file write a group
+                self.decide(decided)
+                decided = []
+        self.decide(decided)
+
     @staticmethod
-    def _searched(v: Verdict, search_receipt: str | None) -> Verdict:
+    def with_search(v: Verdict, search_receipt: str | None) -> Verdict:
         return v if search_receipt is None else replace(v, detail={**dict(v.detail), "search": search_receipt})
 
     # -- judging a stored read --------------------------------------------------------------------
@@ -245,71 +260,12 @@ class _Check:
         text = self.ev.body(conv.content or {}).decode("utf-8", "replace")
         return text_texts(text), conv
 
-    def _judge_stored(self, r: Receipt, c: ReportCitation, how: str) -> Verdict:
+    def judge_stored(self, r: Receipt, c: ReportCitation, how: str) -> Verdict:
         got = self._texts_of(r)
         if isinstance(got, Verdict):
             return got
         texts, conv = got
         return judge(c.quote, c.claim, r, how, texts, converted=conv)
-
-    # -- fetching ---------------------------------------------------------------------------------
-    def fetch(self, pages: dict[str, _Page], workers: int, processes: int) -> None:
-        if not pages:
-            return
-        assert self.client is not None
-        client, store = self.client, self.home.store
-
-        def work(page: _Page) -> tuple[Receipt, list[Verdict] | None]:
-            # read and judged where it was fetched: this thread, which alone signs and appends, is left
-            # only what must happen in order
-            prepared = prepare_fetch(store, client, page.url, documents=False)
-            r = prepared.receipt
-            body = None
-            if ok_read(r):
-                body = store.read(str((r.content or {})["blake3"]))
-                if is_pdf(r, body):
-                    return r, None  # converted in the calling process, which appends the conversion's receipt
-            texts = body_texts(r, body) if body is not None else None
-            return r, [judge(q, claim, r, "fetched", texts) for _, q, claim in page.items]
-
-        by_host: dict[str, list[_Page]] = defaultdict(list)
-        for page in pages.values():
-            by_host[host_of(page.url)].append(page)
-        with contextlib.ExitStack() as stack:
-            if usable_processes(self.home, processes) > 1 and len(by_host) > 1:
-                stack.enter_context(client.hosts_shared(multiprocessing.get_context("fork")))
-                results: Any = fork_workers(work, workers, min(processes, len(by_host)),
-                                            setup=client.forget_connections)
-                stack.callback(results.close)
-                results.give(list(by_host.values()))
-            else:
-                results = per_host_groups(list(by_host.values()), work, workers)
-                stack.callback(results.close)
-            batch: list[tuple[_Page, Receipt, list[Verdict] | None]] = []
-            for page, res, more_ready in results:
-                if isinstance(res, BaseException):
-                    raise res
-                batch.append((page, *res))
-                if len(batch) >= BATCH or not more_ready:
-                    self._flush(batch)
-            self._flush(batch)
-
-    def _flush(self, batch: list[tuple[_Page, Receipt, list[Verdict] | None]]) -> None:
-        """Receipts first (one transaction), then the verdicts' run-file lines."""
-        if not batch:
-            return
-        signed = self.home.ledger.append_many([r for _, r, _ in batch], self.home.signing_key())
-        self.ev.add(signed)
-        self.fetched += len(signed)
-        decided: list[tuple[int, Verdict]] = []
-        for (page, _, verdicts), r in zip(batch, signed, strict=True):
-            if verdicts is None:  # a PDF: its conversion is made and receipted here
-                cite = self.report.citations
-                verdicts = [self._judge_stored(r, cite[i], "fetched") for i, _, _ in page.items]
-            for (i, _, _), v in zip(page.items, verdicts, strict=True):
-                decided.append((i, self._searched(v, page.searched.get(i))))
-        batch.clear()
-        self._decide(decided)
 
 
 def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, client: CheckedClient | None = None,
@@ -326,7 +282,11 @@ def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, clie
     if progress is not None:
         progress(len(chk.done), len(report.citations))
     pages = chk.plan()
-    chk.fetch(pages, workers, processes)
+    chk.judge_stored_reads(processes if usable_processes(home, processes) > 1 and can_fork() else 1)
+    if pages:
+        from g6.report.fetching import fetch_pages
+
+        fetch_pages(chk, pages, workers, processes)
     missing = [i for i in range(len(report.citations)) if i not in chk.done]
     if missing:  # every citation gets a verdict; none may be dropped on the way
         raise RuntimeError(f"citations {missing[:5]} got no verdict")

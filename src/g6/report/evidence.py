@@ -20,6 +20,7 @@ index their inclusion proofs give, which is the same order.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
@@ -34,6 +35,7 @@ from g6.ledger.receipts import Receipt, canonical_json
 READ_KINDS = ("fetch", "recheck")  # receipts whose body is a page read from a URL
 
 
+@functools.lru_cache(maxsize=65536)
 def url_key(url: str) -> str:
     """``url`` as receipts record it and as reads are matched: redacted (no userinfo, no secret values),
     normalised (``g6.adapters.urls.normalise_url``: the fragment dropped); the redacted text itself when it

@@ -23,6 +23,7 @@ a bundle.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -140,6 +141,7 @@ def _is_home(path: str) -> bool:
     return p in HOME_PATHS or bool(_LOCALE_HOME.fullmatch(p))
 
 
+@functools.lru_cache(maxsize=4096)
 def elsewhere(requested: str, final: str | None) -> str | None:
     """Why a read of ``requested`` that ended at ``final`` ended on a different page than the one asked for,
     or None when it did not. The rule: after normalising both (host without ``www.``, path without a
