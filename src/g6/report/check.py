@@ -20,51 +20,27 @@ nothing it read already.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient
-from g6.errors import InputError
 from g6.fetch.batch import usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.report.evidence import EvidenceSource, choose, ok_read, url_key
+from g6.report.fetching import Page, fetch_pages, judge_forked
 from g6.report.model import Report, ReportCitation, source_kind
+from g6.report.runfile import Line, citation_key, run_state
 from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts
 from g6.runs import RunState
 
 STORED_BATCH = 1024  # verdicts on stored reads written to the run file at once (one fsync)
 FORK_AT = 16  # stored reads from which their pages are judged on forked processes
-RUN_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 PAPERS = ("doi", "arxiv", "openalex")
-
-
-def citation_key(c: ReportCitation) -> str:
-    """What a run file knows a citation by: its number and a hash of what it says (a different report under
-    the same run id shares nothing it should not)."""
-    h = hashlib.sha256("\n".join((c.source, c.quote or "", c.claim, c.receipt_id or "")).encode("utf-8",
-                                                                                           "surrogatepass"))
-    return f"{c.n}:{h.hexdigest()[:16]}"
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of a run file: a citation's verdict."""
-
-    key: str
-    verdict: Verdict
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, **self.verdict.run_json()}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Line:
-        return cls(str(d["key"]), Verdict.from_json(d))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,22 +54,6 @@ class CheckRun:
     fetched: int = 0  # URLs read in this run
     evidence: str = "home"  # where receipts came from: home | bundle
     receipts_only: bool = False
-
-
-@dataclass
-class Page:
-    """One URL to read, the citations (by place) that rest on it, and their quotes and claims."""
-
-    url: str
-    items: list[tuple[int, str | None, str]] = field(default_factory=list)  # (place, quote, claim)
-    searched: dict[int, str] = field(default_factory=dict)  # place -> the search receipt that led here
-
-
-def run_state(home: EvidenceHome, run_id: str, state_dir: Path | None = None) -> RunState:
-    if not run_id or not set(run_id) <= RUN_ID_CHARS or len(run_id) > 80:
-        raise InputError(f"a run id is letters, digits, '-' and '_' (at most 80), got {run_id[:80]!r}")
-    return RunState((state_dir or home.root / "knowledge" / "reports") / f"{run_id}.jsonl",
-                    decode=Line.from_json, key=lambda line: line.key)
 
 
 class _Check:
@@ -205,8 +165,6 @@ class _Check:
         items = [(r, entries) for rid, entries in self.stored.items() if (r := self.ev.get(rid)) is not None]
         got: dict[str, list[Verdict] | None] = {}
         if processes > 1 and len(items) >= FORK_AT and self.ev.name == "home":
-            from g6.report.fetching import judge_forked
-
             got = judge_forked(self, items, processes)
         decided: list[tuple[int, Verdict]] = []
         for r, entries in items:
@@ -284,8 +242,6 @@ def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, clie
     pages = chk.plan()
     chk.judge_stored_reads(processes if usable_processes(home, processes) > 1 and can_fork() else 1)
     if pages:
-        from g6.report.fetching import fetch_pages
-
         fetch_pages(chk, pages, workers, processes)
     missing = [i for i in range(len(report.citations)) if i not in chk.done]
     if missing:  # every citation gets a verdict; none may be dropped on the way

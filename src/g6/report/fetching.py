@@ -16,15 +16,26 @@ import multiprocessing
 import queue
 import threading
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 from g6.fetch.batch import usable_processes
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.ledger.receipts import Receipt
-from g6.report.check import Line, Page
 from g6.report.evidence import ok_read
+from g6.report.runfile import Line
 from g6.report.verdicts import Verdict, body_texts, is_pdf, judge
+
+
+@dataclass
+class Page:
+    """One URL to read, the citations (by place) that rest on it, and their quotes and claims."""
+
+    url: str
+    items: list[tuple[int, str | None, str]] = field(default_factory=list)  # (place, quote, claim)
+    searched: dict[int, str] = field(default_factory=dict)  # place -> the search receipt that led here
+
 
 MAX_GROUP = 256  # pages whose receipts go in one transaction at most
 Arrived = tuple[Page, Receipt, list[Verdict] | None]  # a page, its receipt (unsigned), its verdicts (None: a PDF)
@@ -98,7 +109,7 @@ class _Writer:
 
 
 def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) -> None:
-    """Read every page of ``pages`` now (``chk``: the check, :class:`g6.report.check._Check`) and decide the
+    """Read every page of ``pages`` now (``chk``: the check, ``g6.report.check._Check``) and decide the
     verdicts of the citations resting on each."""
     client, store = chk.client, chk.home.store
     assert client is not None
