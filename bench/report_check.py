@@ -11,7 +11,7 @@ import statistics
 import tempfile
 import time
 
-from bench.batch_fetch import CONCURRENCY, _raw
+from bench.batch_fetch import CONCURRENCY, _ours, _raw
 from bench.report import line_by_rounds
 from bench.sites import SiteFarm, page_paragraphs
 from g6.adapters import CheckedClient, FetchPolicy
@@ -26,7 +26,7 @@ PROCESSES = min(os.cpu_count() or 1, CONCURRENCY)  # what `g6 report check` uses
 def _report(urls: list[tuple[int, int, str]]) -> Report:
     cites = []
     for h, p, url in urls:
-        for i, para in enumerate(page_paragraphs(h, p)[:PER_PAGE]):
+        for para in page_paragraphs(h, p)[:PER_PAGE]:
             cites.append(ReportCitation(len(cites) + 1, url, f"Claim {len(cites) + 1}.", quote=para))
     return Report("g6-report-model", " ".join(c.claim for c in cites), tuple(cites))
 
@@ -48,9 +48,11 @@ def run(quick: bool = False) -> None:
         urls = farm.urls()
         report = _report(urls)
         n = len(report.citations)
-        raw, ours, stored = [], [], []
-        for _ in range(rounds):  # interleaved: a change in the machine's load falls on both
-            raw.append(_raw([u for _, _, u in urls]))
+        raw, ours, stored, batch = [], [], [], []
+        for _ in range(rounds):  # interleaved: a change in the machine's load falls on all three
+            plain = [u for _, _, u in urls]
+            raw.append(_raw(plain))
+            batch.append(_ours(plain, PROCESSES, homes.enter_context(tempfile.TemporaryDirectory()))[0])
             home = EvidenceHome(homes.enter_context(tempfile.TemporaryDirectory()), fsync=False)
             home.keys.init()
             took, _ = _check(home, report, False, PROCESSES)
@@ -61,6 +63,9 @@ def run(quick: bool = False) -> None:
         # pages a second, ours against the reference's: the reference fetches each page once, as the check does
         line_by_rounds(label, len(urls), ours, raw, "pages/s",
                        f"{n / statistics.median(ours):,.0f} citations/s end to end (fetch, keep, locate, sign)")
+        print(f"{'':<44} the same pages with `g6 fetch --input` (fetch, keep, receipt; no text, no verdict, no "
+              f"result): ratios by round {', '.join(f'{r / b:.2f}' for r, b in zip(raw, batch, strict=True))}; "
+              f"the check takes {statistics.median(o / b for o, b in zip(ours, batch, strict=True)):.2f}x its time")
         best = min(stored)
         print(f"{'report check --receipts-only, same home':<44} ours {n / best:>12,.1f} citations/s "
               f"(median {n / statistics.median(stored):,.0f}; target 2,000)")
