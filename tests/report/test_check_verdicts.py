@@ -182,3 +182,20 @@ def test_a_citation_of_a_loopback_address_is_refused_and_receipted_like_any_fetc
         assert v.verdict == "source_failed" and v.detail["outcome"] == "refused"
         assert home.ledger.get(v.receipt_id).outcome == "refused"
     assert s.requests == []
+
+
+def test_a_run_file_is_not_evidence(home: EvidenceHome, client: CheckedClient, site: Site) -> None:
+    """Resumed, a run reads no page it read, and decides each verdict again from the receipt: an edited run file
+    changes no verdict, and a line naming a receipt as the read of another URL is not taken for one."""
+    s = site({"/a": Reply(body=article(QUOTE)), "/b": Reply(body=article(QUOTE)), "/robots.txt": Reply(404)})
+    report = report_of(cite(s.url("/a"), "Not on the page."), cite(s.url("/b"), QUOTE))
+    first = check(home, report, client, run_id="run_edit")
+    path = home.root / "knowledge" / "reports" / "run_edit.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[0].update(verdict="quote_found", reason="trust me")  # a forged verdict
+    lines[1]["read"]["url"] = s.url("/elsewhere")  # its receipt is a read of /b, not of this URL
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    asked = len([q for q in s.requests if q.path != "/robots.txt"])
+    again = check(home, report, client, run_id="run_edit")
+    assert again.resumed == 2 and same(again) == same(first)
+    assert len([q for q in s.requests if q.path != "/robots.txt"]) == asked  # neither page read again

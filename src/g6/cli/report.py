@@ -90,7 +90,9 @@ class _Tenths:
               help="With --bundle: pin the publisher's key (repeatable): a checkpoint verifier key, an "
                    "ed25519:<base64> public key, or a file with one.")
 @click.option("--trust-bundle-keys", is_flag=True, help="With --bundle: verify with the keys the bundle ships.")
-@click.option("--run", "run_id", help="Resume this run: citations it already decided are skipped.")
+@click.option("--run", "run_id",
+              help="Resume this run: no URL it read is read again (its verdicts are decided again from those "
+                   "receipts).")
 @click.option("--document", "documents", multiple=True, metavar="N=URL",
               help="Read document:N of the report (a document its author supplied) at this URL or receipt id.")
 @click.option("--judge", "judge_cmd", default=None, metavar="CMD",
@@ -152,6 +154,9 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bu
                                         progress=bar or _Tenths())
             except G6Error as e:
                 fail_on(e)
+        if run.resumed:
+            info(f"g6: run {run.run_id}: {run.resumed:,} citations were decided by an earlier run with this id; "
+                 f"their pages were not read again, their verdicts were decided again from those receipts")
         if html_out is not None:
             from g6.export.report_html import render_report_check
 

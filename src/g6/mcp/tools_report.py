@@ -33,8 +33,8 @@ def report_check(ctx: ToolContext,
                  receipts_only: Annotated[bool, Field(description=(
                      "Fetch nothing: every citation rests on a receipt already in the home."))] = False,
                  run_id: Annotated[str | None, Field(description=(
-                     "Resume this run (as a previous reply's run_id gives it): citations it decided are "
-                     "skipped."))] = None,
+                     "Resume this run (as a previous reply's run_id gives it): no URL it read is read "
+                     "again."))] = None,
                  documents: Annotated[dict[str, str] | None, Field(description=(
                      "document:N sources of the report mapped to a URL or a receipt id: {\"1\": \"https://…\"}."
                  ))] = None,

@@ -14,8 +14,8 @@ For each citation, in order (:mod:`g6.report.evidence` says which receipt fits):
 
 Pages are read and judged where they were fetched (a worker), receipts are signed and appended here in groups,
 and each verdict goes to the run file (``$G6_HOME/knowledge/reports/<run id>.jsonl``) once its receipt is
-durable: a run stopped at any point and started again with the same run id skips what it decided, and reads
-nothing it read already.
+durable: a run stopped at any point and started again with the same run id reads nothing it read already, and
+decides every verdict again from the receipts (a run file is not evidence).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from g6.fetch.batch import usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.report.evidence import EvidenceSource, choose, ok_read, url_key
+from g6.report.evidence import READ_KINDS, EvidenceSource, choose, ok_read, url_key
 from g6.report.fetching import Page, fetch_pages, judge_forked
 from g6.report.model import Report, ReportCitation, source_kind
 from g6.report.runfile import Line, citation_key, run_state
@@ -67,11 +67,14 @@ class _Check:
         self.may_fetch = client is not None and ev.name == "home"
         self.keys = [citation_key(c) for c in report.citations]
         loaded: dict[str, Line] = state.load()
-        self.done: dict[int, Verdict] = {i: loaded[k].verdict for i, k in enumerate(self.keys) if k in loaded}
-        self.resumed = len(self.done)
-        # reads this run made before it stopped: a URL is read once a run, whatever its outcome
-        self.run_reads = {url_key(str(v.read["url"])): v.receipt_id for v in self.done.values()
-                          if v.read is not None and v.receipt_id and v.read.get("how") == "fetched"}
+        self.resumed = sum(1 for k in self.keys if k in loaded)
+        self.done: dict[int, Verdict] = {}
+        # The reads an earlier run with this id made: a URL is read once a run, whatever its outcome. Its
+        # verdicts are not taken from the file (a run file is not evidence, and anyone can edit one): each is
+        # decided again from the receipt it names, which must be in the evidence and a read of that URL.
+        self.run_reads = {url_key(str(line.verdict.read["url"])): line.verdict.receipt_id
+                          for line in loaded.values() if line.verdict.read is not None and line.verdict.receipt_id
+                          and line.verdict.read.get("how") == "fetched"}
         self.fetched = 0
         self._texts: dict[str, Any] = {}  # receipt id -> texts (and conversion): several citations, one page
         self.papers: dict[str, Any] = {}  # paper source -> (landing URL, search receipt) or its verdict
@@ -143,8 +146,7 @@ class _Check:
                     continue
                 value, searched = landing
             key = url_key(value)
-            rid = self.run_reads.get(key)
-            r = self.ev.get(rid) if rid else choose(self.ev.reads(value), self.may_fetch)
+            r = self._run_read(key) or choose(self.ev.reads(value), self.may_fetch)
             if r is not None:
                 stored[r.receipt_id].append((i, c, searched, self.ev.name))
             elif self.may_fetch:
@@ -174,6 +176,14 @@ class _Check:
                 self.decide(decided)
                 decided = []
         self.decide(decided)
+
+    def _run_read(self, key: str) -> Receipt | None:
+        """The read an earlier run with this id made of the URL ``key``, when the evidence holds it as that."""
+        rid = self.run_reads.get(key)
+        r = self.ev.get(rid) if rid else None
+        if r is None or r.kind not in READ_KINDS or url_key(str(r.request.get("url", ""))) != key:
+            return None
+        return r
 
     @staticmethod
     def with_search(v: Verdict, search_receipt: str | None) -> Verdict:

@@ -1,5 +1,6 @@
 """A check's run file (``$G6_HOME/knowledge/reports/<run id>.jsonl``): one line a decided citation, appended once
-the receipt its verdict rests on is durable, so ``--run ID`` skips what an earlier run decided."""
+the receipt its verdict rests on is durable, so ``--run ID`` reads no URL an earlier run read. Its verdicts are never
+taken from it: each is decided again from the receipt it names (a run file is not evidence)."""
 
 from __future__ import annotations
 
