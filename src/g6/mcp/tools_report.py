@@ -65,5 +65,8 @@ def report_check(ctx: ToolContext,
     with ctx.home() as ev:
         result, _ = run_check(ev, inputs, client=lambda: ctx.client(ctx.policy()), sources=ctx.settings.sources())
     if output is not None:
-        Path(output).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        try:
+            Path(output).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        except OSError as e:
+            raise InputError(f"cannot write the result to {output[:200]}: {e.strerror or e}") from None
     return untrusted({"code": "G6_E_REPORT_CHECKED", **result})
