@@ -47,6 +47,8 @@ def report_check(ctx: ToolContext,
 
     if not isinstance(receipts_only, bool):
         raise InputError("receipts_only is true or false")
+    if output is not None and (Path(output).is_dir() or not Path(output).parent.is_dir()):
+        raise InputError(f"output {output[:200]} is a folder or in a folder that does not exist")
     path = Path(report)
     try:
         with path.open("rb") as f:
