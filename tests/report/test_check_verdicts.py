@@ -199,3 +199,16 @@ def test_a_run_file_is_not_evidence(home: EvidenceHome, client: CheckedClient, s
     again = check(home, report, client, run_id="run_edit")
     assert again.resumed == 2 and same(again) == same(first)
     assert len([q for q in s.requests if q.path != "/robots.txt"]) == asked  # neither page read again
+
+
+def test_a_pinned_receipt_of_another_page_is_no_evidence_of_this_one(home: EvidenceHome, client: CheckedClient,
+                                                                     site: Site) -> None:
+    s = site({"/a": Reply(body=article(QUOTE)), "/b": Reply(body=article("Nothing about bills.")),
+              "/old": Reply(301, headers=(("Location", "/a"),)), "/robots.txt": Reply(404)})
+    a = check(home, report_of(cite(s.url("/a"), QUOTE), cite(s.url("/old"), QUOTE)), client)
+    rid_a, rid_old = (v.receipt_id for v in a.verdicts)
+    run = check(home, report_of(cite(s.url("/b"), QUOTE, receipt_id=rid_a),   # /a's read, cited as /b's
+                                cite(s.url("/a"), QUOTE, receipt_id=rid_old)), None)  # /old's read, ended at /a
+    other, redirected = run.verdicts
+    assert other.verdict == "source_failed" and "not of the cited URL" in other.reason
+    assert redirected.verdict == "quote_found" and redirected.read["how"] == "pinned"

@@ -130,12 +130,11 @@ class _Check:
             kind, value = target
             searched = None
             if kind == "receipt":
-                r = self.ev.get(value)
-                if r is None:
-                    decided.append((i, failed(f"the pinned receipt {value[:80]} is not in this {self.ev.name}",
-                                              receipt_id=value[:80])))
+                got = self._pinned(c, value)
+                if isinstance(got, Verdict):
+                    decided.append((i, got))
                 else:
-                    stored[r.receipt_id].append((i, c, None, "pinned"))
+                    stored[got.receipt_id].append((i, c, None, "pinned"))
                 continue
             if kind == "paper":
                 from g6.report.papers import resolve
@@ -176,6 +175,23 @@ class _Check:
                 self.decide(decided)
                 decided = []
         self.decide(decided)
+
+    def _pinned(self, c: ReportCitation, receipt_id: str) -> Receipt | Verdict:
+        """The receipt a citation pins (or a ``document:N`` is mapped to), when it may be the citation's evidence:
+        in the evidence, a read of a page, and, for a citation of a URL, a read of that URL (requested or, after
+        redirects, final): a receipt of another page is no evidence of this one."""
+        r = self.ev.get(receipt_id)
+        if r is None:
+            return failed(f"the pinned receipt {receipt_id[:80]} is not in this {self.ev.name}",
+                          receipt_id=receipt_id[:80])
+        if r.kind not in READ_KINDS:
+            return failed(f"the pinned receipt {r.receipt_id} is a {r.kind} receipt, not a read of a page",
+                          receipt_id=r.receipt_id)
+        if source_kind(c.source) == "url" and url_key(c.source) not in {
+                url_key(str(r.request.get("url", ""))), url_key(r.final_url or "")}:
+            return failed(f"the pinned receipt {r.receipt_id} is a read of {str(r.request.get('url'))[:200]}, not of "
+                          "the cited URL", receipt_id=r.receipt_id)
+        return r
 
     def _run_read(self, key: str) -> Receipt | None:
         """The read an earlier run with this id made of the URL ``key``, when the evidence holds it as that."""
