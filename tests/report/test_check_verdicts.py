@@ -212,3 +212,27 @@ def test_a_pinned_receipt_of_another_page_is_no_evidence_of_this_one(home: Evide
     other, redirected = run.verdicts
     assert other.verdict == "source_failed" and "not of the cited URL" in other.reason
     assert redirected.verdict == "quote_found" and redirected.read["how"] == "pinned"
+
+
+def test_a_receipt_edited_in_the_database_is_no_evidence(tmp_path: Path, client: CheckedClient, site: Site) -> None:
+    """A row of the ledger rewritten to say /a's read was a read of /b (whose page lacks the quote) would make
+    /b's citation `quote_found`; its signature no longer verifies, so it is no evidence."""
+    import sqlite3
+
+    s = site({"/a": Reply(body=article(QUOTE)), "/b": Reply(body=article("Nothing here.")), "/robots.txt": Reply(404)})
+    root = tmp_path / "h"
+    with EvidenceHome(root, fsync=False) as ev:
+        ev.keys.init()
+        rid = check(ev, report_of(cite(s.url("/a"), QUOTE)), client).verdicts[0].receipt_id
+    db = sqlite3.connect(root / "knowledge" / "ledger.sqlite")
+    (text,) = db.execute("SELECT receipt FROM receipts WHERE receipt_id = ?", (rid,)).fetchone()
+    d = json.loads(text)
+    d["request"]["url"] = s.url("/b")
+    db.execute("UPDATE receipts SET receipt = ? WHERE receipt_id = ?", (json.dumps(d), rid))
+    db.commit()
+    db.close()
+    with EvidenceHome(root, fsync=False) as ev:
+        stored = check(ev, report_of(cite(s.url("/b"), QUOTE), cite(s.url("/b"), QUOTE, receipt_id=rid)), None)
+    unpinned, pinned = stored.verdicts
+    assert unpinned.verdict == "source_failed" and "no read of" in unpinned.reason
+    assert pinned.verdict == "source_failed" and "does not verify" in pinned.reason

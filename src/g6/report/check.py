@@ -182,8 +182,9 @@ class _Check:
         redirects, final): a receipt of another page is no evidence of this one."""
         r = self.ev.get(receipt_id)
         if r is None:
-            return failed(f"the pinned receipt {receipt_id[:80]} is not in this {self.ev.name}",
-                          receipt_id=receipt_id[:80])
+            why = getattr(self.ev, "refused", {}).get(receipt_id)
+            return failed(f"the pinned receipt {receipt_id[:80]} is not in this {self.ev.name}" if why is None else
+                          f"the pinned receipt {receipt_id[:80]} does not verify: {why}", receipt_id=receipt_id[:80])
         if r.kind not in READ_KINDS:
             return failed(f"the pinned receipt {r.receipt_id} is a {r.kind} receipt, not a read of a page",
                           receipt_id=r.receipt_id)

@@ -116,18 +116,26 @@ class HomeEvidence:
         self.home = home
         self.index = ReceiptIndex()
         self._cache: dict[str, Receipt] = {}
+        self.refused: dict[str, str] = {}  # receipt id -> why it is no evidence (its signature does not verify)
+        self._trusted = home.trusted() if home.ledger.present() else {}
         for kind in (*READ_KINDS, "search", "convert"):
             for entry in home.ledger.entries(kind=kind):
                 self.index.file(entry.receipt)
 
     def get(self, receipt_id: str) -> Receipt | None:
+        """The receipt, when it is in the ledger and its signature verifies with a key this home trusts (a row
+        edited in the database is no evidence; ``refused`` says why); else None."""
         r = self._cache.get(receipt_id)
-        if r is None:
+        if r is None and receipt_id not in self.refused:
             try:
-                r = self.home.ledger.get(receipt_id)
+                got = self.home.ledger.get(receipt_id)
             except G6Error:
                 return None
-            self._cache[receipt_id] = r
+            ok, why = got.verify_signature(self._trusted)
+            if not ok:
+                self.refused[receipt_id] = why
+                return None
+            r = self._cache[receipt_id] = got
         return r
 
     def _all(self, ids: list[str]) -> list[Receipt]:
