@@ -176,3 +176,29 @@ def test_stored_reads_judged_on_forked_processes_give_the_same_verdicts(tmp_path
     assert {c["verdict"] for c in first["citations"]} == {"quote_found", "quote_not_found", "no_quote",
                                                            "source_failed"}
     assert first["citations"][48]["verdict"] == "quote_found" and first["citations"][48]["detail"]["converted"]
+
+
+def _peak_kib(home: Path, *args: str) -> int:
+    """The peak RSS (KiB) of `g6 ARGS` run in a fresh process: the max over the children of a helper that ran
+    only it."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("G6_")}
+    env.update({"G6_HOME": str(home), "G6_HOST_PAUSE": "0", "G6_ALLOW_LOOPBACK": "1"})
+    helper = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True); "
+              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", helper, sys.executable, "-m", "g6", *args], env=env, cwd=home.parent,
+                         capture_output=True, text=True, timeout=300)
+    return int(out.stdout.strip())
+
+
+def test_a_quote_of_a_megabyte_costs_no_more_memory_than_a_line(tmp_path: Path, pages: LocalSite) -> None:
+    wide = ("Hausbesitzer zahlten 12 % mehr für Strom. " * 25_000)[:1_000_000]  # not ASCII
+    small = write_report(tmp_path / "small.json", report_of(cite(pages.url("/a"), "Water prices fell.")))
+    big = write_report(tmp_path / "big.json", report_of(cite(pages.url("/a"), wide, claim=wide)))
+    home = tmp_path / "home"
+    assert g6(home, "report", "check", str(small)).returncode == 1  # the page read once, for both
+    base = _peak_kib(home, "report", "check", str(small), "--receipts-only", "--processes", "1")
+    peak = _peak_kib(home, "report", "check", str(big), "--receipts-only", "--processes", "1")
+    assert peak - base < 40 * 1024, (base, peak)  # the report's 1 MB read, parsed and hashed: a few MiB

@@ -235,7 +235,7 @@ def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts 
         detail["truncated"] = True
     if converted is not None:
         detail["converted"] = converted.receipt_id
-    if quote is None or not normalise(quote):
+    if quote is None or (len(quote) <= MAX_QUOTE and not normalise(quote)):  # a long one is not normalised
         return _no_quote(base, claim, texts, detail)
     return _quote(base, quote, r, texts, detail, converted)
 
