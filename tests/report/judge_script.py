@@ -7,6 +7,7 @@
     judge_script.py garbage        answers every pair with a line that is not JSON
     judge_script.py no-label       answers every pair with a JSON object without a label
     judge_script.py endless        answers with one line that never ends
+    judge_script.py close          closes its output, then blocks forever
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ for raw in sys.stdin:
     pair = json.loads(raw)
     if mode == "hang" or (mode == "hang-on" and pair["n"] == arg):
         threading.Event().wait()  # blocks forever: the check's deadline must end it
+    if mode == "close":
+        sys.stdout.close()
+        import os
+
+        os.close(1)
+        threading.Event().wait()
     if mode == "crash-on" and pair["n"] == arg:
         sys.exit(3)
     if mode == "garbage":

@@ -88,3 +88,9 @@ def test_a_judge_that_cannot_be_started(run: CheckRun, tmp_path: Path) -> None:
     got = ask_judge([str(not_run)], [(k, p) for k, (_, p) in enumerate(pairs(run) * 2)], timeout=30)
     assert [got[k].error for k in range(6)] == ["judge_not_started"] * GIVE_UP + ["judge_gave_up"] * (6 - GIVE_UP)
     assert "ermission" in got[0].message or "xec" in got[0].message
+
+
+def test_a_judge_that_closes_its_output_and_lives_on_is_crashed_not_waited_for(run: CheckRun) -> None:
+    got = ask_judge(judge("close"), [(k, p) for k, (_, p) in enumerate(pairs(run) * 2)], timeout=0.3)
+    assert [got[k].error for k in range(6)] == ["judge_crashed"] * GIVE_UP + ["judge_gave_up"] * (6 - GIVE_UP)
+    assert "closed its output" in got[0].message

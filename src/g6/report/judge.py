@@ -139,8 +139,11 @@ class _Process:
                     chunk = os.read(self.out, 65536)
                 except BlockingIOError:
                     continue
-                if not chunk:
-                    code = self.proc.wait()
+                if not chunk:  # it closed its output: it ended, or will never answer again
+                    try:
+                        code = self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        return Opinion(error="judge_crashed", message="the judge closed its output without answering")
                     return Opinion(error="judge_crashed", message=f"the judge ended (exit {code}) before answering")
                 self.buffer += chunk
 
