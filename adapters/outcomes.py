@@ -208,6 +208,8 @@ DONE: dict[str, str] = {
     "G6_E_KNOWLEDGE_CHUNKED": "a stored document cut into passages",
     "G6_E_KNOWLEDGE_MANIFEST_RECORDED": "a citation added to a manifest",
     "G6_E_KNOWLEDGE_MANIFEST_RECHECKED": "every citation of a manifest re-checked (verdicts per citation)",
+    "G6_E_REPORT_CHECKED": "every citation of a report checked against the bytes (a verdict per citation, the "
+                           "signed result)",
     "G6_E_LEDGER_KEY_ADDED": "a key entry: a writer key added to the log (signed by a key valid there)",
     "G6_E_LEDGER_KEY_RETIRED": "a key entry: a key retired in the log; nothing it signs after counts",
 }

@@ -38,7 +38,7 @@ writes into the checkout fails the check. When it ends, the jobs its shells star
 PID; whatever is still running then fails the check.
 
 What changes from run to run is replaced by stable placeholders, numbered by first appearance in a
-session: receipt, manifest and run ids (``rcpt_<1>``), times (``<time>``), signing keys
+session: receipt, manifest, run and report-check result ids (``rcpt_<1>``), times (``<time>``), signing keys
 (``ed25519:<key-1>``, ``ed25519:<pub-1>``, as a did:key ``did:key:z6Mk<multikey-1>``), log ids
 (``g6-evidence/<log-1>``), verifier keys,
 signatures, a TSA's genTime, tree hashes and other base64 or hex values that are not content digests,
@@ -226,7 +226,7 @@ class Normaliser:
             text = text.replace(real, shown)
         text = re.sub(r"(?P<pre>(?:127\.0\.0\.[0-9]+|localhost|\[::1\]):)(?P<port>[0-9]{2,5})\b", self._port, text)
         text = re.sub(r"(?P<pre>\bport )(?P<port>[0-9]{2,5})\b", self._port, text)
-        text = re.sub(r"(?<![A-Za-z0-9])(rcpt|mfst|run)_([0-9A-HJKMNP-TV-Z]{26})(?![A-Za-z0-9])",
+        text = re.sub(r"(?<![A-Za-z0-9])(rcpt|mfst|run|rchk)_([0-9A-HJKMNP-TV-Z]{26})(?![A-Za-z0-9])",
                       lambda m: self._n(m[1], m[0], m[1] + "_<{}>"), text)
         # a citation id hashes its receipt id (a passage id hashes only its text, so it stays)
         text = re.sub(r"(?<![A-Za-z0-9])c_[0-9a-f]{16}(?![A-Za-z0-9])", lambda m: self._n("c", m[0], "c_<{}>"), text)

@@ -45,6 +45,7 @@
     ├── ProgramTimeout           (the outside program did not answer in time)
     ├── TimestampAuthorityError  (an RFC 3161 TSA that did not answer with a good token: ``.tsa`` names it)
     ├── WorkerLost               (a batch's or re-check's worker process ended before reporting a URL it had)
+    ├── EvidenceRefused          (evidence a report check may not rest on: a bundle whose own checks fail)
     └── WitnessError             (a tlog witness did not cosign a checkpoint: ``.witness``, ``.url``, ``.status``)
         ├── WitnessUnreachable   (no answer, or an answer that is not the protocol's)
         ├── WitnessUnknownLog    (404, or 403 "unknown log": the witness does not know the log's origin)
@@ -307,6 +308,12 @@ class WorkerLost(G6Error):
     A re-check (``g6 recheck`` on several cores) ends with it; its run file resumes with ``--run``."""
 
     code = "G6_E_WORKER_LOST"
+
+
+class EvidenceRefused(G6Error):
+    """Evidence ``g6 report check`` may not rest on: a bundle whose own checks fail (a failed check, exit 1)."""
+
+    code = "G6_E_FAILED"
 
 
 class WebFetchInputError(InputError):

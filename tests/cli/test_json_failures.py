@@ -75,6 +75,8 @@ def _args(cmd: str, t: Path) -> list[str]:
     manifest.write_text("{}")
     proof = t / "p.proof"
     proof.write_text("x")
+    report = t / "r.json"
+    report.write_text('{"schema": "g6.report-model.v1", "citations": [{"source": "http://127.0.0.1:9/"}]}')
     return {
         "blob copy": ["--to", f"file://{t / 'b'}"], "bundle": [str(manifest), "-o", str(t / "b.zip")],
         "chunk": [RID], "cite": [RID, "--quote", "x", "--manifest", str(manifest)], "convert": ["sha256:" + "0" * 64],
@@ -86,13 +88,16 @@ def _args(cmd: str, t: Path) -> list[str]:
         "ledger prove": [RID], "ledger publish": [str(t / "tiles")], "manifest sign": [str(manifest)],
         "manifest verify": [str(manifest)], "monitor": ["http://127.0.0.1:9/log/", "--key", "ed25519:x"],
         "receipt show": [RID], "receipt export": [RID, "--format", "dsse"], "recheck": [str(manifest)],
+        "report check": [str(report)],
+        "report verify": [str(manifest)], "report bundle": [str(manifest), "-o", str(t / "r.zip")],
         "search": ["arxiv", "x"],
         "verify-proof": [str(proof), "--key", "ed25519:x"],
     }.get(cmd, [])
 
 
 # commands that check their own input before reading any setting (a file, a key), so they refuse that first
-INPUT_FIRST = {"demo", "keys add", "manifest sign", "manifest verify", "recheck", "verify-proof", "monitor"}
+INPUT_FIRST = {"demo", "keys add", "manifest sign", "manifest verify", "recheck", "verify-proof", "monitor",
+               "report verify", "report bundle"}
 
 
 def test_every_json_command_is_covered() -> None:

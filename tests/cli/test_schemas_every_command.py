@@ -47,6 +47,9 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 manifest sign": ("manifest-sign.v1",),
     "g6 manifest verify": ("manifest-verify.v1",),
     "g6 recheck": ("recheck-report.v1",),
+    "g6 report check": ("report-check.v1",),
+    "g6 report verify": ("report-verify.v1",),
+    "g6 report bundle": ("bundle-index.v1",),
     "g6 convert": ("convert.v1",),
     "g6 receipt show": ("receipt.v1",),
     "g6 receipt export": ("receipt-export.v1",),
@@ -75,7 +78,9 @@ NO_RESULT: dict[str, str] = {
     "g6 serve": "an HTTP server; its JSON API's answers have the SERVE_SCHEMAS (tests/serve/test_api.py)",
 }
 # schemas of files g6 writes rather than of what a command prints
-FILE_SCHEMAS: dict[str, str] = {"manifest.v1": "the manifest `g6 cite` writes and `g6 manifest sign` signs"}
+FILE_SCHEMAS: dict[str, str] = {"manifest.v1": "the manifest `g6 cite` writes and `g6 manifest sign` signs",
+                                "report-model.v1": "a report as g6 reads it (`g6 report check --format "
+                                                   "g6-report-model`)"}
 # schemas of what `g6 serve` answers over HTTP (tests/serve/test_api.py validates each answer)
 SERVE_SCHEMAS: dict[str, str] = {"serve-home.v1": "/api/home", "serve-captures.v1": "/api/captures",
                                  "serve-capture.v1": "/api/capture/{id}", "serve-manifest.v1": "/api/manifest/{id}",
@@ -259,6 +264,20 @@ def world(tmp_path_factory: pytest.TempPathFactory, elastic_url: str) -> Iterato
             log.stop()
 
 
+def _report(w: World, t: Path) -> str:
+    """A report (the model's own JSON) citing the world's page with a quote that is on it."""
+    path = t / "report-model.json"
+    path.write_text(json.dumps({"schema": "g6.report-model.v1", "text": "Each output has a schema.", "citations": [
+        {"source": w.page_url, "claim": "Each output has a schema.", "quote": QUOTE}]}))
+    return str(path)
+
+
+def _report_result(w: World, t: Path) -> str:
+    out = t / "report-result.json"
+    w.ok("report", "check", _report(w, t), "-o", str(out))
+    return str(out)
+
+
 def _copy(w: World, src: Path, tmp: Path) -> str:
     shutil.copy(src, tmp / src.name)
     return str(tmp / src.name)
@@ -309,6 +328,12 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
     ("manifest verify", "g6 manifest verify", "manifest-verify.v1", lambda w, t: ["manifest", "verify",
                                                                                   str(w.manifest)], (0,), False),
     ("recheck", "g6 recheck", "recheck-report.v1", lambda w, t: ["recheck", str(w.manifest)], (0,), False),
+    ("report check", "g6 report check", "report-check.v1", lambda w, t: ["report", "check", _report(w, t)], (0,),
+     False),
+    ("report verify", "g6 report verify", "report-verify.v1", lambda w, t: ["report", "verify", _report_result(w, t)],
+     (0,), False),
+    ("report bundle", "g6 report bundle", "bundle-index.v1",
+     lambda w, t: ["report", "bundle", _report_result(w, t), "-o", str(t / "report.zip")], (0,), False),
     ("convert", "g6 convert", "convert.v1", lambda w, t: ["convert", w.pdf_sha256], (0,), False),
     ("convert, not a PDF", "g6 convert", "convert.v1", lambda w, t: ["convert", w.page_sha256], (1,), False),
     ("receipt show", "g6 receipt show", "receipt.v1", lambda w, t: ["receipt", "show", w.rid], (0,), False),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from typing import Any
 
 from g6.adapters.html_text import STRUCTURED_DATA
@@ -121,6 +123,47 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
     return f"the quote is not in the document of receipt {receipt_id}: not on the page, visible or hidden ({_HOW})"
 
 
+@functools.lru_cache(maxsize=16)
+def _passages(text: str) -> tuple[Passage, ...]:
+    """The passages of a text, kept for the next citation of the same page (a report cites a page many times)."""
+    return tuple(chunk(text))
+
+
+def locate(texts: PageTexts, *, passage: str | None = None,
+           quote: str | None = None) -> tuple[str, int, int, str | None] | None:
+    """Where a passage id or a quote is in a page's texts: (text source, start, end, passage id or None),
+    the main-content text tried first, then the whole reader-visible text; None when in neither. The one
+    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser)."""
+    for source in TEXT_SOURCES:
+        text = texts.text(source) or ""
+        passages = _passages(text)
+        if passage is not None:
+            hit = next((p for p in passages if p.passage_id == passage), None)
+            if hit is not None:
+                return source, hit.start, hit.end, hit.passage_id
+        else:
+            assert quote is not None
+            span = find(quote, text)
+            if span is not None:
+                pid = next((p.passage_id for p in passages if p.start <= span[0] and span[1] <= p.end), None)
+                return source, span[0], span[1], pid
+    return None
+
+
+def web_citation(r: Receipt, texts: PageTexts, found: tuple[str, int, int, str | None],
+                 failed: Mapping[str, Any] | None = None) -> Citation:
+    """The manifest citation of the span ``found`` (as :func:`locate` gives it) of receipt ``r``'s page."""
+    source, start, end, pid = found
+    cited = (texts.text(source) or "")[start:end]
+    assert r.content is not None
+    url = r.final_url or str(r.request.get("url"))
+    return Citation(
+        citation_id=web_citation_id(r.receipt_id, start, end, cited, source),
+        kind="web", receipt_id=r.receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
+        content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
+        quote=short_quote(cited), text_source=source, failed_read=failed)
+
+
 def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
              quote: str | None = None, allow_failed_read: bool = False) -> Citation:
     """Cite a passage id or a quote. The main-content text is tried first, then the whole reader-visible
@@ -133,38 +176,15 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
     failed = failed_read_mark(r, allow_failed_read)
     refuse_interstitial(r)
     texts = receipt_texts(home, r)
-    found: tuple[str, int, int, str | None] | None = None  # (source, start, end, passage id)
-    for source in TEXT_SOURCES:
-        text = texts.text(source) or ""
-        passages = chunk(text)
-        if passage is not None:
-            hit = next((p for p in passages if p.passage_id == passage), None)
-            if hit is not None:
-                found = (source, hit.start, hit.end, hit.passage_id)
-        else:
-            assert quote is not None
-            if not normalise(quote):
-                raise InputError("the quote is empty")
-            span = find(quote, text)
-            if span is not None:
-                pid = next((p.passage_id for p in passages if p.start <= span[0] and span[1] <= p.end), None)
-                found = (source, span[0], span[1], pid)
-        if found is not None:
-            break
+    if quote is not None and not normalise(quote):
+        raise InputError("the quote is empty")
+    found = locate(texts, passage=passage, quote=quote)
     if found is None:
         if passage is not None:
             raise InputError(f"no passage {passage!r} in receipt {receipt_id}; `g6 chunk {receipt_id}` lists them")
         assert quote is not None
         raise InputError(why_not_citable(texts, quote, receipt_id))
-    source, start, end, pid = found
-    cited = (texts.text(source) or "")[start:end]
-    assert r.content is not None
-    url = r.final_url or str(r.request.get("url"))
-    return Citation(
-        citation_id=web_citation_id(receipt_id, start, end, cited, source),
-        kind="web", receipt_id=receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
-        content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
-        quote=short_quote(cited), text_source=source, failed_read=failed)
+    return web_citation(r, texts, found, failed)
 
 
 def cite_paper(home: EvidenceHome, receipt_id: str, number: int, *, allow_failed_read: bool = False) -> Citation:

@@ -17,6 +17,7 @@ from g6.cli import (  # noqa: F401 (registers)
     mcp,
     monitor,
     receipt,
+    report,
     search,
     serve,
 )

@@ -5,7 +5,7 @@ documents name: skills ``knowledge_fetcher`` (``fetch``, ``sources``), ``ctx_ela
 (``search``, ``get_doc``, ``count``, ``mapping``), ``web_fetch`` (``fetch``, runx's
 ``fetch_result``) and the composed ``knowledge_chunker`` (``chunk``), ``knowledge_converter``
 (``convert``) and ``knowledge_manifest`` (``record``, ``recheck``). Beside it the typed tools
-(``fetch``, ``search``, ``es_*``, ``cite``, ``recheck``…) answer as the CLI's ``--json``.
+(``fetch``, ``search``, ``es_*``, ``cite``, ``recheck``, ``report_check``…) answer as the CLI's ``--json``.
 
 Every reply carries its ``code`` and ``status`` (``qualified-draft`` / ``blocked-escalated``); an
 HTTP status is ``http_status`` (runx's ``fetch_result`` keeps its own ``status``). Ops that reach
@@ -21,7 +21,8 @@ Fetched text is returned as untrusted data: every result that carries text from 
 This module builds the server: it reads the gate's setting, makes the :class:`ToolContext` and registers
 every tool the tools modules declare, each bound to that context (:func:`bind`). The gate itself is
 :mod:`g6.mcp.gate`; the tools are :mod:`g6.mcp.tools_fetch`, :mod:`g6.mcp.tools_elastic`,
-:mod:`g6.mcp.tools_cite`, :mod:`g6.mcp.tools_ledger` and :mod:`g6.mcp.invoke`.
+:mod:`g6.mcp.tools_cite`, :mod:`g6.mcp.tools_report`, :mod:`g6.mcp.tools_ledger` and
+:mod:`g6.mcp.invoke`.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any
 
 from g6 import __version__
 from g6.config import Settings
-from g6.mcp import invoke, tools_cite, tools_elastic, tools_fetch, tools_ledger
+from g6.mcp import invoke, tools_cite, tools_elastic, tools_fetch, tools_ledger, tools_report
 from g6.mcp.context import ToolContext, ToolSpec
 from g6.mcp.gate import allowed_ops
 from g6.mcp.wire import Wire
@@ -45,7 +46,7 @@ __all__ = ["TOOLS", "allowed_ops", "annotations", "bind", "build_server", "serve
 
 # Every tool, in the order tools/list gives them.
 TOOLS: tuple[ToolSpec, ...] = (*tools_fetch.TOOLS.specs, *tools_elastic.TOOLS.specs, *tools_cite.TOOLS.specs,
-                               *tools_ledger.TOOLS.specs, *invoke.TOOLS.specs)
+                               *tools_report.TOOLS.specs, *tools_ledger.TOOLS.specs, *invoke.TOOLS.specs)
 
 
 def annotations(title: str, *, read_only: bool = False, open_world: bool = False) -> Any:

@@ -74,12 +74,15 @@ MAX_CARRIED = 1000  # consistency proofs from the checkpoints the ledger issued 
 
 def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out: str | os.PathLike[str], *,
                  kept: Sequence[tuple[str, str]] = (),
-                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[int, int], None] | None = None,
+                 also: Sequence[str] = ()) -> dict[str, Any]:
     """Pack the manifest, its receipts, blobs, proofs, checkpoint and keys into a zip at ``out``, with a
     consistency proof from every checkpoint the ledger issued to the bundle's, and from each ``kept``
     (label, signed note) checkpoint a grader kept (LedgerError, naming the misbehavior, when one is not of
     this ledger's history; BundleError when it is no checkpoint of this log).
-    ``progress(steps done, steps)``: a step per receipt read, per proof, per file written."""
+    ``progress(steps done, steps)``: a step per receipt read, per proof, per file written. ``also``: receipt
+    ids packed too, with their blobs and inclusion proofs, though the manifest cites none of them (the reads a
+    report check's other verdicts rest on: ``g6 report bundle``); with some, the manifest may cite nothing."""
     try:
         manifest_bytes = Path(manifest_path).read_bytes()
     except OSError as e:
@@ -93,10 +96,10 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
     if not isinstance(data, dict):
         raise BundleError(f"{manifest_path} is not a manifest object")
     manifest = Manifest.from_json(data)
-    if not manifest.citations:
+    if not manifest.citations and not also:
         raise BundleError("the manifest cites nothing")
     files: dict[str, bytes] = {"manifest.json": manifest_bytes}
-    receipt_ids = sorted({c.receipt_id for c in manifest.citations})
+    receipt_ids = sorted({c.receipt_id for c in manifest.citations} | set(also))
     steps = [0, 5 * len(receipt_ids) + 5]  # done, and at most (the files are counted once the blobs are known)
 
     def step() -> None:
