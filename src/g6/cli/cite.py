@@ -103,9 +103,9 @@ def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, pa
     info(f"manifest: {manifest_path} ({counted(len(m.with_citation(citation).citations), 'citation')})")
 
 
-@cli.group("manifest", short_help="Citation manifests: sign, verify.")
+@cli.group("manifest", short_help="Citation manifests: sign, verify, export.")
 def manifest_group() -> None:
-    """Citation manifests: sign, verify."""
+    """Citation manifests: sign, verify, export."""
 
 
 @manifest_group.command("sign", short_help="Sign a manifest with the home's key.")
@@ -158,6 +158,75 @@ def manifest_verify(c: Ctx, path: Path, as_json: bool) -> None:
         for x in cites:
             click.echo(f"{x['citation_id']} {'ok' if x['ok'] else 'FAILED: ' + '; '.join(x['problems'])}")
     finish(all_ok)
+
+
+EXPORT_FORMATS = ("robust-links", "annotation")
+
+
+@manifest_group.command("export", short_help="Write the citations as Robust Links or W3C Web Annotations.")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), required=True,
+              help="robust-links: an HTML page, one <a> per citation with data-originalurl, data-versionurl and "
+                   "data-versiondate; annotation: a W3C Web Annotation collection (JSON-LD), a TextQuoteSelector "
+                   "and a TimeState per citation.")
+@click.option("--base-url", metavar="URL",
+              help="The public root of a g6 serve of this home: each citation's memento there is its "
+                   "data-versionurl (robust-links) or TimeState cached (annotation).")
+@click.option("--archive", "archives", multiple=True, metavar="NAME=URLTEMPLATE",
+              help="Another web archive's URL of the page, with {url} and {timestamp} (YYYYMMDDhhmmss), added to "
+                   "data-versionurl after the g6 memento (robust-links); repeat for several.")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="The file to write (default: stdout).")
+@json_option("manifest-export.v1", help="Print what was written as JSON (needs -o)")
+@pass_ctx
+def manifest_export(c: Ctx, path: Path, fmt: str, base_url: str | None, archives: tuple[str, ...],
+                    output: Path | None, as_json: bool) -> None:
+    """Write the citations of the manifest at PATH in a format other tools read: Robust Links for scholarly HTML,
+    or W3C Web Annotations (Hypothesis, Zotero). Each needs the citation's receipt from this home."""
+    import json
+
+    from g6.cite.manifest import load_manifest
+    from g6.export import annotation, robust_links
+    from g6.export.citations import Archive, export_citations
+
+    if as_json and output is None:
+        fail("--json prints what was written: give -o FILE for the export itself")
+    if fmt == "annotation" and archives:
+        fail("--archive is for --format robust-links (a TimeState has one cached copy: the g6 memento)")
+    if output is not None:
+        check_out(output, "-o")
+    try:
+        m = load_manifest(path)
+        parsed = [Archive.parse(a) for a in archives]
+        with c.evidence() as ev:
+            exported = export_citations(ev, m, base_url=base_url, archives=parsed)
+            if fmt == "robust-links":
+                text = robust_links.render(m, exported)
+            else:
+                text = json.dumps(annotation.render(ev, m, exported), indent=2, ensure_ascii=False) + "\n"
+    except G6Error as e:
+        fail_on(e)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from g6.prove.proofs import write_note  # whole or not at all: a temporary file beside it, then a rename
+
+        try:
+            write_note(output, text)
+        except OSError as e:
+            fail(f"cannot write -o {output}: {e.strerror or e}", 1)
+    missing = [e for e in exported if e.why_no_memento is not None]
+    for e in missing:
+        info(f"g6: {e.citation.citation_id}: no memento in g6 serve ({e.why_no_memento})")
+    if as_json:
+        emit_json({"format": fmt, "path": str(output), "manifest_id": m.manifest_id, "base_url": base_url,
+                   "citations": [{"citation_id": e.citation.citation_id, "receipt_id": e.citation.receipt_id,
+                                  "source_url": e.citation.source_url, "read_at": e.receipt.fetched_at,
+                                  "versions": [v.to_json() for v in e.versions], "no_memento": e.why_no_memento}
+                                 for e in exported]})
+    elif output is not None:
+        click.echo(f"wrote {output}: {counted(len(exported), 'citation')} as {fmt}"
+                   + (f", {len(exported) - len(missing)} with a g6 memento" if base_url else ""))
 
 
 @cli.command("recheck", short_help="Fetch every cited source again; a verdict per citation.")
