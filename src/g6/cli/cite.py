@@ -59,24 +59,37 @@ def chunk_cmd(c: Ctx, receipt_id: str, source: str, as_json: bool) -> None:
 
 
 @cli.command("cite", short_help="Add a citation to a manifest (created if absent).")
-@click.argument("receipt_id")
+@click.argument("receipt_id", required=False)
 @click.option("--passage", help="A passage id from `g6 chunk`.")
 @click.option("--quote", help="Exact words from the page (compared after normalising).")
 @click.option("--paper", type=click.IntRange(min=1), help="Paper number N of a search page receipt.")
+@click.option("--annotation", "annotation_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Cite each quote (TextQuoteSelector) of a W3C Web Annotation file or a Hypothesis export, against "
+                   "RECEIPT_ID or, without one, the newest good read of each annotation's source URL.")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=Path("citations.json"),
               show_default=True, help="The manifest to add the citation to (created if absent).")
 @click.option("--allow-failed-read", is_flag=True,
               help="Cite a read that failed (a 403 or 404 page…) anyway: the manifest records it as a failed read, "
                    "and `g6 bundle verify` says so. Without it such a receipt is refused.")
-@json_option("cite.v1", help="Print the new citation as JSON ({}: a citation of schemas/manifest.v1.schema.json)")
+@json_option("cite.v1", "cite-annotation.v1",
+             help="Print the new citation as JSON ({}: a citation of schemas/manifest.v1.schema.json; with "
+                  "--annotation, {})")
 @pass_ctx
-def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, paper: int | None,
-             manifest_path: Path, allow_failed_read: bool, as_json: bool) -> None:
+def cite_cmd(c: Ctx, receipt_id: str | None, passage: str | None, quote: str | None, paper: int | None,
+             annotation_path: Path | None, manifest_path: Path, allow_failed_read: bool, as_json: bool) -> None:
     """Add a citation to a manifest (created if absent). A quote not in the document is refused, and so is a
-    receipt whose read failed (its body is an error page) unless --allow-failed-read."""
+    receipt whose read failed (its body is an error page) unless --allow-failed-read. With --annotation, one
+    citation per annotation quote; exit 1 when any could not be cited (each is listed, with why)."""
     from g6.cite.cite import cite_paper, cite_web
     from g6.cite.manifest import Manifest, load_manifest, save_manifest
 
+    if annotation_path is not None:
+        if any(x is not None for x in (passage, quote, paper)):
+            fail("--annotation gives the quotes: no --passage, --quote or --paper with it")
+        _cite_annotations(c, annotation_path, receipt_id, manifest_path, allow_failed_read, as_json)
+        return
+    if receipt_id is None:
+        fail("give RECEIPT_ID (a receipt id from g6 fetch), or --annotation FILE")
     if sum(x is not None for x in (passage, quote, paper)) != 1:
         fail("give exactly one of --passage, --quote or --paper")
     check_out(manifest_path, "--manifest")  # never a folder, never a folder made for it
@@ -93,14 +106,57 @@ def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, pa
     if as_json:
         emit_json(citation.to_json())
     else:
-        where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
-        if citation.failed_read is not None:
-            from g6.cite.cite import read_words
-
-            failed = citation.failed_read
-            where += f" FAILED READ ({read_words(failed['outcome'], failed['http_status'])})"
-        click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\"")
+        click.echo(_citation_line(citation))
     info(f"manifest: {manifest_path} ({counted(len(m.with_citation(citation).citations), 'citation')})")
+
+
+def _citation_line(citation: Any) -> str:
+    where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
+    if citation.failed_read is not None:
+        from g6.cite.cite import read_words
+
+        failed = citation.failed_read
+        where += f" FAILED READ ({read_words(failed['outcome'], failed['http_status'])})"
+    return f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\""
+
+
+def _cite_annotations(c: Ctx, path: Path, receipt_id: str | None, manifest_path: Path, allow_failed_read: bool,
+                      as_json: bool) -> None:
+    """`g6 cite --annotation FILE`: every quote of the file cited (g6.report.cite_annotations), the manifest saved
+    with those that were, each refusal said; exit 1 when any was refused."""
+    from g6.cite.manifest import Manifest, load_manifest, save_manifest
+    from g6.report.cite_annotations import cite_annotations
+
+    check_out(manifest_path, "--manifest")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        fail(f"--annotation {path}: cannot read it: {e.strerror or e}")
+    with c.evidence() as ev:
+        try:
+            got = cite_annotations(ev, data, name=str(path), receipt_id=receipt_id,
+                                   allow_failed_read=allow_failed_read)
+            m = load_manifest(manifest_path) if manifest_path.exists() else Manifest.new()
+        except G6Error as e:
+            fail_on(e)
+    if got.cited:
+        if m.signature is not None:
+            click.echo("g6: the manifest was signed; adding a citation removes the signature", err=True)
+        for _, citation in got.cited:
+            m = m.with_citation(citation)
+        save_manifest(m, manifest_path)
+    if as_json:
+        emit_json({"manifest": str(manifest_path), "manifest_id": m.manifest_id if manifest_path.exists() else None,
+                   "cited": [{"where": w, "citation": x.to_json()} for w, x in got.cited],
+                   "refused": [r.to_json() for r in got.refused]})
+    else:
+        for _, citation in got.cited:
+            click.echo(_citation_line(citation))
+        for r in got.refused:
+            click.echo(shown(f"refused {r.where or 'the annotation'} {r.source[:200]}: {r.reason}"))
+    info(f"manifest: {manifest_path} ({counted(len(m.citations), 'citation')}); {counted(len(got.cited), 'quote')} "
+         f"cited, {len(got.refused)} refused")
+    finish(not got.refused)
 
 
 @cli.group("manifest", short_help="Citation manifests: sign, verify, export.")
