@@ -37,13 +37,13 @@ own, /tmp (TMPDIR) too, and the checkout a folder of links to this one, so that 
 writes into the checkout fails the check. When it ends, the jobs its shells started are stopped by
 PID; whatever is still running then fails the check.
 
-What changes from run to run is replaced by stable placeholders, numbered by first appearance in a
-session: receipt, manifest, run and report-check result ids (``rcpt_<1>``), times (``<time>``), signing keys
-(``ed25519:<key-1>``, ``ed25519:<pub-1>``, as a did:key ``did:key:z6Mk<multikey-1>``), log ids
-(``g6-evidence/<log-1>``), verifier keys,
-signatures, a TSA's genTime, tree hashes and other base64 or hex values that are not content digests,
-temporary folder names, and ports a server picked: those of the witness, the TSA, PostgreSQL and S3
-(read from the settings they print) are shown as 7380, 3161, 5432 and 8333, any other as ``<port-N>``.
+What changes from run to run is replaced by stable placeholders, numbered by first appearance in a session:
+receipt, manifest, run and report-check result ids (``rcpt_<1>``), times (``<time>``; ``<stamp>`` in a memento
+URI), signing keys (``ed25519:<key-1>``, ``ed25519:<pub-1>``, as a did:key ``did:key:z6Mk<multikey-1>``), log ids
+(``g6-evidence/<log-1>``), verifier keys, signatures, a TSA's genTime, tree hashes and other base64 or hex values
+that are not content digests, temporary folder names, and ports a server picked: those of the witness, the TSA,
+PostgreSQL and S3 (read from the settings they print) are shown as 7380, 3161, 5432 and 8333, any other as
+``<port-N>``.
 """
 
 from __future__ import annotations
@@ -234,6 +234,8 @@ class Normaliser:
         text = re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+(?:Z|[+-]\d\d:\d\d)", "<time>", text)
         # a TSA's genTime, to the second: the time it signed, not a date read from a page
         text = re.sub(r"(?:(?<=genTime )|(?<=before ))\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z", "<time>", text)
+        # a memento URI's timestamp (g6 serve's 20 digits, another archive's 14) is the read's time
+        text = re.sub(r"(?<=/web/)(?:\d{20}|\d{14})(?=(?:id_)?/)", "<stamp>", text)
         text = re.sub(r"\bg6-(demo|site|pg)-[a-z0-9_]{8}\b", lambda m: f"g6-{m[1]}-<tmp>", text)
         text = re.sub(r"ed25519:([0-9a-f]{32})\b", lambda m: self._n("key", m[1], "ed25519:<key-{}>"), text)
         text = re.sub(rf"ed25519:({B64}{{43}}=)", lambda m: self._n("pub", m[1], "ed25519:<pub-{}>"), text)

@@ -43,9 +43,10 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 es count": ("es-count.v1",),
     "g6 es get": ("es-get.v1",),
     "g6 chunk": ("chunk.v1",),
-    "g6 cite": ("cite.v1",),
+    "g6 cite": ("cite.v1", "cite-annotation.v1"),
     "g6 manifest sign": ("manifest-sign.v1",),
     "g6 manifest verify": ("manifest-verify.v1",),
+    "g6 manifest export": ("manifest-export.v1",),
     "g6 recheck": ("recheck-report.v1",),
     "g6 report check": ("report-check.v1",),
     "g6 report verify": ("report-verify.v1",),
@@ -323,10 +324,15 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
     ("chunk", "g6 chunk", "chunk.v1", lambda w, t: ["chunk", w.rid], (0,), False),
     ("cite", "g6 cite", "cite.v1", lambda w, t: ["cite", w.rid, "--quote", QUOTE, "--manifest", str(t / "m.json")],
      (0,), False),
+    ("cite --annotation", "g6 cite", "cite-annotation.v1",
+     lambda w, t: ["cite", "--annotation", _annotation(w, t), "--manifest", str(t / "m.json")], (0,), False),
     ("manifest sign", "g6 manifest sign", "manifest-sign.v1",
      lambda w, t: ["manifest", "sign", _copy(w, w.manifest, t)], (0,), False),
     ("manifest verify", "g6 manifest verify", "manifest-verify.v1", lambda w, t: ["manifest", "verify",
                                                                                   str(w.manifest)], (0,), False),
+    ("manifest export", "g6 manifest export", "manifest-export.v1",
+     lambda w, t: ["manifest", "export", str(w.manifest), "--format", "annotation", "-o", str(t / "a.jsonld")], (0,),
+     False),
     ("recheck", "g6 recheck", "recheck-report.v1", lambda w, t: ["recheck", str(w.manifest)], (0,), False),
     ("report check", "g6 report check", "report-check.v1", lambda w, t: ["report", "check", _report(w, t)], (0,),
      False),
@@ -373,6 +379,15 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
      (0,), False),
     ("demo", "g6 demo", "demo.v1", lambda w, t: ["demo", "--home", str(t / "demo")], (0,), False),
 ]
+
+
+def _annotation(w: World, t: Path) -> str:
+    """A W3C Web Annotation of QUOTE on the world's page, as a file."""
+    path = t / "annotation.jsonld"
+    path.write_text(json.dumps({"@context": "http://www.w3.org/ns/anno.jsonld", "id": "urn:uuid:1",
+                                "type": "Annotation", "target": {"source": w.page_url, "selector": {
+                                    "type": "TextQuoteSelector", "exact": QUOTE}}}))
+    return str(path)
 
 
 def test_every_schema_in_the_table_is_run() -> None:
