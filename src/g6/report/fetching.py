@@ -24,6 +24,7 @@ from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.ledger.receipts import Receipt
 from g6.report.evidence import ok_read
+from g6.report.model import ReportCitation
 from g6.report.runfile import Line
 from g6.report.verdicts import Verdict, body_texts, is_pdf, judge
 
@@ -33,7 +34,7 @@ class Page:
     """One URL to read, the citations (by place) that rest on it, and their quotes and claims."""
 
     url: str
-    items: list[tuple[int, str | None, str]] = field(default_factory=list)  # (place, quote, claim)
+    items: list[tuple[int, ReportCitation]] = field(default_factory=list)  # (place, the citation)
     searched: dict[int, str] = field(default_factory=dict)  # place -> the search receipt that led here
 
 
@@ -85,7 +86,7 @@ class _Writer:
             if verdicts is None:
                 self.pdfs.append((page, r))
                 continue
-            for (i, _, _), v in zip(page.items, verdicts, strict=True):
+            for (i, _), v in zip(page.items, verdicts, strict=True):
                 v = self.chk.with_search(v, page.searched.get(i))
                 lines.append(Line(self.chk.keys[i], v))
                 decided.append((i, v))
@@ -123,7 +124,7 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
             if is_pdf(r, body):
                 return r, None  # converted in the calling process, which appends the conversion's receipt
         texts = body_texts(r, body) if body is not None else None
-        return r, [judge(q, claim, r, "fetched", texts) for _, q, claim in page.items]
+        return r, [judge(c.quote, c.claim, r, "fetched", texts, context=(c.prefix, c.suffix)) for _, c in page.items]
 
     by_host: dict[str, list[Page]] = defaultdict(list)
     for page in pages.values():
@@ -151,7 +152,7 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
     chk.fetched += len(writer.signed)
     decided = []
     for page, r in writer.pdfs:  # a PDF: its conversion is made and receipted here, in the check's thread
-        for i, _, _ in page.items:
+        for i, _ in page.items:
             decided.append((i, chk.with_search(chk.judge_stored(r, chk.report.citations[i], "fetched"),
                                              page.searched.get(i))))
     chk.decide(decided)
@@ -163,7 +164,7 @@ def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: in
     calling process must judge itself (a PDF, whose conversion it appends; a body the store cannot serve)."""
     store = chk.home.store
 
-    def work(item: tuple[Receipt, list[tuple[str | None, str, str]]]) -> list[Verdict] | None:
+    def work(item: tuple[Receipt, list[tuple[ReportCitation, str]]]) -> list[Verdict] | None:
         r, asked = item
         texts = None
         if ok_read(r):
@@ -174,9 +175,9 @@ def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: in
             if is_pdf(r, body):
                 return None
             texts = body_texts(r, body)
-        return [judge(quote, claim, r, how, texts) for quote, claim, how in asked]
+        return [judge(c.quote, c.claim, r, how, texts, context=(c.prefix, c.suffix)) for c, how in asked]
 
-    work_items = [(r, [(c.quote, c.claim, how) for _, c, _, how in entries]) for r, entries in items]
+    work_items = [(r, [(c, how) for _, c, _, how in entries]) for r, entries in items]
     pool = fork_workers(work, processes, processes)
     out: dict[str, list[Verdict] | None] = {}
     try:
