@@ -218,7 +218,8 @@ def _print_result(result: dict[str, Any]) -> None:
     """A line per citation (its verdict and source), its reason, quote, first hint and judge under it, then the
     figures."""
     for cj in result["citations"]:
-        line = f"[{cj['n']}] {cj['verdict']:<20} {cj['source'][:100]}"
+        label = f"[{cj['n']}]"
+        line = f"{label} {cj['verdict']:<{max(14, 23 - len(label))}} {cj['source'][:100]}"
         found = cj.get("found")
         if found:
             line += f" ({found['text_source']} text {found['start']}-{found['end']}, {found['match']})"
