@@ -72,8 +72,9 @@ def report_check(ctx: ToolContext,
         got = normalise_source(base)
         if isinstance(got, Unusable) or source_kind(got.source) != "url":
             raise InputError(f"base {base[:80]!r} is not an http(s) URL")
-    inputs = CheckInputs(load_report(data, format, path.name, base), path.name, "sha256:" + hashlib.sha256(data).hexdigest(),
-                         len(data), receipts_only, run_id=run_id, documents=mapped)
+    inputs = CheckInputs(load_report(data, format, path.name, base), path.name,
+                         "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, run_id=run_id,
+                         documents=mapped)
     with ctx.home() as ev:
         result, _ = run_check(ev, inputs, client=lambda: ctx.client(ctx.policy()), sources=ctx.settings.sources())
     if output is not None:
