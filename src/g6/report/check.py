@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient
+from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.fetch.batch import usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
@@ -35,7 +36,8 @@ from g6.report.evidence import READ_KINDS, EvidenceSource, choose, ok_read, read
 from g6.report.fetching import Page, fetch_pages, judge_forked
 from g6.report.model import Report, ReportCitation, UnusableCitation, source_kind
 from g6.report.runfile import Line, citation_key, run_state
-from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts, unreadable
+from g6.report.texts_cache import encode, open_cache
+from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts, texts_source, unreadable
 from g6.runs import RunState
 
 STORED_BATCH = 1024  # verdicts on stored reads written to the run file at once (one fsync)
@@ -83,10 +85,16 @@ class _Check:
         self.notes: dict[int, dict[str, Any]] = {}  # place -> what the verdict's detail adds (the read_at match)
         # receipt id -> the citations resting on it: (place, citation, search receipt, how it was chosen)
         self.stored: dict[str, list[tuple[int, ReportCitation, str | None, str]]] = {}
+        # each page's texts kept by body digest across runs (a home's only: a bundle's bodies are read as given)
+        self.cache = open_cache(home) if ev.name == "home" else None
+        self.rows: list[Any] = []  # texts extracted in this run, to keep in the cache with the next verdicts
 
     # -- reporting ------------------------------------------------------------------------------
     def decide(self, decided: list[tuple[int, Verdict]]) -> None:
         """Verdicts on file (their receipts are durable already), then counted."""
+        if self.rows and self.cache is not None:
+            self.cache.put_many(self.rows)
+            self.rows = []
         if not decided:
             return
         self.state.add_many([Line(self.keys[i], v) for i, v in decided])
@@ -172,8 +180,12 @@ class _Check:
         for all its citations; on forked processes when the home allows it (``fetching.judge_forked``)."""
         items = [(r, entries) for rid, entries in self.stored.items() if (r := self.ev.get(rid)) is not None]
         got: dict[str, list[Verdict] | None] = {}
-        if processes > 1 and len(items) >= FORK_AT and self.ev.name == "home":
-            got = judge_forked(self, items, processes)
+        if processes > 1 and self.ev.name == "home":
+            # a page whose texts the cache holds is judged here; the others' texts are extracted on forked
+            # processes when there are enough of them to be worth the fork
+            misses = [(r, e) for r, e in items if ok_read(r) and not self._cached(r)]
+            if len(misses) >= FORK_AT:
+                got = judge_forked(self, misses, processes)
         decided: list[tuple[int, Verdict]] = []
         for r, entries in items:
             verdicts = got.get(r.receipt_id) or [self.judge_stored(r, c, how) for _, c, _, how in entries]
@@ -238,9 +250,42 @@ class _Check:
                 got = failed(f"the body of receipt {r.receipt_id} cannot be read from the {self.ev.name}: "
                              f"{str(e)[:200]}", receipt_id=r.receipt_id)
             else:
-                got = self._pdf(r, body) if is_pdf(r, body) else (body_texts(r, body), None)
+                got = self._pdf(r, body) if is_pdf(r, body) else (self._page_texts(r, body), None)
         self._texts[r.receipt_id] = got
         return got
+
+    def _page_texts(self, r: Receipt, body: bytes) -> Any:
+        """The texts of an ok read's body (read and checked against its receipt already): from the cache when
+        it holds them, else extracted (and kept for the next run)."""
+        if self.cache is None or len(body) > MAX_EXTRACT_BYTES:
+            return body_texts(r, body)
+        url, ctype = texts_source(r)
+        blake3 = str((r.content or {})["blake3"])
+        texts = self.cache.get(blake3, url, ctype)
+        if texts is None:
+            texts = body_texts(r, body)
+            self.rows.append(encode(self.cache.key, blake3, url, ctype, texts))
+        return texts
+
+    def _cached(self, r: Receipt) -> bool:
+        """Whether ``r``'s texts are ready without extracting them: the cache holds them (its body then read and
+        checked, so that a body gone or changed is never judged from its old texts)."""
+        if r.receipt_id in self._texts:
+            return True
+        if self.cache is None:
+            return False
+        url, ctype = texts_source(r)
+        texts = self.cache.get(str((r.content or {})["blake3"]), url, ctype)
+        if texts is None:
+            return False
+        try:
+            body = self.ev.body(r.content or {})
+        except Exception:  # noqa: BLE001 - judge_stored reads it again and says why
+            return False
+        if len(body) > MAX_EXTRACT_BYTES or is_pdf(r, body):
+            return False
+        self._texts[r.receipt_id] = (texts, None)
+        return True
 
     def _pdf(self, r: Receipt, body: bytes) -> tuple[Any, Receipt | None] | Verdict:
         """A PDF's text, from its newest ok conversion, or (in a home) converted now and receipted."""
@@ -306,6 +351,9 @@ def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, clie
     chk.judge_stored_reads(processes if usable_processes(home, processes) > 1 and can_fork() else 1)
     if pages:
         fetch_pages(chk, pages, workers, processes)
+    chk.decide([])  # texts extracted last, into the cache
+    if chk.cache is not None:
+        chk.cache.close()
     missing = [i for i in range(len(report.citations)) if i not in chk.done]
     if missing:  # every citation gets a verdict; none may be dropped on the way
         raise RuntimeError(f"citations {missing[:5]} got no verdict")

@@ -19,11 +19,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from g6 import TOOL_NAME, __version__
 from g6.cite.manifest import Manifest
 from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
-from g6.ledger.receipts import Signature, canonical_json, check_signature, new_receipt_id, utc_now
+from g6.ledger.receipts import (
+    Signature,
+    _plain_json,
+    canonical_json,
+    check_signature,
+    new_receipt_id,
+    utc_now,
+)
 from g6.report.check import CheckRun, iter_citations
 from g6.report.model import ReportCitation
 from g6.report.verdicts import VERDICTS, Verdict, bounded, sha256_text
@@ -115,6 +124,18 @@ def build_result(run: CheckRun, inputs: ResultInputs, manifest: Manifest | None)
     }
 
 
+def _canonical_json(value: Any) -> bytes:
+    """``canonical_json``, with orjson writing what ``json.dumps`` would for plain JSON (sorted keys, no spaces,
+    UTF-8, the same escapes: tested equal over every code point), several times faster on a result's thousands of
+    citations; anything else (a float, a key past U+FFFF, an integer past 64 bits) as ``canonical_json``."""
+    if _plain_json(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except (orjson.JSONEncodeError, TypeError):
+            pass
+    return canonical_json(value)
+
+
 def canonical(result: Mapping[str, Any]) -> bytes:
     """RFC 8785 canonical JSON of the result without ``signature``, made a citation at a time: a value that is
     not plain JSON (a float: a similarity, a share) sends ``canonical_json`` to rfc8785's per-character path,
@@ -125,8 +146,8 @@ def canonical(result: Mapping[str, Any]) -> bytes:
         if not k.isascii():
             return canonical_json({k: v for k, v in result.items() if k != "signature"})
         v = result[k]
-        value = (b"[" + b",".join(canonical_json(c) for c in v) + b"]") if k == "citations" and isinstance(v, list) \
-            else canonical_json(v)
+        value = (b"[" + b",".join(_canonical_json(c) for c in v) + b"]") if k == "citations" and isinstance(v, list) \
+            else _canonical_json(v)
         parts.append(canonical_json(k) + b":" + value)
     return b"{" + b",".join(parts) + b"}"
 

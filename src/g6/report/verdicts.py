@@ -189,6 +189,11 @@ def elsewhere(requested: str, final: str | None) -> str | None:
 
 
 # -- reading a receipt's body -----------------------------------------------------------------------
+def texts_source(r: Receipt) -> tuple[str, str | None]:
+    """What a read's texts are read with besides its body: the URL (final, else requested) and content type."""
+    return r.final_url or str(r.request.get("url", "")), r.detail.get("content_type")
+
+
 def body_texts(r: Receipt, body: bytes | None) -> PageTexts:
     """The texts of a read's body, as ``g6 cite`` reads them (a body past the size a page is read at has none)."""
     if body is None:
@@ -196,8 +201,7 @@ def body_texts(r: Receipt, body: bytes | None) -> PageTexts:
     if len(body) > MAX_EXTRACT_BYTES:
         return PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes",
                          media_type=media_type(r.detail.get("content_type"), body[:1024]))
-    url = r.final_url or str(r.request.get("url", ""))
-    return read_texts(body, url, r.detail.get("content_type"))
+    return read_texts(body, *texts_source(r))
 
 
 def is_pdf(r: Receipt, body: bytes | None) -> bool:
