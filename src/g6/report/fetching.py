@@ -121,7 +121,12 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
     assert client is not None
     key = chk.cache.key if chk.cache is not None else None
 
-    def work(page: Page) -> tuple[Receipt, list[Verdict] | None, Any]:
+    listed = list(pages.values())
+
+    # a page is handed to a worker by its place in ``listed``: a forked worker holds the list already, so only
+    # the number crosses the pipe (not the page and its citations)
+    def work(k: int) -> tuple[Receipt, list[Verdict] | None, Any]:
+        page = listed[k]
         prepared = prepare_fetch(store, client, page.url, documents=False)
         r = prepared.receipt
         body, row = None, None
@@ -135,9 +140,9 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
         return r, [judge(c.quote, c.claim, r, "fetched", texts, context=(c.prefix, c.suffix))
                    for _, c in page.items], row
 
-    by_host: dict[str, list[Page]] = defaultdict(list)
-    for page in pages.values():
-        by_host[host_of(page.url)].append(page)
+    by_host: dict[str, list[int]] = defaultdict(list)
+    for k, page in enumerate(listed):
+        by_host[host_of(page.url)].append(k)
     writer = _Writer(chk)
     with contextlib.ExitStack() as stack:
         if usable_processes(chk.home, processes) > 1 and len(by_host) > 1:
@@ -151,10 +156,10 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
             stack.callback(results.close)
         writer.t.start()
         try:
-            for page, res, _ in results:
+            for k, res, _ in results:
                 if isinstance(res, BaseException):
                     raise res
-                writer.put((page, *res))
+                writer.put((listed[k], *res))
         finally:
             writer.close()
     chk.ev.add(writer.signed)
@@ -175,8 +180,10 @@ def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: in
     store = chk.home.store
     key = chk.cache.key if chk.cache is not None else None
 
-    def work(item: tuple[Receipt, list[tuple[ReportCitation, str]]]) -> tuple[list[Verdict], Any] | None:
-        r, asked = item
+    work_items = [(r, [(c, how) for _, c, _, how in entries]) for r, entries in items]
+
+    def work(k: int) -> tuple[list[Verdict], Any] | None:  # by place: the forked worker holds the items already
+        r, asked = work_items[k]
         texts, row = None, None
         if ok_read(r):
             try:
@@ -190,12 +197,12 @@ def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: in
                 row = encode(key, str((r.content or {})["blake3"]), *texts_source(r), texts)
         return [judge(c.quote, c.claim, r, how, texts, context=(c.prefix, c.suffix)) for c, how in asked], row
 
-    work_items = [(r, [(c, how) for _, c, _, how in entries]) for r, entries in items]
     pool = fork_workers(work, processes, processes)
     out: dict[str, list[Verdict] | None] = {}
     try:
-        pool.give([[it] for it in work_items])
-        for (r, _), res, _ in pool:
+        pool.give([[k] for k in range(len(work_items))])
+        for k, res, _ in pool:
+            r = work_items[k][0]
             if isinstance(res, BaseException) or res is None:
                 out[r.receipt_id] = None
             else:
