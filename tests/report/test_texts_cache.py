@@ -123,7 +123,12 @@ def test_another_extractor_or_another_address_is_another_row(home: EvidenceHome,
 def test_forget_removes_every_row_of_a_body(home: EvidenceHome, client: CheckedClient, pages: LocalSite) -> None:
     first = check(home, _report(pages), client)
     blob = first.verdicts[0].read["content"]["blake3"]
+    db = sqlite3.connect(home.root / DERIVED / FILE)
+    (payload,) = db.execute("SELECT payload FROM texts WHERE blake3 = ?", (blob,)).fetchone()
+    db.close()
     assert forget(home.root, blob) == 1 and forget(home.root, blob) == 0
+    left = b"".join(p.read_bytes() for p in (home.root / DERIVED).iterdir())
+    assert bytes(payload)[8:40] not in left  # no copy in the file, its free pages or its write-ahead log
     assert [b for b, _ in _rows(home.root)] == [first.verdicts[2].read["content"]["blake3"]]
     assert forget(home.root / "nowhere", blob) == 0
 

@@ -172,14 +172,18 @@ class TextsCache:
 
 
 def forget(root: Path, blake3: str) -> int:
-    """Remove every row derived from the body ``blake3`` (for whatever removes that body from the home); how many
-    there were. A home without the file has none."""
+    """Remove every row derived from the body ``blake3`` (for whatever removes that body from the home), its bytes
+    overwritten in the file (``secure_delete``) and the write-ahead log emptied, so no copy is left in
+    ``derived/``; how many rows there were. A home without the file has none."""
     path = Path(root) / DERIVED / FILE
     if not path.exists():
         return 0
     db = sqlite3.connect(path, timeout=10, isolation_level=None)
     try:
-        return db.execute("DELETE FROM texts WHERE blake3 = ?", (blake3,)).rowcount
+        db.execute("PRAGMA secure_delete=ON")
+        n = db.execute("DELETE FROM texts WHERE blake3 = ?", (blake3,)).rowcount
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return n
     finally:
         db.close()
 
