@@ -33,7 +33,8 @@ from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
 
 SCHEMA = "runx.receipt.v1"
-KINDS = ("fetch", "search", "es", "recheck", "convert", "key")  # "key": a writer key added or retired
+KINDS = ("fetch", "search", "es", "recheck", "convert", "key", "redaction", "hold")
+# "key": a writer key added or retired; "redaction", "hold": bytes removed, or held (``g6.ledger.redactions``)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
