@@ -175,6 +175,7 @@ class Redactions:
     redacted: dict[str, Redacted] = field(default_factory=dict)  # blake3 and sha256 digest -> the redaction
     held: dict[str, Held] = field(default_factory=dict)  # blake3 -> the hold in force
     entries: set[int] = field(default_factory=set)
+    receipts: set[str] = field(default_factory=set)  # every receipt a counting redaction entry names
     counted: int = 0  # redaction entries that count
     problems: list[Check] = field(default_factory=list)
     _more: int = 0
@@ -254,6 +255,7 @@ class Redactions:
                 if not all(isinstance(r, str) for r in receipts):
                     raise InputError("its receipts are not receipt ids")
                 self._redact(seq, str(data["receipt_id"]), reason, note, blobs)
+                self.receipts.update(receipts)
             else:
                 self._hold(seq, str(data["receipt_id"]), str(request.get("action")), reason, blobs)
         except (InputError, KeyError, TypeError, ValueError, AttributeError) as e:

@@ -22,8 +22,10 @@ from g6.ledger import (
     Trust,
     VerifyKey,
     open_ledger,
+    takedown,
     trusted_keys,
 )
+from g6.ledger.redactions import Redactions
 from g6.store import BlobBackend, open_store
 
 
@@ -107,6 +109,12 @@ class EvidenceHome:
         if recorded:
             entries.append(self.ledger.retire_key(old.public, new, "rotation"))
         return new, entries
+
+    # -- redactions and holds, recorded in the log (g6.ledger.redactions, g6.ledger.takedown) --------------
+    def redactions(self) -> Redactions:
+        """The redaction and hold entries of this home's log that count for the keys it trusts: what every
+        reader asks before it serves a body (redacted: never served) and what ``g6 blob gc`` finishes."""
+        return takedown.current(self.ledger, self.trust().roots())
 
     def trusted(self) -> dict[str, VerifyKey]:
         """The keys this home trusts: its own key folder's and those kept with the ledger (``g6 keys trust``)."""

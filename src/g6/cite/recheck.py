@@ -56,7 +56,7 @@ from g6.fetch.capture import receipt_from_response, wall_of
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.runs import RunState
+from g6.runs import RunState, scrub
 
 CHECKED = ("unchanged", "current", "changed", "gone")
 FAILING = ("changed", "gone", "unverified")
@@ -359,6 +359,14 @@ def run_file(home: EvidenceHome, manifest_id: str, run_id: str, state_dir: Path 
     if path.parent != base:  # cannot happen with the alphabet above; kept as the last line of defence
         raise InputError(f"run file {path} would be outside {base}")
     return path
+
+
+def forget_texts(home: EvidenceHome, receipt_ids: Iterable[str], state_dir: Path | None = None) -> int:
+    """Take the words of redacted reads out of the re-check run files (``g6.ledger.redactions``): a verdict
+    decided on such a read keeps its verdict and loses the text it quoted (``new_text``, ``diff``, the
+    closest span). How many verdicts lost text."""
+    base = state_dir or home.root / "knowledge" / "rechecks"
+    return scrub(base, set(receipt_ids), ("new_text", "diff"), ("closest_text",), {"text": "redacted"})
 
 
 class _Plan:

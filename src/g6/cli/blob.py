@@ -1,19 +1,21 @@
-"""``g6 blob``: cat, verify, gc (collect garbage), copy."""
+"""``g6 blob``: cat, verify, gc (collect garbage), copy (redact, hold, release and expire: ``g6.cli.blob_redact``)."""
 
 # Imports: the store is loaded by g6.config anyway, so it is imported at the top.
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from g6.cli.app import EXIT_FAILED, EXIT_USAGE, Ctx, cli, emit_json, fail, finish, pass_ctx, progress
 from g6.cli.options import json_option, quiet_option
-from g6.errors import StoreError
+from g6.errors import G6Error, StoreError
 from g6.store.open import copy_blobs, describe, open_store
 
 
 @cli.group("blob")
 def blob_group() -> None:
-    """The blob store: cat, verify, gc (collect garbage), copy."""
+    """The blob store: cat, verify, gc (collect garbage), copy; redact, hold, release, expire."""
 
 
 @blob_group.command("cat")
@@ -37,20 +39,37 @@ def blob_cat(c: Ctx, digest: str) -> None:
 @pass_ctx
 def blob_verify(c: Ctx, as_json: bool) -> None:
     """Re-hash every blob and check its meta and every sha256 index entry; list the bad ones."""
-    with c.evidence() as ev, progress("verifying", "blobs") as bar:
-        report = ev.store.verify(progress=bar)
+    with c.evidence() as ev:
+        with progress("verifying", "blobs") as bar:
+            report = ev.store.verify(progress=bar)
+        red = _redactions(ev)
+        # redacted on the record: gone is what they should be; still here is a removal to finish
+        pending = [r.blob.blake3 for r in red.bodies() if ev.store.has(r.blob.blake3)] if red else []
     if as_json:
         emit_json({"ok": report.ok, "checked": report.checked, "index_checked": report.index_checked,
                    "bad": [{"digest": b.digest, "detail": b.detail} for b in report.bad],
-                   "dangling": list(report.dangling)})
+                   "dangling": list(report.dangling), "redacted": len(red.bodies()) if red else 0,
+                   "pending": pending})
     else:
         for b in report.bad:
             click.echo(f"BAD {b.digest}: {b.detail}")
         if report.dangling:
             click.echo(f"{len(report.dangling)} index entries of unfinished writes (`g6 blob gc` sweeps them)")
+        for d in pending:
+            click.echo(f"redacted but still stored: {d} (`g6 blob gc` finishes the removal)")
         click.echo(f"blobs {'ok' if report.ok else 'FAILED'}: {report.checked} checked, "
-                   f"{report.index_checked} index entries, {len(report.bad)} bad")
+                   f"{report.index_checked} index entries, {len(report.bad)} bad"
+                   + (f"; redacted {len(red.bodies())}" if red and red.bodies() else ""))
     finish(report.ok)
+
+
+def _redactions(ev: Any) -> Any:
+    """The home's redactions that count (``g6.ledger.redactions``), or None when its ledger cannot be read
+    (the store's own verdict stands; `g6 ledger verify` says what is wrong with the ledger)."""
+    try:
+        return ev.redactions()
+    except G6Error:
+        return None
 
 
 @blob_group.command("gc")
@@ -62,19 +81,31 @@ def blob_verify(c: Ctx, as_json: bool) -> None:
 @pass_ctx
 def blob_gc(c: Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
     """Remove blobs that no receipt references, and what unfinished writes left behind."""
+    from g6.cite.recheck import forget_texts
+    from g6.ledger import takedown
+
     with c.evidence() as ev:  # the ledger is only read; an unreadable ledger stops gc (exit 1), never empties it
         with progress("reading receipts", "receipts") as bar:
             referenced = ev.ledger.referenced_digests(progress=bar)
+        red = ev.redactions()  # a held blob is kept whatever else holds; a redacted one still here goes
+        referenced |= {d for h in red.held.values() for d in (h.blob.blake3, h.blob.sha256)}
         with progress("collecting", "blobs") as bar:
             report = ev.store.gc(referenced, grace_seconds=grace, dry_run=dry_run, progress=bar)
+        if dry_run:
+            finished = [r.blob.blake3 for r in red.bodies() if ev.store.has(r.blob.blake3)]
+        else:
+            finished = takedown.finish(ev.ledger, ev.store, ev.trust().roots())
+            forget_texts(ev, red.receipts)
     if as_json:
         emit_json({"dry_run": dry_run, "removed": list(report.removed), "kept": report.kept,
                    "young": list(report.skipped_young), "temp_files_removed": report.temp_files_removed,
-                   "index_entries_removed": report.index_entries_removed})
+                   "index_entries_removed": report.index_entries_removed, "redactions_finished": finished})
     else:
         verb = "would remove" if dry_run else "removed"
         for d in report.removed:
             click.echo(f"{verb} {d}")
+        for d in finished:
+            click.echo(f"{verb} {d} (redacted: the removal an earlier run left)")
         click.echo(f"{verb} {len(report.removed)} blob(s), {report.temp_files_removed} temp file(s) and "
                    f"{report.index_entries_removed} index entries of unfinished writes; kept {report.kept} "
                    f"referenced, {len(report.skipped_young)} younger than {grace:g}s")
