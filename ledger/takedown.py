@@ -79,14 +79,15 @@ def _ref(value: Any) -> BlobRef | None:
     return BlobRef(b3, sha, size)
 
 
-def blobs_named(receipt: Receipt) -> list[tuple[str, BlobRef]]:
-    """Every blob a receipt names as (where, ref): its ``content`` and each blob of a rendered ``capture``
-    (its DOM, text, screenshot: any member of ``capture`` that is a {blake3, sha256, size} record)."""
+def blobs_named(receipt: Receipt | Mapping[str, Any]) -> list[tuple[str, BlobRef]]:
+    """Every blob a receipt (or its JSON) names as (where, ref): its ``content`` and each blob of a rendered
+    ``capture`` (its DOM, text, screenshot: any member of ``capture`` that is a {blake3, sha256, size} record)."""
+    data = receipt.to_json(with_signature=False) if isinstance(receipt, Receipt) else receipt
     out = []
-    content = _ref(receipt.content)
+    content = _ref(data.get("content"))
     if content is not None:
         out.append(("content", content))
-    capture = receipt.to_json(with_signature=False).get("capture")
+    capture = data.get("capture")
     if isinstance(capture, Mapping):
         for name, value in sorted(capture.items()):
             ref = _ref(value)
