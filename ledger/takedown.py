@@ -258,6 +258,7 @@ def redact(ledger: Ledger, store: BlobBackend, key: SigningKey, roots: Roots, p:
             blobs = [b for b in p.blobs_of(body) if state.of(b.blake3) is None]
             _refuse_held(state, blobs)
             out.append(redaction_entry(blobs, sorted(p.receipts.get(body, ())), reason, note))
+        step("deciding")  # inside the write transaction: a kill here appends nothing
         if not out:
             first = next(iter(p.bodies))
             have = state.of(first)
@@ -283,12 +284,13 @@ def _remove(store: BlobBackend, blobs: Sequence[BlobNamed], step: Step) -> list[
     return removed
 
 
-def finish(ledger: Ledger, store: BlobBackend, roots: Roots, *, step: Step = _no_step) -> list[str]:
+def finish(ledger: Ledger, store: BlobBackend, roots: Roots, *, deep: bool = False, step: Step = _no_step) -> list[str]:
     """Take out every byte a redaction that counts still leaves in the store (a run killed after its entry was
-    appended, a body read again since): what ``g6 blob gc`` and every redact run first. Never touches a blob
-    no valid entry covers."""
+    appended, a body read again since): what every redact runs first. ``deep`` (``g6 blob gc``): also the meta
+    and index entries a kill left of a blob whose bytes are gone (a removal call for every redacted blob).
+    Never touches a blob no valid entry covers. The blake3 of each blob something was removed of."""
     state = current(ledger, roots)
-    left = [r.blob for r in state.bodies() if store.has(r.blob.blake3)]
+    left = [r.blob for r in state.bodies() if deep or store.has(r.blob.blake3)]
     return _remove(store, left, step)
 
 

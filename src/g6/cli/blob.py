@@ -94,7 +94,7 @@ def blob_gc(c: Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
         if dry_run:
             finished = [r.blob.blake3 for r in red.bodies() if ev.store.has(r.blob.blake3)]
         else:
-            finished = takedown.finish(ev.ledger, ev.store, ev.trust().roots())
+            finished = takedown.finish(ev.ledger, ev.store, ev.trust().roots(), deep=True)
             forget_texts(ev, red.receipts)
     if as_json:
         emit_json({"dry_run": dry_run, "removed": list(report.removed), "kept": report.kept,
