@@ -48,7 +48,9 @@ def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
     else:
         click.echo(f"wrote {summary.path}: {summary.responses} responses ({summary.redirects} redirects), "
                    f"{summary.revisits} revisits, {summary.conversions} conversions, {summary.requests} requests, "
-                   f"{summary.metadata} metadata records from {summary.receipts} receipts")
+                   f"{summary.metadata} metadata records from {summary.receipts} receipts"
+                   + (f"; {summary.redacted} redacted bodies left out (a resource record says why)"
+                      if summary.redacted else ""))
 
 
 @_export_command("wacz", "export-wacz.v1", "The .wacz file to write.")

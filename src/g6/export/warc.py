@@ -16,6 +16,12 @@ Per receipt of a read (``fetch``, ``search``, ``recheck``):
   ``urn:g6:receipt:<receipt id>``, and ``WARC-Concurrent-To`` the response (or revisit): the
   page's own URL always replays the page, never its receipt.
 
+A body a redaction entry took out of the home (``g6.ledger.redactions``) is never written: in place of its
+response (or conversion) stands a ``resource`` record, ``urn:g6:redacted:<receipt id>``, whose JSON says why
+(the entry's seq, receipt id, reason and note; the digests the log still proves); the receipt's metadata record
+is ``WARC-Concurrent-To`` it, and the redaction entry has its own metadata record like any receipt. A replay
+tool finds no page at the URL: the page's own URL never replays the redaction either.
+
 A ``convert`` receipt becomes a ``conversion`` record (the extracted text) whose ``WARC-Refers-To``
 is the response that carried the source PDF (target URI: that response's URL; ``urn:g6:blob:<blake3>``
 when the PDF's response is not in this export). Receipts without a body (refused, denied,
@@ -70,12 +76,13 @@ class WarcSummary:
     metadata: int
     redirects: int = 0  # response records of redirect hops
     conversions: int = 0
+    redacted: int = 0  # resource records standing for a body a redaction entry took out
     pages: tuple[Page, ...] = ()  # every read whose answer was archived (response or revisit), in order
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "receipts": self.receipts, "responses": self.responses,
                 "revisits": self.revisits, "requests": self.requests, "metadata": self.metadata,
-                "redirects": self.redirects, "conversions": self.conversions}
+                "redirects": self.redirects, "conversions": self.conversions, "redacted": self.redacted}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +110,8 @@ class _Exporter:
         self.home = home
         self.w = writer
         self.counts = {"responses": 0, "revisits": 0, "requests": 0, "metadata": 0, "receipts": 0,
-                       "redirects": 0, "conversions": 0}
+                       "redirects": 0, "conversions": 0, "redacted": 0}
+        self.redactions = home.redactions()  # what is never written, whatever the store still holds
         self.by_sha: dict[str, _Written] = {}  # sha256 of a non-empty body -> its first response
         self.by_blake3: dict[str, _Written] = {}  # blake3 of a body -> the response that carried it
         self.pages: list[Page] = []
@@ -183,12 +191,28 @@ class _Exporter:
                                         warc_content_type=ctype, warc_headers_dict=extra)
         return self._write(rec, "conversions")
 
+    def redacted(self, r: Receipt, url: str, date: str) -> str | None:
+        """The resource record saying why ``r``'s body is left out (its record id), or None if it is not."""
+        gone = self.redactions.of_content(r.content)
+        if gone is None:
+            return None
+        why = {"redacted": True, "receipt_id": r.receipt_id, "url": url or None, "content": dict(r.content or {}),
+               "redaction": gone.to_json(),
+               "said": f"the body was {gone.said()}: left out of this export; the log still proves it was read"}
+        payload = json.dumps(why, ensure_ascii=False, sort_keys=True).encode()
+        rec = self.w.create_warc_record(f"urn:g6:redacted:{r.receipt_id}", "resource", payload=BytesIO(payload),
+                                        length=len(payload), warc_content_type="application/json",
+                                        warc_headers_dict={"WARC-Date": date})
+        return self._write(rec, "redacted")
+
     def receipt(self, r: Receipt) -> None:
         self.counts["receipts"] += 1
         date = _warc_date(r.fetched_at)
-        concurrent = None
         url = r.final_url or str(r.request.get("url") or "")
-        if r.kind in ("fetch", "recheck", "search") and url:
+        concurrent = self.redacted(r, url, date) if r.content else None
+        if concurrent is not None:
+            pass  # no response, revisit, request or conversion: nothing of the bytes leaves the home
+        elif r.kind in ("fetch", "recheck", "search") and url:
             self.redirects(r, date)
             if r.content and r.http_status is not None:
                 concurrent = self.answer(r, url, date)

@@ -6,6 +6,8 @@
     manifest.json               the citation manifest, as given
     receipts/<receipt_id>.json  every cited receipt (signed)
     blobs/<blake3 hex>          every cited body, raw bytes
+    redactions/<blake3 hex>     instead, for a cited body a redaction entry took out: that entry's receipt id
+                                (the entry is under receipts/ and proofs/ like a cited receipt)
     proofs/<receipt_id>.tlog-proof   C2SP inclusion proof of each receipt
     proofs/consistency/<old>-<new>.tlog-consistency
                                 a consistency proof between the bundle's checkpoint and another checkpoint
@@ -59,6 +61,7 @@ from g6.ledger.proofs import ConsistencyProof
 from g6.ledger.receipts import utc_now
 from g6.ledger.timestamp import KIND as TIMESTAMP_KIND
 from g6.prove.bundle_history import consistency_name, timestamp_name
+from g6.prove.bundle_redactions import packed
 from g6.prove.bundle_report import MISBEHAVIOR
 from g6.prove.bundle_verify import BundleCheck, BundleReport, CitationVerdict, PinnedKey, verify_bundle
 from g6.prove.bundle_zip import MAX_INDEX, MAX_MEMBERS, MAX_PARSED_BODY, MAX_RECORDS_TOTAL, SCHEMA
@@ -102,13 +105,20 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
         steps[0] += 1
         if progress is not None:
             progress(steps[0], max(steps))
+    # a cited body that was redacted travels as the redaction entry that took it out (g6.prove.bundle_redactions)
+    red = home.redactions()
+    cited = {rid: home.ledger.get(rid) for rid in receipt_ids}
+    gone = {rid: g for rid, r in cited.items() if (g := packed(home, red, r)) is not None}
+    receipt_ids = sorted({*receipt_ids, *(g[2] for g in gone.values())})
     # one checkpoint covering every cited receipt, so all proofs share it
     cp, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
     note = cosigned(home.ledger, cp, note)  # the witnesses' cosignatures travel with it
     for rid in receipt_ids:
-        receipt = home.ledger.get(rid)
+        receipt = cited.get(rid) or home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
-        if receipt.content:
+        if rid in gone:
+            files[gone[rid][0]] = gone[rid][1]
+        elif receipt.content and rid in cited:
             hexd = str(receipt.content["blake3"]).split(":", 1)[1]
             files[f"blobs/{hexd}"] = home.store.read_as(receipt.content)
         step()

@@ -28,6 +28,7 @@ from g6.ledger.note import Checkpoint, NoteError, parse_note
 from g6.ledger.proofs import ProofCheck, ProofReport, parse_inclusion, verify_inclusion_proof
 from g6.ledger.receipts import Receipt
 from g6.prove.bundle_history import History, described, same_tree
+from g6.prove.bundle_redactions import verdict as redacted_verdict
 from g6.prove.bundle_report import BundleCheck, CitationVerdict
 from g6.prove.bundle_zip import HEX64, ID, MAX_PLAIN_BODY, RECORD_ERRORS, Members, quoted, strict_json
 
@@ -66,12 +67,13 @@ class _Pending:
     url: str | None = None
     quote: str | None = None
     failed_read: bool = False
+    redaction: dict[str, Any] | None = None  # the redaction entry that took the cited body out
 
     def verdict(self) -> CitationVerdict:
         t = self.trusted
         return CitationVerdict(self.position, tuple(self.checks), self.citation_id, t.receipt_id if t else None,
                                self.url, self.quote, t.outcome if t else None, t.status_shown if t else None,
-                               self.failed_read)
+                               self.failed_read, self.redaction)
 
 
 def _content_ok(content: Mapping[str, Any] | None) -> bool:
@@ -125,6 +127,7 @@ class CitationChecks:
             signer: tuple[VerifyKey, str] | None) -> list[CitationVerdict]:
         receipts: dict[str, _ReceiptResult] = {}
         pending: list[_Pending] = []
+        self.keys = (trusted, signer)  # a redaction entry in place of a body is checked as a receipt is
         for i, c in enumerate(citations, 1):
             rid = c.receipt_id
             if not isinstance(rid, str) or not ID.fullmatch(rid):
@@ -249,6 +252,12 @@ class CitationChecks:
         first = group[0].trusted
         assert first is not None and first.content is not None
         content = first.content
+        gone = redacted_verdict(self, content, *self.keys) if name not in self.members.declared else None
+        if gone is not None:  # the body was taken out on the record: redacted, never "damaged"
+            for p in group:
+                p.checks += [gone[0], BundleCheck("cited_text", False, "not checked: the body was redacted")]
+                p.redaction = gone[1]
+            return
         want = (content.get("blake3"), content.get("sha256"), content.get("size"))
         size = content.get("size")
         declared = self.members.declared.get(name)

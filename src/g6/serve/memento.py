@@ -41,7 +41,7 @@ from starlette.routing import BaseRoute, Route
 
 from g6.errors import BlobCorrupt, BlobNotFound
 from g6.serve.captures import Capture, Captures, normalise
-from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, refusal
+from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, redacted, refusal
 
 FAILED_REL = "https://g6-evidence.invalid/rel/failed-read"
 LINK_FORMAT = "application/link-format"
@@ -321,6 +321,12 @@ class Memento:
             target = next((t for t in entries(self.caps, e.location) if t.capture.seq == c.seq), None)
             where = self.uri_m(request, target) if target is not None else self.uri_g(request, e.location)
             return Response(status_code=e.status or 302, headers={**headers, "Location": header_url(where)})
+        gone = self.caps.redaction_of(c)
+        if gone is not None:  # never served, whether or not bytes are still in the store
+            r = redacted(request, f"the body of {c.receipt_id}", gone,
+                         f"{self.base(request)}/receipt/{gone.receipt_id}")
+            r.headers["Link"] = f"{links}, {r.headers['Link']}"
+            return r
         try:
             body = self.caps.body(c)
         except BlobNotFound as err:
