@@ -126,6 +126,7 @@ class CitationChecks:
     def run(self, citations: Sequence[Citation], trusted: Mapping[str, VerifyKey],
             signer: tuple[VerifyKey, str] | None) -> list[CitationVerdict]:
         receipts: dict[str, _ReceiptResult] = {}
+        self.receipt_results = receipts  # each receipt member is read once, a redaction entry's too
         pending: list[_Pending] = []
         self.keys = (trusted, signer)  # a redaction entry in place of a body is checked as a receipt is
         for i, c in enumerate(citations, 1):

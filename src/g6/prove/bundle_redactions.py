@@ -45,6 +45,7 @@ class _Checks(Protocol):
 
     members: Any
     leaves: dict[str, int]
+    receipt_results: dict[str, Any]
 
     def _receipt(self, rid: str, trusted: Mapping[str, VerifyKey], signer: tuple[VerifyKey, str] | None) -> Any: ...
 
@@ -62,7 +63,9 @@ def verdict(checks: _Checks, content: Mapping[str, Any], trusted: Mapping[str, V
             raise BundleMemberError(f"{name} does not hold a receipt id")
     except (*RECORD_ERRORS, UnicodeDecodeError) as e:
         return BundleCheck("redaction", False, f"the body is not in the bundle, and {name} is unreadable: {e}"), None
-    result = checks._receipt(rid, trusted, signer)
+    if rid not in checks.receipt_results:  # (a cited receipt named here was read already: read once)
+        checks.receipt_results[rid] = checks._receipt(rid, trusted, signer)
+    result = checks.receipt_results[rid]
     bad = [f"{c.check}: {c.detail}" for c in result.checks if not c.ok]
     t = result.trusted
     request = t.request if t is not None else {}
