@@ -194,6 +194,15 @@ REFUSALS: dict[str, str] = {
                                 "cosignature",
     "G6_E_TSA": "an RFC 3161 time-stamping authority that could not be reached, answered otherwise, refused, or "
                 "sent a token that does not hold; the message names the TSA",
+    "G6_E_BLOB_REDACTION": "`g6 blob redact|hold|release|expire` refused (another reason); nothing was appended or "
+                           "removed",
+    "G6_E_BLOB_UNREFERENCED": "a digest, receipt or URL no read of this ledger names (or whose reads kept no body): "
+                              "there are no bytes a redaction or hold would cover",
+    "G6_E_BLOB_ALREADY_REDACTED": "a body a redaction entry already covers (the message names its seq and reason); "
+                                  "nothing was appended",
+    "G6_E_BLOB_ON_HOLD": "a body under a legal hold: `g6 blob redact` refuses it until `g6 blob release` (the "
+                         "message names the hold's seq)",
+    "G6_E_BLOB_NOT_HELD": "a release of bodies no hold covers",
     "G6_E_FAILED": "a command that failed (exit 1) for a reason no more precise code names; under `--json` the "
                    "refusal object carries it",
     "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
@@ -206,6 +215,10 @@ DONE: dict[str, str] = {
     "G6_E_KNOWLEDGE_MANIFEST_RECHECKED": "every citation of a manifest re-checked (verdicts per citation)",
     "G6_E_LEDGER_KEY_ADDED": "a key entry: a writer key added to the log (signed by a key valid there)",
     "G6_E_LEDGER_KEY_RETIRED": "a key entry: a key retired in the log; nothing it signs after counts",
+    "G6_E_BLOB_REDACTED": "a redaction entry: bodies (and the copies derived from them) taken out of the store, with "
+                          "the reason, the note and the receipts that read them; readers say redacted",
+    "G6_E_BLOB_HOLD": "a hold entry: bodies put under a legal hold (redact, expire and gc leave them)",
+    "G6_E_BLOB_HOLD_RELEASED": "a hold entry: a legal hold lifted",
 }
 
 

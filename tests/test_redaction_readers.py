@@ -120,7 +120,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 def test_ledger_verify_and_blob_verify_count_it_and_pass(world: World) -> None:
     r = g6(world, "ledger", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "redacted   2 blob(s) by 2 redaction entries; held 0" in r.stdout
+    assert "redacted   2 blobs by 2 redaction entries; held 0" in r.stdout
     r = g6(world, "ledger", "verify", "--json")
     doc = json.loads(r.stdout)
     validate(doc, "ledger-verify.v1")

@@ -18,7 +18,7 @@ from g6.cli.blob import blob_group
 from g6.cli.options import json_option, quiet_option
 from g6.errors import G6Error, InputError
 from g6.ledger import takedown
-from g6.ledger.redactions import HOLD_ACTION, RELEASE, Redactions
+from g6.ledger.redactions import HOLD_ACTION, RELEASE
 
 _REASON = click.option("--reason", required=True,
                        help="Why, in one line (court-order, gdpr-erasure, takedown-notice, leaked-credentials…): "
@@ -122,7 +122,7 @@ def blob_redact(c: Ctx, digests: tuple[str, ...], receipt_ids: tuple[str, ...], 
     _entries_said(out)
     for d, why in out.skipped.items():
         click.echo(f"left {d}: {why}")
-    click.echo(f"removed {len(out.removed)} blob(s) from the store")
+    click.echo(f"removed {_n(len(out.removed), 'blob', 'blobs')} from the store")
 
 
 def _hold(c: Ctx, action: str, digests: tuple[str, ...], receipt_ids: tuple[str, ...], urls: tuple[str, ...],
@@ -228,11 +228,7 @@ def _expire_said(found: takedown.Expiry, out: takedown.Outcome, apply: bool, inc
         click.echo(f"kept {d}: {why}")
     if apply:
         _entries_said(out)
-    click.echo(f"{verb} {len(found.bodies)} body/bodies read before {found.cutoff}; kept {len(out.skipped)}"
+    click.echo(f"{verb} {_n(len(found.bodies), 'body', 'bodies')} read before {found.cutoff}; kept {len(out.skipped)}"
                + ("" if apply else " (a dry run: --apply does it)"))
 
 
-def redacted_note(red: Redactions) -> str:
-    """One line on the redactions of a home, for `blob verify` and `blob gc`."""
-    s = red.summary()
-    return f"{s['redacted']} blob(s) redacted by {s['entries']} signed entries, {s['held']} held"

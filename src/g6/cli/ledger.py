@@ -242,7 +242,8 @@ def _print_verify(report: Any, since: bool) -> None:
     if red:  # removed on purpose, and said so in the log: not damage
         pending = f"; {red['pending']} still in the store (`g6 blob gc` finishes the removal)" if red.get("pending") \
             else ""
-        click.echo(f"redacted   {red['redacted']} blob(s) by {red['entries']} redaction entries{pending}; "
+        entries = f"{red['entries']} redaction entr{'y' if red['entries'] == 1 else 'ies'}"
+        click.echo(f"redacted   {red['redacted']} blob{'' if red['redacted'] == 1 else 's'} by {entries}{pending}; "
                    f"held {red['held']}")
     for k in data.get("keys", []):
         until = f"through seq {k['valid_to']} (retired by {k['retired_by']})" if k["valid_to"] is not None else \
