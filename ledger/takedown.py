@@ -32,6 +32,7 @@ from g6.errors import (
     BlobOnHold,
     BlobUnreferenced,
     InputError,
+    LedgerError,
     RedactionRefused,
 )
 from g6.ledger.keyring import timeline
@@ -207,10 +208,15 @@ def plan(ledger: Ledger, *, digests: Sequence[str] = (), receipt_ids: Sequence[s
 
 # -- the verified state of the log -----------------------------------------------------------------------
 def current(ledger: Ledger, roots: Roots) -> Redactions:
-    """The redactions and holds that count in ``ledger`` for a verifier with these ``roots``."""
+    """The redactions and holds that count in ``ledger`` for a verifier with these ``roots``; ``LedgerError`` for a
+    ledger that cannot be read (missing, or damaged: `g6 ledger verify` says how)."""
+    origin = ledger.origin  # LedgerError first for a missing ledger or one without its log id
     rows = ledger.rows
-    tl = timeline(roots, ((r[0], r[1], r[5]) for r in rows.select(kind="key")))
-    return redactions_of(rows, tl, ledger.origin)
+    try:
+        tl = timeline(roots, ((r[0], r[1], r[5]) for r in rows.select(kind="key")))
+        return redactions_of(rows, tl, origin)
+    except rows.unreadable as e:
+        raise LedgerError(f"ledger {ledger.path} cannot be read ({e}); run `g6 ledger verify`") from None
 
 
 # -- redact ----------------------------------------------------------------------------------------------
