@@ -101,8 +101,7 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
     None to take it on trust from the first row (the caller then checks that boundary).
     ``tree_ids`` is the id range [start, end) of the stored hashes these rows' leaves produce on top
     of ``frontier``; None skips the tree check (no stored tree). ``progress(rows checked, rows in the
-    range)`` is called every PROGRESS_EVERY rows. ``redactions``: the log's redactions (a body they cover
-    that is gone from the store is redacted, not missing; ``g6.ledger.redactions``).
+    range)`` is called every PROGRESS_EVERY rows; ``redactions``: see ``blob_check``.
 
     A row is first tried on the fast path (``_row_passes``), which only ever says "every check
     holds"; a row it does not pass is checked again from scratch by the checked path
@@ -159,8 +158,7 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
             add(Check("keys", False, seq, rid, "a key entry the key pass did not read (its kind column says "
                                                "otherwise?): its key's window is unknown"))
         if data.get("kind") in ENTRY_KINDS and redactions is not None and seq not in redactions.entries:
-            add(Check("redaction", False, seq, rid, "a redaction or hold entry the redaction pass did not read "
-                                                    "(its kind column says otherwise?)"))
+            add(Check("redaction", False, seq, rid, "an entry the redaction pass did not read (kind column?)"))
         content = data.get("content")
         if store is not None and content:
             rc.blob(store, seq, rid, content)
@@ -294,10 +292,9 @@ class _RangeCheck:
 
 def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any],
                cache: dict[tuple[str, str, int], tuple[bool, str]], redactions: Redactions | None = None) -> Check:
-    """The blob a receipt names: present, re-hashing to both digests and the size, and the one its
-    sha256 index entry points at (each blob checked once, ``cache``); or gone from the store and covered by
-    a redaction entry that counts (``redactions``): then it holds, worded as redacted. Bytes still there are
-    checked as ever, redacted or not."""
+    """The blob a receipt names: present, re-hashing to both digests and the size, and the one its sha256
+    index entry points at (each blob checked once, ``cache``); or gone from the store and covered by a
+    redaction that counts (``redactions``, ``g6.ledger.redactions``): then it holds, worded as redacted."""
     try:
         expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))
     except (KeyError, TypeError, ValueError):
