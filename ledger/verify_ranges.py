@@ -172,8 +172,7 @@ class _RangeCheck:
     def __init__(self, rows: LedgerRows, timeline: KeyTimeline, store: BlobBackend | None,
                  tree_ids: tuple[int, int] | None, compact: bool, frontier: stored_tree.Frontier | None,
                  redactions: Redactions | None = None) -> None:
-        self.out = RangeResult(frontier=frontier or stored_tree.Frontier())
-        self.redactions = redactions
+        self.out, self.redactions = RangeResult(frontier=frontier or stored_tree.Frontier()), redactions
         self.timeline = timeline
         self.loaded: Mapping[str, Any] = {k: _LoadedKey(life.key, life.valid_from, life.valid_to)
                                           for k, life in timeline.lives.items()}
@@ -302,8 +301,8 @@ def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any
     key = (expect.blake3, expect.sha256, expect.size)
     if key not in cache:
         c = store.check(expect.blake3, expect)
-        gone = redactions.of(expect.blake3) if redactions is not None and not c.ok else None
-        if gone is not None and gone.blob.sha256 == expect.sha256 and not store.has(expect.blake3):
+        if not c.ok and (gone := redactions and redactions.of(expect.blake3)) and \
+                gone.blob.sha256 == expect.sha256 and not store.has(expect.blake3):
             cache[key] = (True, f"{expect.blake3}: {gone.said()}")
         elif not c.ok:
             cache[key] = (False, f"{expect.blake3}: {c.detail}")
@@ -416,9 +415,8 @@ def _worker(opener: Callable[[], LedgerRows], timeline: KeyTimeline,
     rows = opener()
     try:
         store = store_opener() if store_opener is not None else None
-        return verify_range(rows, timeline, store, lo_seq, hi_seq, prev=None,
-                            tree_ids=_range_tree_ids(lo_seq, hi_seq, tree_end), compact=compact, rules=rules,
-                            redactions=redactions)
+        return verify_range(rows, timeline, store, lo_seq, hi_seq, prev=None, compact=compact, rules=rules,
+                            tree_ids=_range_tree_ids(lo_seq, hi_seq, tree_end), redactions=redactions)
     finally:
         rows.close()
 
