@@ -290,3 +290,27 @@ def test_the_blobs_a_receipt_names_include_a_captures() -> None:
                                                       "text": "not a blob"}})
     assert named == [("content", BlobRef(**ref)), ("capture.dom", BlobRef(**ref)), ("capture.screenshot",
                                                                                      BlobRef(**shot))]
+
+
+def test_verify_on_every_core_and_since_a_checkpoint_say_redacted_too(pair_home: EvidenceHome) -> None:
+    """Ranges checked in worker processes get the redactions too (pickled with the job), and so does `--since`."""
+    from g6.ledger.receipts import Receipt as R
+    from g6.prove.verify_since import record_verified, state_path, verify_since
+
+    refs = [pair_home.store.put(f"row {i}".encode()) for i in range(520)]  # three ranges of 256 on two cores
+    pair_home.ledger.append_many([R(kind="fetch", source="web", request={"url": f"https://example.org/{i}"},
+                                    outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED", content=ref.to_json(),
+                                    byte_count=ref.size) for i, ref in enumerate(refs)], pair_home.signing_key())
+    record_verified(pair_home, len(pair_home.ledger))
+    for i in (3, 350, 510):
+        do_redact(pair_home, digests=[refs[i].blake3])
+    report = pair_home.ledger.verify(pair_home.trust(), pair_home.store, workers=2)
+    assert report.ok, report.failures()
+    assert report.to_json()["redactions"]["redacted"] == 3
+    assert sorted(c.seq for c in report.checks if c.check == "blob" and "redacted at seq" in c.detail) == [4, 351, 511]
+    since = verify_since(pair_home, state_path(pair_home).read_text())  # only the entries are new rows
+    assert since.ok, since.failures()
+    assert since.to_json()["redactions"]["redacted"] == 3
+    pair_home.store.remove(refs[351])
+    assert [(c.check, c.seq) for c in pair_home.ledger.verify(pair_home.trust(), pair_home.store,
+                                                              workers=2).failures()] == [("blob", 352)]
