@@ -129,6 +129,12 @@ def test_gc_finishes_an_interrupted_removal_and_keeps_held_blobs(made: Made) -> 
     assert r.returncode == 0 and doc["pending"] == [a.blake3] and doc["redacted"] == 1
     r = g6(root, "ledger", "verify")
     assert r.returncode == 0 and "1 still in the store (`g6 blob gc` finishes the removal)" in r.stdout
+    copy = root.parent / "copy"
+    r = g6(root, "blob", "copy", "--to", copy.as_uri(), "--json")  # redacted bytes are never copied anywhere
+    doc = json.loads(r.stdout)
+    jsonschema.Draft202012Validator(load("blob-copy.v1")).validate(doc)
+    assert r.returncode == 0 and doc["copied"] == 2 and doc["skipped"] == 1
+    assert not any(p.name.startswith(a.blake3[7:]) for p in (copy / "blake3").rglob("*"))
     r = g6(root, "blob", "gc", "--grace", "0", "--json")
     doc = json.loads(r.stdout)
     jsonschema.Draft202012Validator(load("blob-gc.v1")).validate(doc)

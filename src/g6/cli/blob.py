@@ -119,10 +119,12 @@ def blob_gc(c: Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
 def blob_copy(c: Ctx, url: str, as_json: bool) -> None:
     """Copy every blob into another store, re-hashing each; blobs already there are skipped (resumable)."""
     with c.evidence() as ev:
+        red = _redactions(ev)  # redacted bytes are never copied anywhere, whatever the store still holds
         dst = open_store(url, url, env=c.settings.values)
         try:
             with progress("copying", "blobs") as bar:
-                report = copy_blobs(ev.store, dst, progress=bar)
+                report = copy_blobs(ev.store, dst, skip={r.blob.blake3 for r in red.bodies()} if red else (),
+                                    progress=bar)
         finally:
             getattr(dst, "close", lambda: None)()
     if as_json:
@@ -131,5 +133,6 @@ def blob_copy(c: Ctx, url: str, as_json: bool) -> None:
         for b in report.bad:
             click.echo(f"BAD {b.digest}: {b.detail}")
         click.echo(f"blobs {'copied' if report.ok else 'FAILED'}: {report.copied} copied, {report.already} already in "
-                   f"{describe(dst)}, {len(report.bad)} bad")
+                   f"{describe(dst)}, {len(report.bad)} bad"
+                   + (f", {report.skipped} redacted left behind" if report.skipped else ""))
     finish(report.ok)
