@@ -142,6 +142,8 @@ REFUSALS: dict[str, str] = {
                                "`interstitial`): its words are the wall's"),
     "G6_E_STORE_BLOB_NOT_FOUND": "a digest the store does not hold",
     "G6_E_STORE_BAD_DIGEST": "a digest string that is not algo:hex",
+    "G6_E_STORE_BLOB_REDACTED": "bytes a redaction entry took out of the home (the message names its seq and reason): "
+                                "never served or read again; the receipts that read them stay",
     "G6_E_STORE_BLOB_CORRUPT": "bytes that do not hash to the digest they are kept or asked under (nothing served)",
     "G6_E_STORE_DISK_FULL": "the disk ran out while writing a blob; nothing half-written is visible",
     "G6_E_STORE_BACKEND": "the blob store (S3) is down or refuses; the message names it and what to check",

@@ -278,3 +278,19 @@ def test_published_tiles_carry_the_entry_and_the_monitor_lists_it(world: World, 
     assert [(t["kind"], t["action"], t["reason"], t["seq"]) for t in report.takedowns] == [
         ("redaction", "redact", "court-order", e["seq"]) for e in world.entry["entries"]]
 
+
+
+def test_chunk_cite_convert_and_cat_say_redacted(world: World, tmp_path: Path) -> None:
+    """Each command that reads a body says the body was redacted (one `g6:` line, exit 1), not that it is gone."""
+    with EvidenceHome(world.root, readonly=True) as home:
+        digest = home.ledger.get(world.taken_rid).content["sha256"]
+    for args in (["chunk", world.taken_rid], ["cite", world.taken_rid, "--quote", TAKEN, "--manifest",
+                                               str(tmp_path / "m.json")],
+                 ["convert", digest], ["blob", "cat", digest]):
+        r = g6(world, *args)
+        assert r.returncode == 1 and r.stdout == "", (args, r.stdout)
+        assert r.stderr.startswith("g6: blake3:") and "was redacted at seq" in r.stderr and "(court-order)" in \
+            r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        r = g6(world, *args, "--json") if args[0] != "blob" else None
+        if r is not None:
+            assert json.loads(r.stdout)["code"] == "G6_E_STORE_BLOB_REDACTED", (args, r.stdout)

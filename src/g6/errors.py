@@ -3,6 +3,7 @@
     G6Error
     ├── StoreError
     │   ├── BlobNotFound
+    │   │   └── BlobRedacted     (bytes a redaction entry took out of the home: never served again, ``.seq``)
     │   ├── BadDigest            (a digest string that is not ``algo:hex`` of the right length)
     │   ├── StoreDiskFull        (the disk ran out while writing a blob; nothing half-written shows)
     │   ├── BlobCorrupt          (bytes that do not hash to the digest they are kept or asked under)
@@ -84,6 +85,17 @@ class StoreError(G6Error):
 
 class BlobNotFound(StoreError):
     code = "G6_E_STORE_BLOB_NOT_FOUND"
+
+
+class BlobRedacted(BlobNotFound):
+    """Bytes a redaction entry took out of the home (``seq``: that entry's): never served again, whether or not
+    a copy is still in the store; the receipts that read them still prove they were read."""
+
+    code = "G6_E_STORE_BLOB_REDACTED"
+
+    def __init__(self, message: str, seq: int | None = None) -> None:
+        super().__init__(message)
+        self.seq = seq
 
 
 class BadDigest(StoreError):

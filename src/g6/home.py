@@ -7,12 +7,13 @@ The ledger and the store default to files under the root; ``ledger_url`` / ``blo
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from g6.errors import LedgerError
+from g6.errors import BadDigest, BlobRedacted, LedgerError
 from g6.ledger import (
     KeyDir,
     Ledger,
@@ -27,6 +28,7 @@ from g6.ledger import (
 )
 from g6.ledger.redactions import Redactions
 from g6.store import BlobBackend, open_store
+from g6.store.digest import Digest
 
 
 class EvidenceHome:
@@ -115,6 +117,21 @@ class EvidenceHome:
         """The redaction and hold entries of this home's log that count for the keys it trusts: what every
         reader asks before it serves a body (redacted: never served) and what ``g6 blob gc`` finishes."""
         return takedown.current(self.ledger, self.trust().roots())
+
+    def refuse_redacted(self, asked: str | Mapping[str, Any] | None) -> None:
+        """``BlobRedacted`` when ``asked`` (a digest, or a receipt's ``content``) was taken out by a redaction
+        entry: what every reader of a body calls first, so it says redacted, never missing or damaged."""
+        if not self.ledger.present():
+            return  # a store without its ledger (nothing was ever recorded): no redaction either
+        red = self.redactions()
+        if isinstance(asked, str):
+            with contextlib.suppress(BadDigest):
+                asked = str(Digest.parse(asked))  # as entries write it; a bad digest is the read's to refuse
+        gone = red.of(asked) if isinstance(asked, str) else red.of_content(asked)
+        if gone is not None:
+            raise BlobRedacted(f"{gone.blob.blake3} was {gone.said()}: the home no longer serves these bytes; the "
+                               f"receipts that read them still prove they were read (entry {gone.receipt_id})",
+                               gone.seq)
 
     def trusted(self) -> dict[str, VerifyKey]:
         """The keys this home trusts: its own key folder's and those kept with the ledger (``g6 keys trust``)."""

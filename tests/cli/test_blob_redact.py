@@ -80,8 +80,8 @@ def test_refusals_append_and_remove_nothing(made: Made) -> None:
     refused(g6(root, "blob", "redact", ref.sha256, "--reason", "again", "--json"), "G6_E_BLOB_ALREADY_REDACTED")
     refused(g6(root, "blob", "hold", ref.sha256, "--reason", "late", "--json"), "G6_E_BLOB_ALREADY_REDACTED")
     assert rows(root) == 6
-    cat = g6(root, "blob", "cat", ref.blake3)
-    assert cat.returncode == 1 and "no blob" in cat.stderr  # gone from the store
+    cat = g6(root, "blob", "cat", ref.sha256)
+    assert cat.returncode == 1 and "was redacted at seq 6 (court-order)" in cat.stderr  # never served again
     assert g6(root, "blob", "cat", other.blake3).returncode == 0
 
 
@@ -129,6 +129,8 @@ def test_gc_finishes_an_interrupted_removal_and_keeps_held_blobs(made: Made) -> 
     assert r.returncode == 0 and doc["pending"] == [a.blake3] and doc["redacted"] == 1
     r = g6(root, "ledger", "verify")
     assert r.returncode == 0 and "1 still in the store (`g6 blob gc` finishes the removal)" in r.stdout
+    cat = g6(root, "blob", "cat", a.blake3)  # its bytes are still there, but it is redacted: never served
+    assert cat.returncode == 1 and cat.stdout == "" and "was redacted at seq 4" in cat.stderr
     copy = root.parent / "copy"
     r = g6(root, "blob", "copy", "--to", copy.as_uri(), "--json")  # redacted bytes are never copied anywhere
     doc = json.loads(r.stdout)

@@ -25,10 +25,12 @@ def blob_cat(c: Ctx, digest: str) -> None:
     """Write a blob's raw bytes to stdout (blake3:… or sha256:…)."""
     try:
         # hashed before a byte is served: a blob (or sha256 index entry) that lies is refused
-        with c.evidence() as ev, ev.store.open_verified(digest) as f:
-            out = click.get_binary_stream("stdout")
-            while block := f.read(1 << 20):
-                out.write(block)
+        with c.evidence() as ev:
+            ev.refuse_redacted(digest)  # redacted: never served, whether or not bytes are still in the store
+            with ev.store.open_verified(digest) as f:
+                out = click.get_binary_stream("stdout")
+                while block := f.read(1 << 20):
+                    out.write(block)
     except StoreError as e:
         fail(str(e), EXIT_USAGE if "digest" in type(e).__name__.lower() else EXIT_FAILED)
 
