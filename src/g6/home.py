@@ -118,6 +118,12 @@ class EvidenceHome:
         reader asks before it serves a body (redacted: never served) and what ``g6 blob gc`` finishes."""
         return takedown.current(self.ledger, self.trust().roots())
 
+    def removal_roots(self) -> dict[str, tuple[VerifyKey, str]]:
+        """The keys an operation that takes bytes out trusts (``g6 blob redact|expire|gc``): this home's own key
+        folder only. The ledger's trusted-keys table is writable by whoever can write the database, so a key
+        planted there never makes anything delete bytes (readers, which only refuse to serve, trust it too)."""
+        return {kid: (k, f"in {self.keys.trusted_dir}") for kid, k in self.keys.trusted().items()}
+
     def refuse_redacted(self, asked: str | Mapping[str, Any] | None) -> None:
         """``BlobRedacted`` when ``asked`` (a digest, or a receipt's ``content``) was taken out by a redaction
         entry: what every reader of a body calls first, so it says redacted, never missing or damaged."""

@@ -314,3 +314,18 @@ def test_verify_on_every_core_and_since_a_checkpoint_say_redacted_too(pair_home:
     pair_home.store.remove(refs[351])
     assert [(c.check, c.seq) for c in pair_home.ledger.verify(pair_home.trust(), pair_home.store,
                                                               workers=2).failures()] == [("blob", 352)]
+
+
+def test_a_key_planted_in_the_ledger_table_makes_nothing_delete_bytes(pair_home: EvidenceHome) -> None:
+    """Whoever can write the database can add a key to the ledger's trusted-keys table, and sign an entry with it.
+    Readers trust that table (the worst they do is refuse to serve), but nothing that takes bytes out does."""
+    from g6.ledger import trust_key
+
+    (_, a), _ = read(pair_home, 1), read(pair_home, 2)
+    planted = SigningKey.generate()
+    trust_key(pair_home.ledger, planted.public)
+    pair_home.ledger.append(redaction_entry([BlobNamed(a.blake3, a.sha256, a.size)], [], "x"), planted)
+    assert pair_home.redactions().of(a.blake3) is not None  # what readers see: they refuse to serve it
+    assert finish(pair_home.ledger, pair_home.store, pair_home.removal_roots(), deep=True) == []
+    assert pair_home.store.has(a.blake3)
+    assert finish(pair_home.ledger, pair_home.store, roots(pair_home), deep=True) == [a.blake3]  # the broad trust

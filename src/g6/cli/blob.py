@@ -93,10 +93,11 @@ def blob_gc(c: Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
         referenced |= {d for h in red.held.values() for d in (h.blob.blake3, h.blob.sha256)}
         with progress("collecting", "blobs") as bar:
             report = ev.store.gc(referenced, grace_seconds=grace, dry_run=dry_run, progress=bar)
-        if dry_run:
-            finished = [r.blob.blake3 for r in red.bodies() if ev.store.has(r.blob.blake3)]
+        if dry_run:  # what finishing would take out: entries signed by the home's own keys only
+            finished = [r.blob.blake3 for r in takedown.current(ev.ledger, ev.removal_roots()).bodies()
+                        if ev.store.has(r.blob.blake3)]
         else:
-            finished = takedown.finish(ev.ledger, ev.store, ev.trust().roots(), deep=True)
+            finished = takedown.finish(ev.ledger, ev.store, ev.removal_roots(), deep=True)
             forget_texts(ev, red.receipts)
     if as_json:
         emit_json({"dry_run": dry_run, "removed": list(report.removed), "kept": report.kept,

@@ -106,7 +106,7 @@ def blob_redact(c: Ctx, digests: tuple[str, ...], receipt_ids: tuple[str, ...], 
             if dry_run:
                 out = takedown.Outcome()
             else:
-                out = takedown.redact(ev.ledger, ev.store, ev.signing_key(), ev.trust().roots(), p, reason, note)
+                out = takedown.redact(ev.ledger, ev.store, ev.signing_key(), ev.removal_roots(), p, reason, note)
                 _forget(ev, ev.redactions().receipts)
         except G6Error as e:
             fail_on(e)
@@ -133,7 +133,7 @@ def _hold(c: Ctx, action: str, digests: tuple[str, ...], receipt_ids: tuple[str,
             if dry_run:
                 out = takedown.Outcome()
             else:
-                out = takedown.hold(ev.ledger, ev.signing_key(), ev.trust().roots(), p, action, reason, note)
+                out = takedown.hold(ev.ledger, ev.signing_key(), ev.removal_roots(), p, action, reason, note)
         except G6Error as e:
             fail_on(e)
     if as_json:
@@ -204,7 +204,7 @@ def blob_expire(c: Ctx, older_than: str, manifests: tuple[Path, ...], include_ci
         fail_on(e if isinstance(e, G6Error) else InputError(f"cannot read a --manifest: {e}"))
     with c.evidence(need_key=apply, write=apply) as ev:
         try:
-            roots = ev.trust().roots()
+            roots = ev.removal_roots()
             found = takedown.expiring(ev.ledger, roots, older_than, cited, include_cited=include_cited)
             out = takedown.Outcome(skipped=found.skipped)
             if apply:
