@@ -43,7 +43,7 @@ from g6.ledger.keyring import ADD, RETIRE, key_entry
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.merkle import MerkleTree, TreeView, leaf_hash
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint
-from g6.ledger.receipts import Receipt, log_position, utc_now
+from g6.ledger.receipts import Receipt, log_position, named_blobs, utc_now
 from g6.ledger.rows import LedgerRows
 from g6.ledger.sqlite import SqliteRows
 from g6.ledger.tiles import MAX_ENTRY
@@ -235,8 +235,8 @@ class Ledger:
         total = self.head()[0] if progress is not None else 0
         n = 0
         for n, e in enumerate(self.entries(), 1):
-            if e.receipt.content:
-                out.update(str(v) for k, v in e.receipt.content.items() if k in ("blake3", "sha256"))
+            for _, ref in named_blobs(e.receipt.to_json(with_signature=False)):  # content, a capture's blobs
+                out.update(str(v) for k, v in ref.items() if k in ("blake3", "sha256"))
             if progress is not None and n % 1024 == 0:
                 progress(n, max(total, n))
         if progress is not None:

@@ -159,6 +159,10 @@ class Receipt:
     # {"kind": login|challenge|consent, "evidence": …}: a 2xx page that was a wall, not the page. Absent
     # when not flagged, so receipts signed before it existed (and their signatures) are unchanged.
     interstitial: Mapping[str, Any] | None = None
+    # a page rendered in a browser: the sub-resource receipts, the DOM, text and screenshot blobs, the
+    # browser and viewport (``g6.fetch.render``). Absent on every other receipt, so none signed before it
+    # existed changes.
+    capture: Mapping[str, Any] | None = None
     signature: Signature | None = None
 
     def __post_init__(self) -> None:
@@ -191,6 +195,8 @@ class Receipt:
             d["log"] = dict(self.log)
         if self.interstitial is not None:
             d["interstitial"] = dict(self.interstitial)
+        if self.capture is not None:
+            d["capture"] = dict(self.capture)
         if with_signature and self.signature is not None:
             d["signature"] = self.signature.to_json()
         return d
@@ -223,6 +229,7 @@ class Receipt:
                 tool=d["tool"],
                 log=d.get("log"),
                 interstitial=d.get("interstitial"),
+                capture=d.get("capture"),
                 signature=Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None,
             )
         except (KeyError, TypeError, AttributeError) as e:
@@ -270,7 +277,26 @@ class Receipt:
 
 _TEXT_FIELDS = ("receipt_id", "kind", "source", "outcome", "outcome_code", "fetched_at")
 _OBJECT_FIELDS = ("request", "allowlist", "tool")
-_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "signature")
+_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "capture", "signature")
+
+
+CAPTURE_BLOBS = ("dom", "text", "screenshot")
+
+
+def named_blobs(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Every blob a receipt (as parsed JSON) names, as (where, {blake3, sha256, size}): its ``content``, and
+    a capture's DOM, text and screenshot. What verify checks is in the store: each of them."""
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    content = data.get("content")
+    if content:
+        out.append(("content", content))
+    cap = data.get("capture")
+    if isinstance(cap, Mapping):
+        for name in CAPTURE_BLOBS:
+            ref = cap.get(name)
+            if ref:
+                out.append((f"capture.{name}", ref))
+    return out
 
 
 def _check_types(d: Mapping[str, Any]) -> None:

@@ -45,6 +45,7 @@ from g6.ledger.receipts import (
     Signature,
     check_signature,
     cut_plain_signature,
+    named_blobs,
     plain_signature_member,
     signed_message_fast,
     unsigned_bytes_of_stored,
@@ -156,9 +157,9 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
         if data.get("kind") == "key" and seq not in timeline.entries:
             add(Check("keys", False, seq, rid, "a key entry the key pass did not read (its kind column says "
                                                "otherwise?): its key's window is unknown"))
-        content = data.get("content")
-        if store is not None and content:
-            rc.blob(store, seq, rid, content)
+        if store is not None:
+            for where, ref in named_blobs(data):  # the body, and a capture's DOM, text and screenshot
+                rc.blob(store, seq, rid, ref, where)
     return rc.finish(n, prev, lo_seq, hi_seq, n_fast)
 
 
@@ -261,8 +262,10 @@ class _RangeCheck:
             self.out.checks.append(Check("signature", ok, seq, rid, "" if ok else why))
         return True
 
-    def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any]) -> None:
+    def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any], where: str = "content") -> None:
         c = blob_check(store, seq, rid, content, self.blob_cache)
+        if not c.ok and where != "content":
+            c = Check(c.check, c.ok, c.seq, c.receipt_id, f"{where}: {c.detail}")
         if c.ok and self.compact:
             self.n_blob += 1
         else:
