@@ -243,9 +243,8 @@ class CheckedClient:
         ``headers``/``secret_headers_for`` exist for source adapters (an API key header sent only
         to the host named in ``secret_headers_for``); callers of ``g6 fetch`` cannot set them.
 
-        ``follow_redirects=False`` (a browser, which asks again itself): a redirect is the answer, ``ok``,
-        reason ``redirect``, ``detail["location"]`` its absolute target. ``pass_headers``: response headers
-        handed back in ``passed_headers``, never in the receipt.
+        ``follow_redirects=False`` (a browser, which asks again itself): a redirect is the answer, ``ok``, reason
+        ``redirect``, ``detail["location"]`` its target. ``pass_headers``: headers handed back, never receipted.
         """
         pol = policy or self.policy
         if accept:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,11 +39,12 @@ class BrowserHung(BrowserError):
 
 
 class _Waiter:
-    __slots__ = ("event", "reply")
+    __slots__ = ("event", "reply", "session")
 
-    def __init__(self) -> None:
+    def __init__(self, session: str | None = None) -> None:
         self.event = threading.Event()
         self.reply: dict[str, Any] | None = None
+        self.session = session
 
 
 class CDPConnection:
@@ -50,6 +53,8 @@ class CDPConnection:
     def __init__(self, to_browser: int, from_browser: int,
                  on_event: Callable[[dict[str, Any]], None] | None = None) -> None:
         self._out, self._in = to_browser, from_browser
+        os.set_blocking(to_browser, False)  # writes wait in select, bounded (``_write``)
+        self.write_timeout = 30.0
         self._on_event = on_event
         self._lock = threading.Lock()  # one writer at a time; ids in order
         self._next = 0
@@ -125,9 +130,19 @@ class CDPConnection:
 
     # -- writing ---------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
+        """Write one message, waiting at most ``write_timeout`` seconds for the browser to read: a stopped
+        browser that no longer reads its pipe is hung, not a writer blocked for ever (holding the lock)."""
         view = memoryview(data)
+        end = time.monotonic() + self.write_timeout
         while view:
-            n = os.write(self._out, view)
+            try:
+                n = os.write(self._out, view)
+            except BlockingIOError:
+                left = end - time.monotonic()
+                if left <= 0 or not select.select([], [self._out], [], left)[1]:
+                    raise BrowserHung(f"the browser did not read its DevTools pipe for {self.write_timeout:g} s") \
+                        from None
+                continue
             view = view[n:]
 
     def send(self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None,
@@ -169,7 +184,7 @@ class CDPConnection:
         msg: dict[str, Any] = {"method": method, "params": params or {}}
         if session:
             msg["sessionId"] = session
-        w = _Waiter() if want_reply else None
+        w = _Waiter(session) if want_reply else None
         with self._lock:
             if self._closed is not None or self._out < 0:
                 raise BrowserGone(self._closed or "closed by g6")
@@ -179,10 +194,23 @@ class CDPConnection:
                 self._waiting[self._next] = w
             try:
                 self._write(json.dumps(msg, separators=(",", ":")).encode() + b"\0")
+            except BrowserHung:
+                self._waiting.pop(msg["id"], None)
+                raise
             except OSError as e:
                 self._waiting.pop(msg["id"], None)
                 raise BrowserGone(f"the DevTools pipe failed: {e}") from None
         return w
+
+    def fail_session(self, session: str, why: str) -> None:
+        """Answer every command still waiting on ``session`` with an error (its target crashed: no reply comes)."""
+        with self._lock:
+            gone = [(k, w) for k, w in self._waiting.items() if w.session == session]
+            for k, _ in gone:
+                del self._waiting[k]
+        for _, w in gone:
+            w.reply = {"error": {"message": why}}
+            w.event.set()
 
     def close(self, wait: float = 5.0) -> None:
         """Close the command pipe (a browser reading its end shuts down) and wait up to ``wait`` seconds for

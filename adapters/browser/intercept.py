@@ -57,6 +57,7 @@ class SubResponse:
     headers: tuple[tuple[str, str], ...] = ()
     body: bytes = b""
     fail: str | None = None
+    over_budget: bool = False  # the body did not fit what the byte budget left: the capture stops there
 
 
 SubFetch = Callable[[SubRequest], SubResponse]
@@ -206,19 +207,28 @@ class Interceptor:
             self._done()
 
     def _reply(self, rid: str, session: str | None, sub: SubRequest, resp: SubResponse) -> None:
+        """Answer the browser. A body that would take the capture past ``max_bytes`` is not handed over (its
+        read is kept and receipted all the same) and the capture stops there: bodies read at once each had
+        what was left when they were asked for, so only what is answered can be held to the budget."""
         over = False
         with self._lock:
             self._s.idents.append(resp.ident)
-            if sub.main_frame:
-                self._s.navigations.append(Navigation(sub.url, resp.ident, resp.status, resp.fail is not None))
-            if resp.fail is None and resp.status is not None:
+            answer = resp.fail is None and resp.status is not None
+            if answer and self._s.counts.bytes + len(resp.body) > self.max_bytes:
+                answer, over = False, True
+            if answer:
                 self._s.counts.answered += 1
                 self._s.counts.bytes += len(resp.body)
-                if self._s.counts.bytes >= self.max_bytes and self._s.stop_reason is None:
-                    self._s.stop_reason = over = "byte_limit"  # type: ignore[assignment]
             else:
                 self._s.counts.failed += 1
-        if resp.fail is not None or resp.status is None:
+            over = over or resp.over_budget or self._s.counts.bytes >= self.max_bytes
+            if over and self._s.stop_reason is None:
+                self._s.stop_reason = "byte_limit"
+            else:
+                over = False
+            if sub.main_frame:
+                self._s.navigations.append(Navigation(sub.url, resp.ident, resp.status, not answer))
+        if not answer:
             self._fail(rid, session, resp.fail if resp.fail in FAIL_REASONS else "Failed")
         else:
             headers = [{"name": k, "value": v} for k, v in resp.headers]

@@ -64,12 +64,20 @@ class BrowserUnavailable(BrowserError):
     """No Chromium to start, or it would not start."""
 
 
+# Debian's /usr/bin/chromium is a shell script that adds flags and exports Google API keys before starting
+# this binary: g6 starts the binary itself, with its own flags only.
+WRAPPED = {"/usr/bin/chromium": "/usr/lib/chromium/chromium",
+           "/usr/bin/chromium-browser": "/usr/lib/chromium-browser/chromium-browser"}
+
+
 def find_chromium(configured: str | None = None) -> str:
-    """The browser to start: ``configured`` (a path or a name on PATH), else the first of EXECUTABLES."""
+    """The browser to start: ``configured`` (a path or a name on PATH), else the first of EXECUTABLES; a
+    distribution's launcher script is skipped for the binary it starts (``WRAPPED``)."""
     for name in ((configured,) if configured else EXECUTABLES):
         path = shutil.which(name)
         if path:
-            return path
+            real = WRAPPED.get(os.path.realpath(path)) or WRAPPED.get(path)
+            return real if real and os.access(real, os.X_OK) else path
     wanted = configured or " or ".join(EXECUTABLES)
     raise BrowserUnavailable(f"no Chromium to render with: {wanted} is not installed or not on PATH "
                              "(Debian: apt-get install chromium; or set G6_CHROMIUM to its path)")

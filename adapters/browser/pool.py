@@ -83,6 +83,11 @@ class BrowserPool:
                         self._forget(b)
             self._slots.release()
 
+    def running(self) -> list[BrowserProcess]:
+        """The browsers started and not yet closed."""
+        with self._lock:
+            return list(self._all)
+
     @staticmethod
     def discard(b: BrowserProcess) -> None:
         """Mark ``b`` as not to be reused (a capture found it hung): it is closed when handed back."""

@@ -25,8 +25,8 @@ from g6.adapters.browser.cdp import BrowserError, BrowserGone, BrowserHung
 from g6.adapters.browser.intercept import Counts, Interceptor, Navigation, SubFetch
 from g6.adapters.browser.launch import BrowserInfo, BrowserProcess
 
-ENDINGS = ("settled", "deadline", "subrequest_limit", "byte_limit", "navigation_failed", "renderer_crashed",
-           "browser_crashed", "browser_hung")
+ENDINGS = ("settled", "deadline", "scroll_limit", "subrequest_limit", "byte_limit", "navigation_failed",
+           "renderer_crashed", "browser_crashed", "browser_hung")
 BROKEN = ("renderer_crashed", "browser_crashed", "browser_hung")  # the browser is closed after these
 
 
@@ -112,9 +112,14 @@ class _Targets:
         elif method == "Page.loadEventFired" and session is not None and session == self.page_session():
             self.loaded.set()
         elif method == "Inspector.targetCrashed" and session is not None and session == self.page_session():
-            self.crashed = "renderer_crashed"
+            self._crash(session)
         elif method == "Target.detachedFromTarget" and params.get("targetId") == self.page_target:
-            self.crashed = self.crashed or "renderer_crashed"
+            self._crash(self.page_session())
+
+    def _crash(self, session: str | None) -> None:
+        self.crashed = self.crashed or "renderer_crashed"
+        if session is not None:  # a command waiting on the dead page gets no reply: it is answered now
+            self.b.cdp.fail_session(session, "the page's renderer crashed")
 
     def page_session(self) -> str | None:
         return self.sessions.get(self.page_target) if self.page_target else None
@@ -224,12 +229,14 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
         _load(browser, url, lim, icpt, targets, result, t0, clock)
         if not result.broken and result.ended != "navigation_failed":
             _snapshot(browser, lim, targets, result)
-    except BrowserHung as e:
-        result.ended, result.message = "browser_hung", str(e)
-    except BrowserGone as e:
-        result.ended, result.message = "browser_crashed", str(e)
     except BrowserError as e:
-        result.ended, result.message = ("browser_crashed" if not browser.alive() else "browser_hung"), str(e)
+        if targets is not None and targets.crashed:
+            result.ended = targets.crashed
+        elif isinstance(e, BrowserGone) or not browser.alive():
+            result.ended = "browser_crashed"
+        else:
+            result.ended = "browser_hung"
+        result.message = str(e)
     finally:
         icpt.stop(result.ended)
         icpt.drain(max(1.0, lim.command_timeout))
@@ -267,30 +274,51 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
         return
 
     def over() -> bool:
-        return clock() >= deadline or stop.is_set() or targets.crashed is not None
+        return (clock() >= deadline or stop.is_set() or targets.crashed is not None
+                or browser.cdp.closed is not None or not browser.alive())
 
     def sleep_until(done: Callable[[], bool]) -> None:
         while not done() and not over():
             time.sleep(min(0.05, max(0.0, deadline - clock())))
 
     sleep_until(targets.loaded.is_set)
-    world = None if over() else _world(cdp, sid, target, to)
-    steps, last_height = 0, -1
-    while world is not None and not over():
+    world: list[int] = []
+
+    def ev(expression: str, promise: bool = False) -> Any:
+        """Evaluate in g6's world; a navigation since (the world gone with its document) makes a new one."""
+        for attempt in (1, 2):
+            try:
+                if not world:
+                    world.append(_world(cdp, sid, target, to))
+                return _eval(cdp, sid, world[0], expression, to, promise=promise)
+            except (BrowserGone, BrowserHung):
+                raise
+            except BrowserError:
+                world.clear()
+                if attempt == 2:
+                    raise
+        return None
+
+    steps, seen = 0, -1  # scroll steps taken; the page's height when it was last found at the bottom
+    while not over():
         if steps < lim.max_scroll_steps:
-            step = _eval(cdp, sid, world, page_js.SCROLL_STEP, to, promise=True) or {}
+            step = ev(page_js.SCROLL_STEP, promise=True) or {}
             steps += 1
             if not step.get("bottom"):
                 continue
-        # at the bottom (or out of steps): settled once nothing has been asked for ``quiet`` seconds and
-        # the page did not grow meanwhile; a page that grew is scrolled on
+            seen = int(step.get("height") or 0)
+        # at the bottom: settled once nothing has been asked for ``quiet`` seconds and the page did not grow
+        # meanwhile; a page that grew is scrolled on (an endless one, until the steps run out)
         sleep_until(lambda: icpt.quiet_for() >= lim.quiet)
         if over():
             break
-        height = int(_eval(cdp, sid, world, page_js.HEIGHT, to) or 0)
-        if height == last_height or steps >= lim.max_scroll_steps:
+        if int(ev(page_js.HEIGHT) or 0) == seen:
             break
-        last_height = height
+        if steps >= lim.max_scroll_steps:
+            result.ended = "scroll_limit"
+            break
+    if browser.cdp.closed is not None or not browser.alive():
+        raise BrowserGone(browser.cdp.closed or "the browser exited")
     if targets.crashed:
         result.ended = targets.crashed
     elif icpt.stop_reason is not None:
@@ -298,9 +326,9 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
     elif clock() >= deadline:
         result.ended = "deadline"
     icpt.stop(result.ended if result.ended != "settled" else "snapshot")
-    if world is not None and targets.crashed is None:
+    if targets.crashed is None:
         with contextlib.suppress(BrowserError):
-            _eval(cdp, sid, world, page_js.SCROLL_TOP, to)
+            ev(page_js.SCROLL_TOP)
 
 
 def _world(cdp: Any, sid: str, frame: str, timeout: float) -> int:

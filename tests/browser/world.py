@@ -142,6 +142,46 @@ def need_chromium() -> str:
         pytest.skip(str(e))
 
 
+def browser_processes(pgid: int, kind: str | None = None) -> list[int]:
+    """Every process in the process group ``pgid`` (a browser's, which its children share), of ``--type=kind``
+    when given."""
+    from pathlib import Path
+
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            group = int((d / "stat").read_text().rsplit(")", 1)[1].split()[2])
+            cmd = (d / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if group == pgid and (kind is None or f"--type={kind}".encode() in cmd):
+            pids.append(int(d.name))
+    return pids
+
+
+def marked_processes(owner_prefix: str) -> list[int]:
+    """Every process whose environment carries a ``G6_BROWSER_OWNER`` starting with ``owner_prefix`` (a browser
+    and the crash handlers it starts in sessions of their own)."""
+    from pathlib import Path
+
+    from g6.adapters.browser.launch import OWNER_ENV
+
+    mark = f"{OWNER_ENV}={owner_prefix}".encode()
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(e.startswith(mark) for e in env):
+            pids.append(int(d.name))
+    return pids
+
+
 def wait_until(done: Callable[[], bool], limit: float = 30.0) -> bool:
     """Poll ``done`` until it holds (a guard against a browser that never acts, not a timing assertion)."""
     import time

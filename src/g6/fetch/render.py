@@ -41,8 +41,9 @@ from g6.adapters.outcomes import Outcome
 from g6.adapters.redact import redact_text
 from g6.adapters.untrusted import flag_instructions
 from g6.adapters.urls import redact_url
-from g6.adapters.web import Document, PageRead
-from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, receipt_from_response
+from g6.adapters.web import MAX_EXTRACT_BYTES, Document, PageRead
+from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
+from g6.fetch.shell import shell_verdict
 from g6.home import EvidenceHome
 from g6.ledger.receipts import AllowlistDecision, Hop, Receipt, new_receipt_id
 from g6.store import BlobBackend, BlobRef
@@ -111,7 +112,8 @@ class _SubFetcher:
             Outcome.TOO_LARGE, Outcome.UNREACHABLE, Outcome.PARSE_FAILED)
         if not complete:
             fail = FAIL_TIMEOUT if resp.reason == "total_timeout" else _FAIL.get(resp.outcome, FAIL_REFUSED)
-            return SubResponse(sub, status=resp.status, fail=fail)
+            over = resp.outcome is Outcome.TOO_LARGE and pol.hard_cap < self.policy.hard_cap  # the capture's budget
+            return SubResponse(sub, status=resp.status, fail=fail, over_budget=over)
         body = self.store.read(resp.body.blake3) if resp.body is not None else b""
         return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=body)
 
@@ -183,9 +185,10 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
 def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool, url: str, *,
                    limits: RenderLimits | None = None, extract: str = "text", policy: FetchPolicy | None = None,
                    kind: str = "fetch", links: Mapping[str, Any] | None = None,
-                   request: Mapping[str, Any] | None = None) -> PreparedRender:
+                   request: Mapping[str, Any] | None = None, detail: Mapping[str, Any] | None = None) -> PreparedRender:
     """Render ``url``; keep every sub-resource, the DOM, the text and the screenshot in ``store``; make the
-    receipts (unsigned). ``request`` replaces the capture receipt's request (a re-check's)."""
+    receipts (unsigned). ``request`` replaces the capture receipt's request and ``detail`` adds to its detail
+    (a re-check's)."""
     lim = limits or RenderLimits()
     secrets = tuple(getattr(client, "secrets", ()))
     capture_id = new_receipt_id()
@@ -207,11 +210,12 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         req["max_bytes"] = pol.max_bytes
     hops = tuple(Hop(h.url, h.status, h.connected_address) for n in r.navigations if isinstance(n.ident, _Sub)
                  for h in (n.ident.receipt.hops or (Hop(n.ident.receipt.request["url"], None, None),)))
-    detail: dict[str, Any] = {"content_type": HTML_UTF8} if refs["dom"] is not None else {}
+    d: dict[str, Any] = {"content_type": HTML_UTF8} if refs["dom"] is not None else {}
     if reason:
-        detail["reason"] = reason
+        d["reason"] = reason
     if r.message:
-        detail["message"] = redact_text(r.message, secrets)[:300]
+        d["message"] = redact_text(r.message, secrets)[:300]
+    d.update(detail or {})
     dom = refs["dom"]
     receipt = Receipt(
         receipt_id=capture_id, kind=kind, source="web", request=req,
@@ -219,7 +223,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         hops=hops, http_status=nav.http_status if nav else None, byte_count=dom.size if dom else 0,
         allowlist=nav.allowlist if nav else AllowlistDecision("not_configured", None, pol.allowlist),
         outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
-        detail=detail, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
+        detail=d, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
         capture=capture_json(r, shown, refs))
     text = r.text or ""
     docs: tuple[Document, ...] = ()
@@ -231,7 +235,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     resp = FetchResponse(url, outcome, final_url=receipt.final_url, hops=hops, status=receipt.http_status,
                          body=dom, byte_count=receipt.byte_count, allowlist=receipt.allowlist,
                          content_type=HTML_UTF8 if dom else None, reason=reason)
-    page = PageRead(resp, outcome, reason, docs, {k: v for k, v in detail.items() if k not in ("reason",)})
+    page = PageRead(resp, outcome, reason, docs, {k: v for k, v in d.items() if k not in ("reason",)})
     with fetcher._lock:
         subs = tuple(fetcher.receipts)
     return PreparedRender((*subs, receipt), page, r, shown, refs["text"], wall)
@@ -262,3 +266,76 @@ def capture_text(store: BlobBackend, receipt: Receipt) -> CaptureText | None:
     if not isinstance(ref, Mapping):
         return None
     return CaptureText(store.read_as(ref).decode("utf-8", "replace"), dict(ref))
+
+
+RENDER_MODES = ("off", "always", "auto")
+
+
+@dataclass(frozen=True, slots=True)
+class Renderer:
+    """What rendering needs besides the checked client: the browsers (at most ``pool.size`` at once) and the
+    bounds of each render."""
+
+    pool: BrowserPool
+    limits: RenderLimits = field(default_factory=RenderLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedPage:
+    """``g6 fetch URL [--render MODE]`` before its receipts are appended: ``receipts`` (the raw read's, the
+    sub-resources', the capture's, as there are) in the order they go into the ledger; ``main`` is the
+    prepared read the result is of (the capture, when there is one)."""
+
+    receipts: tuple[Receipt, ...]
+    main: PreparedFetch | PreparedRender
+    render: Mapping[str, Any] | None = None  # mode, rendered, why, raw_receipt_id: in the result's detail
+
+    @property
+    def page(self) -> PageRead:
+        return self.main.page
+
+    def result(self, signed: list[Receipt]) -> FetchResult:
+        """The result once ``signed`` (these receipts, signed, in order) are in the ledger."""
+        r = self.main.result(signed[-1])
+        return replace(r, detail={**r.detail, "render": dict(self.render)}) if self.render is not None else r
+
+
+def prepare_page(store: BlobBackend, client: CheckedClient, url: str, *, render_mode: str = "off",
+                 renderer: Renderer | None = None, extract: str = "text", policy: FetchPolicy | None = None,
+                 documents: bool = True, links: Mapping[str, Any] | None = None) -> PreparedPage:
+    """A page read raw (``off``), rendered (``always``), or read raw and rendered when the raw read is a shell
+    (``auto``: :mod:`g6.fetch.shell`); its receipts not yet appended."""
+    if render_mode not in RENDER_MODES:
+        raise ValueError(f"render must be one of {RENDER_MODES}")
+    if render_mode != "off" and renderer is None:
+        raise ValueError("rendering needs a Renderer (the browsers and their limits)")
+    if render_mode == "always":
+        assert renderer is not None
+        captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
+                                  policy=policy, links=links)
+        return PreparedPage(captured.receipts, captured, {"mode": "always", "rendered": True})
+    kept = _ReadBack(store)
+    raw = prepare_fetch(kept, client, url, extract=extract, policy=policy, links=links,  # type: ignore[arg-type]
+                        documents=documents)
+    if render_mode == "off":
+        return PreparedPage((raw.receipt,), raw)
+    resp = raw.page.response
+    body = kept.read(resp.body.blake3) if resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES else None
+    verdict = shell_verdict(resp, body, walled=raw.receipt.interstitial is not None)
+    info: dict[str, Any] = {"mode": "auto", "rendered": verdict.shell, "why": verdict.why}
+    if not verdict.shell:
+        return PreparedPage((raw.receipt,), raw, info)
+    assert renderer is not None
+    info["raw_receipt_id"] = raw.receipt.receipt_id
+    captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
+                              policy=policy, links={**dict(links or {}), "raw": raw.receipt.receipt_id})
+    return PreparedPage((raw.receipt, *captured.receipts), captured, info)
+
+
+def fetch_page(home: EvidenceHome, client: CheckedClient, url: str, *, render_mode: str = "off",
+               renderer: Renderer | None = None, extract: str = "text", policy: FetchPolicy | None = None,
+               links: Mapping[str, Any] | None = None) -> FetchResult:
+    """``g6 fetch URL --render MODE``: every receipt of the read appended in one transaction."""
+    prepared = prepare_page(home.store, client, url, render_mode=render_mode, renderer=renderer, extract=extract,
+                            policy=policy, links=links)
+    return prepared.result(home.ledger.append_many(list(prepared.receipts), home.signing_key()))
