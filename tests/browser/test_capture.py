@@ -135,3 +135,17 @@ localStorage.setItem("who", "first"); sessionStorage.setItem("who", "first");</s
     second = fetch_rendered(home, client, pool, s.url("/read"), limits=LIMITS)
     assert second.documents[0].text == "cookie=[] local=[null]"
     assert pool.started == 1  # the same browser: the context, not a new browser, is what was fresh
+
+
+def test_a_page_whose_own_read_is_refused_is_receipted_with_that_outcome_and_keeps_nothing_else(
+        home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site) -> None:
+    s = site({"/": Reply(body=b"<p>never read</p>"),
+              "/robots.txt": Reply(body=b"User-agent: *\nDisallow: /\n", content_type="text/plain")})
+    result = fetch_rendered(home, client, pool, s.url("/"), limits=LIMITS)
+    r = home.ledger.get(result.receipt_id)
+    assert (r.outcome, r.detail["reason"], r.capture["ended"]) == ("robots_disallowed", "robots_txt_disallows",
+                                                                  "navigation_failed")
+    assert r.content is None and r.capture["dom"] is None and r.capture["screenshot"] is None
+    (doc,) = [home.ledger.get(x["receipt_id"]) for x in r.capture["resources"]]
+    assert doc.outcome == "robots_disallowed" and doc.request["resource_type"] == "Document"
+    assert [q.path for q in s.requests] == ["/robots.txt"]
