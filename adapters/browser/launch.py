@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from g6.adapters.browser.cdp import BrowserError, CDPConnection
+from g6.errors import ProgramMissing
 
 OWNER_ENV = "G6_BROWSER_OWNER"
 EXECUTABLES = ("chromium", "chromium-browser", "google-chrome")
@@ -60,8 +61,8 @@ LOCKDOWN_FLAGS = (
 )
 
 
-class BrowserUnavailable(BrowserError):
-    """No Chromium to start, or it would not start."""
+class BrowserUnavailable(BrowserError, ProgramMissing):
+    """No Chromium to start, or it would not start (``G6_E_OUTSIDE_PROGRAM_MISSING``: a failed check, exit 1)."""
 
 
 # Debian's /usr/bin/chromium is a shell script that adds flags and exports Google API keys before starting

@@ -141,3 +141,12 @@ def test_no_browser_process_outlives_a_killed_g6(tmp_path: Path, site: Site) -> 
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_no_browser_is_a_clear_failure_not_a_traceback(tmp_path: Path, site: Site) -> None:
+    s = site({"/": Reply(body=b"<p>x</p>"), "/robots.txt": ROBOTS})
+    r = g6(tmp_path / "h", "fetch", s.url("/"), "--render", env={"G6_CHROMIUM": str(tmp_path / "no-such-browser")})
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "no Chromium to render with" in r.stderr and "G6_CHROMIUM" in r.stderr
+    bad = g6(tmp_path / "h", "fetch", s.url("/"), "--render", env={"G6_RENDER_MAX_REQUESTS": "401"})
+    assert bad.exit_code == 2 and "G6_RENDER_MAX_REQUESTS must be between 1 and 400" in bad.stderr

@@ -190,6 +190,8 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     receipts (unsigned). ``request`` replaces the capture receipt's request and ``detail`` adds to its detail
     (a re-check's)."""
     lim = limits or RenderLimits()
+    if not 1 <= lim.max_requests <= MAX_REQUESTS_LIMIT:
+        raise ValueError(f"a render makes 1 to {MAX_REQUESTS_LIMIT} requests (its receipt lists each one)")
     secrets = tuple(getattr(client, "secrets", ()))
     capture_id = new_receipt_id()
     pol = policy or client.policy
