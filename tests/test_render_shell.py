@@ -63,3 +63,12 @@ def test_failed_reads_and_other_media_are_never_rendered(r: FetchResponse, why: 
 def test_a_wall_is_not_rendered_around() -> None:
     v = shell_verdict(resp(), page(""), walled=True)
     assert not v.shell and "wall" in v.why
+
+
+def test_a_pages_address_is_redacted_and_bounded_in_the_capture_receipt() -> None:
+    from g6.fetch.render import MAX_SHOWN_URL, shown_url
+
+    assert shown_url("https://a.example/p?api_key=sekrit") == "https://a.example/p?api_key=REDACTED"
+    long = shown_url("data:text/html," + "x" * 100_000)
+    assert long is not None and len(long) == MAX_SHOWN_URL and long.endswith("…")
+    assert shown_url(None) is None

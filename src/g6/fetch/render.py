@@ -163,12 +163,23 @@ def _document_outcome(r: RenderResult) -> tuple[Outcome, str, Receipt | None]:
     return Outcome.OK, "", receipt
 
 
+MAX_SHOWN_URL = 8192  # a page can make its address anything (pushState, a data: URL): a receipt stays small
+
+
+def shown_url(url: str | None) -> str | None:
+    """The page's address as a receipt holds it: redacted, and cut (marked with …) past MAX_SHOWN_URL."""
+    if not url:
+        return None
+    u = redact_url(url) if url.startswith(("http:", "https:")) else url
+    return u if len(u) <= MAX_SHOWN_URL else u[:MAX_SHOWN_URL - 1] + "…"
+
+
 def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None]) -> dict[str, Any]:
     """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``)."""
     subs = [i for i in r.idents if isinstance(i, _Sub)]
     d: dict[str, Any] = {
         "page_url": page_url,
-        "final_url": redact_url(r.final_url) if r.final_url else None,
+        "final_url": shown_url(r.final_url),
         "engine": r.info.to_json(),
         "viewport": {"width": r.width, "height": r.height},
         "render_ms": r.render_ms,
@@ -221,7 +232,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     dom = refs["dom"]
     receipt = Receipt(
         receipt_id=capture_id, kind=kind, source="web", request=req,
-        final_url=redact_url(r.final_url) if r.final_url and r.final_url.startswith(("http:", "https:")) else None,
+        final_url=shown_url(r.final_url) if r.final_url and r.final_url.startswith(("http:", "https:")) else None,
         hops=hops, http_status=nav.http_status if nav else None, byte_count=dom.size if dom else 0,
         allowlist=nav.allowlist if nav else AllowlistDecision("not_configured", None, pol.allowlist),
         outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
