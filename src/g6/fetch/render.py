@@ -115,6 +115,8 @@ class _SubFetcher:
             over = resp.outcome is Outcome.TOO_LARGE and pol.hard_cap < self.policy.hard_cap  # the capture's budget
             return SubResponse(sub, status=resp.status, fail=fail, over_budget=over)
         body = self.store.read(resp.body.blake3) if resp.body is not None else b""
+        if resp.body is not None:
+            self.store._kept.pop(resp.body.blake3, None)  # handed over: not held for the rest of the capture
         return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=body)
 
 
