@@ -218,7 +218,9 @@ class _Exporter:
         date = _warc_date(r.fetched_at)
         concurrent = None
         url = r.final_url or str(r.request.get("url") or "")
-        if r.kind in ("fetch", "recheck", "search") and url:
+        # a rendered capture's content is the DOM after scripts, which no server sent: it is no response
+        # record (the server's answers are its sub-resources' receipts, each exported as one)
+        if r.kind in ("fetch", "recheck", "search") and url and r.capture is None:
             self.redirects(r, date)
             if r.content and r.http_status is not None:
                 concurrent = self.answer(r, url, date)
