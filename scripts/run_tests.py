@@ -48,6 +48,9 @@ SYSTEM_TOOLS: dict[str, tuple[str, str]] = {
     "unzip": ("unzip", "the docs' console examples list bundles with it"),
     "ssh-agent": ("openssh-client", "the witness tests keep litewitness's key in an agent"),
     "ssh-keygen": ("openssh-client", "the witness tests make litewitness's key"),
+    "unshare": ("util-linux", "the docs check runs each walkthrough in a network and PID namespace of its own"),
+    "ip": ("iproute2", "the docs check brings up loopback in each walkthrough's network namespace"),
+    "ps": ("procps", "the docs check lists what a walkthrough left running"),
     "node": ("nodejs", "the VC tests verify g6's credentials with @digitalbazaar/vc under node"),
     "npm": ("npm", "installs the VC verifier's pinned packages"),
 }
