@@ -13,7 +13,10 @@ with pytest's code:
   backend tests;
 * pywb in a venv of its own (``.tools/pywb``: its wheel installs a top-level ``tests`` package that would shadow
   ours): the WARC/WACZ replay tests;
-* the Go peers (litewitness, fsck…) built at their pinned versions by ``tests/peers/go_tools.py`` (needs Go).
+* the Go peers (litewitness, fsck…) built at their pinned versions by ``tests/peers/go_tools.py`` (needs Go);
+* py-wacz with authsign in a venv of its own (``.tools/pywacz``) and ReplayWeb.page from npm (``.tools/replaywebpage``,
+  ``npm ci`` of ``tests/peers/replaywebpage/package-lock.json``), at their pinned versions, by
+  ``tests/peers/wacz_tools.py``: the signed-WACZ tests check our WACZ with them.
 
 The servers (noida-db, PostgreSQL, SeaweedFS) are started by the session fixtures of ``tests/conftest.py`` on
 free loopback ports and stopped by PID, unless ``G6_TEST_ELASTIC_URL`` / ``G6_TEST_PG_*`` / ``G6_TEST_S3_*``
@@ -43,6 +46,7 @@ SYSTEM_TOOLS: dict[str, tuple[str, str]] = {
     "unzip": ("unzip", "the docs' console examples list bundles with it"),
     "ssh-agent": ("openssh-client", "the witness tests keep litewitness's key in an agent"),
     "ssh-keygen": ("openssh-client", "the witness tests make litewitness's key"),
+    "npm": ("npm", "the signed-WACZ tests install ReplayWeb.page with it"),
 }
 
 
@@ -123,6 +127,12 @@ def setup_go_peers(python: Path) -> None:
     run(python, ROOT / "tests" / "peers" / "go_tools.py")
 
 
+def setup_wacz_tools(python: Path) -> None:
+    say("installing the pinned py-wacz (.tools/pywacz) and ReplayWeb.page (.tools/replaywebpage) when missing "
+        "(tests/peers/wacz_tools.py)")
+    run(python, ROOT / "tests" / "peers" / "wacz_tools.py")
+
+
 def main(argv: list[str]) -> int:
     try:
         python = setup_venv()
@@ -130,6 +140,7 @@ def main(argv: list[str]) -> int:
         setup_postgres(python)
         pywb_bin = setup_pywb()
         setup_go_peers(python)
+        setup_wacz_tools(python)
     except SetupError as e:
         say(f"setup failed: {e}")
         return 1

@@ -85,7 +85,7 @@ def export_wacz_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
                f"{summary.proofs} inclusion proofs")
     if summary.signature is not None:
         s = summary.signature
-        stamped = f"; time-stamped by {s['tsa']} at {s['gen_time']}" if s["tsa"] else ""
+        stamped = f"; time-stamped by {s['tsa']} (genTime {s['gen_time']})" if s["tsa"] else ""
         click.echo(f"signed by {s['key_id']} (WACZ key entry {s['key_entry']}){stamped}")
 
 
