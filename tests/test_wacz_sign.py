@@ -307,3 +307,21 @@ def test_keys_wacz_without_a_key_says_how_to_make_one(home: EvidenceHome) -> Non
     r = g6(home, "keys", "wacz")
     assert r.returncode == 1 and "the first `g6 export wacz --sign` makes one" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("hours", [-2, 2])
+def test_a_tsa_clock_far_from_created_is_refused(home: EvidenceHome, reads: list[str], tmp_path: Path,
+                                                 hours: int) -> None:
+    """The spec holds genTime to within 10 minutes of created: a token dated outside that is refused, and nothing
+    is written (a TSA whose clock is behind, or ahead: certomancer's, told its time by its fake-time header)."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.prove._tsa import backdating_tsa, certomancer_tsa
+
+    gen_time = (datetime.now(UTC) + timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S+0000")
+    with certomancer_tsa(tmp_path / "tsa") as tsa, backdating_tsa(tsa.url("tsa"), gen_time) as url:
+        r = g6(home, "export", "wacz", "-o", str(tmp_path / "x.wacz"), "--sign", "--tsa", url, "--tsa-name", "off")
+        ok = export(home, tmp_path / "good.wacz", "--sign", "--tsa", tsa.url("tsa"), "--tsa-name", "right")
+    assert r.returncode == 1 and "TSA off: genTime" in r.stderr and "not within 10 minutes" in r.stderr, r.stderr
+    assert not (tmp_path / "x.wacz").exists()
+    assert ok["signature"]["tsa"] == "right"  # the same TSA with its own clock is taken

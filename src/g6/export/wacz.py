@@ -156,7 +156,7 @@ def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Itera
             package["description"] = ("Reads recorded in a g6 evidence ledger; receipts, inclusion proofs and "
                                       "the checkpoint they prove against are in receipts/, proofs/, checkpoint/; "
                                       "RFC 3161 tokens over that checkpoint, if any, in timestamps/.")
-            created = created_of(package)
+            created = created_of(package, now=signer is not None)
             pkg = json.dumps(package, indent=2).encode()
             zout.writestr("datapackage.json", pkg, compress_type=zipfile.ZIP_DEFLATED)
             signed = signed_digest(pkg, created, signer) if signer is not None else None

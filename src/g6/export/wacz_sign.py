@@ -27,7 +27,7 @@ import base64
 import contextlib
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from g6 import TOOL_NAME, __version__
-from g6.errors import SigningKeyError
+from g6.errors import SigningKeyError, TimestampAuthorityError
 from g6.home import EvidenceHome
 from g6.ledger.keys import publish_key_file, read_key_file
 from g6.ledger.receipts import Receipt
@@ -46,6 +46,7 @@ from g6.prove.timestamp_client import Stamp, ask_tsa
 
 KEY_FILE = "wacz-signing.key"
 SPEC_VERSION = "0.1.0"  # wacz-auth, the version signedData follows
+STAMP_WINDOW = timedelta(minutes=10)  # the spec's bound between created and the TSA's genTime (its step 7)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,18 +151,36 @@ def signed_digest(package: bytes, created: str, signer: WaczSigner) -> SignedDig
     stamp = None
     if signer.tsa_url:
         stamp = ask_tsa(signer.tsa_url, signature.encode("ascii"), name=signer.tsa_name)
+        _check_window(stamp, created)
         signed["timeSignature"] = base64.b64encode(_granted_reply(stamp.token)).decode("ascii")
         signed["timestampCert"] = _token_certificates_pem(stamp.token)
     return SignedDigest({"path": "datapackage.json", "hash": digest, "signedData": signed}, stamp)
 
 
-def created_of(package: dict[str, Any]) -> str:
-    """The package's ``created`` (``wacz create`` sets it); one set now when it has none."""
+def created_of(package: dict[str, Any], *, now: bool = False) -> str:
+    """The package's ``created`` (``wacz create`` sets it), set to this second when it has none or ``now``
+    (a signed package: its signature and TSA token are made now, and the spec holds the token's genTime to
+    within 10 minutes of ``created``, however long the proofs took)."""
     created = package.get("created")
-    if not isinstance(created, str) or not created:
+    if now or not isinstance(created, str) or not created:
         created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         package["created"] = created
     return created
+
+
+def _check_window(stamp: Stamp, created: str) -> None:
+    """A token whose genTime (with its accuracy) is before ``created`` or more than 10 minutes after it is
+    refused (``TimestampAuthorityError``): a verifier that holds the anonymous signature to the spec's rule for
+    the domain form would refuse it; the TSA's clock (or this machine's) is wrong."""
+    gen = stamp.report.gen_time
+    made = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    if gen is None:
+        raise TimestampAuthorityError(stamp.name, "the token has no genTime")
+    # created is cut to the second; genTime may be cut to the second too, or carry an accuracy
+    if gen + stamp.report.margin + timedelta(seconds=1) < made or gen - stamp.report.margin > made + STAMP_WINDOW:
+        raise TimestampAuthorityError(stamp.name, f"genTime {iso(gen)} is not within 10 minutes after the WACZ's "
+                                                  f"created {created} (the TSA's clock, or this machine's, is off): "
+                                                  "nothing was written")
 
 
 def _granted_reply(token: bytes) -> bytes:
