@@ -1,4 +1,4 @@
-"""``g6 keys``: init, show, trust; add, retire and rotate writer keys in the log."""
+"""``g6 keys``: init, show, trust; add, retire and rotate writer keys in the log; wacz, the key of signed WACZ."""
 
 # Imports: the key folder and ledger parts are loaded by g6.config anyway, so they are imported at the top.
 from __future__ import annotations
@@ -16,7 +16,8 @@ from g6.ledger.note import NoteError, parse_verifier_key, verifier_key
 
 @cli.group("keys")
 def keys_group() -> None:
-    """Signing keys: init, show, trust; add, retire, rotate (key entries in the log)."""
+    """Signing keys: init, show, trust; add, retire, rotate (key entries in the log); wacz (the key of signed
+    WACZ exports)."""
 
 
 @keys_group.command("init")
