@@ -158,7 +158,7 @@ class KeyDir:
 
     def _read_signing(self) -> bytes:
         return read_key_file(self.signing_path, allow_open_key=self.allow_open_key, what="signing key",
-                             remake="`g6 keys init --force` for a new key")
+                             remake="run `g6 keys init --force` for a new key")
 
     def trust(self, key: VerifyKey) -> Path:
         self.trusted_dir.mkdir(parents=True, exist_ok=True)
@@ -255,7 +255,7 @@ def read_key_file(path: Path, *, allow_open_key: bool, what: str, remake: str,
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise SigningKeyError(f"the {what} {path} is not a regular file; run {remake}, or put the key file "
+            raise SigningKeyError(f"the {what} {path} is not a regular file; {remake}, or put the key file "
                                   "there")
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o077 and os.name == "posix" and not allow_open_key:

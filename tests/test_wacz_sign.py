@@ -145,7 +145,7 @@ def test_the_key_is_made_once_kept_0600_and_entered_once(home: EvidenceHome, rea
     assert f"receipts/{reads[1]}.json" not in names and three["receipts"] == 2
 
 
-@pytest.mark.parametrize("damage", ["mode", "symlink"])
+@pytest.mark.parametrize("damage", ["mode", "symlink", "fifo"])
 def test_a_key_file_others_may_read_or_a_link_is_refused(home: EvidenceHome, reads: list[str], tmp_path: Path,
                                                          damage: str) -> None:
     export(home, tmp_path / "one.wacz", "--sign")
@@ -153,6 +153,10 @@ def test_a_key_file_others_may_read_or_a_link_is_refused(home: EvidenceHome, rea
     if damage == "mode":
         path.chmod(0o644)
         want = "chmod 600"
+    elif damage == "fifo":  # never waited on: refused at once
+        path.unlink()
+        os.mkfifo(path)
+        want = "not a regular file; move it away"
     else:
         real = tmp_path / "elsewhere.key"
         real.write_bytes(path.read_bytes())
@@ -325,3 +329,18 @@ def test_a_tsa_clock_far_from_created_is_refused(home: EvidenceHome, reads: list
     assert r.returncode == 1 and "TSA off: genTime" in r.stderr and "not within 10 minutes" in r.stderr, r.stderr
     assert not (tmp_path / "x.wacz").exists()
     assert ok["signature"]["tsa"] == "right"  # the same TSA with its own clock is taken
+
+
+def test_wacz_key_entries_on_each_backend(pair_home: EvidenceHome) -> None:
+    """The key and its entry are made, found again and judged the same on SQLite and on PostgreSQL."""
+    from g6.export.wacz_sign import prepare_signer, rotate_wacz_key
+
+    first = prepare_signer(pair_home)
+    again = prepare_signer(pair_home)
+    assert first.new_entry and not again.new_entry and again.entry.receipt_id == first.entry.receipt_id
+    rotate_wacz_key(pair_home)
+    report = pair_home.verify()
+    assert report.ok and [c.detail for c in report.of("wacz_keys")] == ["3 WACZ key entries: 2 keys added, 1 retired"]
+    pair_home.ledger.append(wacz_key_entry(ADD, first.key.public), pair_home.signing_key())  # retired: final
+    bad = pair_home.verify()
+    assert not bad.ok and "again after it was retired" in bad.failures("wacz_keys")[0].detail

@@ -85,7 +85,9 @@ def load_wacz_key(home: EvidenceHome) -> WaczSigningKey | None:
     if not Path(path).exists() and not Path(path).is_symlink():
         return None
     return WaczSigningKey.from_pem(read_key_file(path, allow_open_key=home.keys.allow_open_key,
-                                                 what="WACZ signing key", remake="`g6 keys wacz --rotate`",
+                                                 what="WACZ signing key",
+                                                 remake="move it away (the next `g6 export wacz --sign` makes "
+                                                        "a new key)",
                                                  missing="`g6 export wacz --sign` makes one"))
 
 
