@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.demo.site import LocalSite, Reply
@@ -116,12 +119,19 @@ def archives(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     raw = bytearray(base64.b64decode(digest["signedData"]["signature"]))
     raw[10] ^= 0x01
     forged = {**digest, "signedData": {**digest["signedData"], "signature": base64.b64encode(raw).decode()}}
+    p256 = ec.generate_private_key(ec.SECP256R1())
+    r_, s_ = decode_dss_signature(p256.sign(digest["hash"].encode(), ec.ECDSA(hashes.SHA256())))
+    on_p256 = {**digest, "signedData": {
+        **digest["signedData"], "signature": base64.b64encode(r_.to_bytes(32, "big") + s_.to_bytes(32, "big")).decode(),
+        "publicKey": base64.b64encode(p256.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).decode()}}
     variants = {
         "warc": ("archive/data.warc.gz", changed_record(m["archive/data.warc.gz"], m["indexes/index.cdx.gz"],
                                                         b"Evidence kept")),
         "pages": ("pages/pages.jsonl", m["pages/pages.jsonl"].replace(b"(fetch, 200)", b"(fetcH, 200)", 1)),
         "datapackage": ("datapackage.json", m["datapackage.json"].replace(b"Reads recorded", b"Reads recordeD", 1)),
         "signature": ("datapackage-digest.json", json.dumps(forged, indent=2).encode()),
+        "p256": ("datapackage-digest.json", json.dumps(on_p256, indent=2).encode()),  # a good signature, on P-256
     }
     paths = {}
     for label, (member, data) in variants.items():
@@ -221,3 +231,26 @@ def test_replaywebpage_shows_the_archive_as_signed(browser: Any, rwp: str, archi
 def test_replaywebpage_fails_a_changed_signature(browser: Any, rwp: str, archives: dict[str, Any]) -> None:
     shown: Shown = open_archive(browser, rwp, archives["changed"]["signature"].name)
     assert shown.verdicts["signature"] == {"expected": True, "matched": False}, shown.verdicts
+
+
+def test_replaywebpage_takes_no_p256_key(browser: Any, rwp: str, archives: dict[str, Any]) -> None:
+    """Why the key is P-384: a valid signature by a P-256 key gets no signature verdict at all (wabac.js imports
+    an anonymous key as P-384 only; the import throws and nothing is kept)."""
+    shown = open_archive(browser, rwp, archives["changed"]["p256"].name)
+    assert "signature" not in shown.verdicts and "publicKey" not in shown.verdicts, shown.verdicts
+    assert shown.field("Observer Public Key", "Not Available"), shown.text
+
+
+def test_a_missing_tool_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tests.peers import wacz_tools
+
+    monkeypatch.setattr(wacz_tools, "PYWACZ", tmp_path / "no-pywacz")
+    monkeypatch.setattr(wacz_tools, "RWP", tmp_path / "no-rwp")
+    monkeypatch.setenv("G6_REQUIRE_TOOLS", "1")
+    for find in (wacz_tools.pywacz_bin, wacz_tools.replaywebpage_dir):
+        with pytest.raises(pytest.fail.Exception, match="run `python3 tests/peers/wacz_tools.py`"):
+            find()
+    monkeypatch.delenv("G6_REQUIRE_TOOLS")
+    for find in (wacz_tools.pywacz_bin, wacz_tools.replaywebpage_dir):
+        with pytest.raises(pytest.skip.Exception):
+            find()
