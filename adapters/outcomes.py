@@ -212,6 +212,9 @@ DONE: dict[str, str] = {
                            "signed result)",
     "G6_E_LEDGER_KEY_ADDED": "a key entry: a writer key added to the log (signed by a key valid there)",
     "G6_E_LEDGER_KEY_RETIRED": "a key entry: a key retired in the log; nothing it signs after counts",
+    "G6_E_LEDGER_WACZ_KEY_ADDED": "a WACZ key entry: the P-384 key that signs WACZ exports, bound to the log",
+    "G6_E_LEDGER_WACZ_KEY_RETIRED": "a WACZ key entry: a WACZ signing key retired; WACZ files it signs after "
+                                    "are not vouched for",
 }
 
 

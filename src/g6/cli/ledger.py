@@ -51,7 +51,7 @@ def ledger_group() -> None:
 
 
 @ledger_group.command("list", short_help="List the newest receipts.")
-@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert", "key"]),
+@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert", "key", "wacz-key"]),
               help="Only receipts of this kind.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="At most this many, newest first.")
@@ -70,7 +70,7 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
     for e in entries:
         r = e.receipt
         target = r.final_url or r.request.get("url") or r.request.get("query") or ""
-        if r.kind == "key":  # a key entry: which key, and what happened to it
+        if r.kind in ("key", "wacz-key"):  # a key entry: which key, and what happened to it
             target = f"{r.request.get('action')} {r.request.get('key_id')}"
         click.echo(f"{e.seq:>6} {r.receipt_id} {r.kind:<7} {r.outcome:<17} {r.fetched_at} {target}")
 
@@ -207,7 +207,7 @@ def _print_verify(report: Any, since: bool) -> None:
         for f in v["failures"][:20] + warned[:20]:
             where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
             click.echo(f"  {where}{'warning: ' if f.get('warning') else ''}{f['detail']}")
-        if name in ("kept_checkpoint", "witnesses", "timestamp"):  # say what each proved, not only what failed
+        if name in ("kept_checkpoint", "witnesses", "timestamp", "wacz_keys"):  # what each proved, not only what failed
             for ch in report.of(name):
                 if ch.ok:
                     click.echo(f"  {ch.detail}")
