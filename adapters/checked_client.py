@@ -47,6 +47,7 @@ from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.adapters.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
 from g6.adapters.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
+from g6.adapters.tls import TrustedRoots, presented, tls_block
 from g6.adapters.urls import (
     NormalizedURL,
     URLError,
@@ -93,6 +94,9 @@ class FetchPolicy:
     host_pause: float = 1.0
     user_agent: str = USER_AGENT
     accept: str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    # a PEM file of the root certificates https trusts instead of the default (certifi's): a private CA
+    # (an intranet, a test CA). ``G6_CA_BUNDLE`` sets it; read when a connection needs it (``tls.trust_context``)
+    ca_bundle: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowlist", tuple(normalise_pattern(p) for p in self.allowlist))
@@ -108,6 +112,8 @@ class FetchPolicy:
             raise ValueError(f"host_pause must be a finite number of seconds >= 0, got {self.host_pause}")
         if self.max_redirects < 0:
             raise ValueError(f"max_redirects must be >= 0, got {self.max_redirects}")
+        if self.ca_bundle is not None and not (isinstance(self.ca_bundle, str) and self.ca_bundle):
+            raise ValueError(f"ca_bundle must be the path of a PEM file, got {self.ca_bundle!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,8 @@ class FetchResponse:
     retry_after: str | None = None
     reason: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
+    # the response headers asked for by name (``pass_headers``), for a browser: never in a receipt
+    passed_headers: tuple[tuple[str, str], ...] = ()
 
     def receipt_detail(self) -> dict[str, Any]:
         d: dict[str, Any] = {"reason": self.reason} if self.reason else {}
@@ -153,8 +161,13 @@ class CheckedClient:
 
     The request URL carries the checked IP, so httpx pools connections by IP. For HTTPS that would
     let a connection verified for one host name serve another name on the same address, so every
-    HTTPS host name gets a transport (a connection pool) of its own from ``transport_factory``.
-    ``transport``, when given, serves every request instead (for tests with ``MockTransport``).
+    HTTPS host name gets a transport (a connection pool) of its own from ``transport_factory``
+    (called with ``verify=`` an ``ssl.SSLContext`` when the policy names a ``ca_bundle``, and a pool of
+    its own per bundle). ``transport``, when given, serves every request instead (for tests with
+    ``MockTransport``).
+
+    Every hop over TLS keeps what the server presented on that hop's connection (``g6.adapters.tls``):
+    the certificates go into the store the fetch writes to, the hop names them (``Hop.tls``).
     """
 
     def __init__(
@@ -162,7 +175,7 @@ class CheckedClient:
         policy: FetchPolicy | None = None,
         *,
         transport: httpx.BaseTransport | None = None,
-        transport_factory: Callable[[], httpx.BaseTransport] | None = None,
+        transport_factory: Callable[..., httpx.BaseTransport] | None = None,
         resolver: Resolver = system_resolver,
         pacer: HostPacer | None = None,
         gate: HostGate | None = None,
@@ -176,22 +189,23 @@ class CheckedClient:
         self.secrets = tuple(s for s in secrets if s)
         self._fixed = transport
         self._plain = transport or self._factory()
-        self._tls: dict[tuple[str, int], httpx.BaseTransport] = {}
+        self._tls: dict[tuple[str, int, str | None], httpx.BaseTransport] = {}
         self._tls_lock = threading.Lock()
+        self._trust = TrustedRoots()
         self._resolver = resolver
         self._pacer = pacer or HostPacer()
         self._gate = gate or HostGate()
         self._robots = robots or RobotsCache()
         self._clock = clock
 
-    def _transport_for(self, n: NormalizedURL) -> httpx.BaseTransport:
+    def _transport_for(self, n: NormalizedURL, pol: FetchPolicy) -> httpx.BaseTransport:
         if self._fixed is not None or n.scheme != "https":
             return self._plain
-        key = (n.host, n.port)
+        key = (n.host, n.port, pol.ca_bundle)
         with self._tls_lock:
             t = self._tls.get(key)
             if t is None:
-                t = self._tls[key] = self._factory()
+                t = self._tls[key] = self._factory(**self._trust.transport_kwargs(pol.ca_bundle))
             return t
 
     @contextlib.contextmanager
@@ -234,11 +248,15 @@ class CheckedClient:
     # -- public ----------------------------------------------------------------------------
     def fetch(self, url: str, store: BlobBackend, *, source: str = "web", policy: FetchPolicy | None = None,
               accept: str | None = None, robots: bool | None = None, pause: float | None = None,
-              headers: dict[str, str] | None = None, secret_headers_for: str | None = None) -> FetchResponse:
+              headers: dict[str, str] | None = None, secret_headers_for: str | None = None,
+              follow_redirects: bool = True, pass_headers: Iterable[str] = ()) -> FetchResponse:
         """GET ``url`` through every check; stream the body into ``store``.
 
         ``headers``/``secret_headers_for`` exist for source adapters (an API key header sent only
         to the host named in ``secret_headers_for``); callers of ``g6 fetch`` cannot set them.
+
+        ``follow_redirects=False`` (a browser, which asks again itself): a redirect is the answer, ``ok``, reason
+        ``redirect``, ``detail["location"]`` its target. ``pass_headers``: headers handed back, never receipted.
         """
         pol = policy or self.policy
         if accept:
@@ -248,7 +266,8 @@ class CheckedClient:
             resp = self._run(url, store, source=source, policy=pol,
                              robots=pol.respect_robots if robots is None else robots,
                              pause=pol.host_pause if pause is None else pause,
-                             extra_headers=headers or {}, secret_host=secret_headers_for, deadline=deadline.at)
+                             extra_headers=headers or {}, secret_host=secret_headers_for, deadline=deadline.at,
+                             follow=follow_redirects, passed=frozenset(h.lower() for h in pass_headers))
         return self._redacted(resp, url, headers or {})
 
     def _redacted(self, resp: FetchResponse, url: str, headers: dict[str, str]) -> FetchResponse:
@@ -266,7 +285,7 @@ class CheckedClient:
 
         return replace(
             resp, requested_url=redact_text(resp.requested_url, secrets), final_url=text(resp.final_url),
-            hops=tuple(Hop(redact_text(h.url, secrets), h.status, h.connected_address) for h in resp.hops),
+            hops=tuple(replace(h, url=redact_text(h.url, secrets)) for h in resp.hops),
             content_type=text(resp.content_type), retry_after=text(resp.retry_after),
             reason=redact_text(resp.reason, secrets), detail=redact_json(resp.detail, secrets))
 
@@ -335,7 +354,7 @@ class CheckedClient:
         headers = {"Host": n.host_header, "User-Agent": pol.user_agent, "Accept": accept,
                    "Accept-Encoding": "gzip, deflate", **extra_headers}
         request = httpx.Request("GET", target, headers=headers, extensions=extensions)
-        return self._transport_for(n).handle_request(request)
+        return self._transport_for(n, pol).handle_request(request)
 
     @staticmethod
     def _connected(resp: httpx.Response, fallback: str) -> str:
@@ -374,7 +393,8 @@ class CheckedClient:
     def _run(self, url: str, store: BlobBackend | None, *, source: str, policy: FetchPolicy, robots: bool,
              pause: float, extra_headers: dict[str, str], secret_host: str | None,
              accept_override: str | None = None, keep: bool = True,
-             deadline: float | None = None) -> FetchResponse:
+             deadline: float | None = None, follow: bool = True,
+             passed: frozenset[str] = frozenset()) -> FetchResponse:
         pol = policy
         deadline = deadline if deadline is not None else self._clock() + pol.total_timeout
         accept = accept_override or pol.accept
@@ -407,8 +427,14 @@ class CheckedClient:
                     resp = self._send(n, addresses[0], pol, accept, headers, deadline, first=not hops)
                     try:
                         connected = self._connected(resp, addresses[0])
-                        hops.append(Hop(n.url, resp.status_code, connected))
+                        # the server's own word, from this hop's connection (robots.txt reads keep nothing)
+                        shown = presented(resp) if (keep and store is not None) else None
+                        hops.append(Hop(n.url, resp.status_code, connected,
+                                        tls_block(shown, store) if shown is not None and store is not None else None))
                         location = resp.headers.get("location")
+                        if resp.status_code in REDIRECT_STATUSES and location and not follow:
+                            return self._unfollowed(resp, n, hops, decision, pol, store, deadline, keep, url,
+                                                    robots_info, location, passed)
                         if resp.status_code in REDIRECT_STATUSES and location:
                             seen.add(n.url)
                             if len(hops) > pol.max_redirects:
@@ -424,7 +450,7 @@ class CheckedClient:
                             current = n.url
                             continue
                         return self._read_body(resp, n, hops, decision, pol, store, deadline, keep,
-                                               url, robots_info)
+                                               url, robots_info, passed)
                     finally:
                         resp.close()
         except _Stop as stop:
@@ -445,9 +471,28 @@ class CheckedClient:
                                  status=hops[-1].status if hops else None, allowlist=decision, reason=reason,
                                  detail={"message": _safe_message(e)})
 
+    def _unfollowed(self, resp: httpx.Response, n: NormalizedURL, hops: list[Hop], decision: AllowlistDecision,
+                    pol: FetchPolicy, store: BlobBackend | None, deadline: float, keep: bool, requested: str,
+                    robots_info: list[dict[str, Any]], location: str, passed: frozenset[str]) -> FetchResponse:
+        """A redirect not followed: the 3xx is the answer, its body kept, its Location given back absolute
+        (or the read fails typed when that is not an http(s) URL)."""
+        try:
+            target = normalise_url(resolve_location(n.url, location)).url
+        except (URLError, ValueError, UnicodeError) as e:
+            scheme = isinstance(e, URLError) and e.reason == "scheme"
+            raise _Stop(Outcome.REFUSED if scheme else Outcome.HTTP_ERROR,
+                        "redirect_scheme" if scheme else "bad_location", location=location[:2000],
+                        message=f"unusable Location: {str(e)[:200]}") from None
+        read = self._read_body(resp, n, hops, decision, pol, store, deadline, keep, requested, robots_info,
+                               passed - {"location"})
+        if read.outcome not in (Outcome.HTTP_ERROR, Outcome.EMPTY, Outcome.OK):
+            return read  # a body too large, a deadline, a broken encoding: typed as such
+        return replace(read, outcome=Outcome.OK, reason="redirect", detail={**read.detail, "location": target},
+                       passed_headers=read.passed_headers + ((("location", target),) if "location" in passed else ()))
+
     def _read_body(self, resp: httpx.Response, n: NormalizedURL, hops: list[Hop], decision: AllowlistDecision,
                    pol: FetchPolicy, store: BlobBackend | None, deadline: float, keep: bool, requested: str,
-                   robots_info: list[dict[str, Any]]) -> FetchResponse:
+                   robots_info: list[dict[str, Any]], passed: frozenset[str] = frozenset()) -> FetchResponse:
         status = resp.status_code
         ctype = resp.headers.get("content-type")
         retry_after = resp.headers.get("retry-after") if status in (429, 503) else None
@@ -463,7 +508,8 @@ class CheckedClient:
             "unsupported_content_encoding" if encodings and encodings[0] not in DECODABLE else "")
         inflater = BoundedInflater(encodings[0]) if encodings and not undecodable else None
         base = dict(requested_url=requested, final_url=n.url, hops=tuple(hops), status=status,
-                    allowlist=decision, content_type=ctype, retry_after=retry_after)
+                    allowlist=decision, content_type=ctype, retry_after=retry_after,
+                    passed_headers=tuple((k.lower(), v) for k, v in resp.headers.items() if k.lower() in passed))
         extra: dict[str, Any] = {"robots": robots_info[-1]} if robots_info else {}
         if cap_decides and declared and declared.isascii() and declared.isdigit() and len(declared) < 20 \
                 and int(declared) > pol.hard_cap:

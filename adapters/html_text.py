@@ -21,6 +21,10 @@ processing instructions are removed, the text after each kept where it was.
 text. Two texts come out: ``visible`` is all the reader-visible text of the body (navigation,
 sidebars, captions, table cells); ``text`` is trafilatura's main content, or the visible text
 where it finds none (very short pages; ``text_source`` says which).
+
+A page is parsed once: another reading of the same bytes (the wall check,
+``g6.adapters.interstitial.WallCheck``) is a ``TreeReader`` handed to ``extract_html``, which shows
+it the tree as parsed and again as a reader sees it, before trafilatura prunes it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urljoin
 
 import cssselect
@@ -46,6 +50,17 @@ _DROP_TAGS = ("script", "style", "template")
 
 class HTMLParseError(ValueError):
     """The bytes could not be read as HTML at all."""
+
+
+class TreeReader(Protocol):
+    """Another reading of the tree ``extract_html`` parses, so that a page is parsed once. Neither
+    call may change the tree: ``parsed`` sees it as parsed from ``body`` (scripts and hidden
+    elements still in), ``stripped`` as a reader sees it (what ``strip_unseen`` drops and the
+    ``<title>`` taken out), before the main-text pass prunes it."""
+
+    def parsed(self, root: lxml_html.HtmlElement, body: bytes) -> None: ...
+
+    def stripped(self, root: lxml_html.HtmlElement) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,10 +438,31 @@ def _meta_content(root: lxml_html.HtmlElement, *names: str) -> str | None:
     return None
 
 
-def extract_html(body: bytes, url: str, content_type: str | None = None, *, full_metadata: bool = False) -> HtmlText:
+def _noscript_as_text(root: lxml_html.HtmlElement) -> None:
+    for ns in root.iter("noscript"):
+        ns.tag = "div"  # a reader without scripts sees it; trafilatura would drop the tag
+
+
+def main_text(root: lxml_html.HtmlElement, url: str | None) -> str | None:
+    """trafilatura's main content of a tree ``strip_unseen`` has been through (``noscript`` read as
+    text), or None where it finds none or fails. It prunes ``root`` in place: pass a copy to keep it."""
+    _noscript_as_text(root)
+    try:
+        main = trafilatura.extract(root, url=url, favor_recall=True, include_comments=False, include_tables=True,
+                                   deduplicate=False)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return None  # trafilatura's own failure
+    return _tidy(main) if main and main.strip() else None
+
+
+def extract_html(body: bytes, url: str, content_type: str | None = None, *, full_metadata: bool = False,
+                 reader: TreeReader | None = None) -> HtmlText:
     """The reader's text of an HTML page. ``full_metadata`` adds trafilatura's author, date and site
-    name (its date search costs more than the text extraction itself, so it runs only when asked)."""
+    name (its date search costs more than the text extraction itself, so it runs only when asked).
+    ``reader`` is shown the same tree (``TreeReader``), so the page is not parsed again for it."""
     root = parse_html(body, content_type)
+    if reader is not None:
+        reader.parsed(root, body)
     title_el = root.find(".//title")
     title = _tidy(title_el.text_content()) if title_el is not None else None
     metadata: dict[str, Any] = {}
@@ -435,8 +471,9 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     unread, had_scripts, hidden = strip_unseen(root)
     if title_el is not None and title_el.getparent() is not None:
         title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
-    for ns in root.iter("noscript"):
-        ns.tag = "div"  # a reader without scripts sees it; trafilatura would drop the tag
+    if reader is not None:
+        reader.stripped(root)
+    _noscript_as_text(root)
     links = extract_links(root, url)
     fallback = visible_text(root)
     text, source = fallback, "visible_text"
@@ -446,13 +483,12 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
             if meta is not None:
                 md = meta.as_dict()
                 metadata = {k: md.get(k) for k in ("title", "author", "date", "sitename") if md.get(k)}
-        # the tree is not used after this, so trafilatura may prune it in place (no copy)
-        main = trafilatura.extract(root, url=url, favor_recall=True, include_comments=False, include_tables=True,
-                                   deduplicate=False)
-        if main and main.strip():
-            text, source = _tidy(main), "trafilatura"
     except (RecursionError, ValueError, TypeError, AttributeError):
-        pass  # trafilatura's own failure: the lxml visible text stands
+        pass  # trafilatura's own failure: no metadata
+    # the tree is not used after this, so trafilatura may prune it in place (no copy)
+    main = main_text(root, url)
+    if main is not None:
+        text, source = main, "trafilatura"
     if title:
         metadata.setdefault("title", title)
     if description:

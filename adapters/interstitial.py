@@ -21,18 +21,30 @@ and sidebars. So an article with a small login box in its header, or a cookie ba
 whole article, is not a wall. (A consent host is the one exception: the whole host is the wall.) A
 cookie dialog must also say more than the rest of the page, so a banner beside a short article is not
 one either.
+That first look goes by the page's markup, and markup misleads: a publisher's layout may call the
+column that holds the article a "sidebar" (Vox Media's ``l-sidebar-fixed``), or wrap the whole page
+in an element named for consent. So a page that looks like a wall is then judged by its own main
+text, the text ``g6.adapters.html_text.main_text`` (trafilatura) finds once the wall's elements are
+taken out: a wall is a page whose own content is missing or cut short and replaced by the wall, so
+``LITTLE_TEXT`` characters of main text or more, or (for a consent dialog) more main text than the
+dialog says, and it is not a wall. A consent manager's message frame (Sourcepoint's) holds its words
+in a document of its own, so it is taken to say ``FRAME_SAYS`` characters.
 Markers are looked for in scripts and attributes, never in the text, so a page *about* Cloudflare's
 challenge is not one.
 
 Pure: bytes, status, final URL and content type in, a verdict out; no network. Bounded: only the
 first ``MAX_INSPECT`` bytes are read, and a page none of whose bytes could belong to a wall is not
-parsed at all. The ``evidence`` words come from a fixed vocabulary (never the page's own text), so
-they can stand in a signed receipt, which never holds body text.
+parsed at all. ``WallCheck`` gives the same verdict from the tree the page's text extraction parses
+(``g6.adapters.html_text.TreeReader``), so a fetch parses a page once. The ``evidence`` words come
+from a fixed vocabulary (never the page's own text), so they can stand in a signed receipt, which
+never holds body text.
 """
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,11 +52,12 @@ from urllib.parse import urlsplit
 from lxml import etree
 from lxml import html as lxml_html
 
-from g6.adapters.html_text import HTMLParseError, parse_html, strip_unseen
+from g6.adapters.html_text import HTMLParseError, main_text, parse_html, strip_unseen
 
 KINDS = ("login", "challenge", "consent")
 MAX_INSPECT = 512 * 1024  # bytes of a body looked at; walls are small, and the head holds their marks
 LITTLE_TEXT = 1200  # characters (no whitespace) of other text a wall's page may hold: about 200 words
+FRAME_SAYS = 300  # characters (no whitespace) a consent manager's message frame is taken to say: about 50 words
 
 # Bytes one of which every wall we know holds somewhere (lower-cased): without any, nothing is parsed.
 _TRIGGERS = (b"password", b"captcha", b"turnstile", b"_chl", b"just a moment", b"attention required",
@@ -97,6 +110,7 @@ _CHROME = etree.XPath(
 _CONSENT_CANDIDATES = etree.XPath(
     "descendant::*[self::dialog or @role='dialog' or @role='alertdialog' or "
     "re:test(concat(@id, ' ', @class), $p, 'i')]", namespaces=_RE)
+_HOLDS_CONTENT = etree.XPath("boolean(descendant-or-self::*[self::main or self::article or @role='main'])")
 _ATTR_VALUES = etree.XPath("//@id | //@class | //@src | //@action | //@name")
 _SCRIPT_TEXTS = etree.XPath("//script/text()")
 
@@ -126,20 +140,76 @@ def detect(body: bytes, *, status: int | None = 200, final_url: str | None = Non
            content_type: str | None = None) -> Interstitial | None:
     """The wall ``body`` is, or None for a page that is (as far as its bytes tell) the page itself.
     Only a successful (2xx) HTML reply is judged: a failed one is already typed as its failure."""
-    if status is not None and not 200 <= status < 300:
-        return None
-    host = _host(final_url)
-    if host in CONSENT_HOSTS:
-        return Interstitial("consent", f"consent host {host}")
-    head = body[:MAX_INSPECT]
-    low = head.lower()
-    if not any(t in low for t in _TRIGGERS):
-        return None
+    decided, wall = _before_parse(body, status, final_url)
+    if decided:
+        return wall
     try:
-        root = parse_html(head, content_type)
-        return _judge(root)
+        root = parse_html(body[:MAX_INSPECT], content_type)
+        marks = _Marks.of(root)
+        strip_unseen(root)
+        title_el = root.find(".//title")
+        if title_el is not None and title_el.getparent() is not None:
+            title_el.getparent().remove(title_el)
+        return _judge(root, marks, final_url)
     except (HTMLParseError, RecursionError, ValueError):
         return None  # not readable as HTML: nothing to tell a wall by
+
+
+class WallCheck:
+    """``detect`` over the tree someone else parses: a ``TreeReader`` for ``extract_html`` (or any
+    reading that parses the body, strips what a reader does not see and takes the title out), so a
+    page is parsed once. ``verdict(body)`` is ``detect``'s verdict on ``body``: from that tree when it
+    was shown one of those bytes, else by ``detect`` itself (the body was not read as HTML, or is
+    longer than ``MAX_INSPECT``, of which ``detect`` reads only the start)."""
+
+    def __init__(self, *, status: int | None = 200, final_url: str | None = None,
+                 content_type: str | None = None) -> None:
+        self._status, self._url, self._ctype = status, final_url, content_type
+        self._body: bytes | None = None
+        self._marks: _Marks | None = None
+        self._settled = False
+        self._wall: Interstitial | None = None
+
+    def parsed(self, root: lxml_html.HtmlElement, body: bytes) -> None:
+        if self._body is not None:
+            return  # the first tree shown is the one judged
+        self._body = body
+        decided, wall = _before_parse(body, self._status, self._url)
+        if decided:
+            self._settle(wall)
+        elif len(body) <= MAX_INSPECT:  # else detect reads the first MAX_INSPECT bytes, not this tree
+            try:
+                self._marks = _Marks.of(root)
+            except (RecursionError, ValueError):
+                self._settle(None)
+
+    def stripped(self, root: lxml_html.HtmlElement) -> None:
+        if self._settled or self._marks is None:
+            return
+        try:
+            self._settle(_judge(root, self._marks, self._url))
+        except (RecursionError, ValueError):
+            self._settle(None)
+
+    def _settle(self, wall: Interstitial | None) -> None:
+        self._settled, self._wall, self._marks = True, wall, None
+
+    def verdict(self, body: bytes) -> Interstitial | None:
+        if self._settled and (body is self._body or body == self._body):
+            return self._wall
+        return detect(body, status=self._status, final_url=self._url, content_type=self._ctype)
+
+
+def _before_parse(body: bytes, status: int | None, final_url: str | None) -> tuple[bool, Interstitial | None]:
+    """(decided, the wall) from what is known before the body is parsed: the status, the final
+    address, and whether its first ``MAX_INSPECT`` bytes hold anything a wall holds."""
+    if status is not None and not 200 <= status < 300:
+        return True, None
+    host = _host(final_url)
+    if host in CONSENT_HOSTS:
+        return True, Interstitial("consent", f"consent host {host}")
+    low = body[:MAX_INSPECT].lower()
+    return (False, None) if any(t in low for t in _TRIGGERS) else (True, None)
 
 
 def _host(url: str | None) -> str | None:
@@ -153,15 +223,61 @@ def _norm(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _judge(root: lxml_html.HtmlElement) -> Interstitial | None:
-    title_el = root.find(".//title")
-    title = _norm(title_el.text_content() if title_el is not None else "").lower()
-    markers = _markers(root)  # before strip_unseen drops the scripts they are in
-    consent_tcf = any(s in (el.text or "") for el in root.iter("script") for s in ("__tcfapi", "__cmp("))
-    consent_form = any(_host(f.get("action")) in CONSENT_HOSTS for f in root.iter("form"))
-    strip_unseen(root)
-    if title_el is not None and title_el.getparent() is not None:
-        title_el.getparent().remove(title_el)
+@dataclass(frozen=True, slots=True)
+class _Marks:
+    """What the wall check reads off the tree before the hidden parts (scripts…) are stripped."""
+
+    title: str
+    markers: tuple[str, ...]
+    consent_tcf: bool
+    consent_form: bool
+
+    @classmethod
+    def of(cls, root: lxml_html.HtmlElement) -> _Marks:
+        title_el = root.find(".//title")
+        return cls(_norm(title_el.text_content() if title_el is not None else "").lower(), tuple(_markers(root)),
+                   any(s in (el.text or "") for el in root.iter("script") for s in ("__tcfapi", "__cmp(")),
+                   any(_host(f.get("action")) in CONSENT_HOSTS for f in root.iter("form")))
+
+
+@dataclass(frozen=True, slots=True)
+class _Suspect:
+    """A wall the markup suggests: the verdict, the wall's own elements, and, for a consent dialog,
+    how much it says (the page's own main text must say less)."""
+
+    wall: Interstitial
+    parts: tuple[etree._Element, ...] = ()
+    says: int | None = None
+
+
+def _judge(root: lxml_html.HtmlElement, marks: _Marks, url: str | None) -> Interstitial | None:
+    """The wall a stripped tree (hidden parts and title out) is: the first the markup suggests whose
+    page's own main text is missing or cut short (it is left unchanged)."""
+    for suspect in _suspects(root, marks):
+        own = _own_text(root, suspect.parts, url)
+        if own < LITTLE_TEXT and (suspect.says is None or own <= suspect.says):
+            return suspect.wall
+    return None
+
+
+def _own_text(root: lxml_html.HtmlElement, parts: tuple[etree._Element, ...], url: str | None) -> int:
+    """Characters (whitespace not counted) of the page's main text once the wall's ``parts`` are out,
+    on a copy (``root`` stays as it is: it may be the tree the page's own text is read from)."""
+    if parts:
+        paths = [root.getroottree().getpath(p) for p in parts]
+        tree = copy.deepcopy(root)
+        for found in [tree.getroottree().xpath(path) for path in paths]:
+            for el in found:
+                if el.getparent() is not None:
+                    el.getparent().remove(el)
+    else:
+        tree = copy.deepcopy(root)
+    return len("".join((main_text(tree, url) or "").split()))
+
+
+def _suspects(root: lxml_html.HtmlElement, marks: _Marks) -> Iterator[_Suspect]:
+    """The walls the markup suggests, in the order they are told apart: each needs little text
+    outside itself and the page's furniture."""
     body = root.find("body")
     if body is None:
         body = root
@@ -170,32 +286,35 @@ def _judge(root: lxml_html.HtmlElement) -> Interstitial | None:
     def little(*walls: etree._Element) -> bool:
         return _text_len(body, [*chrome, *walls]) < LITTLE_TEXT
 
+    title = marks.title
     who = _CHALLENGE_TITLES.get(title) or next(
         (w for p, w in _CHALLENGE_TITLE_PREFIXES.items() if title.startswith(p)), None)
     if who is not None and little():
-        return Interstitial("challenge", f"{who} challenge title")
+        yield _Suspect(Interstitial("challenge", f"{who} challenge title"))
     if title == "access denied" and _AKAMAI_DENIED.search(_norm(body.text_content())) and little():
-        return Interstitial("challenge", "Akamai access denied page")
-    if markers and little():
-        return Interstitial("challenge", f"{markers[0]} challenge marker")
+        yield _Suspect(Interstitial("challenge", "Akamai access denied page"))
+    if marks.markers and little():
+        yield _Suspect(Interstitial("challenge", f"{marks.markers[0]} challenge marker"))
     captcha = _captcha_form(body)
     if captcha is not None and little(captcha[0]):
-        return Interstitial("challenge", f"captcha form ({captcha[1]}) and little else")
+        yield _Suspect(Interstitial("challenge", f"captcha form ({captcha[1]}) and little else"), (captcha[0],))
     login = _password_forms(body, chrome)
     if login and little(*login):
-        return Interstitial("login", "password form")
+        yield _Suspect(Interstitial("login", "password form"), tuple(login))
     if title.startswith("before you continue") and little():
-        return Interstitial("consent", "consent title (Before you continue)")
+        yield _Suspect(Interstitial("consent", "consent title (Before you continue)"))
     dialogs = _consent_dialogs(body)
-    if (dialogs or consent_form) and little(*dialogs):
-        said = _norm(" ".join(d.text_content() for d in dialogs)) if dialogs else ""
-        if consent_form:
-            return Interstitial("consent", "consent form")
+    if (dialogs or marks.consent_form) and little(*dialogs):
+        if marks.consent_form:
+            yield _Suspect(Interstitial("consent", "consent form"), tuple(dialogs))
+            return
+        said = _norm(" ".join(d.text_content() for d in dialogs))
+        frames = sum(1 for d in dialogs for _ in d.iter("iframe"))
+        says = sum(_solid(d) for d in dialogs) + FRAME_SAYS * frames
         # A banner beside a short article is not a wall: the dialog must say more than the rest of the page.
-        dominant = sum(_solid(d) for d in dialogs) >= _text_len(body, [*chrome, *dialogs])
-        if _CONSENT_WORDS.search(said) and dominant:
-            return Interstitial("consent", "consent dialog (IAB TCF CMP)" if consent_tcf else "consent dialog")
-    return None
+        if (frames or _CONSENT_WORDS.search(said)) and says >= _text_len(body, [*chrome, *dialogs]):
+            yield _Suspect(Interstitial("consent", "consent dialog (IAB TCF CMP)" if marks.consent_tcf
+                                        else "consent dialog"), tuple(dialogs), says)
 
 
 def _markers(root: lxml_html.HtmlElement) -> list[str]:
@@ -249,16 +368,20 @@ def _captcha_form(body: etree._Element) -> tuple[etree._Element, str] | None:
 
 
 def _consent_dialogs(body: etree._Element) -> list[etree._Element]:
-    """The outermost elements named as a consent manager's or a cookie/consent dialog."""
+    """The outermost elements named as a consent manager's or a cookie/consent dialog. An element
+    that holds the page's main content (``main``, ``article``) is a wrapper, not a dialog: the
+    dialogs inside it are looked for instead."""
     found: list[etree._Element] = []
     seen: set[etree._Element] = set()
     for el in _CONSENT_CANDIDATES(body, p=_CONSENT_ATTR.pattern):  # in document order: outer ones first
-        if any(a in seen for a in el.iterancestors()):
+        if any(a in seen for a in el.iterancestors()) or _HOLDS_CONTENT(el):
             continue
-        named = f"{el.get('id') or ''} {el.get('class') or ''}"
-        if not (_CONSENT_ATTR.search(named) or _CONSENT_WORDS.search(_norm(el.text_content())[:2000])):
+        named = _CONSENT_ATTR.search(f"{el.get('id') or ''} {el.get('class') or ''}")
+        if not (named or _CONSENT_WORDS.search(_norm(el.text_content())[:2000])):
             continue
-        if next(el.iter(*_ACTIONS), None) is not None:  # a dialog asks for a click: accept, reject, settings
+        # a dialog asks for a click (accept, reject, settings); a consent manager's element may hold
+        # the frame its message is drawn in (Sourcepoint), whose buttons are in that frame's document
+        if next(el.iter(*_ACTIONS), None) is not None or (named and next(el.iter("iframe"), None) is not None):
             found.append(el)
             seen.add(el)
     return found

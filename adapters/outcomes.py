@@ -149,6 +149,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_STORE_BACKEND": "the blob store (S3) is down or refuses; the message names it and what to check",
     "G6_E_LEDGER_KEY": "no signing key, or an unreadable or unknown key",
     "G6_E_LEDGER_RECEIPT_NOT_FOUND": "a receipt id the ledger does not hold",
+    "G6_E_LEDGER_RECEIPT_UNVERIFIED": "a receipt whose signature does not verify with a trusted key: `g6 receipt "
+                                      "export` does not sign it again as an attestation or a credential",
     "G6_E_LEDGER_DISK_FULL": "the disk ran out while appending; the transaction was rolled back",
     "G6_E_LEDGER_BACKEND": "the ledger database (PostgreSQL) is down or refuses; the message says what to check",
     "G6_E_LEDGER_RECEIPT_TOO_LARGE": "a receipt over 65,535 bytes of canonical JSON (more than an entry of a "
@@ -181,6 +183,8 @@ REFUSALS: dict[str, str] = {
     "G6_E_WACZ": "a WACZ that could not be written or did not validate",
     "G6_E_WORKER_LOST": "a URL of `g6 fetch --input` whose worker process ended before reporting it (no receipt: "
                         "a resumed run fetches it again)",
+    "G6_E_MCP_STOPPING": "a tool call that reached `g6 mcp` after SIGINT or SIGTERM: not run (the calls under way "
+                         "finish first)",
     "G6_E_POLICY": "a witness policy file (C2SP tlog-policy) that cannot be read or is not valid; the message names "
                    "the line",
     "G6_E_WITNESS": "a tlog witness did not cosign a checkpoint (another reason); the message names the witness and "
@@ -215,12 +219,17 @@ DONE: dict[str, str] = {
     "G6_E_KNOWLEDGE_CHUNKED": "a stored document cut into passages",
     "G6_E_KNOWLEDGE_MANIFEST_RECORDED": "a citation added to a manifest",
     "G6_E_KNOWLEDGE_MANIFEST_RECHECKED": "every citation of a manifest re-checked (verdicts per citation)",
+    "G6_E_REPORT_CHECKED": "every citation of a report checked against the bytes (a verdict per citation, the "
+                           "signed result)",
     "G6_E_LEDGER_KEY_ADDED": "a key entry: a writer key added to the log (signed by a key valid there)",
     "G6_E_LEDGER_KEY_RETIRED": "a key entry: a key retired in the log; nothing it signs after counts",
     "G6_E_BLOB_REDACTED": "a redaction entry: bodies (and the copies derived from them) taken out of the store, with "
                           "the reason, the note and the receipts that read them; readers say redacted",
     "G6_E_BLOB_HOLD": "a hold entry: bodies put under a legal hold (redact, expire and gc leave them)",
     "G6_E_BLOB_HOLD_RELEASED": "a hold entry: a legal hold lifted",
+    "G6_E_LEDGER_WACZ_KEY_ADDED": "a WACZ key entry: the P-384 key that signs WACZ exports, bound to the log",
+    "G6_E_LEDGER_WACZ_KEY_RETIRED": "a WACZ key entry: a WACZ signing key retired; WACZ files it signs after "
+                                    "are not vouched for",
 }
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.html_text import HTMLParseError, decode_text, extract_html
+from g6.adapters.html_text import HTMLParseError, TreeReader, decode_text, extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
 from g6.store import BlobBackend
@@ -76,13 +76,14 @@ def media_type(content_type: str | None, head: bytes) -> str:
     return "application/octet-stream"
 
 
-def read_document(body: bytes, url: str, content_type: str | None, blake3: str,
-                  extract: str = "text") -> tuple[Outcome, str, tuple[Document, ...], dict[str, Any]]:
-    """Turn stored bytes into documents. Returns (outcome, reason, documents, detail)."""
+def read_document(body: bytes, url: str, content_type: str | None, blake3: str, extract: str = "text",
+                  reader: TreeReader | None = None) -> tuple[Outcome, str, tuple[Document, ...], dict[str, Any]]:
+    """Turn stored bytes into documents. Returns (outcome, reason, documents, detail). ``reader`` is
+    shown an HTML body's tree (``extract_html``), so it need not parse the body again."""
     mtype = media_type(content_type, body)
     if mtype in ("text/html", "application/xhtml+xml"):
         try:
-            page = extract_html(body, url, content_type, full_metadata=extract == "metadata")
+            page = extract_html(body, url, content_type, full_metadata=extract == "metadata", reader=reader)
         except HTMLParseError as e:
             return Outcome.PARSE_FAILED, "html_unreadable", (), {"message": str(e)[:200]}
         if not page.text.strip():
@@ -117,14 +118,16 @@ def fetch_page(client: CheckedClient, url: str, store: BlobBackend, *, extract: 
     return read_page(client.fetch(url, store, source="web", policy=policy), store, url, extract)
 
 
-def read_page(resp: FetchResponse, store: BlobBackend, url: str, extract: str = "text") -> PageRead:
+def read_page(resp: FetchResponse, store: BlobBackend, url: str, extract: str = "text",
+              reader: TreeReader | None = None) -> PageRead:
     """Documents from a finished fetch (split from ``fetch_page`` so a caller can skip reading
-    a body it already knows, e.g. a re-check whose bytes did not change)."""
+    a body it already knows, e.g. a re-check whose bytes did not change). ``reader``: as in
+    ``read_document``."""
     if resp.outcome is not Outcome.OK or resp.body is None:
         return PageRead(resp, resp.outcome, resp.reason, ())
     if resp.body.size > MAX_EXTRACT_BYTES:
         return PageRead(resp, Outcome.OK, "", (), {"not_extracted": f"body over {MAX_EXTRACT_BYTES} bytes"})
     body = store.read(resp.body.blake3)
     outcome, reason, docs, detail = read_document(body, resp.final_url or url, resp.content_type,
-                                                  resp.body.blake3, extract)
+                                                  resp.body.blake3, extract, reader)
     return PageRead(resp, outcome, reason, docs, detail)

@@ -15,9 +15,25 @@ def page_paragraphs(h: int, p: int, n: int = 5) -> list[str]:
     return [PARAS[i % 3].format(i=i, p=p, h=h) for i in range(n)]
 
 
-def page_html(h: int, p: int) -> bytes:
+# A cookie banner as most news pages carry one (OneTrust's markup, a TCF stub): its bytes are ones a wall
+# holds too, so the wall check looks at such a page, where it passes over one without them unparsed.
+BANNER = ('<div id="onetrust-consent-sdk"><div id="onetrust-banner-sdk" role="region" aria-label="Cookie banner">'
+          '<p id="onetrust-policy-text">We and our partners use cookies to measure this site and to show adverts.</p>'
+          '<button id="onetrust-reject-all-handler">Reject all</button>'
+          '<button id="onetrust-accept-btn-handler">Accept all cookies</button></div></div>')
+TCF_STUB = ("<script>window.__tcfapi=window.__tcfapi||function(){(window.__tcfapi.a=window.__tcfapi.a||[])"
+            ".push(arguments)};</script>")
+# and, as such pages do, style rules that hide things (menus, dialogs), which the reading applies
+STYLE = "<style>" + "".join(f".menu-{k} .sub{{display:none}} .modal-{k}[hidden]{{visibility:hidden}}"
+                            for k in range(30)) + "</style>"
+
+
+def page_html(h: int, p: int, banner: bool = False) -> bytes:
+    """A page of five paragraphs; ``banner``: with the cookie banner, its stub and the style rules."""
     body = "".join(f"<p>{t}</p>" for t in page_paragraphs(h, p))
-    return f"<html><head><title>Page {p}</title></head><body><article>{body}</article></body></html>".encode()
+    head, foot = (STYLE + TCF_STUB, BANNER) if banner else ("", "")
+    return (f"<html><head><title>Page {p}</title>{head}</head><body><article>{body}</article>{foot}</body>"
+            "</html>").encode()
 
 
 def _serve(hosts: int, pages: int, port_q: Any, stop: Any) -> None:
@@ -27,6 +43,7 @@ def _serve(hosts: int, pages: int, port_q: Any, stop: Any) -> None:
     port = 0
     for h in range(hosts):
         routes: dict[str, Any] = {f"/p/{p}": Reply(body=page_html(h, p)) for p in range(pages)}
+        routes.update({f"/b/{p}": Reply(body=page_html(h, p, banner=True)) for p in range(pages)})
         routes["/robots.txt"] = Reply(404, b"")
         s = LocalSite(routes, host=f"127.0.0.{h + 2}", port_wanted=port).start()
         port = s.port
@@ -57,6 +74,8 @@ class SiteFarm:
         if self._proc.is_alive():
             self._proc.kill()
 
-    def urls(self) -> list[tuple[int, int, str]]:
-        return [(h, p, f"http://127.0.0.{h + 2}:{self.port}/p/{p}") for h in range(self.hosts)
+    def urls(self, banner: bool = False) -> list[tuple[int, int, str]]:
+        """(host, page, URL) of every page; ``banner``: the same pages with a cookie banner."""
+        kind = "b" if banner else "p"
+        return [(h, p, f"http://127.0.0.{h + 2}:{self.port}/{kind}/{p}") for h in range(self.hosts)
                 for p in range(self.pages)]

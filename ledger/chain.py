@@ -93,10 +93,10 @@ class Check:
 
 
 # the verdicts a report shows, in this order; the optional ones only when a check of that kind ran
-CHECK_NAMES = ("database", "consistency", "signature", "chain", "binding", "duplicates", "keys", "time", "blob",
-               "redaction", "tree", "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
-OPTIONAL_CHECKS = ("database", "consistency", "binding", "duplicates", "keys", "time", "redaction", "tree",
-                   "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
+CHECK_NAMES = ("database", "consistency", "signature", "chain", "binding", "duplicates", "keys", "wacz_keys", "time",
+               "blob", "redaction", "tree", "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
+OPTIONAL_CHECKS = ("database", "consistency", "binding", "duplicates", "keys", "wacz_keys", "time", "redaction",
+                   "tree", "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,10 +169,11 @@ class Ledger:
         """Append a key entry adding ``key`` as a writer of this log, signed by ``by`` (a key valid here)."""
         return self.append(key_entry(ADD, key, reason), by)
 
-    def retire_key(self, key: VerifyKey, by: SigningKey, reason: str = "") -> Receipt:
+    def retire_key(self, key: VerifyKey, by: SigningKey, reason: str = "", *, handover: bool = False) -> Receipt:
         """Append a key entry retiring ``key``: rows after it signed by ``key`` fail verify, and appends
-        with it are refused."""
-        return self.append(key_entry(RETIRE, key, reason), by)
+        with it are refused. ``handover``: ``by`` succeeds ``key`` (which added it) and vouches for it, so a
+        verifier who trusts ``by`` trusts ``key`` up to here (``g6.ledger.keyring``; ``g6 keys rotate``)."""
+        return self.append(key_entry(RETIRE, key, reason, by.public if handover else None), by)
 
     def key_entries(self) -> list[LedgerEntry]:
         """The log's key entries, by seq."""
@@ -240,8 +241,9 @@ class Ledger:
         total = self.head()[0] if progress is not None else 0
         n = 0
         for n, e in enumerate(self.entries(), 1):
-            if e.receipt.content:
-                out.update(str(v) for k, v in e.receipt.content.items() if k in ("blake3", "sha256"))
+            for _, ref in e.receipt.blobs():  # the body and the certificates a server presented
+                if isinstance(ref, Mapping):
+                    out.update(str(v) for k, v in ref.items() if k in ("blake3", "sha256"))
             if progress is not None and n % 1024 == 0:
                 progress(n, max(total, n))
         if progress is not None:

@@ -112,8 +112,11 @@ def copy_ledger(src: Ledger, dst: Ledger, keys: Mapping[str, VerifyKey], *, batc
     already, copied, prev = done, 0, dst_head if done else GENESIS
     signers: set[str] = set()
     total = src.head()[0] if progress is not None else 0
-    tl = timeline({kid: (k, "given") for kid, k in keys.items()},
-                  ((r[0], r[1], r[5]) for r in s.select(kind="key") if isinstance(r[0], int) and r[0] <= done))
+    key_rows = [(r[0], r[1], r[5]) for r in s.select(kind="key") if isinstance(r[0], int)]
+    # every handover in the source vouches (a pinned current key covers the keys before it), while the rows
+    # are read forward: the entries up to what dst already holds now, the rest as they are copied
+    tl = timeline({kid: (k, "given") for kid, k in keys.items()}, [r for r in key_rows if r[0] <= done],
+                  handovers=key_rows, origin=src.origin)
     while True:
         rows = s.rows_after(done, batch)
         if not rows:

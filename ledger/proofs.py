@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from g6.errors import InputError
-from g6.ledger.keyring import KeyTimeline
+from g6.ledger.keyring import KeyTimeline, timeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, decimal, note_text, open_checkpoint, parse_note
@@ -199,7 +199,7 @@ def key_proof_extra(receipt_id: str, entries: list[tuple[int, str, tuple[bytes, 
     return KEYS_EXTRA + receipt_id.encode() + b"\n" + json.dumps(body, separators=(",", ":")).encode()
 
 
-def _key_entries(extra: bytes) -> tuple[str, list[tuple[int, str, tuple[bytes, ...]]]]:
+def key_entries_of(extra: bytes) -> tuple[str, list[tuple[int, str, tuple[bytes, ...]]]]:
     """(receipt id, key entries) of a proof's ``extra``; ProofFormatError for anything else."""
     if not extra.startswith(KEYS_EXTRA):
         return extra.decode(errors="replace"), []
@@ -222,27 +222,37 @@ def _key_entries(extra: bytes) -> tuple[str, list[tuple[int, str, tuple[bytes, .
     return rid.decode(errors="replace"), sorted(out)
 
 
+def _given(key: VerifyKey | Sequence[VerifyKey]) -> dict[str, tuple[VerifyKey, str]]:
+    keys = [key] if isinstance(key, VerifyKey) else list(key)
+    return {k.key_id: (k, "given with --key") for k in keys}
+
+
 def verify_inclusion_proof(text: str | bytes, receipt: Receipt | Mapping[str, Any] | bytes | str,
-                           key: VerifyKey, origin: str | None = None) -> ProofReport:
+                           key: VerifyKey | Sequence[VerifyKey], origin: str | None = None) -> ProofReport:
     """Check a receipt's inclusion proof with only the public key: no ledger, no network.
 
-    ``key`` is the log's key. A receipt signed by another writer verifies when the proof carries the key
-    entries that made that writer one (each signed by a key valid where it stands, back to ``key``, and
-    each included in the same checkpoint); the checkpoint may be signed by any key so proven."""
+    ``key`` is the log's key (or several: each trusted from the first row). A receipt signed by another
+    writer verifies when the proof carries the key entries that made that writer one (each signed by a key
+    valid where it stands, back to a given key, and each included in the same checkpoint), or, for a key
+    the log had before a rotation, the handover in which a given key succeeded it; the checkpoint may be
+    signed by any key so proven."""
     checks: list[ProofCheck] = []
     try:
         proof = parse_inclusion(text)
-        bound, entries = _key_entries(proof.extra) if proof.extra is not None else (None, [])
+        bound, entries = key_entries_of(proof.extra) if proof.extra is not None else (None, [])
         checks.append(ProofCheck("format", True))
     except ProofFormatError as e:
         return ProofReport("inclusion", (ProofCheck("format", False, str(e)),))
-    tl = KeyTimeline.of_roots({key.key_id: (key, "given with --key")})
-    for index, entry, _ in entries:
-        tl.read(index + 1, f"key entry at leaf {index}", entry)
+    roots = _given(key)
+    # each entry must sign its place: the leaf it is proven at, in the log the checkpoint names (its signature,
+    # and the origin pinned, checked below)
+    claimed = Checkpoint.parse(parse_note(proof.checkpoint_note)[0]).origin
+    tl = timeline(roots, [(index + 1, f"key entry at leaf {index}", entry) for index, entry, _ in entries],
+                  origin=origin or claimed)
     if entries:
         bad = [f"leaf {c.seq - 1}: {c.detail}" for c in tl.problems if c.seq is not None]
         checks.append(ProofCheck("key_entries", not bad, "; ".join(bad) if bad else
-                                 f"{len(entries)} key entries from {key.key_id}"))
+                                 f"{len(entries)} key entries from {', '.join(roots)}"))
     try:
         canonical, r = _receipt_bytes(receipt)
         ok, why = r.verify_signature(tl.keys())
@@ -284,27 +294,36 @@ def _open_by_any(note: str, tl: KeyTimeline, origin: str | None, checks: list[Pr
             error = str(e) if life.root else error
             continue
         if life.valid_at(max(cp.size, 1)):
-            who = "" if life.root else f", signed by {life.key.key_id} ({life.why})"
+            alone = life.root and sum(x.root for x in tl.lives.values()) == 1  # the one given key: no need to say
+            who = "" if alone else f", signed by {life.key.key_id} ({life.why})"
             checks.append(ProofCheck("checkpoint_signature", True, f"{cp.origin} size {cp.size}{who}"))
             return cp
     checks.append(ProofCheck("checkpoint_signature", False, error))
     return None
 
 
-def verify_consistency_proof(text: str | bytes, key: VerifyKey, origin: str | None = None) -> ProofReport:
-    """Check that the newer checkpoint's tree extends the older one's, with only the public key."""
+def verify_consistency_proof(text: str | bytes, key: VerifyKey | Sequence[VerifyKey],
+                             origin: str | None = None) -> ProofReport:
+    """Check that the newer checkpoint's tree extends the older one's, with only the public key (or several:
+    each checkpoint signed by one of them; one before a rotation and one after, say)."""
     try:
         proof = parse_consistency(text)
     except ProofFormatError as e:
         return ProofReport("consistency", (ProofCheck("format", False, str(e)),))
     checks = [ProofCheck("format", True)]
     cps: list[Checkpoint] = []
+    keys = [k for k, _ in _given(key).values()]
     for label, note in (("old_checkpoint_signature", proof.old_note), ("new_checkpoint_signature", proof.new_note)):
-        try:
-            cps.append(open_checkpoint(note, key, origin))
-            checks.append(ProofCheck(label, True))
-        except NoteError as e:
-            checks.append(ProofCheck(label, False, str(e)))
+        why = "no key to check it with"
+        for k in keys:
+            try:
+                cps.append(open_checkpoint(note, k, origin))
+                checks.append(ProofCheck(label, True, "" if len(keys) == 1 else f"signed by {k.key_id}"))
+                break
+            except NoteError as e:
+                why = str(e)
+        else:
+            checks.append(ProofCheck(label, False, why))
     if len(cps) < 2:
         return ProofReport("consistency", tuple(checks))
     old, new = cps

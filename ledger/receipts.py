@@ -33,8 +33,9 @@ from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
 
 SCHEMA = "runx.receipt.v1"
-KINDS = ("fetch", "search", "es", "recheck", "convert", "key", "redaction", "hold")
-# "key": a writer key added or retired; "redaction", "hold": bytes removed, or held (``g6.ledger.redactions``)
+KINDS = ("fetch", "search", "es", "recheck", "convert", "key", "wacz-key", "redaction", "hold")
+# "key": a writer key added or retired; "wacz-key": the P-384 key that signs WACZ exports, added or retired
+# (g6.ledger.wacz_keys); "redaction", "hold": bytes removed, or held (``g6.ledger.redactions``)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
@@ -107,14 +108,22 @@ def canonical_json(value: Any) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Hop:
-    """One request in a redirect chain: its URL, the status it got, the address connected to."""
+    """One request in a redirect chain: its URL, the status it got, the address connected to, and for
+    a hop over TLS what the server presented on that very connection (``tls``: protocol, cipher, the
+    peer's address and port, the name asked for, and the certificates as blob references; see
+    ``g6.adapters.tls``). ``tls`` is absent from the JSON when None, so hops signed before it existed
+    (and plain-http hops) are unchanged."""
 
     url: str
     status: int | None
     connected_address: str | None
+    tls: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"url": self.url, "status": self.status, "connected_address": self.connected_address}
+        d = {"url": self.url, "status": self.status, "connected_address": self.connected_address}
+        if self.tls is not None:
+            d["tls"] = dict(self.tls)
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +169,10 @@ class Receipt:
     # {"kind": login|challenge|consent, "evidence": …}: a 2xx page that was a wall, not the page. Absent
     # when not flagged, so receipts signed before it existed (and their signatures) are unchanged.
     interstitial: Mapping[str, Any] | None = None
+    # a page rendered in a browser: the sub-resource receipts, the DOM, text and screenshot blobs, the
+    # browser and viewport (``g6.fetch.render``). Absent on every other receipt, so none signed before it
+    # existed changes.
+    capture: Mapping[str, Any] | None = None
     signature: Signature | None = None
 
     def __post_init__(self) -> None:
@@ -192,6 +205,8 @@ class Receipt:
             d["log"] = dict(self.log)
         if self.interstitial is not None:
             d["interstitial"] = dict(self.interstitial)
+        if self.capture is not None:
+            d["capture"] = dict(self.capture)
         if with_signature and self.signature is not None:
             d["signature"] = self.signature.to_json()
         return d
@@ -210,7 +225,7 @@ class Receipt:
                 source=d["source"],
                 request=d["request"],
                 final_url=d["final_url"],
-                hops=tuple(Hop(h["url"], h["status"], h["connected_address"]) for h in d["hops"]),
+                hops=tuple(Hop(h["url"], h["status"], h["connected_address"], h.get("tls")) for h in d["hops"]),
                 http_status=d["http_status"],
                 byte_count=d["byte_count"],
                 truncated=d["truncated"],
@@ -224,10 +239,17 @@ class Receipt:
                 tool=d["tool"],
                 log=d.get("log"),
                 interstitial=d.get("interstitial"),
+                capture=d.get("capture"),
                 signature=Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None,
             )
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"malformed receipt: missing or bad field {e}") from None
+
+    def blobs(self) -> list[tuple[str, Any]]:
+        """Every blob this receipt names, with what it is (``named_blobs``): its body, a capture's blobs, its
+        certificates."""
+        return named_blobs({"content": self.content, "capture": self.capture,
+                            "hops": [h.to_json() for h in self.hops]})
 
     def canonical_bytes(self, *, with_signature: bool = False) -> bytes:
         return canonical_json(self.to_json(with_signature=with_signature))
@@ -269,9 +291,64 @@ class Receipt:
                                "receipt")
 
 
+CAPTURE_BLOBS = ("dom", "text", "screenshot")
+
+
+def named_blobs(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Every blob a receipt (as JSON) names, each with what it is: its body (``content``), a rendered capture's DOM,
+    reader text and screenshot (``capture.dom``…), then for each hop over TLS the certificates the server
+    presented (``hop N certificate``, ``hop N chain[i]``, ``hop N verified_chain[i]``), each blob once. The
+    references are as signed and may be malformed: the caller checks each (``ledger verify`` fails a malformed
+    one). A ``tls`` block that names no certificate, or a chain that is no list, is named with the value
+    ``None``, so it fails rather than being skipped. (Called on every row ``ledger verify`` reads: a receipt
+    without TLS costs a loop.)"""
+    content = data.get("content")
+    out: list[tuple[str, Any]] = [("content", content)] if content else []
+    cap = data.get("capture")
+    if isinstance(cap, Mapping):
+        out.extend((f"capture.{name}", cap[name]) for name in CAPTURE_BLOBS if cap.get(name))
+    hops = data.get("hops")
+    if type(hops) is not list:
+        return out
+    for h in hops:
+        if type(h) is dict and h.get("tls") is not None:
+            break
+    else:
+        return out  # no hop over TLS: the common row costs this loop
+    seen: set[Any] = set()
+
+    def add(what: str, ref: Any) -> None:
+        key = ref.get("blake3") if type(ref) is dict else None
+        if type(key) is str:
+            if key in seen:
+                return  # a chain names the leaf again, and a redirect's hops often one certificate
+            seen.add(key)
+        out.append((what, ref))
+
+    for i, h in enumerate(hops):
+        tls = h.get("tls") if type(h) is dict else None
+        if tls is None:
+            continue
+        if type(tls) is not dict or not tls.get("certificate"):
+            add(f"hop {i} certificate", None)
+            continue
+        add(f"hop {i} certificate", tls["certificate"])
+        for member in ("chain", "verified_chain"):
+            refs = tls.get(member)
+            if refs is None:
+                continue  # the TLS stack that read it did not give it
+            if type(refs) is not list:
+                add(f"hop {i} {member}", None)
+                continue
+            for k, ref in enumerate(refs):
+                add(f"hop {i} {member}[{k}]", ref)
+    return out
+
+
 _TEXT_FIELDS = ("receipt_id", "kind", "source", "outcome", "outcome_code", "fetched_at")
 _OBJECT_FIELDS = ("request", "allowlist", "tool")
-_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "signature")
+_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "capture", "signature")
+
 
 
 def _check_types(d: Mapping[str, Any]) -> None:
@@ -280,7 +357,8 @@ def _check_types(d: Mapping[str, Any]) -> None:
     bad = [k for k in _TEXT_FIELDS if not isinstance(d.get(k), str)]
     bad += [k for k in _OBJECT_FIELDS if not isinstance(d.get(k), dict)]
     bad += [k for k in _OPTIONAL_OBJECTS if d.get(k) is not None and not isinstance(d.get(k), dict)]
-    if not isinstance(d.get("hops"), list) or not all(isinstance(h, dict) for h in d["hops"]):
+    if not isinstance(d.get("hops"), list) or not all(
+            isinstance(h, dict) and (h.get("tls") is None or isinstance(h["tls"], dict)) for h in d["hops"]):
         bad.append("hops")
     if bad:
         raise InputError(f"malformed receipt: wrong JSON type for {', '.join(bad)}")

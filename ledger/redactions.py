@@ -6,8 +6,9 @@ them while the log still proves they existed, when, where from, and who read the
 an entry of the log, so it is chained, signed, in the Merkle tree and provable offline like any receipt:
 
 * a **redaction entry** (``kind: "redaction"``) names the bodies removed and the copies derived from them
-  (``request.blobs``: their blake3, sha256 and size, ``role`` ``body`` or ``derived``, and for a derived
-  copy the body it came ``from`` and the receipt ``via`` which it was made), the receipts that named those
+  (``request.blobs``: their blake3, sha256 and size, ``role`` ``body``, ``derived`` or ``resource`` (a
+  sub-resource of a rendered capture), and for a derived copy the body it came ``from`` and the receipt ``via``
+  which it was made; for a resource, its page's blob and its own read), the receipts that named those
   bytes (``request.receipts``), a ``reason`` and the operator's ``note``. Receipts stay as they are;
 * a **hold entry** (``kind: "hold"``, ``request.action`` ``hold`` or ``release``) puts digests under a legal
   hold, or lifts one: a held digest is never redacted nor collected until it is released.
@@ -51,7 +52,10 @@ from g6.store.digest import Digest
 REDACTION, HOLD = "redaction", "hold"  # the two entry kinds
 ENTRY_KINDS = (REDACTION, HOLD)
 REDACT, HOLD_ACTION, RELEASE = "redact", "hold", "release"
-BODY, DERIVED = "body", "derived"  # a redacted blob's role: the bytes read, or a copy made from them
+# a redacted blob's role: the bytes read, a copy made from them, or a sub-resource a rendered capture loaded (a
+# read of its own, taken out with the page: ``g6.ledger.takedown``)
+BODY, DERIVED, RESOURCE = "body", "derived", "resource"
+ROLES = (BODY, DERIVED, RESOURCE)
 REDACTED_CODE = "G6_E_BLOB_REDACTED"
 HELD_CODE, RELEASED_CODE = "G6_E_BLOB_HOLD", "G6_E_BLOB_HOLD_RELEASED"
 RETENTION = "retention"  # the reason ``g6 blob expire`` gives
@@ -68,8 +72,8 @@ class BlobNamed:
     sha256: str
     size: int
     role: str = BODY
-    source: str | None = None  # a derived copy: the blake3 of the body it was made from
-    via: str | None = None  # a derived copy: the receipt that made it (a convert, a capture)
+    source: str | None = None  # a derived copy: the blake3 of the body it was made from (a resource: its page's)
+    via: str | None = None  # a derived copy: the receipt that made it (a convert, a capture; a resource: its read)
 
     def to_json(self, with_role: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"blake3": self.blake3, "sha256": self.sha256, "size": self.size}
@@ -92,8 +96,8 @@ class BlobNamed:
         if type(size) is not int or size < 0:
             raise InputError("a blob's size is not a whole number of bytes")
         role = d.get("role", BODY)
-        if role not in (BODY, DERIVED):
-            raise InputError(f"a blob's role is {str(role)[:20]!r}, not body or derived")
+        if role not in ROLES:
+            raise InputError(f"a blob's role is {str(role)[:20]!r}, not body, derived or resource")
         source, via = d.get("from"), d.get("via")
         if source is not None and not isinstance(source, str) or via is not None and not isinstance(via, str):
             raise InputError("a derived blob's from and via are not text")
@@ -353,5 +357,5 @@ def redactions_of(rows: LedgerRows, timeline: KeyTimeline, origin: str) -> Redac
     return read_redactions(timeline, origin, found, covered)
 
 
-__all__ = ["BODY", "DERIVED", "ENTRY_KINDS", "HOLD", "REDACTION", "RETENTION", "BlobNamed", "Held", "Redacted",
-           "Redactions", "hold_entry", "read_redactions", "redaction_entry", "redactions_of"]
+__all__ = ["BODY", "DERIVED", "ENTRY_KINDS", "HOLD", "REDACTION", "RESOURCE", "RETENTION", "ROLES", "BlobNamed", "Held",
+           "Redacted", "Redactions", "hold_entry", "read_redactions", "redaction_entry", "redactions_of"]

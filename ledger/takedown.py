@@ -4,8 +4,21 @@ What a redaction covers (``plan``) is found in the log itself: the bodies asked 
 receipts that read them, or by the URL they were read from), every receipt that names those bytes, and the
 copies derived from them: the text ``g6 convert`` made of a body (a ``convert`` receipt whose ``links.from``
 names it), and the other blobs of a receipt that names the body beside others (a rendered capture's DOM, text
-and screenshot: whatever a receipt names under ``content`` or ``capture``, so a capture's blobs are followed
-through the signed receipt that names them).
+and screenshot, as ``g6.ledger.receipts.named_blobs`` names them, so a capture's blobs are followed through the
+signed receipt that names them).
+
+A rendered capture is one page: when any of its blobs is covered, so are the sub-resources it loaded (each a
+read with a receipt of its own, listed in ``capture.resources``; and the raw read ``--render auto`` made first,
+``links.raw``), role ``resource``: an XHR's JSON or an image often holds what the page showed. A sub-resource
+that a read outside the capture also names (a stylesheet or script many pages load) is left, said in
+``skipped``: redacting it by its digest takes it out everywhere.
+
+Certificates are never covered. The certificates a server presented over TLS (``hops[].tls``, kept as blobs)
+are not what was read: they are public, the same for every read of that host, and often named by many
+receipts. Redacting a page leaves them (its receipts still name them, ``ledger verify`` still checks them, a
+WARC export still writes them); a digest that receipts name only as a certificate is refused
+(``RedactionRefused``); and a body whose bytes some receipt also names as a certificate is left, in
+``skipped``. A missing certificate therefore always fails ``ledger verify``, whatever entry names it.
 
 The order is what makes it crash-safe. A redaction appends its signed entries first, in one transaction, under
 the ledger's write lock, where it also refuses a digest held or already redacted (what another writer
@@ -33,18 +46,20 @@ from g6.errors import (
     BlobUnreferenced,
     InputError,
     LedgerError,
+    ReceiptNotFound,
     RedactionRefused,
 )
 from g6.ledger.keyring import timeline
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.log import Ledger
-from g6.ledger.receipts import Receipt
+from g6.ledger.receipts import CAPTURE_BLOBS, Receipt, named_blobs
 from g6.ledger.redactions import (
     BODY,
     DERIVED,
     ENTRY_KINDS,
     HOLD_ACTION,
     RELEASE,
+    RESOURCE,
     RETENTION,
     BlobNamed,
     Redactions,
@@ -59,6 +74,8 @@ from g6.store.digest import Digest
 Step = Callable[[str], None]
 Roots = Mapping[str, tuple[VerifyKey, str]]  # the verifier's roots: key id -> (key, why trusted)
 BATCH = 256  # redaction entries appended per transaction by expire
+PAGE_BLOBS = ("content", *(f"capture.{name}" for name in CAPTURE_BLOBS))  # what a read kept: never a certificate
+NOT_READS = ("key", "wacz-key", *ENTRY_KINDS)  # the log's own entries: they read nothing
 
 
 def _no_step(_: str) -> None:
@@ -81,20 +98,21 @@ def _ref(value: Any) -> BlobRef | None:
 
 
 def blobs_named(receipt: Receipt | Mapping[str, Any]) -> list[tuple[str, BlobRef]]:
-    """Every blob a receipt (or its JSON) names as (where, ref): its ``content`` and each blob of a rendered
-    ``capture`` (its DOM, text, screenshot: any member of ``capture`` that is a {blake3, sha256, size} record)."""
+    """Every well-formed blob a receipt (or its JSON) names as (where, ref), as ``named_blobs`` names them: its
+    ``content``, a rendered capture's ``capture.dom``, ``capture.text`` and ``capture.screenshot``, and the
+    certificates of its hops over TLS (``hop N certificate``…: never covered by a redaction, see above)."""
     data = receipt.to_json(with_signature=False) if isinstance(receipt, Receipt) else receipt
     out = []
-    content = _ref(data.get("content"))
-    if content is not None:
-        out.append(("content", content))
-    capture = data.get("capture")
-    if isinstance(capture, Mapping):
-        for name, value in sorted(capture.items()):
-            ref = _ref(value)
-            if ref is not None:
-                out.append((f"capture.{name}", ref))
+    for where, value in named_blobs(data):
+        ref = _ref(value)
+        if ref is not None:
+            out.append((where, ref))
     return out
+
+
+def page_blobs(receipt: Receipt | Mapping[str, Any]) -> list[tuple[str, BlobRef]]:
+    """The blobs of ``blobs_named`` that hold what was read: its body and a capture's blobs, no certificate."""
+    return [(where, ref) for where, ref in blobs_named(receipt) if where in PAGE_BLOBS]
 
 
 def _source_of(receipt: Receipt) -> BlobRef | None:
@@ -103,9 +121,9 @@ def _source_of(receipt: Receipt) -> BlobRef | None:
 
 
 def _reads(ledger: Ledger) -> Iterator[Receipt]:
-    """Every receipt that is not itself a key, redaction or hold entry, by seq."""
+    """Every receipt that is not the log's own entry (a key, WACZ key, redaction or hold entry), by seq."""
     for e in ledger.entries():
-        if e.receipt.kind not in ("key", *ENTRY_KINDS):
+        if e.receipt.kind not in NOT_READS:
             yield e.receipt
 
 
@@ -115,9 +133,12 @@ class Plan:
     """The bodies asked for, the copies derived from them, and the receipts naming any of those bytes."""
 
     bodies: dict[str, BlobRef] = field(default_factory=dict)  # blake3 -> ref, in the order asked
-    derived: dict[str, BlobNamed] = field(default_factory=dict)  # blake3 -> the copy (from, via)
+    derived: dict[str, BlobNamed] = field(default_factory=dict)  # blake3 -> the copy or sub-resource (from, via)
     receipts: dict[str, set[str]] = field(default_factory=dict)  # body blake3 -> receipt ids naming it or a copy
-    skipped: dict[str, str] = field(default_factory=dict)  # digest -> why it is left (already redacted…)
+    skipped: dict[str, str] = field(default_factory=dict)  # digest -> why it is left (shared, a certificate…)
+    # each capture covered: its id -> (the blob its sub-resources hang from, the receipts of its parts)
+    captures: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    parts_read: set[str] = field(default_factory=set)  # part receipts already looked at
 
     def blobs_of(self, body: str) -> list[BlobNamed]:
         """A body and its derived copies, as a redaction entry names them."""
@@ -148,6 +169,7 @@ def _asked(ledger: Ledger, digests: Sequence[str], receipt_ids: Sequence[str],
             raise InputError(str(e)) from None
     ids, url_set = set(receipt_ids), {u for forms in urls for u in forms}
     plan, found_ids, found_urls, found = Plan(), set(), set(), set()
+    certificates: dict[str, str] = {}  # a digest asked for -> where a receipt names it as a certificate
     for r in _reads(ledger):
         named = blobs_named(r)
         hops = {h.url for h in r.hops} | {str(r.request.get("url", "")), str(r.final_url or "")}
@@ -158,10 +180,20 @@ def _asked(ledger: Ledger, digests: Sequence[str], receipt_ids: Sequence[str],
             found_urls |= url_set & hops
         for where, ref in named:
             hit = {ref.blake3, ref.sha256} & wanted.keys()
+            if where not in PAGE_BLOBS:  # a certificate: never a body
+                for d in hit:
+                    certificates.setdefault(d, f"{where} of {r.receipt_id}")
+                continue
             if hit or ((by_id or by_url) and where == "content"):
                 plan.bodies.setdefault(ref.blake3, ref)
                 found |= hit
-    missing = [wanted[d] for d in wanted if d not in found]
+    missing = [d for d in wanted if d not in found]
+    for d in missing:
+        if d in certificates:
+            raise RedactionRefused(f"{wanted[d]} is a certificate a server presented over TLS ({certificates[d]}), "
+                                   "not bytes a read kept: certificates are public and shared by every read of "
+                                   "that server, and are never redacted; nothing was redacted")
+    missing = [wanted[d] for d in missing]
     if missing:
         raise BlobUnreferenced(f"no receipt of this ledger names {missing[0]}: there is no read whose bytes a "
                                "redaction would cover (`g6 ledger list` shows the receipts)")
@@ -180,15 +212,26 @@ def plan(ledger: Ledger, *, digests: Sequence[str] = (), receipt_ids: Sequence[s
          urls: Sequence[Sequence[str]] = ()) -> Plan:
     """What redacting these bodies covers: the bodies (by digest, by the receipts that read them, by the URL they
     were read from: each URL as the forms it may be stored in, as asked and as g6 normalises it), their derived
-    copies, and every receipt naming any of those bytes. Refuses (``BlobUnreferenced``) a digest, receipt or URL
-    this ledger has no read of."""
+    copies, the sub-resources of each capture covered, and every receipt naming any of those bytes. Refuses
+    (``BlobUnreferenced``) a digest, receipt or URL this ledger has no read of, and (``RedactionRefused``) a
+    certificate, or a plan left with no body once the bodies that are also certificates are left out."""
     out = _asked(ledger, digests, receipt_ids, urls)
+    _derive(ledger, out)
+    while _add_resources(ledger, out):
+        _derive(ledger, out)  # what those sub-resources' own copies are (a PDF an XHR fetched, converted)
+    _leave_certificates(ledger, out)
+    return out
+
+
+def _derive(ledger: Ledger, out: Plan) -> None:
+    """Grow ``out`` with the copies derived from what it covers, the receipts naming any of it, and the captures
+    it touches, until nothing new turns up (a copy of a copy is rare)."""
     grew = True
-    while grew:  # a copy of a copy (rare): until nothing new turns up
+    while grew:
         grew = False
         covered = set(out.bodies) | set(out.derived)
         for r in _reads(ledger):
-            named = blobs_named(r)
+            named = page_blobs(r)
             source = _source_of(r)
             from_ours = source is not None and source.blake3 in covered
             ours = [ref for _, ref in named if ref.blake3 in covered]
@@ -203,7 +246,72 @@ def plan(ledger: Ledger, *, digests: Sequence[str] = (), receipt_ids: Sequence[s
             for b in {*(x.blake3 for x in ours), *([source.blake3] if from_ours and source else [])}:
                 out.receipts.setdefault(out._root_of(out.derived[b]) if b in out.derived else b, set()).add(
                     r.receipt_id)
-    return out
+            if ours and r.capture is not None and r.receipt_id not in out.captures:
+                out.captures[r.receipt_id] = (named[0][1].blake3, _parts_of(r))
+
+
+def _parts_of(capture: Receipt) -> tuple[str, ...]:
+    """The receipts of a capture's parts: each sub-resource it lists, and the raw read made before it."""
+    cap = capture.capture if isinstance(capture.capture, Mapping) else {}
+    resources = cap.get("resources")
+    ids = [str(e["receipt_id"]) for e in resources if isinstance(e, Mapping) and isinstance(e.get("receipt_id"), str)] \
+        if isinstance(resources, list) else []
+    raw = capture.links.get("raw") if isinstance(capture.links, Mapping) else None
+    return tuple(dict.fromkeys([*ids, *([raw] if isinstance(raw, str) else [])]))
+
+
+def _add_resources(ledger: Ledger, out: Plan) -> bool:
+    """Cover the bodies of the parts of every capture ``out`` covers (role ``resource``), except those a read
+    outside these captures also names (``skipped``). Whether anything was added."""
+    parts = {rid: cid for cid, (_, rids) in out.captures.items() for rid in rids if rid not in out.parts_read}
+    if not parts:
+        return False
+    covered = set(out.bodies) | set(out.derived)
+    candidates: dict[str, tuple[BlobRef, str, str]] = {}  # blake3 -> (ref, the part's receipt, its capture)
+    for rid, cid in parts.items():
+        out.parts_read.add(rid)
+        try:
+            r = ledger.get(rid)
+        except ReceiptNotFound:
+            continue  # a capture naming a receipt this ledger lacks: verify says so; nothing here to take out
+        for _, ref in page_blobs(r):
+            if ref.blake3 not in covered:
+                candidates.setdefault(ref.blake3, (ref, rid, cid))
+    if not candidates:
+        return False
+    mine = {rid for _, rids in out.captures.values() for rid in rids} | set(out.captures)
+    shared: dict[str, str] = {}
+    for r in _reads(ledger):
+        if r.receipt_id not in mine:
+            for _, ref in page_blobs(r):
+                if ref.blake3 in candidates:
+                    shared.setdefault(ref.blake3, r.receipt_id)
+    for b3, (ref, rid, cid) in candidates.items():
+        if b3 in shared:
+            out.skipped[b3] = (f"a sub-resource of capture {cid} that {shared[b3]}, no part of it, read too: left "
+                               "(redact it by its digest to take it out of every read)")
+        else:
+            out.derived[b3] = BlobNamed(ref.blake3, ref.sha256, ref.size, RESOURCE, out.captures[cid][0], rid)
+    return len(candidates) > len(shared)
+
+
+def _leave_certificates(ledger: Ledger, out: Plan) -> None:
+    """Leave out (``skipped``) every covered blob some receipt names as a certificate: certificates are never
+    redacted (see above). ``RedactionRefused`` when no body is left."""
+    covered = set(out.bodies) | set(out.derived)
+    found: dict[str, str] = {}
+    for r in _reads(ledger):
+        for where, ref in blobs_named(r):
+            if where not in PAGE_BLOBS and ref.blake3 in covered:
+                found.setdefault(ref.blake3, f"{where} of {r.receipt_id}")
+    for b3, where in found.items():
+        out.bodies.pop(b3, None)
+        out.derived.pop(b3, None)
+        out.skipped[b3] = f"also a certificate a server presented over TLS ({where}): certificates are never redacted"
+    if not out.bodies:
+        first = next(iter(found), "")
+        raise RedactionRefused(f"{first} is also a certificate a server presented over TLS ({found.get(first)}): "
+                               "certificates are never redacted; nothing was redacted")
 
 
 # -- the verified state of the log -----------------------------------------------------------------------
@@ -213,7 +321,7 @@ def current(ledger: Ledger, roots: Roots) -> Redactions:
     origin = ledger.origin  # LedgerError first for a missing ledger or one without its log id
     rows = ledger.rows
     try:
-        tl = timeline(roots, ((r[0], r[1], r[5]) for r in rows.select(kind="key")))
+        tl = timeline(roots, ((r[0], r[1], r[5]) for r in rows.select(kind="key")), origin=origin)
         return redactions_of(rows, tl, origin)
     except rows.unreadable as e:
         raise LedgerError(f"ledger {ledger.path} cannot be read ({e}); run `g6 ledger verify`") from None
@@ -256,6 +364,7 @@ def redact(ledger: Ledger, store: BlobBackend, key: SigningKey, roots: Roots, p:
         state = current(ledger, roots)  # under the write lock: a hold or redaction appended meanwhile counts
         out = []
         skipped.clear()
+        skipped.update(p.skipped)  # what the plan leaves (shared sub-resources, certificates)
         for body in p.bodies:
             have = state.of(body)
             if have is not None:
@@ -411,5 +520,5 @@ def expire(ledger: Ledger, store: BlobBackend, key: SigningKey, roots: Roots, fo
     return Outcome(tuple(entries), tuple(removed), skipped, tuple(finished))
 
 
-__all__ = ["Expiry", "Outcome", "Plan", "blobs_named", "current", "expire", "expiring", "finish", "hold", "plan",
-           "redact"]
+__all__ = ["Expiry", "Outcome", "Plan", "blobs_named", "current", "expire", "expiring", "finish", "hold",
+           "page_blobs", "plan", "redact"]

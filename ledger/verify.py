@@ -34,6 +34,8 @@ from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
 from g6.ledger.redactions import Redactions, redactions_of
 from g6.ledger.row_rules import join_rules
 from g6.ledger.rows import LedgerRows, LedgerView
+from g6.ledger.wacz_keys import KIND as WACZ_KEY_KIND
+from g6.ledger.wacz_keys import wacz_key_checks
 from g6.store import BlobBackend
 
 Found = tuple[list[Check], Counter[str], int, dict[str, int]]  # (checks, passing counted, rows, rule stats)
@@ -98,11 +100,15 @@ def _verify_in_snapshot(ledger: LedgerView, trust: Trust, store: BlobBackend | N
         return 0, {}, {}, None, {}
     last_seq, _ = ledger.head()
     origin = ledger.origin
-    tl = timeline(trust.roots(), ((r[0], r[1], r[5]) for r in rows.select(kind="key")))
+    tl = timeline(trust.roots(), ((r[0], r[1], r[5]) for r in rows.select(kind="key")), origin=origin)
     checks.extend(tl.problems)
     if tl.entries and not tl.problems:
         checks.append(Check("keys", True, None, None, f"{len(tl.entries)} key entries, each signed by a key valid "
                                                       "where it stands"))
+    checks.extend(tl.notes)  # retirements of keys this verify never trusted: said, not failed
+    # the P-384 keys the log binds for signing WACZ exports: each entry well formed (its signature is checked
+    # with every row's, by the writer keys above)
+    checks.extend(wacz_key_checks((r[0], r[1], r[5]) for r in rows.select(kind=WACZ_KEY_KIND)))
     red = redactions_of(rows, tl, origin)  # what a missing body may be instead of damage (g6.ledger.redactions)
     checks.extend(red.checks())
     stray = _rows_outside_sequence(rows)

@@ -45,6 +45,7 @@ from g6.ledger.receipts import (
     Signature,
     check_signature,
     cut_plain_signature,
+    named_blobs,
     plain_signature_member,
     signed_message_fast,
     unsigned_bytes_of_stored,
@@ -52,7 +53,8 @@ from g6.ledger.receipts import (
 from g6.ledger.redactions import ENTRY_KINDS, Redactions
 from g6.ledger.row_rules import RowRules, join_rules
 from g6.ledger.rows import LedgerRows
-from g6.store import BlobBackend, BlobRef
+from g6.ledger.verify_blobs import blob_check
+from g6.store import BlobBackend
 
 CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
 PROGRESS_EVERY = 1 << 10  # rows between two progress calls inside a range
@@ -159,9 +161,9 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
                                                "otherwise?): its key's window is unknown"))
         if data.get("kind") in ENTRY_KINDS and redactions is not None and seq not in redactions.entries:
             add(Check("redaction", False, seq, rid, "an entry the redaction pass did not read (kind column?)"))
-        content = data.get("content")
-        if store is not None and content:
-            rc.blob(store, seq, rid, content)
+        if store is not None:
+            for what, ref in named_blobs(data):  # the body, a capture's blobs, the certificates of hops over TLS
+                rc.blob(store, seq, rid, ref, what)
     return rc.finish(n, prev, lo_seq, hi_seq, n_fast)
 
 
@@ -265,8 +267,8 @@ class _RangeCheck:
             self.out.checks.append(Check("signature", ok, seq, rid, "" if ok else why))
         return True
 
-    def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any]) -> None:
-        c = blob_check(store, seq, rid, content, self.blob_cache, self.redactions)
+    def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any], what: str = "content") -> None:
+        c = blob_check(store, seq, rid, content, self.blob_cache, what, self.redactions)
         if c.ok and self.compact:
             self.n_blob += 1
         else:
@@ -287,32 +289,6 @@ class _RangeCheck:
             elif not self.tree_bad:
                 out.add(Check("tree", True, None, None, f"stored hashes of rows {lo_seq}..{hi_seq}"), self.compact)
         return out
-
-
-def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any],
-               cache: dict[tuple[str, str, int], tuple[bool, str]], redactions: Redactions | None = None) -> Check:
-    """The blob a receipt names: present, re-hashing to both digests and the size, and the one its sha256
-    index entry points at (each blob checked once, ``cache``); or gone from the store and covered by a
-    redaction that counts (``redactions``, ``g6.ledger.redactions``): then it holds, worded as redacted."""
-    try:
-        expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))
-    except (KeyError, TypeError, ValueError):
-        return Check("blob", False, seq, rid, "receipt's content block is malformed")
-    key = (expect.blake3, expect.sha256, expect.size)
-    if key not in cache:
-        c = store.check(expect.blake3, expect)
-        if not c.ok and (gone := redactions and redactions.of(expect.blake3)) and \
-                gone.blob.sha256 == expect.sha256 and not store.has(expect.blake3):
-            cache[key] = (True, f"{expect.blake3}: {gone.said()}")
-        elif not c.ok:
-            cache[key] = (False, f"{expect.blake3}: {c.detail}")
-        elif (indexed := store.indexed_as(expect.sha256)) != expect.blake3:
-            cache[key] = (False, f"{expect.sha256}: " + (f"the sha256 index points at {indexed}" if indexed
-                                                         else "not indexed"))
-        else:
-            cache[key] = (True, "")
-    ok, detail = cache[key]
-    return Check("blob", ok, seq, rid, detail)
 
 
 SIGNATURE_MEMBERS = {"alg", "key_id", "value"}

@@ -57,7 +57,9 @@ def announce(lines: list[tuple[str, str]], env: dict[str, str], print_env: bool)
     width = max(len(k) for k, _ in lines)
     for k, v in lines:
         print(f"{k + ':':<{width + 1}} {v}", file=human)
-    print("running on 127.0.0.1 until Ctrl-C", file=human, flush=True)
+    # started with `&` (as the README does), Ctrl-C cannot reach it: say what stops it there
+    print(f"running on 127.0.0.1 until Ctrl-C, or `kill {os.getpid()}` (its PID) when it runs in the background",
+          file=human, flush=True)
     if print_env:
         print("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()), flush=True)
 

@@ -13,7 +13,13 @@ with pytest's code:
   backend tests;
 * pywb in a venv of its own (``.tools/pywb``: its wheel installs a top-level ``tests`` package that would shadow
   ours): the WARC/WACZ replay tests;
-* the Go peers (litewitness, fsck…) built at their pinned versions by ``tests/peers/go_tools.py`` (needs Go).
+* the Go peers (litewitness, fsck…) built at their pinned versions by ``tests/peers/go_tools.py`` (needs Go);
+* the W3C Verifiable Credential verifier (``@digitalbazaar/vc`` with its eddsa-jcs-2022 cryptosuite, under node),
+  installed with ``npm ci`` into ``.tools/node-vc`` at the versions ``tests/peers/node-vc/package-lock.json`` pins
+  (needs ``node`` and ``npm``, Debian packages ``nodejs`` and ``npm``): the ``receipt export --format vc`` tests.
+* py-wacz with authsign in a venv of its own (``.tools/pywacz``) and ReplayWeb.page from npm (``.tools/replaywebpage``,
+  ``npm ci`` of ``tests/peers/replaywebpage/package-lock.json``), at their pinned versions, by
+  ``tests/peers/wacz_tools.py``: the signed-WACZ tests check our WACZ with them.
 
 The servers (noida-db, PostgreSQL, SeaweedFS) are started by the session fixtures of ``tests/conftest.py`` on
 free loopback ports and stopped by PID, unless ``G6_TEST_ELASTIC_URL`` / ``G6_TEST_PG_*`` / ``G6_TEST_S3_*``
@@ -33,6 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 PYWB = ROOT / ".tools" / "pywb"
+NODE_VC = ROOT / ".tools" / "node-vc"  # where npm installs the VC verifier (tests/export/conftest.py looks there)
+NODE_VC_SPEC = ROOT / "tests" / "peers" / "node-vc"  # its package.json and package-lock.json
 GO_CANDIDATES = ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")  # as tests/peers/go_tools.py looks for Go
 PG_BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin")
 # command -> (Debian package, what needs it); a command is looked up on PATH, a path is checked as a file
@@ -43,6 +51,11 @@ SYSTEM_TOOLS: dict[str, tuple[str, str]] = {
     "unzip": ("unzip", "the docs' console examples list bundles with it"),
     "ssh-agent": ("openssh-client", "the witness tests keep litewitness's key in an agent"),
     "ssh-keygen": ("openssh-client", "the witness tests make litewitness's key"),
+    "unshare": ("util-linux", "the docs check runs each walkthrough in a network and PID namespace of its own"),
+    "ip": ("iproute2", "the docs check brings up loopback in each walkthrough's network namespace"),
+    "ps": ("procps", "the docs check lists what a walkthrough left running"),
+    "node": ("nodejs", "the VC tests verify g6's credentials with @digitalbazaar/vc under node"),
+    "npm": ("npm", "installs the VC verifier's and ReplayWeb.page's pinned packages"),
 }
 
 
@@ -54,8 +67,8 @@ def say(message: str) -> None:
     print(f"run_tests: {message}", file=sys.stderr, flush=True)
 
 
-def run(*cmd: str | Path, env: dict[str, str] | None = None) -> None:
-    if subprocess.run([str(c) for c in cmd], env=env).returncode != 0:
+def run(*cmd: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+    if subprocess.run([str(c) for c in cmd], env=env, cwd=cwd).returncode != 0:
         raise SetupError(f"failed: {' '.join(str(c) for c in cmd)}")
 
 
@@ -123,6 +136,29 @@ def setup_go_peers(python: Path) -> None:
     run(python, ROOT / "tests" / "peers" / "go_tools.py")
 
 
+def setup_node_vc() -> None:
+    """``npm ci`` of tests/peers/node-vc into .tools/node-vc: exactly the versions its package-lock.json pins
+    (no install scripts run). Done again when the lock changes; a stamp written after success marks it done."""
+    lock = (NODE_VC_SPEC / "package-lock.json").read_bytes()
+    stamp = NODE_VC / ".installed-lock.json"
+    if stamp.is_file() and stamp.read_bytes() == lock and (NODE_VC / "node_modules").is_dir():
+        return
+    say("installing the VC verifier (@digitalbazaar/vc and its eddsa-jcs-2022 cryptosuite, pinned) with npm ci "
+        "into .tools/node-vc")
+    NODE_VC.mkdir(parents=True, exist_ok=True)
+    stamp.unlink(missing_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(NODE_VC_SPEC / name, NODE_VC / name)
+    run("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts", cwd=NODE_VC)
+    stamp.write_bytes(lock)
+
+
+def setup_wacz_tools(python: Path) -> None:
+    say("installing the pinned py-wacz (.tools/pywacz) and ReplayWeb.page (.tools/replaywebpage) when missing "
+        "(tests/peers/wacz_tools.py)")
+    run(python, ROOT / "tests" / "peers" / "wacz_tools.py")
+
+
 def main(argv: list[str]) -> int:
     try:
         python = setup_venv()
@@ -130,6 +166,8 @@ def main(argv: list[str]) -> int:
         setup_postgres(python)
         pywb_bin = setup_pywb()
         setup_go_peers(python)
+        setup_node_vc()
+        setup_wacz_tools(python)
     except SetupError as e:
         say(f"setup failed: {e}")
         return 1

@@ -60,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     url = f"http://127.0.0.1:{server.server_address[1]}/tsa"
     root = str(state / "root.pem")
     stop_on_sigterm()
-    announce([("tsa", url), ("root certificate (for --tsa-root)", root)],
-             {"G6_TSA_URL": url, "G6_TSA_ROOT": root}, args.print_env)
-    try:
+    try:  # from before the lines a script waits for: a signal sent as soon as it reads them stops it cleanly
+        announce([("tsa", url), ("root certificate (for --tsa-root)", root)],
+                 {"G6_TSA_URL": url, "G6_TSA_ROOT": root}, args.print_env)
         server.serve_forever()
     except KeyboardInterrupt:
         pass

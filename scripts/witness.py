@@ -4,7 +4,8 @@
     python scripts/witness.py --home DIR [--port N] [--state DIR] [--print-env]
 
 The witness is litewitness (filippo.io/torchwood v0.6.1), built into .tools/go/bin by
-tests/peers/go_tools.py when it is not there yet (that needs Go). In the state folder (kept and reused:
+tests/peers/go_tools.py when it is not there yet (that needs Go, and takes about a minute once: go's
+progress, each package as it is compiled, is shown on stderr). In the state folder (kept and reused:
 a fresh temporary one without --state) it makes the witness's Ed25519 key (ssh-keygen), starts an
 ssh-agent of its own holding it, registers the home's log (its origin and checkpoint verifier key, from
 `g6 keys show --json`; `g6 keys init` first when the home has no key) with witnessctl, starts
@@ -63,11 +64,14 @@ def _tools() -> tuple[Path, Path]:
                           f"(apt-get install {package})")
     from tests.peers.go_tools import BIN, ToolUnavailable, go_tool
 
+    def show(line: str) -> None:
+        print(f"{PROG}: go: {line}", file=sys.stderr, flush=True)
+
     try:
         if not (BIN / "litewitness").is_file() or not (BIN / "witnessctl").is_file():
-            print(f"{PROG}: building litewitness and witnessctl (filippo.io/torchwood v0.6.1) into {BIN}",
-                  file=sys.stderr, flush=True)
-        return go_tool("litewitness"), go_tool("witnessctl")
+            print(f"{PROG}: building litewitness and witnessctl (filippo.io/torchwood v0.6.1) into {BIN} with Go: "
+                  "once, about a minute; each package is named as it is compiled", file=sys.stderr, flush=True)
+        return go_tool("litewitness", show), go_tool("witnessctl", show)
     except ToolUnavailable as e:
         raise Refused(f"{e} (install Go from https://go.dev/dl/, or run `python tests/peers/go_tools.py` "
                       "where it is)") from None

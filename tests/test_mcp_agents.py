@@ -20,9 +20,11 @@ from g6.demo.site import LocalSite, Reply, SeenRequest
 
 Site = Callable[..., LocalSite]
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "http"
-SENSITIVE = {"fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "cite", "recheck"}
+SENSITIVE = {"fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "cite", "recheck",
+             "report_check"}
 READ_ONLY = {"sources", "receipt_show", "ledger_verify", "verify_proof"}
-NETWORK = {"fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "recheck", "g6_invoke"}
+NETWORK = {"fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "recheck", "report_check",
+           "g6_invoke"}
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:

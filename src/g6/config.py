@@ -15,11 +15,17 @@ these objects and never reads a setting itself.
 | ``G6_MAX_BYTES`` | stop reading a body here (``truncated``) | none |
 | ``G6_HARD_CAP`` | a body past this is ``too_large`` | 67108864 |
 | ``G6_TIMEOUT`` | total seconds for one fetch | ``120`` |
+| ``G6_CA_BUNDLE`` | a PEM file of the root certificates https trusts instead of the default (certifi's) | none |
 | ``G6_BLOB_COMPRESSION`` | ``zstd``: text bodies kept compressed at rest; ``off``: new bodies kept raw | ``zstd`` |
 | ``G6_LEDGER_URL`` | ``sqlite:///path`` or ``postgresql://user:pass@host:port/db`` | the home's ``ledger.sqlite`` |
 | ``G6_BLOB_URL`` | ``file:///path`` or ``s3://bucket/prefix`` | the home's ``knowledge/fetched`` |
 | ``G6_S3_ENDPOINT`` | S3 endpoint for non-AWS stores (SeaweedFS, MinIO ...) | AWS |
 | ``G6_ALLOW_OPEN_KEY`` | ``1`` signs with a ``keys/signing.key`` group or others may read (else refused) | off |
+| ``G6_CHROMIUM`` | the browser ``--render`` starts (a path or a name on PATH) | ``chromium`` |
+| ``G6_RENDER_TIMEOUT`` | seconds a render may load and scroll a page | ``30`` |
+| ``G6_RENDER_MAX_REQUESTS`` | requests one render may make (at most 400) | ``300`` |
+| ``G6_RENDER_MAX_BYTES`` | bytes of responses one render may take | 67108864 |
+| ``G6_RENDER_BROWSERS`` | browsers running at once (one capture each) | ``2`` |
 
 Values in the process environment win over ``$G6_HOME/.env``. API keys (``G6_*_API_KEY``) are
 read from the same places and handed only to their own source.
@@ -41,12 +47,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from g6.adapters.arxiv import ArxivSource
+from g6.adapters.browser import RenderLimits
+from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.checked_client import CheckedClient, FetchPolicy
 from g6.adapters.oaipmh import OaiPmhSource
 from g6.adapters.openalex import OpenAlexSource
 from g6.adapters.search import SourceRegistry
 from g6.adapters.semantic_scholar import SemanticScholarSource
 from g6.adapters.sources import build_sources
+from g6.adapters.tls import trust_context
 from g6.errors import ConfigError
 from g6.home import EvidenceHome
 from g6.ledger import KeyDir
@@ -119,6 +128,7 @@ class Settings:
     max_bytes: int | None = None
     hard_cap: int = 64 * 1024 * 1024
     total_timeout: float = 120.0
+    ca_bundle: str | None = None  # G6_CA_BUNDLE: the roots https trusts instead of certifi's (a private CA)
     values: Mapping[str, str] = field(default_factory=dict, repr=False)  # never printed: may hold keys
     allow_open_key: bool = False  # G6_ALLOW_OPEN_KEY: sign with a key file group or others may read
 
@@ -148,12 +158,34 @@ class Settings:
         ``max_bytes`` replaces ``G6_MAX_BYTES``. A pattern the URL checks refuse raises ``ValueError``."""
         return FetchPolicy(allowlist=tuple(allow) or self.allowlist, allow_loopback=self.allow_loopback,
                            max_bytes=max_bytes if max_bytes is not None else self.max_bytes,
-                           hard_cap=self.hard_cap, host_pause=self.host_pause, total_timeout=self.total_timeout)
+                           hard_cap=self.hard_cap, host_pause=self.host_pause, total_timeout=self.total_timeout,
+                           ca_bundle=self.ca_bundle)
 
     def client(self, policy: FetchPolicy | None = None, **kw: object) -> CheckedClient:
         """A checked client under ``policy`` (default: :meth:`fetch_policy`) that keeps every configured
         secret out of what it returns."""
         return CheckedClient(policy or self.fetch_policy(), secrets=self.secret_values(), **kw)  # type: ignore[arg-type]
+
+    def render_limits(self) -> RenderLimits:
+        """The bounds of one render (``G6_RENDER_TIMEOUT``, ``G6_RENDER_MAX_REQUESTS``, ``G6_RENDER_MAX_BYTES``)."""
+        v = self.values
+        timeout = float(non_negative_number("G6_RENDER_TIMEOUT", v.get("G6_RENDER_TIMEOUT"), float, 30.0))  # type: ignore[arg-type]
+        requests = int(non_negative_number("G6_RENDER_MAX_REQUESTS", v.get("G6_RENDER_MAX_REQUESTS"), int, 300))  # type: ignore[arg-type]
+        size = int(non_negative_number("G6_RENDER_MAX_BYTES", v.get("G6_RENDER_MAX_BYTES"), int, 64 * 1024 * 1024))  # type: ignore[arg-type]
+        if timeout <= 0:
+            raise ConfigError("G6_RENDER_TIMEOUT must be a number of seconds above 0")
+        if not 1 <= requests <= 400:
+            raise ConfigError("G6_RENDER_MAX_REQUESTS must be between 1 and 400 (a capture receipt lists each one)")
+        if not 1 <= size <= MAX_RECEIPT_INT:
+            raise ConfigError(f"G6_RENDER_MAX_BYTES must be between 1 and 2^53 ({MAX_RECEIPT_INT})")
+        return RenderLimits(deadline=timeout, max_requests=requests, max_bytes=size)
+
+    def browser_pool(self) -> BrowserPool:
+        """The browsers renders run in (``G6_RENDER_BROWSERS`` at once, ``G6_CHROMIUM``); started when first used."""
+        n = int(non_negative_number("G6_RENDER_BROWSERS", self.values.get("G6_RENDER_BROWSERS"), int, 2))  # type: ignore[arg-type]
+        if not 1 <= n <= 16:
+            raise ConfigError("G6_RENDER_BROWSERS must be between 1 and 16")
+        return BrowserPool(n, executable=self.values.get("G6_CHROMIUM") or None)
 
     def sources(self) -> SourceRegistry:
         """The paper sources as these settings configure them (see :func:`sources_from`)."""
@@ -257,6 +289,9 @@ def load_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
     allowlist = tuple(p.strip() for p in values.get("G6_ALLOWLIST", "").split(",") if p.strip())
     for name in ("G6_LEDGER_URL", "G6_BLOB_URL", "G6_ELASTIC_URL"):
         _check_url(name, values.get(name, ""))
+    ca_bundle = values.get("G6_CA_BUNDLE", "").strip() or None
+    if ca_bundle is not None:
+        trust_context(ca_bundle)  # read once now: a bundle that cannot be used stops the command before any read
     return Settings(
         home=home,
         allow_loopback=_bool("G6_ALLOW_LOOPBACK", values.get("G6_ALLOW_LOOPBACK", "")),
@@ -265,6 +300,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         max_bytes=non_negative_number("G6_MAX_BYTES", values.get("G6_MAX_BYTES"), int, None),  # type: ignore[arg-type]
         hard_cap=int(non_negative_number("G6_HARD_CAP", values.get("G6_HARD_CAP"), int, 64 * 1024 * 1024)),  # type: ignore[arg-type]
         total_timeout=float(non_negative_number("G6_TIMEOUT", values.get("G6_TIMEOUT"), float, 120.0)),  # type: ignore[arg-type]
+        ca_bundle=ca_bundle,
         values=values,
         allow_open_key=_bool("G6_ALLOW_OPEN_KEY", values.get("G6_ALLOW_OPEN_KEY", "")),
     )

@@ -11,6 +11,7 @@
     ├── LedgerError
     │   ├── SigningKeyError      (no signing key, an unreadable or unknown key)
     │   ├── ReceiptNotFound
+    │   ├── ReceiptUnverified    (a receipt whose signature fails: not exported in a form g6 signs again)
     │   ├── LedgerDiskFull       (the disk ran out while appending; the transaction rolled back)
     │   ├── ReceiptTooLarge      (a receipt over 65,535 bytes: more than a published log's entry holds)
     │   └── LedgerBackendError   (the ledger database is down or refuses: names it and what to check)
@@ -50,6 +51,7 @@
     ├── ProgramTimeout           (the outside program did not answer in time)
     ├── TimestampAuthorityError  (an RFC 3161 TSA that did not answer with a good token: ``.tsa`` names it)
     ├── WorkerLost               (a batch's or re-check's worker process ended before reporting a URL it had)
+    ├── EvidenceRefused          (evidence a report check may not rest on: a bundle whose own checks fail)
     └── WitnessError             (a tlog witness did not cosign a checkpoint: ``.witness``, ``.url``, ``.status``)
         ├── WitnessUnreachable   (no answer, or an answer that is not the protocol's)
         ├── WitnessUnknownLog    (404, or 403 "unknown log": the witness does not know the log's origin)
@@ -120,6 +122,13 @@ class SigningKeyError(LedgerError):
 
 class ReceiptNotFound(LedgerError):
     code = "G6_E_LEDGER_RECEIPT_NOT_FOUND"
+
+
+class ReceiptUnverified(LedgerError):
+    """A receipt whose signature does not verify with a key the home trusts: ``g6 receipt export`` will not
+    sign it again as an attestation or a credential."""
+
+    code = "G6_E_LEDGER_RECEIPT_UNVERIFIED"
 
 
 class ReceiptTooLarge(LedgerError):
@@ -354,6 +363,12 @@ class WorkerLost(G6Error):
     A re-check (``g6 recheck`` on several cores) ends with it; its run file resumes with ``--run``."""
 
     code = "G6_E_WORKER_LOST"
+
+
+class EvidenceRefused(G6Error):
+    """Evidence ``g6 report check`` may not rest on: a bundle whose own checks fail (a failed check, exit 1)."""
+
+    code = "G6_E_FAILED"
 
 
 class WebFetchInputError(InputError):

@@ -99,7 +99,8 @@ class EvidenceHome:
 
     def rotate_key(self) -> tuple[SigningKey, list[Receipt]]:
         """A new signing key in place of this home's: the log records it (the new key added by the old, then
-        the old retired by the new), and the old public key stays in ``keys/trusted`` for its receipts."""
+        the old retired by the new in a handover that vouches for it), and the old public key stays in
+        ``keys/trusted`` for its receipts."""
         new = SigningKey.generate()
         entries = []
         recorded = self.ledger.present() and len(self.ledger) > 0
@@ -109,7 +110,8 @@ class EvidenceHome:
         self.keys.init(force=True, key=new)
         self._key = new
         if recorded:
-            entries.append(self.ledger.retire_key(old.public, new, "rotation"))
+            # a handover: the new key vouches for the old one's rows, so pinning the current key is enough
+            entries.append(self.ledger.retire_key(old.public, new, "rotation", handover=True))
         return new, entries
 
     # -- redactions and holds, recorded in the log (g6.ledger.redactions, g6.ledger.takedown) --------------
@@ -124,12 +126,14 @@ class EvidenceHome:
         planted there never makes anything delete bytes (readers, which only refuse to serve, trust it too)."""
         return {kid: (k, f"in {self.keys.trusted_dir}") for kid, k in self.keys.trusted().items()}
 
-    def refuse_redacted(self, asked: str | Mapping[str, Any] | None) -> None:
-        """``BlobRedacted`` when ``asked`` (a digest, or a receipt's ``content``) was taken out by a redaction
-        entry: what every reader of a body calls first, so it says redacted, never missing or damaged."""
-        if not self.ledger.present():
-            return  # a store without its ledger (nothing was ever recorded): no redaction either
-        red = self.redactions()
+    def refuse_redacted(self, asked: str | Mapping[str, Any] | None, red: Redactions | None = None) -> None:
+        """``BlobRedacted`` when ``asked`` (a digest, or a receipt's ``content``: any blob reference) was taken
+        out by a redaction entry: what every reader of a body calls first, so it says redacted, never missing or
+        damaged. ``red``: the redactions already read (a caller asking for many bodies reads them once)."""
+        if red is None:
+            if not self.ledger.present():
+                return  # a store without its ledger (nothing was ever recorded): no redaction either
+            red = self.redactions()
         if isinstance(asked, str):
             with contextlib.suppress(BadDigest):
                 asked = str(Digest.parse(asked))  # as entries write it; a bad digest is the read's to refuse

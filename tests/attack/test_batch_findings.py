@@ -112,7 +112,7 @@ def test_a_resumed_run_reports_ok_only_with_a_receipt_in_the_ledger(site, tmp_pa
     unbacked = [x["url"] for x in reported if x["outcome"] == "ok" and x["receipt_id"] not in held]
     assert not unbacked, f"reported ok without a receipt in the ledger (exit {r.exit_code}): {unbacked}"
     refetched = s.url("/b") if lie == "foreign_receipt" else s.url("/never")
-    assert f"1 URL(s) of run r have no matching receipt in this ledger; fetching again: {refetched}" in r.stderr
+    assert f"1 URL of run r has no matching receipt in this ledger; fetching again: {refetched}" in r.stderr
     assert [x["url"] for x in reported] == [x for x in urls_now.split()]
 
 
@@ -131,7 +131,7 @@ def test_a_resumed_line_needs_the_receipt_of_its_own_url_and_outcome(site, tmp_p
     gone["outcome"] = "ok"  # its receipt says not_found
     run_file.write_text("".join(json.dumps(x) + "\n" for x in (a, b, gone)))
     r = CliRunner().invoke(cli, args, input=urls, env=env)
-    assert r.exit_code == 1 and "3 URL(s) of run r have no matching receipt in this ledger" in r.stderr
+    assert r.exit_code == 1 and "3 URLs of run r have no matching receipt in this ledger" in r.stderr
     with EvidenceHome(g6home, readonly=True) as home:
         for x in (json.loads(x) for x in r.stdout.splitlines()):
             receipt = home.ledger.get(x["receipt_id"])

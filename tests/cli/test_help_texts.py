@@ -61,3 +61,26 @@ def test_demo_home_after_the_command(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["demo", "--home", str(tmp_path / "f")], prog_name="g6")
     assert r.exit_code == 2 and r.stderr.startswith("g6: --home ") and "is not a folder" in r.stderr
     assert "--home" in CliRunner().invoke(cli, ["demo", "--help"]).output
+
+
+LISTED_IN = [(("g6",), cli), *GROUPS]  # every help that lists commands: `g6 --help` and each group's
+
+
+@pytest.mark.parametrize("width", [80, 60])
+@pytest.mark.parametrize(("path", "group"), LISTED_IN, ids=[" ".join(p) for p, _ in LISTED_IN])
+def test_every_summary_in_a_listing_is_whole(path: tuple[str, ...], group: click.Group, width: int) -> None:
+    """click cuts a summary taken from a docstring at the listing's width and adds "..." (`g6 --help` said
+    "Fetch URL (or every URL in --input FILE)..."): each command's whole summary is shown, a sentence, on
+    one line at 80 columns (wrapped, never cut, on a narrower terminal)."""
+    r = CliRunner().invoke(cli, [*path[1:], "--help"], prog_name="g6", terminal_width=width)
+    assert r.exit_code == 0, r.output
+    listing = r.output.split("Options:", 1)[1].split("\n\n", 1)[1]  # the sections after the options
+    assert "..." not in listing and "…" not in listing, listing
+    flat = " ".join(listing.split())
+    for name, sub in group.commands.items():
+        summary = sub.get_short_help_str(limit=10_000)
+        assert summary.endswith("."), f"{' '.join((*path, name))}: {summary!r} is not a sentence"
+        assert f"{name} {summary}" in flat, f"{' '.join((*path, name))}: {summary!r} is not shown whole"
+        if width == 80:
+            assert any(line.split()[:1] == [name] and line.rstrip().endswith(summary)
+                       for line in listing.splitlines()), f"{' '.join((*path, name))}: not on one line"

@@ -75,6 +75,8 @@ def _args(cmd: str, t: Path) -> list[str]:
     manifest.write_text("{}")
     proof = t / "p.proof"
     proof.write_text("x")
+    report = t / "r.json"
+    report.write_text('{"schema": "g6.report-model.v1", "citations": [{"source": "http://127.0.0.1:9/"}]}')
     return {
         "blob copy": ["--to", f"file://{t / 'b'}"], "bundle": [str(manifest), "-o", str(t / "b.zip")],
         **{f"blob {c}": ["sha256:" + "0" * 64, "--reason", "x"] for c in ("redact", "hold", "release")},
@@ -86,14 +88,19 @@ def _args(cmd: str, t: Path) -> list[str]:
         "fetch": ["http://127.0.0.1:9/"], "keys add": ["ed25519:" + "A" * 43 + "="], "keys retire": ["ed25519:x"],
         "keys trust": ["self"], "ledger consistency": ["1", "2"], "ledger copy": ["--to", f"sqlite:///{t / 'c.db'}"],
         "ledger prove": [RID], "ledger publish": [str(t / "tiles")], "manifest sign": [str(manifest)],
+        "manifest export": [str(manifest), "--format", "annotation", "-o", str(t / "a.jsonld")],
         "manifest verify": [str(manifest)], "monitor": ["http://127.0.0.1:9/log/", "--key", "ed25519:x"],
-        "receipt show": [RID], "recheck": [str(manifest)], "search": ["arxiv", "x"],
+        "receipt show": [RID], "receipt export": [RID, "--format", "dsse"], "recheck": [str(manifest)],
+        "report check": [str(report)],
+        "report verify": [str(manifest)], "report bundle": [str(manifest), "-o", str(t / "r.zip")],
+        "search": ["arxiv", "x"],
         "verify-proof": [str(proof), "--key", "ed25519:x"],
     }.get(cmd, [])
 
 
 # commands that check their own input before reading any setting (a file, a key), so they refuse that first
-INPUT_FIRST = {"demo", "keys add", "manifest sign", "manifest verify", "recheck", "verify-proof", "monitor"}
+INPUT_FIRST = {"demo", "keys add", "manifest sign", "manifest verify", "manifest export", "recheck", "verify-proof",
+               "monitor", "report verify", "report bundle"}
 
 
 def test_every_json_command_is_covered() -> None:

@@ -35,6 +35,7 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 keys add": ("keys-entry.v1",),
     "g6 keys retire": ("keys-entry.v1",),
     "g6 keys rotate": ("keys-entry.v1",),
+    "g6 keys wacz": ("keys-wacz.v1",),
     "g6 fetch": ("fetch-result.v1", "fetch-result.runx.v1", "fetch-line.v1"),
     "g6 sources": ("sources.v1",),
     "g6 search": ("search-result.v1", "refusal.v1"),
@@ -43,12 +44,17 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 es count": ("es-count.v1",),
     "g6 es get": ("es-get.v1",),
     "g6 chunk": ("chunk.v1",),
-    "g6 cite": ("cite.v1",),
+    "g6 cite": ("cite.v1", "cite-annotation.v1"),
     "g6 manifest sign": ("manifest-sign.v1",),
     "g6 manifest verify": ("manifest-verify.v1",),
+    "g6 manifest export": ("manifest-export.v1",),
     "g6 recheck": ("recheck-report.v1",),
+    "g6 report check": ("report-check.v1",),
+    "g6 report verify": ("report-verify.v1",),
+    "g6 report bundle": ("bundle-index.v1",),
     "g6 convert": ("convert.v1",),
     "g6 receipt show": ("receipt.v1",),
+    "g6 receipt export": ("receipt-export.v1",),
     "g6 ledger list": ("ledger-list.v1",),
     "g6 ledger verify": ("ledger-verify.v1",),
     "g6 ledger checkpoint": ("ledger-checkpoint.v1",),
@@ -78,7 +84,9 @@ NO_RESULT: dict[str, str] = {
     "g6 serve": "an HTTP server; its JSON API's answers have the SERVE_SCHEMAS (tests/serve/test_api.py)",
 }
 # schemas of files g6 writes rather than of what a command prints
-FILE_SCHEMAS: dict[str, str] = {"manifest.v1": "the manifest `g6 cite` writes and `g6 manifest sign` signs"}
+FILE_SCHEMAS: dict[str, str] = {"manifest.v1": "the manifest `g6 cite` writes and `g6 manifest sign` signs",
+                                "report-model.v1": "a report as g6 reads it (`g6 report check --format "
+                                                   "g6-report-model`)"}
 # schemas of what `g6 serve` answers over HTTP (tests/serve/test_api.py validates each answer)
 SERVE_SCHEMAS: dict[str, str] = {"serve-home.v1": "/api/home", "serve-captures.v1": "/api/captures",
                                  "serve-capture.v1": "/api/capture/{id}", "serve-manifest.v1": "/api/manifest/{id}",
@@ -262,6 +270,20 @@ def world(tmp_path_factory: pytest.TempPathFactory, elastic_url: str) -> Iterato
             log.stop()
 
 
+def _report(w: World, t: Path) -> str:
+    """A report (the model's own JSON) citing the world's page with a quote that is on it."""
+    path = t / "report-model.json"
+    path.write_text(json.dumps({"schema": "g6.report-model.v1", "text": "Each output has a schema.", "citations": [
+        {"source": w.page_url, "claim": "Each output has a schema.", "quote": QUOTE}]}))
+    return str(path)
+
+
+def _report_result(w: World, t: Path) -> str:
+    out = t / "report-result.json"
+    w.ok("report", "check", _report(w, t), "-o", str(out))
+    return str(out)
+
+
 def _copy(w: World, src: Path, tmp: Path) -> str:
     shutil.copy(src, tmp / src.name)
     return str(tmp / src.name)
@@ -279,6 +301,8 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
      lambda w, t: ["--home", str(t / "k"), "keys", "retire", w.public_key], (0,), False),
     ("keys rotate", "g6 keys rotate", "keys-entry.v1", lambda w, t: ["--home", str(t / "k"), "keys", "rotate"],
      (0,), False),
+    ("keys wacz --rotate", "g6 keys wacz", "keys-wacz.v1",
+     lambda w, t: ["--home", str(t / "k"), "keys", "wacz", "--rotate"], (0,), False),
     ("fetch", "g6 fetch", "fetch-result.v1", lambda w, t: ["fetch", w.page_url], (0,), False),
     ("fetch, denied by --allow", "g6 fetch", "fetch-result.v1",
      lambda w, t: ["fetch", w.page_url, "--allow", "example.org"], (1,), False),
@@ -307,14 +331,29 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
     ("chunk", "g6 chunk", "chunk.v1", lambda w, t: ["chunk", w.rid], (0,), False),
     ("cite", "g6 cite", "cite.v1", lambda w, t: ["cite", w.rid, "--quote", QUOTE, "--manifest", str(t / "m.json")],
      (0,), False),
+    ("cite --annotation", "g6 cite", "cite-annotation.v1",
+     lambda w, t: ["cite", "--annotation", _annotation(w, t), "--manifest", str(t / "m.json")], (0,), False),
     ("manifest sign", "g6 manifest sign", "manifest-sign.v1",
      lambda w, t: ["manifest", "sign", _copy(w, w.manifest, t)], (0,), False),
     ("manifest verify", "g6 manifest verify", "manifest-verify.v1", lambda w, t: ["manifest", "verify",
                                                                                   str(w.manifest)], (0,), False),
+    ("manifest export", "g6 manifest export", "manifest-export.v1",
+     lambda w, t: ["manifest", "export", str(w.manifest), "--format", "annotation", "-o", str(t / "a.jsonld")], (0,),
+     False),
     ("recheck", "g6 recheck", "recheck-report.v1", lambda w, t: ["recheck", str(w.manifest)], (0,), False),
+    ("report check", "g6 report check", "report-check.v1", lambda w, t: ["report", "check", _report(w, t)], (0,),
+     False),
+    ("report verify", "g6 report verify", "report-verify.v1", lambda w, t: ["report", "verify", _report_result(w, t)],
+     (0,), False),
+    ("report bundle", "g6 report bundle", "bundle-index.v1",
+     lambda w, t: ["report", "bundle", _report_result(w, t), "-o", str(t / "report.zip")], (0,), False),
     ("convert", "g6 convert", "convert.v1", lambda w, t: ["convert", w.pdf_sha256], (0,), False),
     ("convert, not a PDF", "g6 convert", "convert.v1", lambda w, t: ["convert", w.page_sha256], (1,), False),
     ("receipt show", "g6 receipt show", "receipt.v1", lambda w, t: ["receipt", "show", w.rid], (0,), False),
+    ("receipt export", "g6 receipt export", "receipt-export.v1",
+     lambda w, t: ["receipt", "export", w.rid, "--format", "dsse"], (0,), False),
+    ("receipt export -o", "g6 receipt export", "receipt-export.v1",
+     lambda w, t: ["receipt", "export", w.rid, "--format", "vc", "-o", str(t / "r.vc.json")], (0,), False),
     ("ledger list", "g6 ledger list", "ledger-list.v1", lambda w, t: ["ledger", "list"], (0,), False),
     ("ledger verify", "g6 ledger verify", "ledger-verify.v1", lambda w, t: ["ledger", "verify"], (0,), False),
     ("ledger checkpoint", "g6 ledger checkpoint", "ledger-checkpoint.v1",
@@ -341,6 +380,8 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
      (0,), False),
     ("export wacz", "g6 export wacz", "export-wacz.v1", lambda w, t: ["export", "wacz", "-o", str(t / "x.wacz")],
      (0,), False),
+    ("export wacz --sign", "g6 export wacz", "export-wacz.v1",
+     lambda w, t: ["--home", str(t / "k"), "export", "wacz", "--sign", "-o", str(t / "x.wacz")], (0,), False),
     ("blob verify", "g6 blob verify", "blob-verify.v1", lambda w, t: ["blob", "verify"], (0,), False),
     ("blob gc", "g6 blob gc", "blob-gc.v1", lambda w, t: ["blob", "gc", "--dry-run", "--grace", "0"], (0,), False),
     ("blob copy", "g6 blob copy", "blob-copy.v1", lambda w, t: ["blob", "copy", "--to", f"file://{t / 'blobs'}"],
@@ -357,6 +398,15 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
      lambda w, t: ["blob", "expire", "--older-than", "2999-01-01"], (0,), False),
     ("demo", "g6 demo", "demo.v1", lambda w, t: ["demo", "--home", str(t / "demo")], (0,), False),
 ]
+
+
+def _annotation(w: World, t: Path) -> str:
+    """A W3C Web Annotation of QUOTE on the world's page, as a file."""
+    path = t / "annotation.jsonld"
+    path.write_text(json.dumps({"@context": "http://www.w3.org/ns/anno.jsonld", "id": "urn:uuid:1",
+                                "type": "Annotation", "target": {"source": w.page_url, "selector": {
+                                    "type": "TextQuoteSelector", "exact": QUOTE}}}))
+    return str(path)
 
 
 def test_every_schema_in_the_table_is_run() -> None:

@@ -17,6 +17,16 @@ urls = st.from_regex(r"https?://[a-z]{1,10}\.(org|com)/[a-z0-9/]{0,20}", fullmat
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), st.text(max_size=30))
 small_dicts = st.dictionaries(st.text(min_size=1, max_size=10), json_scalars, max_size=4)
 
+hex64 = st.binary(min_size=32, max_size=32).map(bytes.hex)
+blob_refs = st.builds(lambda b, h, n: {"blake3": "blake3:" + b, "sha256": "sha256:" + h, "size": n},
+                      hex64, hex64, st.integers(0, 5000))
+tls_blocks = st.fixed_dictionaries(
+    {"protocol": st.sampled_from(["TLSv1.2", "TLSv1.3", None]), "cipher": st.one_of(st.none(), st.text(max_size=30)),
+     "cipher_bits": st.one_of(st.none(), st.integers(0, 256)), "alpn": st.sampled_from([None, "http/1.1", "h2"]),
+     "server_name": st.one_of(st.none(), st.text(max_size=20)), "address": st.sampled_from(["203.0.113.9", None]),
+     "port": st.one_of(st.none(), st.integers(0, 65535)), "session_reused": st.booleans(), "certificate": blob_refs},
+    optional={"chain": st.lists(blob_refs, max_size=3), "verified_chain": st.lists(blob_refs, max_size=3)})
+
 receipts = st.builds(
     Receipt,
     kind=st.sampled_from(["fetch", "search", "es", "recheck"]),
@@ -26,7 +36,8 @@ receipts = st.builds(
     outcome_code=st.from_regex(r"G6_(OK|E)_KNOWLEDGE_[A-Z]{3,8}", fullmatch=True),
     final_url=st.one_of(st.none(), urls),
     hops=st.lists(st.builds(Hop, url=urls, status=st.sampled_from([200, 301, 404, None]),
-                            connected_address=st.sampled_from(["203.0.113.9", "2001:4860::1", None])),
+                            connected_address=st.sampled_from(["203.0.113.9", "2001:4860::1", None]),
+                            tls=st.one_of(st.none(), tls_blocks)),
                   max_size=3).map(tuple),
     http_status=st.one_of(st.none(), st.integers(100, 599)),
     byte_count=st.integers(0, 2**40),
@@ -82,6 +93,34 @@ def test_property_any_receipt_round_trips_and_verifies(r: Receipt) -> None:
     back = Receipt.from_json(json.loads(json.dumps(signed.to_json())))
     assert back == signed
     assert back.verify_signature(KEYS) == (True, "ok")
+    # every blob it names: its body, then each hop's certificates, each once
+    named = [ref for _, ref in back.blobs()]
+    assert [ref["blake3"] for ref in named] == list(dict.fromkeys(ref["blake3"] for ref in named))
+    wanted = ([back.content] if back.content else []) + [ref for h in back.hops if h.tls for ref in (
+        h.tls["certificate"], *h.tls.get("chain", ()), *h.tls.get("verified_chain", ()))]
+    assert {ref["blake3"] for ref in named} == {ref["blake3"] for ref in wanted}
+
+
+def test_a_hop_without_tls_is_written_as_before() -> None:
+    """Receipts signed before ``tls`` existed, and plain-http hops, keep their canonical bytes."""
+    assert Hop("http://a.org/", 200, "203.0.113.1").to_json() == {"url": "http://a.org/", "status": 200,
+                                                                  "connected_address": "203.0.113.1"}
+    old = {"schema": "runx.receipt.v1", "receipt_id": "rcpt_01J0000000000000000000000A", "kind": "fetch",
+           "source": "web", "request": {"url": "http://a.org/"}, "final_url": "http://a.org/",
+           "hops": [{"url": "http://a.org/", "status": 200, "connected_address": "203.0.113.1"}],
+           "http_status": 200, "byte_count": 0, "truncated": False,
+           "allowlist": {"decision": "not_configured", "host": None, "patterns": []}, "outcome": "ok",
+           "outcome_code": "G6_OK_KNOWLEDGE_FETCHED", "content": None, "detail": {}, "links": {},
+           "fetched_at": "2024-01-01T00:00:00.000000Z", "tool": {"name": "g6", "version": "0"}}
+    assert Receipt.from_json(old).to_json(with_signature=False) == old
+
+
+def test_a_tls_block_that_is_no_object_is_a_malformed_receipt() -> None:
+    r = Receipt(kind="fetch", source="web", request={}, outcome="ok", outcome_code="X",
+                hops=(Hop("https://a.org/", 200, "203.0.113.1", {"protocol": "TLSv1.3"}),)).to_json()
+    r["hops"][0]["tls"] = ["not", "an", "object"]
+    with pytest.raises(InputError, match="hops"):
+        Receipt.from_json(r)
 
 
 FIELD_CHANGES = {
@@ -92,6 +131,7 @@ FIELD_CHANGES = {
     "outcome_code": lambda r: r.outcome_code + "X",
     "final_url": lambda r: (r.final_url or "") + "x",
     "hops": lambda r: (*r.hops, Hop("http://a.org/", 200, "203.0.113.1")),
+    "tls": lambda r: (*r.hops, Hop("https://a.org/", 200, "203.0.113.1", {"protocol": "TLSv1.3"})),
     "http_status": lambda r: (r.http_status or 100) + 1,
     "byte_count": lambda r: r.byte_count + 1,
     "truncated": lambda r: not r.truncated,
@@ -110,7 +150,7 @@ FIELD_CHANGES = {
 @given(receipts, st.sampled_from(sorted(FIELD_CHANGES)))
 def test_property_any_single_field_change_breaks_the_signature(r: Receipt, name: str) -> None:
     signed = r.signed(KEY)
-    tampered = replace(signed, **{name: FIELD_CHANGES[name](signed)})
+    tampered = replace(signed, **{"hops" if name == "tls" else name: FIELD_CHANGES[name](signed)})
     assert tampered.to_json() != signed.to_json()
     ok, why = tampered.verify_signature(KEYS)
     assert not ok and why == "signature does not match the receipt"

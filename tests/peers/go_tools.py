@@ -24,6 +24,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,8 +62,12 @@ def _built_from(binary: Path, module: str, version: str) -> bool:
                if line.split()[:1] in (["mod"], ["dep"]))
 
 
-def go_tool(name: str) -> Path:
-    """The pinned binary ``name``, built if needed (under a lock: test processes may ask at once)."""
+def go_tool(name: str, progress: Callable[[str], None] | None = None) -> Path:
+    """The pinned binary ``name``, built if needed (under a lock: test processes may ask at once).
+
+    With ``progress``, a build runs ``go … -v`` and each line go prints (a module fetched, a package
+    compiled) is handed to it as it comes: a first build takes about a minute, and a person waiting
+    should see it move (scripts/witness.py prints them)."""
     module, version, package = TOOLS[name]
     binary = BIN / name
     BIN.mkdir(parents=True, exist_ok=True)
@@ -77,10 +83,28 @@ def go_tool(name: str) -> Path:
         else:
             cmd = [go(), "install", "-p", "1", f"{module}/{package}@{version}"]
             cwd = None
-        r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-        if r.returncode != 0 or not binary.is_file():
-            raise ToolUnavailable(f"building {name} ({module}@{version}) failed: {(r.stderr or r.stdout)[-800:]}")
+        if progress is None:
+            r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+            rc, said = r.returncode, r.stderr or r.stdout
+        else:
+            rc, said = _run_showing(cmd[:2] + ["-v"] + cmd[2:], cwd, env, progress)
+        if rc != 0 or not binary.is_file():
+            raise ToolUnavailable(f"building {name} ({module}@{version}) failed: {said[-800:]}")
         return binary
+
+
+def _run_showing(cmd: list[str], cwd: Path | None, env: dict[str, str],
+                 progress: Callable[[str], None]) -> tuple[int, str]:
+    """``cmd`` with its output handed line by line to ``progress``; its exit code and its last lines."""
+    tail: deque[str] = deque(maxlen=40)
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          stdin=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            tail.append(line)
+            progress(line.rstrip("\n"))
+        rc = proc.wait()
+    return rc, "".join(tail)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from g6.adapters.html_text import STRUCTURED_DATA
@@ -9,7 +12,7 @@ from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
-from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.page_text import RENDERED, TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, text_hash
 from g6.errors import FailedReadError, InputError, InterstitialReadError
 from g6.home import EvidenceHome
@@ -61,7 +64,8 @@ def refuse_interstitial(receipt: Receipt) -> None:
 
 
 def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
-    """The main and reader-visible texts of the body a fetch (or re-check) receipt points at."""
+    """The main and reader-visible texts of the body a fetch (or re-check) receipt points at; for a rendered
+    capture, the text the browser showed a reader (``rendered``), with the DOM's hidden text beside it."""
     if receipt.kind not in ("fetch", "recheck") or not receipt.content:
         raise InputError(f"receipt {receipt.receipt_id} holds no fetched page (kind {receipt.kind}, "
                          f"outcome {receipt.outcome})")
@@ -69,24 +73,53 @@ def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
     body = home.store.read_as(receipt.content)
     url = receipt.final_url or str(receipt.request.get("url", ""))
     texts = read_texts(body, url, receipt.detail.get("content_type"))
+    shown = rendered_text(home, receipt)
+    if shown is not None:
+        if not shown.strip():
+            raise InputError(f"receipt {receipt.receipt_id}: no text to cite (the rendered page showed none)")
+        return replace(texts, outcome=Outcome.OK, reason="", rendered=shown)
     if texts.outcome is not Outcome.OK or texts.main is None:
         raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({texts.outcome.value} {texts.reason}, "
                          f"{texts.media_type})")
     return texts
 
 
+def rendered_text(home: EvidenceHome, receipt: Receipt) -> str | None:
+    """The reader's text a rendered capture kept (``capture.text``), or None for a receipt without one."""
+    cap = receipt.capture
+    ref = cap.get("text") if isinstance(cap, Mapping) else None
+    if not isinstance(ref, Mapping):
+        return None
+    home.refuse_redacted(ref)  # the capture's text taken out on the record: said so, not "no blob"
+    return home.store.read_as(ref).decode("utf-8", "replace")
+
+
 def document_text(home: EvidenceHome, receipt: Receipt, source: str = "main") -> str:
-    """One text (``main`` or ``visible``) of the body a fetch (or re-check) receipt points at."""
-    text = receipt_texts(home, receipt).text(source)
+    """One text (``main``, ``visible``, or a capture's ``rendered``) of the page a fetch (or re-check) receipt
+    points at."""
+    texts = receipt_texts(home, receipt)
+    if source not in texts.sources:
+        raise InputError(f"receipt {receipt.receipt_id} has no {source} text (it has: {', '.join(texts.sources)})")
+    text = texts.text(source)
     assert text is not None
     return text
 
 
-def chunk_receipt(home: EvidenceHome, receipt_id: str, source: str = "main") -> tuple[Receipt, list[Passage]]:
-    if source not in TEXT_SOURCES:
-        raise InputError(f"text must be one of {', '.join(TEXT_SOURCES)}")
+def chunk_receipt(home: EvidenceHome, receipt_id: str, source: str | None = None) -> tuple[Receipt, list[Passage]]:
+    """The passages of one text of a receipt's page: ``source`` (None: the first it has, a rendered capture's
+    rendered text or the main text)."""
+    r, _, passages = chunk_text(home, receipt_id, source)
+    return r, passages
+
+
+def chunk_text(home: EvidenceHome, receipt_id: str, source: str | None = None) -> tuple[Receipt, str, list[Passage]]:
+    """``chunk_receipt``, and which text it cut."""
+    if source is not None and source not in (*TEXT_SOURCES, RENDERED):
+        raise InputError(f"text must be one of {', '.join((*TEXT_SOURCES, RENDERED))}")
     r = home.ledger.get(receipt_id)
-    return r, chunk(document_text(home, r, source))
+    if source is None:
+        source = receipt_texts(home, r).sources[0]
+    return r, source, chunk(document_text(home, r, source))
 
 
 def web_citation_id(receipt_id: str, start: int, end: int, cited: str, source: str = "main") -> str:
@@ -122,6 +155,48 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
     return f"the quote is not in the document of receipt {receipt_id}: not on the page, visible or hidden ({_HOW})"
 
 
+@functools.lru_cache(maxsize=16)
+def _passages(text: str) -> tuple[Passage, ...]:
+    """The passages of a text, kept for the next citation of the same page (a report cites a page many times)."""
+    return tuple(chunk(text))
+
+
+def locate(texts: PageTexts, *, passage: str | None = None,
+           quote: str | None = None) -> tuple[str, int, int, str | None] | None:
+    """Where a passage id or a quote is in a page's texts: (text source, start, end, passage id or None),
+    the main-content text tried first, then the whole reader-visible text; None when in neither. The one
+    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser). A rendered capture has one
+    text, the browser's (``PageTexts.sources``)."""
+    for source in texts.sources:
+        text = texts.text(source) or ""
+        passages = _passages(text)
+        if passage is not None:
+            hit = next((p for p in passages if p.passage_id == passage), None)
+            if hit is not None:
+                return source, hit.start, hit.end, hit.passage_id
+        else:
+            assert quote is not None
+            span = find(quote, text)
+            if span is not None:
+                pid = next((p.passage_id for p in passages if p.start <= span[0] and span[1] <= p.end), None)
+                return source, span[0], span[1], pid
+    return None
+
+
+def web_citation(r: Receipt, texts: PageTexts, found: tuple[str, int, int, str | None],
+                 failed: Mapping[str, Any] | None = None) -> Citation:
+    """The manifest citation of the span ``found`` (as :func:`locate` gives it) of receipt ``r``'s page."""
+    source, start, end, pid = found
+    cited = (texts.text(source) or "")[start:end]
+    assert r.content is not None
+    url = r.final_url or str(r.request.get("url"))
+    return Citation(
+        citation_id=web_citation_id(r.receipt_id, start, end, cited, source),
+        kind="web", receipt_id=r.receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
+        content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
+        quote=short_quote(cited), text_source=source, failed_read=failed)
+
+
 def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
              quote: str | None = None, allow_failed_read: bool = False) -> Citation:
     """Cite a passage id or a quote. The main-content text is tried first, then the whole reader-visible
@@ -134,38 +209,15 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
     failed = failed_read_mark(r, allow_failed_read)
     refuse_interstitial(r)
     texts = receipt_texts(home, r)
-    found: tuple[str, int, int, str | None] | None = None  # (source, start, end, passage id)
-    for source in TEXT_SOURCES:
-        text = texts.text(source) or ""
-        passages = chunk(text)
-        if passage is not None:
-            hit = next((p for p in passages if p.passage_id == passage), None)
-            if hit is not None:
-                found = (source, hit.start, hit.end, hit.passage_id)
-        else:
-            assert quote is not None
-            if not normalise(quote):
-                raise InputError("the quote is empty")
-            span = find(quote, text)
-            if span is not None:
-                pid = next((p.passage_id for p in passages if p.start <= span[0] and span[1] <= p.end), None)
-                found = (source, span[0], span[1], pid)
-        if found is not None:
-            break
+    if quote is not None and not normalise(quote):
+        raise InputError("the quote is empty")
+    found = locate(texts, passage=passage, quote=quote)
     if found is None:
         if passage is not None:
             raise InputError(f"no passage {passage!r} in receipt {receipt_id}; `g6 chunk {receipt_id}` lists them")
         assert quote is not None
         raise InputError(why_not_citable(texts, quote, receipt_id))
-    source, start, end, pid = found
-    cited = (texts.text(source) or "")[start:end]
-    assert r.content is not None
-    url = r.final_url or str(r.request.get("url"))
-    return Citation(
-        citation_id=web_citation_id(receipt_id, start, end, cited, source),
-        kind="web", receipt_id=receipt_id, source_url=url, requested_url=str(r.request.get("url", url)),
-        content=dict(r.content), passage_id=pid, text_hash=text_hash(cited), text=cited, start=start, end=end,
-        quote=short_quote(cited), text_source=source, failed_read=failed)
+    return web_citation(r, texts, found, failed)
 
 
 def cite_paper(home: EvidenceHome, receipt_id: str, number: int, *, allow_failed_read: bool = False) -> Citation:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from g6.adapters.html_text import STRUCTURED_DATA, HiddenText, HTMLParseError, decode_text, extract_html
+from g6.adapters.html_text import STRUCTURED_DATA, HiddenText, HTMLParseError, TreeReader, decode_text, extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.web import _TEXTUAL, media_type
 from g6.cite.passages import find
 
 TEXT_SOURCES = ("main", "visible")
+# A rendered capture's text: what the browser showed a reader (g6.fetch.render), the only text cited of one.
+RENDERED = "rendered"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +28,16 @@ class PageTexts:
     visible: str | None = None
     hidden: tuple[HiddenText, ...] = ()
     media_type: str = ""
+    rendered: str | None = None  # a rendered capture's reader text; then the only source cited
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The texts a quote is looked for in, in order."""
+        return (RENDERED,) if self.rendered is not None else TEXT_SOURCES
 
     def text(self, source: str) -> str | None:
+        if source == RENDERED:
+            return self.rendered
         return self.visible if source == "visible" else self.main
 
     def hidden_match(self, quote: str) -> HiddenText | None:
@@ -37,13 +47,14 @@ class PageTexts:
         return next((h for h in hits if h.reason != STRUCTURED_DATA), hits[0] if hits else None)
 
 
-def read_texts(body: bytes, url: str, content_type: str | None) -> PageTexts:
+def read_texts(body: bytes, url: str, content_type: str | None, reader: TreeReader | None = None) -> PageTexts:
+    """The body's texts; ``reader`` (the wall check) is shown an HTML body's tree, so it need not parse it again."""
     mtype = media_type(content_type, body)
     if not body:
         return PageTexts(Outcome.EMPTY, "no_body", media_type=mtype)
     if mtype in ("text/html", "application/xhtml+xml"):
         try:
-            page = extract_html(body, url, content_type)
+            page = extract_html(body, url, content_type, reader=reader)
         except HTMLParseError:
             return PageTexts(Outcome.PARSE_FAILED, "html_unreadable", media_type=mtype)
         if not page.visible.strip() and not page.text.strip():

@@ -17,6 +17,8 @@ from g6.cli import (  # noqa: F401 (registers)
     ledger,
     mcp,
     monitor,
+    receipt,
+    report,
     search,
     serve,
 )

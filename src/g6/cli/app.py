@@ -423,7 +423,7 @@ _SubGroup.group_class = _SubGroup
 # `g6 --help` lists the commands by task, as `git --help` does; every command is in exactly one section
 # (tests/cli/test_help_groups.py fails on a command left out). A name not registered is not shown.
 COMMAND_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Start here", ("demo", "fetch", "cite", "recheck", "bundle")),
+    ("Start here", ("demo", "fetch", "cite", "recheck", "bundle", "report")),
     ("The ledger, its keys and proofs", ("ledger", "keys", "receipt", "manifest", "verify-proof")),
     ("The kept bodies and archives", ("blob", "export", "convert", "chunk")),
     ("Serving the evidence", ("serve", "mcp")),

@@ -9,16 +9,17 @@ import click
 
 from g6.cli.app import EXIT_FAILED, EXIT_USAGE, Ctx, cli, emit_json, fail, finish, pass_ctx, progress
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error, StoreError
 from g6.store.open import copy_blobs, describe, open_store
 
 
-@cli.group("blob")
+@cli.group("blob", short_help="The blob store: cat, verify, gc, copy, redact, hold.")
 def blob_group() -> None:
     """The blob store: cat, verify, gc (collect garbage), copy; redact, hold, release, expire."""
 
 
-@blob_group.command("cat")
+@blob_group.command("cat", short_help="Write a kept body's raw bytes to stdout.")
 @click.argument("digest")
 @pass_ctx
 def blob_cat(c: Ctx, digest: str) -> None:
@@ -35,7 +36,7 @@ def blob_cat(c: Ctx, digest: str) -> None:
         fail(str(e), EXIT_USAGE if "digest" in type(e).__name__.lower() else EXIT_FAILED)
 
 
-@blob_group.command("verify")
+@blob_group.command("verify", short_help="Re-hash every blob; list the bad ones.")
 @json_option("blob-verify.v1", help="Print the counts and the bad and dangling blobs as JSON")
 @quiet_option
 @pass_ctx
@@ -56,11 +57,12 @@ def blob_verify(c: Ctx, as_json: bool) -> None:
         for b in report.bad:
             click.echo(f"BAD {b.digest}: {b.detail}")
         if report.dangling:
-            click.echo(f"{len(report.dangling)} index entries of unfinished writes (`g6 blob gc` sweeps them)")
+            click.echo(f"{counted(len(report.dangling), 'index entry', 'index entries')} of unfinished writes "
+                       "(`g6 blob gc` sweeps them)")
         for d in pending:
             click.echo(f"redacted but still stored: {d} (`g6 blob gc` finishes the removal)")
         click.echo(f"blobs {'ok' if report.ok else 'FAILED'}: {report.checked} checked, "
-                   f"{report.index_checked} index entries, {len(report.bad)} bad"
+                   f"{counted(report.index_checked, 'index entry', 'index entries')}, {len(report.bad)} bad"
                    + (f"; redacted {len(red.bodies())}" if red and red.bodies() else ""))
     finish(report.ok)
 
@@ -74,7 +76,7 @@ def _redactions(ev: Any) -> Any:
         return None
 
 
-@blob_group.command("gc")
+@blob_group.command("gc", short_help="Remove the blobs no receipt references.")
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--grace", type=click.FloatRange(min=0), default=3600.0, show_default=True,
               help="Keep unreferenced blobs younger than this many seconds.")
@@ -109,12 +111,13 @@ def blob_gc(c: Ctx, dry_run: bool, grace: float, as_json: bool) -> None:
             click.echo(f"{verb} {d}")
         for d in finished:
             click.echo(f"{verb} {d} (redacted: the removal an earlier run left)")
-        click.echo(f"{verb} {len(report.removed)} blob(s), {report.temp_files_removed} temp file(s) and "
-                   f"{report.index_entries_removed} index entries of unfinished writes; kept {report.kept} "
-                   f"referenced, {len(report.skipped_young)} younger than {grace:g}s")
+        click.echo(f"{verb} {counted(len(report.removed), 'blob')}, "
+                   f"{counted(report.temp_files_removed, 'temp file')} and "
+                   f"{counted(report.index_entries_removed, 'index entry', 'index entries')} of unfinished writes; "
+                   f"kept {report.kept} referenced, {len(report.skipped_young)} younger than {grace:g}s")
 
 
-@blob_group.command("copy")
+@blob_group.command("copy", short_help="Copy every blob into another store, re-hashed.")
 @click.option("--to", "url", required=True, help="The store to copy into: s3://bucket/prefix or file:///path.")
 @json_option("blob-copy.v1", help="Print the copy's counts and checks as JSON")
 @quiet_option

@@ -16,6 +16,7 @@ import click
 from g6.cli.app import Ctx, emit_json, fail_on, info, pass_ctx
 from g6.cli.blob import blob_group
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error, InputError
 from g6.ledger import takedown
 from g6.ledger.redactions import HOLD_ACTION, RELEASE
@@ -68,25 +69,24 @@ def _forget(ev: Any, receipts: Iterable[str]) -> None:
 
     n = forget_texts(ev, receipts)
     if n:
-        info(f"g6: took the quoted text out of {n} re-check verdict(s) kept in run files")
-
-
-def _n(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
+        info(f"g6: took the quoted text out of {counted(n, 're-check verdict')} kept in run files")
 
 
 def _entries_said(out: takedown.Outcome) -> None:
     for e in out.entries:
         blobs = e.request.get("blobs") or []
         derived = sum(1 for b in blobs if b.get("role") == "derived")
+        parts = sum(1 for b in blobs if b.get("role") == "resource")
         action = {"redact": "redacted", "hold": "held", "release": "released"}.get(str(e.request.get("action")), "?")
-        what = _n(len(blobs) - derived, "body", "bodies") + f" and {_n(derived, 'derived copy', 'derived copies')}" \
-            if e.kind == "redaction" else _n(len(blobs), "blob", "blobs")
+        what = counted(len(blobs) - derived - parts, "body", "bodies") + \
+            f" and {counted(derived, 'derived copy', 'derived copies')}" + \
+            (f" and {counted(parts, 'sub-resource')} of its capture" if parts else "") \
+            if e.kind == "redaction" else counted(len(blobs), "blob")
         click.echo(f"{action} at seq {(e.log or {}).get('seq')} ({e.receipt_id}): {what}; reason "
                    f"{e.request.get('reason')!r}")
 
 
-@blob_group.command("redact")
+@blob_group.command("redact", short_help="Take bodies out of the store, on the record.")
 @_targets
 @_REASON
 @_NOTE
@@ -98,13 +98,14 @@ def blob_redact(c: Ctx, digests: tuple[str, ...], receipt_ids: tuple[str, ...], 
                 note: str, dry_run: bool, as_json: bool) -> None:
     """Take bodies out of the store, on the record: a signed redaction entry (the digests, the reason, the note,
     the receipts that read those bytes) is appended first, then the bytes and every copy derived from them
-    (extracted text, a capture's DOM, text and screenshot) are removed. Receipts stay as they are; every reader
-    then says redacted, never damaged."""
+    (extracted text, a capture's DOM, text and screenshot, the sub-resources it loaded) are removed. Certificates
+    servers presented are never removed. Receipts stay as they are; every reader then says redacted, never
+    damaged."""
     with c.evidence(need_key=not dry_run, write=not dry_run) as ev:
         try:
             p = _plan(ev, digests, receipt_ids, urls)
             if dry_run:
-                out = takedown.Outcome()
+                out = takedown.Outcome(skipped=dict(p.skipped))
             else:
                 out = takedown.redact(ev.ledger, ev.store, ev.signing_key(), ev.removal_roots(), p, reason, note)
                 _forget(ev, ev.redactions().receipts)
@@ -116,13 +117,15 @@ def blob_redact(c: Ctx, digests: tuple[str, ...], receipt_ids: tuple[str, ...], 
     if dry_run:
         for b in p.all_blobs():
             click.echo(f"would redact {b.blake3} ({b.role}{', from ' + b.source if b.source else ''})")
+        for d, why in p.skipped.items():
+            click.echo(f"would leave {d}: {why}")
         return
     if out.finished:
-        click.echo(f"finished the removal of {len(out.finished)} blob(s) an earlier run left")
+        click.echo(f"finished the removal of {counted(len(out.finished), 'blob')} an earlier run left")
     _entries_said(out)
     for d, why in out.skipped.items():
         click.echo(f"left {d}: {why}")
-    click.echo(f"removed {_n(len(out.removed), 'blob', 'blobs')} from the store")
+    click.echo(f"removed {counted(len(out.removed), 'blob')} from the store")
 
 
 def _hold(c: Ctx, action: str, digests: tuple[str, ...], receipt_ids: tuple[str, ...], urls: tuple[str, ...],
@@ -149,7 +152,7 @@ def _hold(c: Ctx, action: str, digests: tuple[str, ...], receipt_ids: tuple[str,
         click.echo(f"left {d}: {why}")
 
 
-@blob_group.command("hold")
+@blob_group.command("hold", short_help="Put bodies under a legal hold, in a signed entry.")
 @_targets
 @_REASON
 @_NOTE
@@ -164,7 +167,7 @@ def blob_hold(c: Ctx, digests: tuple[str, ...], receipt_ids: tuple[str, ...], ur
     _hold(c, HOLD_ACTION, digests, receipt_ids, urls, reason, note, dry_run, as_json)
 
 
-@blob_group.command("release")
+@blob_group.command("release", short_help="Lift a legal hold, in a signed entry.")
 @_targets
 @_REASON
 @_NOTE
@@ -178,7 +181,7 @@ def blob_release(c: Ctx, digests: tuple[str, ...], receipt_ids: tuple[str, ...],
     _hold(c, RELEASE, digests, receipt_ids, urls, reason, note, dry_run, as_json)
 
 
-@blob_group.command("expire")
+@blob_group.command("expire", short_help="Redact the bodies of reads older than a date.")
 @click.option("--older-than", "older_than", required=True, metavar="DATE",
               help="Redact the bodies whose every read is older than this (YYYY-MM-DD, or RFC 3339 in UTC).")
 @click.option("--manifest", "manifests", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
@@ -228,7 +231,8 @@ def _expire_said(found: takedown.Expiry, out: takedown.Outcome, apply: bool, inc
         click.echo(f"kept {d}: {why}")
     if apply:
         _entries_said(out)
-    click.echo(f"{verb} {_n(len(found.bodies), 'body', 'bodies')} read before {found.cutoff}; kept {len(out.skipped)}"
+    click.echo(f"{verb} {counted(len(found.bodies), 'body', 'bodies')} read before {found.cutoff}; "
+               f"kept {len(out.skipped)}"
                + ("" if apply else " (a dry run: --apply does it)"))
 
 

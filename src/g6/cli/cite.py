@@ -29,23 +29,26 @@ from g6.cli.app import (
     write_html,
 )
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error, InputError
 from g6.ledger.receipts import utc_now
 
 
-@cli.command("chunk")
+@cli.command("chunk", short_help="Cut a kept page's text into passages with stable ids.")
 @click.argument("receipt_id")
-@click.option("--text", "source", type=click.Choice(["main", "visible"]), default="main", show_default=True,
-              help="main: the main-content extraction; visible: all reader-visible text (navigation, sidebars…).")
+@click.option("--text", "source", type=click.Choice(["main", "visible", "rendered"]), default=None,
+              help="main (the default for a page read raw): the main-content extraction; visible: all reader-visible "
+                   "text (navigation, sidebars…); rendered (the default, and the only text, of a rendered capture): "
+                   "the text the browser showed.")
 @json_option("chunk.v1", help="Print the passages as JSON, with the receipt and text source")
 @pass_ctx
-def chunk_cmd(c: Ctx, receipt_id: str, source: str, as_json: bool) -> None:
+def chunk_cmd(c: Ctx, receipt_id: str, source: str | None, as_json: bool) -> None:
     """Cut a stored page's text into passages with stable ids and offsets."""
-    from g6.cite.cite import chunk_receipt
+    from g6.cite.cite import chunk_text
 
     with c.evidence() as ev:
         try:
-            r, passages = chunk_receipt(ev, receipt_id, source)
+            r, source, passages = chunk_text(ev, receipt_id, source)
         except G6Error as e:
             fail_on(e)
     if as_json:
@@ -57,25 +60,38 @@ def chunk_cmd(c: Ctx, receipt_id: str, source: str, as_json: bool) -> None:
         click.echo(f"{p.passage_id} {p.start:>6}-{p.end:<6} {text[:100]}{'…' if len(text) > 100 else ''}")
 
 
-@cli.command("cite")
-@click.argument("receipt_id")
+@cli.command("cite", short_help="Add a citation to a manifest (created if absent).")
+@click.argument("receipt_id", required=False)
 @click.option("--passage", help="A passage id from `g6 chunk`.")
 @click.option("--quote", help="Exact words from the page (compared after normalising).")
 @click.option("--paper", type=click.IntRange(min=1), help="Paper number N of a search page receipt.")
+@click.option("--annotation", "annotation_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Cite each quote (TextQuoteSelector) of a W3C Web Annotation file or a Hypothesis export, against "
+                   "RECEIPT_ID or, without one, the newest good read of each annotation's source URL.")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=Path("citations.json"),
               show_default=True, help="The manifest to add the citation to (created if absent).")
 @click.option("--allow-failed-read", is_flag=True,
               help="Cite a read that failed (a 403 or 404 page…) anyway: the manifest records it as a failed read, "
                    "and `g6 bundle verify` says so. Without it such a receipt is refused.")
-@json_option("cite.v1", help="Print the new citation as JSON ({}: a citation of schemas/manifest.v1.schema.json)")
+@json_option("cite.v1", "cite-annotation.v1",
+             help="Print the new citation as JSON ({}: a citation of schemas/manifest.v1.schema.json; with "
+                  "--annotation, {})")
 @pass_ctx
-def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, paper: int | None,
-             manifest_path: Path, allow_failed_read: bool, as_json: bool) -> None:
+def cite_cmd(c: Ctx, receipt_id: str | None, passage: str | None, quote: str | None, paper: int | None,
+             annotation_path: Path | None, manifest_path: Path, allow_failed_read: bool, as_json: bool) -> None:
     """Add a citation to a manifest (created if absent). A quote not in the document is refused, and so is a
-    receipt whose read failed (its body is an error page) unless --allow-failed-read."""
+    receipt whose read failed (its body is an error page) unless --allow-failed-read. With --annotation, one
+    citation per annotation quote; exit 1 when any could not be cited (each is listed, with why)."""
     from g6.cite.cite import cite_paper, cite_web
     from g6.cite.manifest import Manifest, load_manifest, save_manifest
 
+    if annotation_path is not None:
+        if any(x is not None for x in (passage, quote, paper)):
+            fail("--annotation gives the quotes: no --passage, --quote or --paper with it")
+        _cite_annotations(c, annotation_path, receipt_id, manifest_path, allow_failed_read, as_json)
+        return
+    if receipt_id is None:
+        fail("give RECEIPT_ID (a receipt id from g6 fetch), or --annotation FILE")
     if sum(x is not None for x in (passage, quote, paper)) != 1:
         fail("give exactly one of --passage, --quote or --paper")
     check_out(manifest_path, "--manifest")  # never a folder, never a folder made for it
@@ -92,22 +108,65 @@ def cite_cmd(c: Ctx, receipt_id: str, passage: str | None, quote: str | None, pa
     if as_json:
         emit_json(citation.to_json())
     else:
-        where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
-        if citation.failed_read is not None:
-            from g6.cite.cite import read_words
-
-            failed = citation.failed_read
-            where += f" FAILED READ ({read_words(failed['outcome'], failed['http_status'])})"
-        click.echo(f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\"")
-    info(f"manifest: {manifest_path} ({len(m.with_citation(citation).citations)} citations)")
+        click.echo(_citation_line(citation))
+    info(f"manifest: {manifest_path} ({counted(len(m.with_citation(citation).citations), 'citation')})")
 
 
-@cli.group("manifest")
+def _citation_line(citation: Any) -> str:
+    where = f" ({citation.text_source} text)" if citation.text_source in ("visible", "rendered") else ""
+    if citation.failed_read is not None:
+        from g6.cite.cite import read_words
+
+        failed = citation.failed_read
+        where += f" FAILED READ ({read_words(failed['outcome'], failed['http_status'])})"
+    return f"{citation.citation_id} {citation.kind} {citation.source_url}{where} \"{citation.quote}\""
+
+
+def _cite_annotations(c: Ctx, path: Path, receipt_id: str | None, manifest_path: Path, allow_failed_read: bool,
+                      as_json: bool) -> None:
+    """`g6 cite --annotation FILE`: every quote of the file cited (g6.report.cite_annotations), the manifest saved
+    with those that were, each refusal said; exit 1 when any was refused."""
+    from g6.cite.manifest import Manifest, load_manifest, save_manifest
+    from g6.report.cite_annotations import cite_annotations
+
+    check_out(manifest_path, "--manifest")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        fail(f"--annotation {path}: cannot read it: {e.strerror or e}")
+    with c.evidence() as ev:
+        try:
+            got = cite_annotations(ev, data, name=str(path), receipt_id=receipt_id,
+                                   allow_failed_read=allow_failed_read)
+            m = load_manifest(manifest_path) if manifest_path.exists() else Manifest.new()
+        except G6Error as e:
+            fail_on(e)
+    if got.cited:
+        if m.signature is not None:
+            click.echo("g6: the manifest was signed; adding a citation removes the signature", err=True)
+        for _, citation in got.cited:
+            m = m.with_citation(citation)
+        save_manifest(m, manifest_path)
+    if as_json:
+        emit_json({"manifest": str(manifest_path), "manifest_id": m.manifest_id if manifest_path.exists() else None,
+                   "cited": [{"where": w, "citation": x.to_json()} for w, x in got.cited],
+                   "refused": [r.to_json() for r in got.refused]})
+    else:
+        for _, citation in got.cited:
+            click.echo(_citation_line(citation))
+        for r in got.refused:
+            click.echo(shown(f"refused {r.where or 'the annotation'} {r.source[:200]}: {r.reason}"))
+    info(f"manifest: {manifest_path} ({counted(len(m.citations), 'citation')}); {counted(len(got.cited), 'quote')} "
+         f"cited, {len(got.refused)} refused")
+    finish(not got.refused)
+
+
+@cli.group("manifest", short_help="Citation manifests: sign, verify, export.")
 def manifest_group() -> None:
-    """Citation manifests: sign, verify."""
+    """Citation manifests: sign, verify, export."""
 
 
-@manifest_group.command("sign")
+@manifest_group.command("sign", short_help="Sign a manifest with the home's key.")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @json_option("manifest-sign.v1", help="Print what was signed as JSON")
 @pass_ctx
@@ -129,7 +188,7 @@ def manifest_sign(c: Ctx, path: Path, as_json: bool) -> None:
     click.echo(f"signed {m.manifest_id} with {m.signature.key_id}")
 
 
-@manifest_group.command("verify")
+@manifest_group.command("verify", short_help="Check a manifest's signature and every citation.")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @json_option("manifest-verify.v1", help="Print the verdicts (signature, each citation) as JSON")
 @pass_ctx
@@ -159,7 +218,76 @@ def manifest_verify(c: Ctx, path: Path, as_json: bool) -> None:
     finish(all_ok)
 
 
-@cli.command("recheck")
+EXPORT_FORMATS = ("robust-links", "annotation")
+
+
+@manifest_group.command("export", short_help="Write the citations as Robust Links or W3C Web Annotations.")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), required=True,
+              help="robust-links: an HTML page, one <a> per citation with data-originalurl, data-versionurl and "
+                   "data-versiondate; annotation: a W3C Web Annotation collection (JSON-LD), a TextQuoteSelector "
+                   "and a TimeState per citation.")
+@click.option("--base-url", metavar="URL",
+              help="The public root of a g6 serve of this home: each citation's memento there is its "
+                   "data-versionurl (robust-links) or TimeState cached (annotation).")
+@click.option("--archive", "archives", multiple=True, metavar="NAME=URLTEMPLATE",
+              help="Another web archive's URL of the page, with {url} and {timestamp} (YYYYMMDDhhmmss), added to "
+                   "data-versionurl after the g6 memento (robust-links); repeat for several.")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="The file to write (default: stdout).")
+@json_option("manifest-export.v1", help="Print what was written as JSON (needs -o)")
+@pass_ctx
+def manifest_export(c: Ctx, path: Path, fmt: str, base_url: str | None, archives: tuple[str, ...],
+                    output: Path | None, as_json: bool) -> None:
+    """Write the citations of the manifest at PATH in a format other tools read: Robust Links for scholarly HTML,
+    or W3C Web Annotations (Hypothesis, Zotero). Each needs the citation's receipt from this home."""
+    import json
+
+    from g6.cite.manifest import load_manifest
+    from g6.export import annotation, robust_links
+    from g6.export.citations import Archive, export_citations
+
+    if as_json and output is None:
+        fail("--json prints what was written: give -o FILE for the export itself")
+    if fmt == "annotation" and archives:
+        fail("--archive is for --format robust-links (a TimeState has one cached copy: the g6 memento)")
+    if output is not None:
+        check_out(output, "-o")
+    try:
+        m = load_manifest(path)
+        parsed = [Archive.parse(a) for a in archives]
+        with c.evidence() as ev:
+            exported = export_citations(ev, m, base_url=base_url, archives=parsed)
+            if fmt == "robust-links":
+                text = robust_links.render(m, exported)
+            else:
+                text = json.dumps(annotation.render(ev, m, exported), indent=2, ensure_ascii=False) + "\n"
+    except G6Error as e:
+        fail_on(e)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from g6.prove.proofs import write_note  # whole or not at all: a temporary file beside it, then a rename
+
+        try:
+            write_note(output, text)
+        except OSError as e:
+            fail(f"cannot write -o {output}: {e.strerror or e}", 1)
+    missing = [e for e in exported if e.why_no_memento is not None]
+    for e in missing:
+        info(f"g6: {e.citation.citation_id}: no memento in g6 serve ({e.why_no_memento})")
+    if as_json:
+        emit_json({"format": fmt, "path": str(output), "manifest_id": m.manifest_id, "base_url": base_url,
+                   "citations": [{"citation_id": e.citation.citation_id, "receipt_id": e.citation.receipt_id,
+                                  "source_url": e.citation.source_url, "read_at": e.receipt.fetched_at,
+                                  "versions": [v.to_json() for v in e.versions], "no_memento": e.why_no_memento}
+                                 for e in exported]})
+    elif output is not None:
+        click.echo(f"wrote {output}: {counted(len(exported), 'citation')} as {fmt}"
+                   + (f", {len(exported) - len(missing)} with a g6 memento" if base_url else ""))
+
+
+@cli.command("recheck", short_help="Fetch every cited source again; a verdict per citation.")
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--run", "run_id", help="Resume this run: citations it already checked are skipped.")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
@@ -187,11 +315,15 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
         fail(str(e))
     check_html_out(html_out)
     policy = c.policy()
-    with c.evidence(need_key=True) as ev, c.settings.client(policy) as client:
+    from g6.cli.fetch import renderer_for
+
+    # a citation of a rendered capture is re-checked by rendering again: the browsers only then
+    render_mode = "always" if any(x.text_source == "rendered" for x in m.citations) else "off"
+    with c.evidence(need_key=True) as ev, c.settings.client(policy) as client, renderer_for(c, render_mode) as rd:
         try:
             with progress("re-checking", "citations") as bar:
                 report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=bar, sources=c.sources(),
-                                  processes=processes or min(os.cpu_count() or 1, workers))
+                                  processes=processes or min(os.cpu_count() or 1, workers), renderer=rd)
         except InputError as e:
             fail(str(e))
         if html_out is not None:
@@ -233,7 +365,7 @@ def _print_recheck(m: Any, report: Any) -> None:
         click.echo(shown(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}"))
         click.echo(f"{'':<19}\"{shown(by_id[v.citation_id].quote[:90])}\"")
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
-    click.echo(f"{len(report.verdicts)} citations: {counts}")
+    click.echo(f"{counted(len(report.verdicts), 'citation')}: {counts}")
 
 
 def _write_recheck_html(ev: Any, out: Path, m: Any, report: dict[str, Any], manifest_path: Path) -> None:

@@ -4,6 +4,8 @@
 # not load them.
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -13,15 +15,17 @@ import click
 
 from g6.cli.app import EXIT_OK, Ctx, cli, emit_json, fail, finish, home_option_path, info, pass_ctx
 from g6.cli.options import json_option
+from g6.cli.words import counted
 
 
-@cli.command("demo")
+@cli.command("demo", short_help="Fetch, keep, receipt and verify a local fixture site.")
 @click.option("--home", "demo_home", type=str, default=None,
               help="Evidence home for the demo (as `g6 --home DIR demo`); default: a new temporary folder.")
 @json_option("demo.v1", help="Print what the demo did and each verdict (pages, ledger, bundle) as JSON")
 @click.option("--serve", is_flag=True,
               help="Do not run the demo: serve its site (the README's examples' pages) on 127.0.0.1 and "
-                   "127.0.0.2 until Ctrl-C, and print the settings to export.")
+                   "127.0.0.2 until Ctrl-C or SIGTERM (`kill PID`, `kill %1` for a job), and print the "
+                   "settings to export.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8421, show_default=True,
               help="With --serve: the port on both addresses (0: a free one).")
 @click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -62,7 +66,7 @@ def demo_cmd(c: Ctx, as_json: bool, demo_home: str | None, serve: bool, port: in
         click.echo(f"ledger verify: {'ok' if run.verify.ok else 'FAILED'}: {checks}")
         b = run.bundle
         click.echo(f"bundle verify: {'ok' if b.ok else 'FAILED'}: {run.bundle_path.name}, "
-                   f"{len(b.citations)} citation(s), checks "
+                   f"{counted(len(b.citations), 'citation')}, checks "
                    + ", ".join(f"{x.check} {'ok' if x.ok else 'FAILED'}" for x in b.bundle_checks))
         click.echo(try_line(run.home, run.bundle_path), err=True)
     finish(run.ok)
@@ -73,9 +77,25 @@ def try_line(home: Path, bundle: Path) -> str:
     checkpoint verifier key (the one key every verify command's --key takes, named as `g6 keys show` names it)."""
     import shlex
 
-    h, b = shlex.quote(str(home)), shlex.quote(str(bundle))
-    return (f"try: g6 --home {h} ledger list; g6 --home {h} bundle verify {b} "
-            f"--key \"$(g6 --home {h} keys show --json | jq -r {PINNED_FIELD})\"")
+    g6, h, b = this_g6(), shlex.quote(str(home)), shlex.quote(str(bundle))
+    return (f"try: {g6} --home {h} ledger list; {g6} --home {h} bundle verify {b} "
+            f"--key \"$({g6} --home {h} keys show --json | jq -r {PINNED_FIELD})\"")
+
+
+def this_g6() -> str:
+    """This g6 as the shell it was started from can run it again: ``g6`` when the PATH finds this very
+    program, else the path it was started by (``.venv/bin/g6`` in a venv not activated: a bare ``g6`` would
+    be "command not found"), else this Python with ``-m g6``."""
+    import shlex
+    import shutil
+
+    started = sys.argv[0]
+    if os.path.basename(started) == "g6" and os.path.isfile(started):
+        found = shutil.which("g6")
+        if found is not None and os.path.samefile(found, started):
+            return "g6"
+        return shlex.quote(os.path.abspath(started))
+    return f"{shlex.quote(sys.executable)} -m g6"
 
 
 # the JSON field of `g6 keys show --json` a grader pins with --key (see docs/commands/keys.md)
@@ -87,9 +107,7 @@ def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
     exit 0. Both are handled from before the site starts, whatever the parent left them at: a SIGINT
     inherited as ignored (a CI runner, a shell's ``&``) would leave ``kill -INT`` no way to stop it, and
     SIGTERM's default would kill it (exit -15) instead of stopping it."""
-    import os
     import shlex
-    import signal
 
     from g6.demo.run import ServedSite
 
@@ -112,7 +130,8 @@ def _serve(port: int, site_dir: Path | None, recorded: Path | None) -> NoReturn:
         except OSError as e:
             fail(f"cannot serve the demo site on port {port}: {e.strerror or e}")
         click.echo(f"serving the demo site on {' and '.join(site.urls())} (pages read from {site.site_dir} "
-                   f"on every request); Ctrl-C or `kill {os.getpid()}` stops it", err=True)
+                   f"on every request); Ctrl-C stops it, or `kill {os.getpid()}` (its PID) when it runs in the "
+                   "background", err=True)
         click.echo("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in site.exports().items()))
         while True:
             time.sleep(3600)

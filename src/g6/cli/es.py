@@ -13,7 +13,7 @@ from g6.cli.app import Ctx, cli, emit_json, fail, finish, info, one_line, pass_c
 from g6.cli.options import json_option
 
 
-@cli.group("es")
+@cli.group("es", short_help="A local Elasticsearch: mapping, search, count, get.")
 def es_group() -> None:
     """A local Elasticsearch (G6_ELASTIC_URL, loopback only): mapping, search, count, get. Never writes."""
 
@@ -99,7 +99,7 @@ def _query_options(f: Any) -> Any:
                         help="Field to match (repeatable; default: every text field).")(f)
 
 
-@es_group.command("mapping")
+@es_group.command("mapping", short_help="The fields of INDEX and their types.")
 @click.argument("index")
 @json_option("es-mapping.v1", help="Print the reply as JSON")
 @pass_ctx
@@ -108,7 +108,7 @@ def es_mapping(c: Ctx, index: str, as_json: bool) -> None:
     _es_run(c, index, as_json, "mapping")
 
 
-@es_group.command("search")
+@es_group.command("search", short_help="Search chosen fields, each checked against the mapping.")
 @click.argument("index")
 @click.argument("query", required=False)
 @_query_options
@@ -122,7 +122,7 @@ def es_search(c: Ctx, index: str, query: str | None, fields: tuple[str, ...], fi
     _es_run(c, index, as_json, "search", fields, query, _filters(filters), top_k)
 
 
-@es_group.command("count")
+@es_group.command("count", short_help="How many documents match (never a partial count).")
 @click.argument("index")
 @click.argument("query", required=False)
 @_query_options
@@ -134,7 +134,7 @@ def es_count(c: Ctx, index: str, query: str | None, fields: tuple[str, ...], fil
     _es_run(c, index, as_json, "count", fields, query, _filters(filters))
 
 
-@es_group.command("get")
+@es_group.command("get", short_help="Print one document's _source.")
 @click.argument("index")
 @click.argument("doc_id")
 @json_option("es-get.v1", help="Print the whole reply as JSON ({}); without it only the document")

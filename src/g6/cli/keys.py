@@ -1,4 +1,4 @@
-"""``g6 keys``: init, show, trust; add, retire and rotate writer keys in the log."""
+"""``g6 keys``: init, show, trust; add, retire and rotate writer keys in the log; wacz, the key of signed WACZ."""
 
 # Imports: the key folder and ledger parts are loaded by g6.config anyway, so they are imported at the top.
 from __future__ import annotations
@@ -14,12 +14,13 @@ from g6.ledger import Receipt, VerifyKey, trust_key
 from g6.ledger.note import NoteError, parse_verifier_key, verifier_key
 
 
-@cli.group("keys")
+@cli.group("keys", short_help="Signing keys: init, show, trust; add, retire, rotate.")
 def keys_group() -> None:
-    """Signing keys: init, show, trust; add, retire, rotate (key entries in the log)."""
+    """Signing keys: init, show, trust; add, retire, rotate (key entries in the log); wacz (the key of signed
+    WACZ exports)."""
 
 
-@keys_group.command("init")
+@keys_group.command("init", short_help="Create the home's Ed25519 signing key.")
 @click.option("--force", is_flag=True, help="Replace the signing key (as `keys rotate` does when the ledger holds "
                                             "receipts); the old public key stays trusted.")
 @json_option("keys-init.v1", help="Print the new key as JSON")
@@ -44,7 +45,7 @@ def keys_init(c: Ctx, force: bool, as_json: bool) -> None:
     click.echo(f"{key.key_id} {key.public.to_text()}")
 
 
-@keys_group.command("show")
+@keys_group.command("show", short_help="Print the public signing key and every trusted key.")
 @json_option("keys-show.v1", help="Print the signing key, the checkpoint verifier key and the trusted keys as JSON")
 @pass_ctx
 def keys_show(c: Ctx, as_json: bool) -> None:
@@ -79,7 +80,7 @@ def keys_show(c: Ctx, as_json: bool) -> None:
             click.echo(f"{kid} {k.to_text()} (trusted{note})")
 
 
-@keys_group.command("trust")
+@keys_group.command("trust", short_help="Trust a public key (or 'self', this home's own).")
 @click.argument("public_key")
 @json_option("keys-trust.v1", help="Print the trusted key as JSON")
 @pass_ctx
@@ -150,7 +151,7 @@ def _entries_out(action: str, key: VerifyKey, origin: str | None, entries: list[
         click.echo(f"{key.key_id} (no receipts yet: nothing to record in the log)")
 
 
-@keys_group.command("add")
+@keys_group.command("add", short_help="Add a writer key to the log, signed by this home's key.")
 @click.argument("public_key")
 @click.option("--reason", default="", help="Why, kept in the key entry.")
 @json_option("keys-entry.v1", help="Print the key entry as JSON")
@@ -166,7 +167,7 @@ def keys_add(c: Ctx, public_key: str, reason: str, as_json: bool) -> None:
     _entries_out("add", key, origin, [entry], as_json)
 
 
-@keys_group.command("retire")
+@keys_group.command("retire", short_help="Retire a key in the log: it signs nothing after.")
 @click.argument("key")
 @click.option("--reason", default="", help="Why, kept in the key entry.")
 @json_option("keys-entry.v1", help="Print the key entry as JSON")
@@ -184,7 +185,7 @@ def keys_retire(c: Ctx, key: str, reason: str, as_json: bool) -> None:
     _entries_out("retire", k, origin, [entry], as_json)
 
 
-@keys_group.command("rotate")
+@keys_group.command("rotate", short_help="Replace this home's signing key, recorded in the log.")
 @json_option("keys-entry.v1", help="Print the new key and the key entries as JSON")
 @pass_ctx
 def keys_rotate(c: Ctx, as_json: bool) -> None:
@@ -209,3 +210,46 @@ def _logged_keys(ev: object) -> dict[str, VerifyKey]:
             continue
         out[k.key_id] = k
     return out
+
+
+@keys_group.command("wacz", short_help="The key that signs WACZ exports.")
+@click.option("--rotate", is_flag=True, help="Make a new WACZ signing key: the log retires the old one and adds "
+                                             "the new one (signed by this home's key).")
+@json_option("keys-wacz.v1", help="Print the WACZ key and what the log says of it as JSON")
+@pass_ctx
+def keys_wacz(c: Ctx, rotate: bool, as_json: bool) -> None:
+    """Show the ECDSA P-384 key that signs `export wacz --sign` (keys/wacz-signing.key) and its key entries
+    in the log; --rotate replaces it."""
+    from g6.export.wacz_sign import key_lives, key_path, load_wacz_key, rotate_wacz_key
+
+    with c.evidence(write=rotate, need_key=rotate) as ev:
+        try:
+            entries = []
+            if rotate:
+                key, entries = rotate_wacz_key(ev)
+            else:
+                key = load_wacz_key(ev)
+                if key is None:
+                    fail(f"no WACZ signing key at {key_path(ev)}: the first `g6 export wacz --sign` makes one",
+                         EXIT_FAILED)
+            life = key_lives(ev).get(key.key_id) if ev.ledger.present() else None
+        except G6Error as e:
+            fail(str(e), EXIT_FAILED)
+    added = {"seq": life.added_at, "receipt_id": life.added_by} if life else None
+    retired = {"seq": life.retired_at, "receipt_id": life.retired_by} if life and life.retired_at else None
+    if as_json:
+        emit_json({"key_id": key.key_id, "public_key": key.public.to_text(), "path": str(key_path(ev)),
+                   "added": added, "retired": retired,
+                   "entries": [{"receipt_id": e.receipt_id, "action": e.request["action"],
+                                "key_id": e.request["key_id"]} for e in entries]})
+        return
+    for e in entries:
+        info(f"g6: WACZ key entry {e.receipt_id}: {e.request['action']} {e.request['key_id']}")
+    click.echo(f"{key.key_id} {key.public.to_text()}")
+    if retired:
+        click.echo(f"retired in the log at seq {retired['seq']} ({retired['receipt_id']}): it signs nothing more; "
+                   "`g6 keys wacz --rotate` makes a new one")
+    elif added:
+        click.echo(f"added to the log at seq {added['seq']} ({added['receipt_id']})")
+    else:
+        click.echo("not in the log yet: the next `g6 export wacz --sign` adds it")

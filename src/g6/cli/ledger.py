@@ -1,4 +1,4 @@
-"""``g6 receipt show``, ``g6 ledger`` (list, verify, checkpoint, checkpoints, prove, consistency, copy, publish) and
+"""``g6 ledger`` (list, verify, checkpoint, checkpoints, prove, consistency, copy, publish) and
 ``g6 verify-proof``: the receipt ledger and its proofs."""
 
 # Imports: the ledger is loaded by g6.config anyway (top); g6.prove (checkpoints, proofs, verify --since)
@@ -32,6 +32,7 @@ from g6.cli.app import (
     write_out,
 )
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error
 from g6.ledger import copy_ledger, open_ledger
 from g6.ledger.note import Checkpoint, NoteError, parse_note
@@ -42,35 +43,16 @@ from g6.ledger.proofs import (
     verify_consistency_proof,
     verify_inclusion_proof,
 )
+from g6.ledger.receipts import KINDS
 
 
-@cli.group("receipt")
-def receipt_group() -> None:
-    """Receipts: show one."""
-
-
-@receipt_group.command("show")
-@click.argument("receipt_id")
-@json_option("receipt.v1", help="Print the receipt as JSON ({}); the receipt is JSON without it too, so "
-                                "`receipt show ID | jq` works")
-@pass_ctx
-def receipt_show(c: Ctx, receipt_id: str, as_json: bool) -> None:
-    """Print one receipt as JSON, signature included."""
-    with c.evidence() as ev:
-        try:
-            r = ev.ledger.get(receipt_id)
-        except G6Error as e:
-            fail(str(e), EXIT_FAILED)
-    click.echo(r.shown(), nl=False)  # the bytes g6 serve's /receipt/{id} serves (Receipt.shown)
-
-
-@cli.group("ledger")
+@cli.group("ledger", short_help="The receipt ledger: verify, checkpoint, prove, publish.")
 def ledger_group() -> None:
     """The receipt ledger: list, verify, checkpoint, checkpoints, prove, consistency, copy, publish."""
 
 
-@ledger_group.command("list")
-@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert", "key", "redaction", "hold"]),
+@ledger_group.command("list", short_help="List the newest receipts.")
+@click.option("--kind", type=click.Choice(KINDS),
               help="Only receipts of this kind.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="At most this many, newest first.")
@@ -89,11 +71,11 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
     for e in entries:
         r = e.receipt
         target = r.final_url or r.request.get("url") or r.request.get("query") or ""
-        if r.kind == "key":  # a key entry: which key, and what happened to it
+        if r.kind in ("key", "wacz-key"):  # a key entry: which key, and what happened to it
             target = f"{r.request.get('action')} {r.request.get('key_id')}"
         elif r.kind in ("redaction", "hold"):  # bytes taken out or held: how many, and why
             blobs = r.request.get("blobs")
-            target = f"{r.request.get('action')} {len(blobs) if isinstance(blobs, list) else 0} blob(s): " \
+            target = f"{r.request.get('action')} {counted(len(blobs) if isinstance(blobs, list) else 0, 'blob')}: " \
                      f"{r.request.get('reason')}"
         click.echo(f"{e.seq:>6} {r.receipt_id} {r.kind:<7} {r.outcome:<17} {r.fetched_at} {target}")
 
@@ -136,7 +118,7 @@ def _witness_list(urls: tuple[str, ...], vkeys: tuple[str, ...]) -> list[Any]:
     return out
 
 
-@ledger_group.command("verify")
+@ledger_group.command("verify", short_help="Check every signature, chain link and blob.")
 @click.option("--checkpoint", "kept", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
               help="A checkpoint note kept outside the home (from `ledger checkpoint --out`); the ledger must "
                    "extend it (repeatable).")
@@ -209,7 +191,7 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
                 click.echo(f"g6: could not record the verified checkpoint: {e}", err=True)
             else:
                 if path:
-                    info(f"g6: recorded the verified head ({size} receipts) in {path}")
+                    info(f"g6: recorded the verified head ({counted(size, 'receipt')}) in {path}")
                 else:
                     click.echo("g6: nothing recorded: the home has no signing key", err=True)
     if as_json:
@@ -230,10 +212,14 @@ def _print_verify(report: Any, since: bool) -> None:
         for f in v["failures"][:20] + warned[:20]:
             where = f"seq={f['seq']} {f['receipt_id']}: " if f["seq"] is not None else ""
             click.echo(f"  {where}{'warning: ' if f.get('warning') else ''}{f['detail']}")
-        if name in ("kept_checkpoint", "witnesses", "timestamp"):  # say what each proved, not only what failed
+        if name in ("kept_checkpoint", "witnesses", "timestamp", "wacz_keys"):  # what each proved, not only what failed
             for ch in report.of(name):
                 if ch.ok:
                     click.echo(f"  {ch.detail}")
+        if name == "keys":  # a key entry that holds but is worth saying (a key retired that verify never trusted)
+            for ch in report.of(name):
+                if ch.ok and ch.seq is not None:
+                    click.echo(f"  seq={ch.seq} {ch.receipt_id}: {ch.detail}")
     rules = data.get("rules")
     if rules and rules["old_rule"]:
         click.echo(f"receipts   {rules['bound']} bound to their place in the log, {rules['old_rule']} under the old "
@@ -242,17 +228,18 @@ def _print_verify(report: Any, since: bool) -> None:
     if red:  # removed on purpose, and said so in the log: not damage
         pending = f"; {red['pending']} still in the store (`g6 blob gc` finishes the removal)" if red.get("pending") \
             else ""
-        entries = f"{red['entries']} redaction entr{'y' if red['entries'] == 1 else 'ies'}"
-        click.echo(f"redacted   {red['redacted']} blob{'' if red['redacted'] == 1 else 's'} by {entries}{pending}; "
+        entries = counted(red['entries'], 'redaction entry', 'redaction entries')
+        click.echo(f"redacted   {counted(red['redacted'], 'blob')} by {entries}{pending}; "
                    f"held {red['held']}")
     for k in data.get("keys", []):
         until = f"through seq {k['valid_to']} (retired by {k['retired_by']})" if k["valid_to"] is not None else \
             "not retired"
         click.echo(f"key        {k['key_id']} trusted: {k['why']}; signs from seq {k['valid_from']}, {until}")
-    click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {report.rows} {'new ' if since else ''}receipts")
+    rows = counted(report.rows, "new receipt" if since else "receipt")
+    click.echo(f"ledger {'ok' if report.ok else 'FAILED'}: {rows}")
 
 
-@ledger_group.command("checkpoint")
+@ledger_group.command("checkpoint", short_help="Sign a checkpoint; have witnesses and TSAs back it.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               help="Also write the signed note to this file: keep it away from the home, and check the ledger "
                    "against it later with `ledger verify --checkpoint FILE`.")
@@ -363,7 +350,7 @@ def _gen_time(report: Any) -> str | None:
     return iso(report.gen_time) if report.gen_time else None
 
 
-@ledger_group.command("checkpoints")
+@ledger_group.command("checkpoints", short_help="List every checkpoint issued.")
 @json_option("ledger-checkpoints.v1", help="Print the checkpoints as a JSON list")
 @pass_ctx
 def ledger_checkpoints(c: Ctx, as_json: bool) -> None:
@@ -386,7 +373,7 @@ _proof_output = click.option("-o", "--output", type=click.Path(path_type=Path),
                              help="Write the proof here (else stdout).")
 
 
-@ledger_group.command("prove")
+@ledger_group.command("prove", short_help="Print an inclusion proof of a receipt.")
 @click.argument("receipt_id")
 @_proof_output
 @json_option("ledger-prove.v1", help="Print the proof as JSON, its tlog-proof text included")
@@ -416,7 +403,7 @@ def ledger_prove(c: Ctx, receipt_id: str, output: Path | None, as_json: bool) ->
         click.echo(proof.text(), nl=False)
 
 
-@ledger_group.command("consistency")
+@ledger_group.command("consistency", short_help="Prove that one checkpoint extends an older one.")
 @click.argument("old", type=click.IntRange(min=1))
 @click.argument("new", type=click.IntRange(min=1))
 @_proof_output
@@ -445,7 +432,7 @@ def ledger_consistency(c: Ctx, old: int, new: int, output: Path | None, as_json:
         click.echo(proof.text(), nl=False)
 
 
-@ledger_group.command("copy")
+@ledger_group.command("copy", short_help="Copy the ledger into another, checking every row.")
 @click.option("--to", "url", required=True, help="The ledger to copy into: postgresql://… or sqlite:///path.")
 @click.option("--key", "keys", multiple=True, help="Trust only this public key (repeatable) while checking.")
 @json_option("ledger-copy.v1", help="Print the copy's counts and checks as JSON")
@@ -474,14 +461,14 @@ def ledger_copy(c: Ctx, url: str, keys: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        click.echo(f"copied {report.copied} receipts ({report.already} already there), {report.checkpoints} "
-                   f"checkpoints, {report.keys} trusted keys; the copy holds {report.size} receipts, "
-                   f"root {report.root}")
-        click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {check.rows} receipts")
+        click.echo(f"copied {counted(report.copied, 'receipt')} ({report.already} already there), "
+                   f"{counted(report.checkpoints, 'checkpoint')}, {counted(report.keys, 'trusted key')}; the copy "
+                   f"holds {counted(report.size, 'receipt')}, root {report.root}")
+        click.echo(f"copy verify {'ok' if check.ok else 'FAILED'}: {counted(check.rows, 'receipt')}")
     finish(check.ok)
 
 
-@ledger_group.command("publish")
+@ledger_group.command("publish", short_help="Publish the log as C2SP tlog-tiles.")
 @click.argument("dest")
 @click.option("--latest", is_flag=True,
               help="Publish the latest checkpoint the ledger issued, even when receipts came after it: sign none.")
@@ -516,13 +503,10 @@ def _print_publish(report: Any) -> None:
     click.echo(f"published {report.origin} size {report.size} to {report.destination} (it held size "
                f"{report.previous_size})")
     written = "the checkpoint" if "checkpoint" in report.written else "no checkpoint (the same one is there)"
-    click.echo(f"wrote {_n(report.count('tiles'), 'tile')}, {_n(report.count('entries'), 'entry bundle')} and "
-               f"{written}; {_n(report.left, 'full tile')} left as they were, {_n(report.already, 'file')} already "
-               "there" + (f"; {_n(report.cosignatures, 'cosignature')}" if report.cosignatures else ""))
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    click.echo(f"wrote {counted(report.count('tiles'), 'tile')}, {counted(report.count('entries'), 'entry bundle')} "
+               f"and {written}; {counted(report.left, 'full tile')} left as they were, "
+               f"{counted(report.already, 'file')} already there"
+               + (f"; {counted(report.cosignatures, 'cosignature')}" if report.cosignatures else ""))
 
 
 def _read_bounded(path: Path, limit: int, what: str) -> bytes:
@@ -537,34 +521,43 @@ def _read_bounded(path: Path, limit: int, what: str) -> bytes:
     return data
 
 
-@cli.command("verify-proof")
+@cli.command("verify-proof", short_help="Check an inclusion or consistency proof offline.")
 @click.argument("proof_file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--receipt", "receipt_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="The receipt JSON (for an inclusion proof).")
-@click.option("--key", "key_text", required=True,
-              help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one.")
+@click.option("--key", "key_texts", required=True, multiple=True,
+              help="Public key: ed25519:<base64>, a C2SP verifier key <origin>+<id>+<key>, or a file with one "
+                   "(repeatable: the log's key before and after a rotation, say).")
 @click.option("--origin", help="The log origin the checkpoint must name (implied by a verifier key).")
 @_policy_option
 @json_option("verify-proof.v1", help="Print a verdict per check as JSON")
-def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_text: str, origin: str | None,
+def verify_proof_cmd(proof_file: Path, receipt_file: Path | None, key_texts: tuple[str, ...], origin: str | None,
                      policy_file: Path | None, as_json: bool) -> None:
     """Check an inclusion or consistency proof offline: only the public key, the receipt and the proof
     (and, with --policy, the witness cosignatures its checkpoint carries)."""
     policy = _read_policy(policy_file)
-    try:
-        key, key_origin = read_key(key_text)
-    except (G6Error, NoteError) as e:
-        fail(f"bad --key: {e}")
-    origin = origin or key_origin
+    keys, named = [], {}
+    for text in key_texts:
+        try:
+            key, key_origin = read_key(text)
+        except (G6Error, NoteError) as e:
+            fail(f"bad --key: {e}")
+        keys.append(key)
+        if key_origin is not None:
+            named[key_origin] = text
+    if len(named) > 1 or (origin is not None and named and origin not in named):
+        fail("the --key verifier keys and --origin name more than one log: " + ", ".join(sorted({*named, origin}
+                                                                                                   - {None})))
+    origin = origin or next(iter(named), None)
     # read as bytes, bounded: the proof's reader (g6.ledger.proofs.proof_text) decodes it strictly and
     # refuses a CR, a BOM or a NUL as a failed `format` check (read_text would turn CRLF into LF)
     data = _read_bounded(proof_file, MAX_PROOF, "the proof")
     if CONSISTENCY_HEADER.encode() in data.split(b"\n", 1)[0]:  # a CRLF or BOM copy too: its format fails
-        report = verify_consistency_proof(data, key, origin)
+        report = verify_consistency_proof(data, keys, origin)
     else:
         if receipt_file is None:
             fail("an inclusion proof needs --receipt RECEIPT.json")
-        report = verify_inclusion_proof(data, _read_bounded(receipt_file, MAX_RECEIPT, "the receipt"), key, origin)
+        report = verify_inclusion_proof(data, _read_bounded(receipt_file, MAX_RECEIPT, "the receipt"), keys, origin)
     if policy is not None:
         from g6.prove.witness import proof_witness_check
 

@@ -8,7 +8,7 @@ from g6.cli.app import Ctx, cli, fail, pass_ctx
 from g6.errors import G6Error
 
 
-@cli.command("mcp")
+@cli.command("mcp", short_help="Serve the g6 ops as MCP tools over stdio.")
 @pass_ctx
 def mcp_cmd(c: Ctx) -> None:
     """Serve the g6 ops as MCP tools over stdio. Sensitive ops run only if G6_MCP_SENSITIVE lists them."""

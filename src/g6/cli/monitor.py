@@ -10,11 +10,12 @@ import click
 
 from g6.cli.app import cli, emit_json, fail, finish, info, progress, read_key
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error
 from g6.ledger.note import NoteError
 
 
-@cli.command("monitor")
+@cli.command("monitor", short_help="Follow a published log and check every new entry.")
 @click.argument("url")
 @click.option("--key", "key_text", required=True, metavar="PUBKEY",
               help="The log's public key: a C2SP verifier key <origin>+<id>+<key> (which also names the origin), "
@@ -69,8 +70,9 @@ def _print(report: Any) -> None:
         click.echo(f"{t['kind']:<22} seq {t['seq']} {t['receipt_id']}: {t['action']} {t['blobs']} blob(s) "
                    f"({t['reason']})")
     verdict = "ok" if report.ok else ("MISBEHAVIOR DETECTED" if report.misbehavior else "FAILED")
-    click.echo(f"monitor {report.url} {report.origin or ''}: size {size} ({was}), {report.entries_checked} entries "
-               f"and {report.tiles_checked} tiles checked: {verdict}")
+    click.echo(f"monitor {report.url} {report.origin or ''}: size {size} ({was}), "
+               f"{counted(report.entries_checked, 'entry', 'entries')} and {counted(report.tiles_checked, 'tile')} "
+               f"checked: {verdict}")
     if not report.ok and report.note is not None:
         if report.previous_note is not None:
             click.echo("\nthe checkpoint this monitor verified last (from its state):")

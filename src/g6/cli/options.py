@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from g6.cli.app import Ctx
+from g6.cli.words import counted
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -45,11 +46,11 @@ def json_option(*schemas: str, help: str = "Print the result as JSON") -> Callab
     parentheses. The schemas are kept on the option: :func:`json_schemas` reads them back from a command.
     """
     if not schemas:
-        raise TypeError("json_option: name the schema(s) of what --json prints")
+        raise TypeError("json_option: name the schema of what --json prints (one or more)")
     files = [schema_file(s) for s in schemas]
     slots = help.count("{}")
     if slots not in (0, len(files)):
-        raise TypeError(f"json_option: {slots} {{}} in the help for {len(files)} schema(s)")
+        raise TypeError(f"json_option: {slots} {{}} in the help for {counted(len(files), 'schema')}")
     text = help.format(*files) if slots else f"{help} ({'; '.join(files)})"
     return click.option("--json", "as_json", is_flag=True, cls=JsonOption, schemas=schemas, help=f"{text}.")
 

@@ -15,7 +15,7 @@ from g6.cli.options import json_option, quiet_option
 from g6.errors import InputError
 
 
-@cli.command("sources")
+@cli.command("sources", short_help="List the paper sources and what each needs.")
 @json_option("sources.v1", help="Print the sources as JSON")
 @pass_ctx
 def sources_cmd(c: Ctx, as_json: bool) -> None:
@@ -37,7 +37,7 @@ def sources_cmd(c: Ctx, as_json: bool) -> None:
         click.echo(f"{'':<17} needs: {r['needs']}")
 
 
-@cli.command("search")
+@cli.command("search", short_help="Search a paper source; every page kept and receipted.")
 @click.argument("source")
 @click.argument("query", required=False)
 @click.option("--category", "categories", multiple=True, help="arXiv category (repeatable), checked locally.")

@@ -63,7 +63,7 @@ def check_tiles(tiles: Path, origin: str) -> None:
              "home's `g6 ledger publish` wrote")
 
 
-@cli.command("serve")
+@cli.command("serve", short_help="Serve the evidence home read only over HTTP.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on. Loopback only unless --public is given.")
 @click.option("--port", default=8426, show_default=True, type=click.IntRange(0, 65535),
@@ -105,8 +105,8 @@ def serve_cmd(ctx: Ctx, host: str, port: int, public: bool, tiles: Path | None, 
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
     stop_on_signals(server)
     shown = f"[{host.strip('[]')}]" if ":" in host else host
-    info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C or `kill {os.getpid()}` "
-         "stops it)")
+    info(f"g6: serving {settings.home} read only on http://{shown}:{bound}/ (Ctrl-C stops it, or "
+         f"`kill {os.getpid()}` when it runs in the background)")
     server.run(sockets=[sock])
 
 

@@ -119,6 +119,11 @@ def _mono(value: object) -> str:
 
 
 def _page(title: str, subtitle: str, body: Iterable[str]) -> str:
+    return page(title, subtitle, body)
+
+
+def page(title: str, subtitle: str, body: Iterable[str], style: str = "") -> str:
+    """A whole page: the header, ``body`` (HTML already escaped), the footer; ``style`` adds CSS rules."""
     return "\n".join([
         "<!doctype html>",
         '<html lang="en">',
@@ -128,7 +133,7 @@ def _page(title: str, subtitle: str, body: Iterable[str]) -> str:
         '<meta name="referrer" content="no-referrer">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title>",
-        f"<style>{_STYLE}</style>",
+        f"<style>{_STYLE}{style}</style>",
         "</head>",
         "<body>",
         f"<header><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header>",
@@ -455,5 +460,5 @@ def write_html(path: str | os.PathLike[str], page: str) -> Path:
     return out
 
 
-__all__ = ["recheck_receipts", "render_bundle", "render_recheck", "signature_checks", "word_diff",
+__all__ = ["page", "recheck_receipts", "render_bundle", "render_recheck", "signature_checks", "word_diff",
            "write_html"]

@@ -16,11 +16,25 @@ Per receipt of a read (``fetch``, ``search``, ``recheck``):
   ``urn:g6:receipt:<receipt id>``, and ``WARC-Concurrent-To`` the response (or revisit): the
   page's own URL always replays the page, never its receipt.
 
+- for each hop over TLS, the certificates the server presented on that hop's connection (the leaf, and
+  the chains where the receipt names them): a ``resource`` record each, once per WARC (the first
+  response that presented it is its ``WARC-Concurrent-To``), of ``Content-Type: application/pkix-cert``
+  (RFC 2585: one DER certificate), URI ``urn:g6:certificate:sha256:<hex>`` (the certificate's SHA-256
+  fingerprint). WARC has no record type for TLS; a resource record is "a resource, without full
+  protocol response information", which a certificate read off a TLS connection is. Replay tools index
+  it under its ``urn:`` URI and never serve it as a page; the receipt's metadata record names each
+  certificate by the same digest, beside the protocol, cipher and address.
+
 A body a redaction entry took out of the home (``g6.ledger.redactions``) is never written: in place of its
 response (or conversion) stands a ``resource`` record, ``urn:g6:redacted:<receipt id>``, whose JSON says why
-(the entry's seq, receipt id, reason and note; the digests the log still proves); the receipt's metadata record
-is ``WARC-Concurrent-To`` it, and the redaction entry has its own metadata record like any receipt. A replay
-tool finds no page at the URL: the page's own URL never replays the redaction either.
+(for each blob of the read that is redacted, its digests, which the log still proves, and the entry's seq,
+receipt id, reason and note); the receipt's metadata record is ``WARC-Concurrent-To`` it, and the redaction
+entry has its own metadata record like any receipt. A replay tool finds no page at the URL (no response, no
+redirect hop leading to it): the page's own URL never replays the redaction either. A rendered capture (whose
+DOM, text and screenshot are never written: they are no server's answer) gets that record when its DOM, text
+or screenshot is redacted; each of its sub-resources is a read of its own, left out when its body is
+redacted. The certificates a redacted read's server presented are still written (concurrent to the resource
+record): a redaction takes out what was read, never what the server presented (``g6.ledger.takedown``).
 
 A ``convert`` receipt becomes a ``conversion`` record (the extracted text) whose ``WARC-Refers-To``
 is the response that carried the source PDF (target URI: that response's URL; ``urn:g6:blob:<blake3>``
@@ -46,10 +60,11 @@ from warcio.warcwriter import WARCWriter
 from g6 import TOOL_NAME, __version__
 from g6.adapters.checked_client import USER_AGENT
 from g6.home import EvidenceHome
-from g6.ledger.receipts import Receipt
+from g6.ledger.receipts import CAPTURE_BLOBS, Hop, Receipt, named_blobs
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 EMPTY_SHA256 = "sha256:" + hashlib.sha256(b"").hexdigest()
+PAGE_BLOBS = ("content", *(f"capture.{name}" for name in CAPTURE_BLOBS))  # what a read kept of the page
 _REASONS = {200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 301: "Moved Permanently",
             302: "Found", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
             404: "Not Found", 410: "Gone", 429: "Too Many Requests", 451: "Unavailable For Legal Reasons",
@@ -77,12 +92,14 @@ class WarcSummary:
     redirects: int = 0  # response records of redirect hops
     conversions: int = 0
     redacted: int = 0  # resource records standing for a body a redaction entry took out
+    certificates: int = 0  # resource records of the certificates servers presented over TLS
     pages: tuple[Page, ...] = ()  # every read whose answer was archived (response or revisit), in order
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "receipts": self.receipts, "responses": self.responses,
                 "revisits": self.revisits, "requests": self.requests, "metadata": self.metadata,
-                "redirects": self.redirects, "conversions": self.conversions, "redacted": self.redacted}
+                "redirects": self.redirects, "conversions": self.conversions, "redacted": self.redacted,
+                "certificates": self.certificates}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +127,9 @@ class _Exporter:
         self.home = home
         self.w = writer
         self.counts = {"responses": 0, "revisits": 0, "requests": 0, "metadata": 0, "receipts": 0,
-                       "redirects": 0, "conversions": 0, "redacted": 0}
+                       "redirects": 0, "conversions": 0, "redacted": 0, "certificates": 0}
         self.redactions = home.redactions()  # what is never written, whatever the store still holds
+        self.certificates: set[str] = set()  # sha256 of each certificate written
         self.by_sha: dict[str, _Written] = {}  # sha256 of a non-empty body -> its first response
         self.by_blake3: dict[str, _Written] = {}  # blake3 of a body -> the response that carried it
         self.pages: list[Page] = []
@@ -144,6 +162,7 @@ class _Exporter:
             rid = self._write(rec, "responses")
             self.counts["redirects"] += 1
             self.request(hop.url, date, rid)
+            self.presented(hop, date, rid)
 
     def answer(self, r: Receipt, url: str, date: str) -> str:
         """The final response (or a revisit of an identical body written before); its record id."""
@@ -173,7 +192,25 @@ class _Exporter:
                 self.by_sha[sha] = _Written(rid, url, date)
         self.by_blake3.setdefault(b3, _Written(rid, url, date))
         self.request(url, date, rid)
+        if r.hops:
+            self.presented(r.hops[-1], date, rid)
         return rid
+
+    def presented(self, hop: Hop, date: str, concurrent: str) -> None:
+        """What the server presented on ``hop``'s TLS connection: a ``resource`` record per certificate
+        not yet in this WARC, concurrent to the hop's response. A certificate the receipt names that the
+        store cannot give back stops the export, as a missing body does."""
+        for _, ref in named_blobs({"hops": [hop.to_json()]}):
+            der = self.home.store.read_as(ref)  # BlobCorrupt for a malformed reference or other bytes
+            sha = str(ref["sha256"])
+            if sha in self.certificates:
+                continue
+            rec = self.w.create_warc_record(f"urn:g6:certificate:{sha}", "resource", payload=BytesIO(der),
+                                            length=len(der), warc_content_type="application/pkix-cert",
+                                            warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": concurrent,
+                                                               "WARC-Payload-Digest": sha})
+            self._write(rec, "certificates")
+            self.certificates.add(sha)
 
     def conversion(self, r: Receipt, date: str) -> str | None:
         if not r.content:
@@ -192,13 +229,21 @@ class _Exporter:
         return self._write(rec, "conversions")
 
     def redacted(self, r: Receipt, url: str, date: str) -> str | None:
-        """The resource record saying why ``r``'s body is left out (its record id), or None if it is not."""
-        gone = self.redactions.of_content(r.content)
-        if gone is None:
+        """The resource record saying why ``r``'s bytes are left out (its record id), or None when none of what
+        it read is redacted: its body, a capture's DOM, text or screenshot (never a certificate: see
+        ``g6.ledger.takedown``)."""
+        gone = [(what, ref, red) for what, ref in named_blobs(r.to_json(with_signature=False))
+                if what in PAGE_BLOBS and isinstance(ref, dict) and (red := self.redactions.of_content(ref))]
+        if not gone:
             return None
-        why = {"redacted": True, "receipt_id": r.receipt_id, "url": url or None, "content": dict(r.content or {}),
-               "redaction": gone.to_json(),
-               "said": f"the body was {gone.said()}: left out of this export; the log still proves it was read"}
+        first = gone[0][2]
+        why = {"redacted": True, "receipt_id": r.receipt_id, "url": url or None,
+               "content": dict(r.content) if isinstance(r.content, dict) else None,
+               "redaction": first.to_json(),
+               "blobs": [{"what": what, **{k: ref.get(k) for k in ("blake3", "sha256", "size")},
+                          "redaction": red.to_json()} for what, ref, red in gone],
+               "said": f"the {'body' if gone[0][0] == 'content' else gone[0][0]} was {first.said()}: left out of "
+                       "this export; the log still proves it was read"}
         payload = json.dumps(why, ensure_ascii=False, sort_keys=True).encode()
         rec = self.w.create_warc_record(f"urn:g6:redacted:{r.receipt_id}", "resource", payload=BytesIO(payload),
                                         length=len(payload), warc_content_type="application/json",
@@ -209,10 +254,15 @@ class _Exporter:
         self.counts["receipts"] += 1
         date = _warc_date(r.fetched_at)
         url = r.final_url or str(r.request.get("url") or "")
-        concurrent = self.redacted(r, url, date) if r.content else None
+        concurrent = self.redacted(r, url, date)
         if concurrent is not None:
-            pass  # no response, revisit, request or conversion: nothing of the bytes leaves the home
-        elif r.kind in ("fetch", "recheck", "search") and url:
+            # no response, revisit, redirect, request or conversion: nothing of the bytes leaves the home; what
+            # the servers presented is no part of what was read, and stays
+            for hop in r.hops:
+                self.presented(hop, date, concurrent)
+        # a rendered capture's content is the DOM after scripts, which no server sent: it is no response
+        # record (the server's answers are its sub-resources' receipts, each exported as one)
+        elif r.kind in ("fetch", "recheck", "search") and url and r.capture is None:
             self.redirects(r, date)
             if r.content and r.http_status is not None:
                 concurrent = self.answer(r, url, date)

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.html_text import HTMLParseError, parse_html, strip_unseen, visible_text
-from g6.adapters.interstitial import Interstitial, detect
+from g6.adapters.html_text import HTMLParseError, TreeReader, parse_html, strip_unseen, visible_text
+from g6.adapters.interstitial import Interstitial, WallCheck
 from g6.adapters.outcomes import Outcome, es_code
 from g6.adapters.redact import redact_json, redact_text, redact_url
 from g6.adapters.web import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
 from g6.home import EvidenceHome
-from g6.ledger.receipts import Hop, Receipt
+from g6.ledger.receipts import Receipt
 from g6.store import BlobBackend, BlobRef, Digest
 from g6.store.base import BlobWriterLike
 
@@ -61,19 +61,27 @@ class FetchResult:
         }
 
 
-def interstitial_of(resp: FetchResponse, store: BlobBackend, outcome: Outcome) -> Interstitial | None:
+def wall_check(resp: FetchResponse) -> WallCheck:
+    """The wall check of ``resp``'s body, to hand as the ``reader`` of the reading that parses it
+    (``read_page``, ``read_texts``), then to ``interstitial_of``/``wall_of``: one parse for both."""
+    return WallCheck(status=resp.status, final_url=resp.final_url, content_type=resp.content_type)
+
+
+def interstitial_of(resp: FetchResponse, store: BlobBackend, outcome: Outcome,
+                    seen: WallCheck | None = None) -> Interstitial | None:
     """The wall (login, challenge, consent) a successful HTML read met, or None. A failed read is typed
-    as its failure already; a body too large to read as a page is not judged (walls are small)."""
+    as its failure already; a body too large to read as a page is not judged (walls are small).
+    ``seen``: the ``wall_check`` the page's reading was shown its tree with."""
     if outcome not in (Outcome.OK, Outcome.EMPTY) or resp.body is None or resp.body.size > MAX_EXTRACT_BYTES:
         return None
-    return wall_of(resp, store.read(resp.body.blake3))
+    return wall_of(resp, store.read(resp.body.blake3), seen)
 
 
-def wall_of(resp: FetchResponse, body: bytes) -> Interstitial | None:
+def wall_of(resp: FetchResponse, body: bytes, seen: WallCheck | None = None) -> Interstitial | None:
     """``interstitial_of`` for a successful read whose ``body`` the caller holds already."""
     if media_type(resp.content_type, body) not in ("text/html", "application/xhtml+xml"):
         return None
-    return detect(body, status=resp.status, final_url=resp.final_url, content_type=resp.content_type)
+    return (seen or wall_check(resp)).verdict(body)
 
 
 def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, request: Mapping[str, Any],
@@ -95,7 +103,7 @@ def receipt_from_response(resp: FetchResponse, *, kind: str, source: str, reques
         source=source,
         request=dict(request),
         final_url=redact_url(resp.final_url) if resp.final_url else None,
-        hops=tuple(Hop(redact_url(h.url), h.status, h.connected_address) for h in resp.hops),
+        hops=tuple(replace(h, url=redact_url(h.url)) for h in resp.hops),  # with what TLS showed
         http_status=resp.status,
         byte_count=resp.byte_count,
         truncated=resp.truncated,
@@ -161,26 +169,32 @@ class _ReadBack:
         return getattr(self._store, name)
 
 
-def page_outcome(resp: FetchResponse, store: BlobBackend, url: str, extract: str = "text") -> PageRead:
+def page_outcome(resp: FetchResponse, store: BlobBackend, url: str, extract: str = "text",
+                 reader: TreeReader | None = None) -> PageRead:
     """``read_page``'s outcome, reason and detail without its documents, for a caller that does not
     show them (``g6 fetch --input``). A page is ``ok`` when its text is not blank, and its text is
     the main text or, where that is blank, the visible text: so visible text that is not blank
     decides ``ok`` without the main-text pass (trafilatura, most of the cost). Anything else (no
-    visible text, not HTML, unreadable) goes through ``read_page`` itself, so the answer is the same."""
+    visible text, not HTML, unreadable) goes through ``read_page`` itself, so the answer is the same.
+    ``reader`` is shown the tree, as ``read_page`` shows it."""
     if resp.outcome is Outcome.OK and resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:
         body = store.read(resp.body.blake3)
         if media_type(resp.content_type, body) in ("text/html", "application/xhtml+xml"):
             try:
                 root = parse_html(body, resp.content_type)
+                if reader is not None:
+                    reader.parsed(root, body)
                 strip_unseen(root)  # hidden text is not a reader's text
                 title = root.find(".//title")
                 if title is not None and title.getparent() is not None:
                     title.getparent().remove(title)  # nor is the title (extract_html keeps it apart)
+                if reader is not None:
+                    reader.stripped(root)
                 if visible_text(root).strip():
                     return PageRead(resp, Outcome.OK, "", ())
             except (HTMLParseError, RecursionError, ValueError):
                 pass  # read_page gives the answer (parse_failed) in its own words
-    page = read_page(resp, store, url, extract)
+    page = read_page(resp, store, url, extract, reader)
     return replace(page, documents=())
 
 
@@ -214,9 +228,11 @@ def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extrac
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     kept = _ReadBack(store)
     resp = client.fetch(url, kept, source="web", policy=policy)  # type: ignore[arg-type]
-    page = read_page(resp, kept, url, extract) if documents else page_outcome(resp, kept, url, extract)  # type: ignore[arg-type]
+    seen = wall_check(resp)  # shown the tree the page's text is read from: the page is parsed once
+    read = read_page if documents else page_outcome
+    page = read(resp, kept, url, extract, seen)  # type: ignore[arg-type]
     resp = page.response  # already through the redaction path (the client's)
-    wall = interstitial_of(resp, kept, page.outcome)  # type: ignore[arg-type]
+    wall = interstitial_of(resp, kept, page.outcome, seen)  # type: ignore[arg-type]
     secrets = tuple(getattr(client, "secrets", ()))
     request: dict[str, Any] = {"url": redact_text(url, secrets), "extract": extract}
     pol = policy or client.policy

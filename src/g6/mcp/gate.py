@@ -11,7 +11,8 @@ from typing import Any
 from g6.adapters.outcomes import BLOCKED, QUALIFIED, status_of
 from g6.errors import G6Error
 
-SENSITIVE = frozenset({"fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "cite", "recheck"})
+SENSITIVE = frozenset({"fetch", "search", "es_mapping", "es_search", "es_count", "es_get_doc", "cite", "recheck",
+                       "report_check"})
 OPEN = frozenset({"sources", "receipt_show", "ledger_verify", "verify_proof"})
 # g6_invoke's skills and ops: True when the op is sensitive.
 SKILLS: dict[str, dict[str, bool]] = {

@@ -5,7 +5,7 @@ documents name: skills ``knowledge_fetcher`` (``fetch``, ``sources``), ``ctx_ela
 (``search``, ``get_doc``, ``count``, ``mapping``), ``web_fetch`` (``fetch``, runx's
 ``fetch_result``) and the composed ``knowledge_chunker`` (``chunk``), ``knowledge_converter``
 (``convert``) and ``knowledge_manifest`` (``record``, ``recheck``). Beside it the typed tools
-(``fetch``, ``search``, ``es_*``, ``cite``, ``recheck``…) answer as the CLI's ``--json``.
+(``fetch``, ``search``, ``es_*``, ``cite``, ``recheck``, ``report_check``…) answer as the CLI's ``--json``.
 
 Every reply carries its ``code`` and ``status`` (``qualified-draft`` / ``blocked-escalated``); an
 HTTP status is ``http_status`` (runx's ``fetch_result`` keeps its own ``status``). Ops that reach
@@ -21,27 +21,32 @@ Fetched text is returned as untrusted data: every result that carries text from 
 This module builds the server: it reads the gate's setting, makes the :class:`ToolContext` and registers
 every tool the tools modules declare, each bound to that context (:func:`bind`). The gate itself is
 :mod:`g6.mcp.gate`; the tools are :mod:`g6.mcp.tools_fetch`, :mod:`g6.mcp.tools_elastic`,
-:mod:`g6.mcp.tools_cite`, :mod:`g6.mcp.tools_ledger` and :mod:`g6.mcp.invoke`.
+:mod:`g6.mcp.tools_cite`, :mod:`g6.mcp.tools_report`, :mod:`g6.mcp.tools_ledger` and
+:mod:`g6.mcp.invoke`.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import signal
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from g6 import __version__
 from g6.config import Settings
-from g6.mcp import invoke, tools_cite, tools_elastic, tools_fetch, tools_ledger
+from g6.mcp import invoke, tools_cite, tools_elastic, tools_fetch, tools_ledger, tools_report
 from g6.mcp.context import ToolContext, ToolSpec
 from g6.mcp.gate import allowed_ops
+from g6.mcp.wire import Wire
 
 __all__ = ["TOOLS", "allowed_ops", "annotations", "bind", "build_server", "serve"]
 
 # Every tool, in the order tools/list gives them.
 TOOLS: tuple[ToolSpec, ...] = (*tools_fetch.TOOLS.specs, *tools_elastic.TOOLS.specs, *tools_cite.TOOLS.specs,
-                               *tools_ledger.TOOLS.specs, *invoke.TOOLS.specs)
+                               *tools_report.TOOLS.specs, *tools_ledger.TOOLS.specs, *invoke.TOOLS.specs)
 
 
 def annotations(title: str, *, read_only: bool = False, open_world: bool = False) -> Any:
@@ -95,7 +100,51 @@ def build_server(settings: Settings) -> Any:
 
 
 def serve(settings: Settings) -> None:
+    """Serve until the client ends stdin, or until SIGINT or SIGTERM (whatever the parent left them at): then
+    forward no more requests (each is answered ``G6_E_MCP_STOPPING``), let every request under way finish and
+    answer, and return (exit 0). A second signal leaves at once (exit 1).
+
+    The SDK reads stdin on a thread that no cancellation reaches, so the server runs on a daemon thread over
+    :class:`~g6.mcp.wire.Wire`'s pipes and this thread waits for a signal or for the client's EOF."""
     # the SDK logs at INFO on stderr, which would add a timestamped line for every Elasticsearch
     # request httpx sends (the reader's replies and receipts already say what was read)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    build_server(settings).run()
+    server = build_server(settings)
+    wire = Wire()
+    ended, signalled, again = threading.Event(), threading.Event(), threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run()
+        except BaseException as e:  # re-raised on this thread, which reports it as any command's error
+            failure.append(e)
+        finally:
+            ended.set()
+
+    def on_signal(signum: int, frame: object) -> None:
+        (again if signalled.is_set() else signalled).set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
+    wire.open()
+    threading.Thread(target=run, name="g6-mcp", daemon=True).start()
+    while not (signalled.is_set() or wire.client_ended.is_set() or ended.is_set()):
+        signalled.wait(0.5)  # wakes this thread for a signal's handler, and for the client's EOF
+    under_way = wire.stop_forwarding()
+    if under_way and signalled.is_set():
+        print(f"g6: stopping: {under_way} request(s) under way finish first (signal again to leave now)",
+              file=sys.stderr, flush=True)
+    while not wire.answered(0.5):
+        if again.is_set():
+            print("g6: stopped with requests under way", file=sys.stderr, flush=True)
+            raise SystemExit(1)
+        if ended.is_set():  # the server itself ended (it failed): nothing more will be answered
+            break
+    wire.end_input()
+    while not ended.wait(0.5):
+        if again.is_set():
+            raise SystemExit(1)
+    wire.close()
+    if failure:
+        raise failure[0]

@@ -5,9 +5,11 @@
     bundle.json                 index: schema, manifest id, origin, sha256 and size of every other file
     manifest.json               the citation manifest, as given
     receipts/<receipt_id>.json  every cited receipt (signed)
-    blobs/<blake3 hex>          every cited body, raw bytes
-    redactions/<blake3 hex>     instead, for a cited body a redaction entry took out: that entry's receipt id
-                                (the entry is under receipts/ and proofs/ like a cited receipt)
+    blobs/<blake3 hex>          every cited body, raw bytes, and the certificates (DER) the cited receipts say
+                                servers presented over TLS
+    redactions/<blake3 hex>     instead, for a cited body (or a capture's DOM, text, screenshot) a redaction entry
+                                took out: that entry's receipt id (the entry is under receipts/ and proofs/ like a
+                                cited receipt)
     proofs/<receipt_id>.tlog-proof   C2SP inclusion proof of each receipt
     proofs/consistency/<old>-<new>.tlog-consistency
                                 a consistency proof between the bundle's checkpoint and another checkpoint
@@ -48,7 +50,7 @@ import hashlib
 import json
 import os
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +78,15 @@ MAX_CARRIED = 1000  # consistency proofs from the checkpoints the ledger issued 
 
 def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out: str | os.PathLike[str], *,
                  kept: Sequence[tuple[str, str]] = (),
-                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[int, int], None] | None = None,
+                 also: Sequence[str] = ()) -> dict[str, Any]:
     """Pack the manifest, its receipts, blobs, proofs, checkpoint and keys into a zip at ``out``, with a
     consistency proof from every checkpoint the ledger issued to the bundle's, and from each ``kept``
     (label, signed note) checkpoint a grader kept (LedgerError, naming the misbehavior, when one is not of
     this ledger's history; BundleError when it is no checkpoint of this log).
-    ``progress(steps done, steps)``: a step per receipt read, per proof, per file written."""
+    ``progress(steps done, steps)``: a step per receipt read, per proof, per file written. ``also``: receipt
+    ids packed too, with their blobs and inclusion proofs, though the manifest cites none of them (the reads a
+    report check's other verdicts rest on: ``g6 report bundle``); with some, the manifest may cite nothing."""
     try:
         manifest_bytes = Path(manifest_path).read_bytes()
     except OSError as e:
@@ -95,10 +100,10 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
     if not isinstance(data, dict):
         raise BundleError(f"{manifest_path} is not a manifest object")
     manifest = Manifest.from_json(data)
-    if not manifest.citations:
+    if not manifest.citations and not also:
         raise BundleError("the manifest cites nothing")
     files: dict[str, bytes] = {"manifest.json": manifest_bytes}
-    receipt_ids = sorted({c.receipt_id for c in manifest.citations})
+    receipt_ids = sorted({c.receipt_id for c in manifest.citations} | set(also))
     steps = [0, 5 * len(receipt_ids) + 5]  # done, and at most (the files are counted once the blobs are known)
 
     def step() -> None:
@@ -108,7 +113,8 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
     # a cited body that was redacted travels as the redaction entry that took it out (g6.prove.bundle_redactions)
     red = home.redactions()
     cited = {rid: home.ledger.get(rid) for rid in receipt_ids}
-    gone = {rid: g for rid, r in cited.items() if (g := packed(home, red, r)) is not None}
+    gone = {str(ref["blake3"]): g for r in cited.values() for _, ref in r.blobs()
+            if (g := packed(red, ref)) is not None}  # blake3 -> (member, its bytes, the entry's id)
     receipt_ids = sorted({*receipt_ids, *(g[2] for g in gone.values())})
     # one checkpoint covering every cited receipt, so all proofs share it
     cp, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
@@ -116,11 +122,13 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
     for rid in receipt_ids:
         receipt = cited.get(rid) or home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
-        if rid in gone:
-            files[gone[rid][0]] = gone[rid][1]
-        elif receipt.content and rid in cited:
-            hexd = str(receipt.content["blake3"]).split(":", 1)[1]
-            files[f"blobs/{hexd}"] = home.store.read_as(receipt.content)
+        for _, ref in receipt.blobs():  # its body, a capture's blobs, the certificates servers presented over TLS
+            kept_out = gone.get(ref.get("blake3")) if isinstance(ref, Mapping) else None
+            if kept_out is not None:  # taken out on the record: the entry's id stands in its place
+                files[kept_out[0]] = kept_out[1]
+                continue
+            data = home.store.read_as(ref)  # BlobCorrupt (one line, exit 1) for a malformed reference too
+            files[f"blobs/{str(ref['blake3']).split(':', 1)[1]}"] = data
         step()
     tree = home.ledger.tree()  # hashed once for every proof
     for rid in receipt_ids:

@@ -9,7 +9,7 @@ from the verified receipt and the verified body, never copied from the manifest,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from g6.ledger.note import Checkpoint, NoteError, parse_note
 from g6.ledger.proofs import ProofCheck, ProofReport, parse_inclusion, verify_inclusion_proof
 from g6.ledger.receipts import Receipt
 from g6.prove.bundle_history import History, described, same_tree
+from g6.prove.bundle_keys import BundleKeys
 from g6.prove.bundle_redactions import verdict as redacted_verdict
 from g6.prove.bundle_report import BundleCheck, CitationVerdict
 from g6.prove.bundle_zip import HEX64, ID, MAX_PLAIN_BODY, RECORD_ERRORS, Members, quoted, strict_json
@@ -49,6 +50,8 @@ class _Trusted:
     outcome: str
     status_shown: int | None  # the HTTP status as signed (None when the receipt has none)
     interstitial: Mapping[str, Any] | None = None  # the wall the read met (login, challenge, consent), as signed
+    # the certificates servers presented on the read's hops over TLS, as signed: (what, blob reference)
+    certificates: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -114,21 +117,27 @@ def read_check(t: _Trusted, c: Citation) -> tuple[BundleCheck, bool]:
 class CitationChecks:
     """Every citation of a manifest, checked against the bundle's members (each read once)."""
 
-    def __init__(self, members: Members, max_parsed_body: int, history: History | None, not_checked: str) -> None:
+    def __init__(self, members: Members, max_parsed_body: int, history: History | None, not_checked: str,
+                 read_proof: Callable[[str], bytes] | None = None, keys: BundleKeys | None = None) -> None:
         self.members = members
         self.max_parsed_body = max_parsed_body
         self.history = history
         self.not_checked = not_checked  # why inclusion cannot be checked when there is no history
+        self.read_proof = read_proof or members.read
+        self.keys = keys  # the log's keys over time, from every proof the bundle carries
         self.proofs = 0
         self.leaves: dict[str, int] = {}  # receipt id -> its leaf index, when its inclusion proof held
         self.fetched: dict[str, object] = {}  # receipt id -> fetched_at, when its signature verified
+        self.cert_cache: dict[str, str] = {}  # a certificate member -> why it fails ("": it holds), hashed once
 
-    def run(self, citations: Sequence[Citation], trusted: Mapping[str, VerifyKey],
-            signer: tuple[VerifyKey, str] | None) -> list[CitationVerdict]:
+    def run(self, citations: Sequence[Citation], roots: Sequence[VerifyKey],
+            origin: str | None) -> list[CitationVerdict]:
+        """Every citation's verdict. ``roots``: the keys used (pinned, or shipped); ``origin``: the log of the
+        bundle's verified checkpoint (None when it does not verify: inclusion is then not checked)."""
         receipts: dict[str, _ReceiptResult] = {}
         self.receipt_results = receipts  # each receipt member is read once, a redaction entry's too
         pending: list[_Pending] = []
-        self.keys = (trusted, signer)  # a redaction entry in place of a body is checked as a receipt is
+        self.receipt_args = (roots, origin)  # a redaction entry in place of a body is checked as a receipt is
         for i, c in enumerate(citations, 1):
             rid = c.receipt_id
             if not isinstance(rid, str) or not ID.fullmatch(rid):
@@ -136,7 +145,7 @@ class CitationChecks:
                                                                                  "not an id")]))
                 continue
             if rid not in receipts:
-                receipts[rid] = self._receipt(rid, trusted, signer)
+                receipts[rid] = self._receipt(rid, roots, origin)
             r = receipts[rid]
             p = _Pending(i, c, list(r.checks), r.trusted)
             if p.trusted is not None:
@@ -162,25 +171,33 @@ class CitationChecks:
             by_blob.setdefault("blobs/" + str(content["blake3"]).removeprefix("blake3:"), []).append(p)
         for name, group in sorted(by_blob.items()):
             self._blob(name, group)
+        for p in pending:
+            if p.trusted is not None and p.trusted.certificates:
+                p.checks.append(self._certificates(p.trusted.certificates))
         return [p.verdict() for p in pending]
 
-    def _receipt(self, rid: str, trusted: Mapping[str, VerifyKey],
-                 signer: tuple[VerifyKey, str] | None) -> _ReceiptResult:
+    def _receipt(self, rid: str, roots: Sequence[VerifyKey], origin: str | None) -> _ReceiptResult:
         checks: list[BundleCheck] = []
         try:
             data = strict_json(self.members.read(f"receipts/{rid}.json"), "the receipt")
             if not isinstance(data, dict):
                 raise BundleMemberError(f"the receipt is a JSON {type(data).__name__}, not an object")
             receipt = Receipt.from_json(data)
-            ok, why = receipt.verify_signature(trusted)
+            ok, why = receipt.verify_signature({k.key_id: k for k in roots})
         except RECORD_ERRORS as e:
             return _ReceiptResult([BundleCheck("receipt", False, str(e))], None)
-        inclusion, by_entries = self._inclusion(rid, receipt, signer)
+        inclusion, by_entries, index = self._inclusion(rid, receipt, roots, origin)
         if by_entries is not None:
             # the proof carries the log's key entries: they decide which key may sign at the receipt's leaf
-            # (a writer the log added; a pinned key, but not after the entry that retired it)
-            ok, why = by_entries.ok, by_entries.detail or ("signed by a writer the log added (key entries in "
-                                                           "the proof, back to a pinned key)")
+            # (a writer the log added; the key before a rotation, by its successor's handover; a pinned
+            # key, but not after the entry that retired it)
+            ok, why = by_entries.ok, by_entries.detail or ("signed by a key the log's key entries in the proof "
+                                                           "prove, back to a pinned key")
+        signer = receipt.signature.key_id if receipt.signature is not None else ""
+        if ok and index is not None and self.keys is not None and self.keys.life(signer) is not None:
+            # and so do the entries all the bundle's proofs carry: a key's window is the same for every citation
+            late = self.keys.timeline.why_not(signer, index + 1)
+            ok, why = (False, late) if late else (ok, why)
         checks.append(BundleCheck("receipt_signature", ok, "" if ok and by_entries is None else why))
         if ok and receipt.receipt_id != rid:
             ok = False
@@ -199,29 +216,32 @@ class CitationChecks:
             receipt.receipt_id, str(receipt.kind), str(receipt.source), str(receipt.final_url or request_url),
             request_url, request, status or 0, ctype if isinstance(ctype, str) else None,
             receipt.content if isinstance(receipt.content, Mapping) else None, str(receipt.outcome)[:40], status,
-            receipt.interstitial if isinstance(receipt.interstitial, Mapping) else None))
+            receipt.interstitial if isinstance(receipt.interstitial, Mapping) else None,
+            tuple((what, ref) for what, ref in receipt.blobs() if what != "content")))
 
-    def _inclusion(self, rid: str, receipt: Receipt,
-                   signer: tuple[VerifyKey, str] | None) -> tuple[BundleCheck, ProofCheck | None]:
-        """The proof's verdict, and (when the proof carries key entries) its verdict on the receipt's signature."""
+    def _inclusion(self, rid: str, receipt: Receipt, roots: Sequence[VerifyKey],
+                   origin: str | None) -> tuple[BundleCheck, ProofCheck | None, int | None]:
+        """The proof's verdict, (when the proof carries key entries) its verdict on the receipt's signature,
+        and the receipt's leaf index when the proof names one."""
         name = f"proofs/{rid}.tlog-proof"
         try:
-            proof = self.members.read(name).decode("utf-8")
+            proof = self.read_proof(name).decode("utf-8")
         except (BundleMemberError, UnicodeDecodeError) as e:
-            return BundleCheck("inclusion", False, str(e)), None
-        if signer is None or self.history is None:
-            return BundleCheck("inclusion", False, f"not checked: {self.not_checked}"), None
+            return BundleCheck("inclusion", False, str(e)), None, None
+        if origin is None or self.history is None:
+            return BundleCheck("inclusion", False, f"not checked: {self.not_checked}"), None, None
         self.proofs += 1
         try:
-            report = verify_inclusion_proof(proof, receipt, signer[0], signer[1])
+            report = verify_inclusion_proof(proof, receipt, roots, origin)
+            index = parse_inclusion(proof).index if report.checks[0].ok else None
         except RECORD_ERRORS as e:
-            return BundleCheck("inclusion", False, f"unreadable proof: {e}"), None
+            return BundleCheck("inclusion", False, f"unreadable proof: {e}"), None, None
         by_entries = next((c for c in report.checks if c.check == "receipt_signature"), None) \
             if any(c.check == "key_entries" for c in report.checks) else None
         verdict = self._proof_verdict(name, proof, report)
-        if verdict.ok:
-            self.leaves[rid] = parse_inclusion(proof).index
-        return verdict, by_entries
+        if verdict.ok and index is not None:
+            self.leaves[rid] = index
+        return verdict, by_entries, index
 
     def _proof_verdict(self, name: str, proof: str, report: ProofReport) -> BundleCheck:
         # the receipt's own signature is checked against every pinned key above (a receipt signed
@@ -249,21 +269,62 @@ class CitationChecks:
         detail = checks["inclusion"].detail
         return BundleCheck("inclusion", True, detail if same_tree(cp, mine) else f"{detail}; {why}")
 
+    def _certificates(self, refs: Sequence[tuple[str, Any]]) -> BundleCheck:
+        """The certificates the verified receipt says servers presented over TLS: each carried in the bundle
+        (``blobs/<blake3>``) and hashing to the receipt. Only for a receipt that names some (hops over https
+        read since receipts keep them); one missing or other bytes fails the citation, as its body would."""
+        bad = []
+        for what, ref in refs:
+            if not isinstance(ref, Mapping) or not _content_ok(ref):
+                bad.append(f"{what}: the receipt names no well-formed digests")
+                continue
+            name = "blobs/" + str(ref["blake3"]).removeprefix("blake3:")
+            if name not in self.cert_cache:
+                gone = self._redacted(name, ref)  # a capture's DOM, text or screenshot taken out on the record
+                self.cert_cache[name] = self._hashed(name, ref, keep=False)[0] if gone is None else \
+                    f"redacted at seq {gone[1]['seq']} ({gone[1]['reason']})" if gone[1] else gone[0].detail
+            if self.cert_cache[name]:
+                bad.append(f"{what}: {self.cert_cache[name]}")
+        if bad:
+            return BundleCheck("certificates", False, "; ".join(bad[:4]) + (f"; {len(bad) - 4} more" if len(bad) > 4
+                                                                             else ""))
+        return BundleCheck("certificates", True, f"{len(refs)} certificate(s) the server presented over TLS, "
+                                                 "each hashing to the receipt")
+
     def _blob(self, name: str, group: list[_Pending]) -> None:
         first = group[0].trusted
         assert first is not None and first.content is not None
         content = first.content
-        gone = redacted_verdict(self, content, *self.keys) if name not in self.members.declared else None
+        gone = self._redacted(name, content)
         if gone is not None:  # the body was taken out on the record: redacted, never "damaged"
             for p in group:
                 p.checks += [gone[0], BundleCheck("cited_text", False, "not checked: the body was redacted")]
                 p.redaction = gone[1]
             return
+        size = content.get("size")
+        keep = isinstance(size, int) and size <= max(self.max_parsed_body, MAX_PLAIN_BODY)
+        why, data = self._hashed(name, content, keep)
+        memo: dict[tuple[Any, ...], Any] = {}  # a body is parsed once, however many citations it carries
+        for p in group:
+            p.checks.append(BundleCheck("blob_digests", not why, why))
+            if why:
+                p.checks.append(BundleCheck("cited_text", False, "not checked: the blob does not verify"))
+                continue
+            self._cited(p, data, memo)
+
+    def _redacted(self, name: str, ref: Mapping[str, Any]) -> tuple[BundleCheck, dict[str, Any] | None] | None:
+        """The ``redaction`` verdict when the bundle carries, in place of member ``name``, the redaction entry
+        that took those bytes out (``g6.prove.bundle_redactions``); None when it says nothing of one."""
+        if name in self.members.declared:
+            return None
+        return redacted_verdict(self, ref, *self.receipt_args)
+
+    def _hashed(self, name: str, content: Mapping[str, Any], keep: bool) -> tuple[str, bytes | None]:
+        """Member ``name`` streamed against the receipt's ``content`` digests and size: why it fails ("" when
+        it holds) and, when ``keep`` and it holds, its bytes."""
         want = (content.get("blake3"), content.get("sha256"), content.get("size"))
         size = content.get("size")
         declared = self.members.declared.get(name)
-        limit = max(self.max_parsed_body, MAX_PLAIN_BODY)
-        keep = isinstance(size, int) and size <= limit
         b3, sha = blake3.blake3(), hashlib.sha256()
         body = bytearray()
 
@@ -288,13 +349,7 @@ class CitationChecks:
                 why = "the blob does not hash to the receipt"
         data = bytes(body) if keep and not why else None
         body.clear()  # the copy above is what is kept
-        memo: dict[tuple[Any, ...], Any] = {}  # a body is parsed once, however many citations it carries
-        for p in group:
-            p.checks.append(BundleCheck("blob_digests", not why, why))
-            if why:
-                p.checks.append(BundleCheck("cited_text", False, "not checked: the blob does not verify"))
-                continue
-            self._cited(p, data, memo)
+        return why, data
 
     def _cited(self, p: _Pending, body: bytes | None, memo: dict[tuple[Any, ...], Any]) -> None:
         t, c = p.trusted, p.citation
@@ -344,6 +399,8 @@ class CitationChecks:
         if text_hash(c.text) != c.text_hash:
             return "the citation's text does not match its own hash"
         source = getattr(c, "text_source", None) or "main"
+        if source == "rendered":  # fails closed: the capture's text blob is not (yet) a bundle member
+            return "not checked: a rendered capture's text is not carried in bundles"
         if source not in TEXT_SOURCES:
             return f"unknown text_source {quoted(source, 20)}"
         key = ("web", t.url, t.content_type, source)

@@ -62,13 +62,14 @@ def described(cp: Checkpoint) -> str:
 
 class History:
     """The bundle's checkpoint (``bundle``, already verified), and what the bundle's consistency proofs
-    (the members ``names`` of that pattern, read with ``read``) prove about other sizes. ``keys`` are the
-    keys a checkpoint may be signed with; ``keys_said`` names them in a verdict ("a pinned key")."""
+    (the members ``names`` of that pattern, read with ``read``) prove about other sizes. ``keys(size)``
+    are the keys a checkpoint of that size may be signed with (the log's key then: a rotation changes it,
+    :mod:`g6.prove.bundle_keys`); ``keys_said`` names them in a verdict ("a pinned key")."""
 
-    def __init__(self, bundle: Seen, keys: Sequence[VerifyKey], keys_said: str, read: Callable[[str], bytes],
-                 names: Iterable[str]) -> None:
+    def __init__(self, bundle: Seen, keys: Callable[[int], Sequence[VerifyKey]], keys_said: str,
+                 read: Callable[[str], bytes], names: Iterable[str]) -> None:
         self.bundle = bundle
-        self.keys = tuple(keys)
+        self.keys = keys
         self.keys_said = keys_said
         self.forks: list[Fork] = []
         self.problems: list[str] = []
@@ -82,7 +83,7 @@ class History:
     # -- reading the consistency proofs ------------------------------------------------------------
     def _open(self, note: str) -> Checkpoint:
         why = "no key to check it with"
-        for k in self.keys:
+        for k in self.keys(Checkpoint.parse(parse_note(note)[0]).size):
             try:
                 return open_checkpoint(note, k, self.bundle.cp.origin)
             except NoteError as e:

@@ -13,13 +13,11 @@ leaves the body simply missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from g6.errors import BundleMemberError
-from g6.home import EvidenceHome
 from g6.ledger.keys import VerifyKey
-from g6.ledger.receipts import Receipt
 from g6.ledger.redactions import REDACTION, Redactions
 from g6.prove.bundle_report import BundleCheck
 from g6.prove.bundle_zip import ID, RECORD_ERRORS, quoted
@@ -31,12 +29,13 @@ def member(content: Mapping[str, Any]) -> str:
     return PREFIX + str(content["blake3"]).removeprefix("blake3:")
 
 
-def packed(home: EvidenceHome, red: Redactions, receipt: Receipt) -> tuple[str, bytes, str] | None:
-    """(member name, its bytes, the entry's receipt id) when ``receipt``'s body is redacted, else None."""
-    gone = red.of_content(receipt.content)
-    if gone is None or receipt.content is None:
+def packed(red: Redactions, ref: Any) -> tuple[str, bytes, str] | None:
+    """(member name, its bytes, the entry's receipt id) when the blob a receipt names (``ref``: its body, a
+    capture's DOM, text or screenshot) is redacted, else None (a malformed reference too: reading it fails)."""
+    gone = red.of_content(ref) if isinstance(ref, Mapping) else None
+    if gone is None or (ref.get("blake3"), ref.get("sha256")) != (gone.blob.blake3, gone.blob.sha256):
         return None
-    return member(receipt.content), (gone.receipt_id + "\n").encode(), gone.receipt_id
+    return member(ref), (gone.receipt_id + "\n").encode(), gone.receipt_id
 
 
 class _Checks(Protocol):
@@ -47,11 +46,11 @@ class _Checks(Protocol):
     leaves: dict[str, int]
     receipt_results: dict[str, Any]
 
-    def _receipt(self, rid: str, trusted: Mapping[str, VerifyKey], signer: tuple[VerifyKey, str] | None) -> Any: ...
+    def _receipt(self, rid: str, roots: Sequence[VerifyKey], origin: str | None) -> Any: ...
 
 
-def verdict(checks: _Checks, content: Mapping[str, Any], trusted: Mapping[str, VerifyKey],
-            signer: tuple[VerifyKey, str] | None) -> tuple[BundleCheck, dict[str, Any] | None] | None:
+def verdict(checks: _Checks, content: Mapping[str, Any], roots: Sequence[VerifyKey],
+            origin: str | None) -> tuple[BundleCheck, dict[str, Any] | None] | None:
     """None when the bundle says nothing of a redaction of ``content``'s body; else the ``redaction`` verdict
     (always failing: the body is gone) and, when the entry held, what the citation reports of it."""
     name = member(content)
@@ -64,7 +63,7 @@ def verdict(checks: _Checks, content: Mapping[str, Any], trusted: Mapping[str, V
     except (*RECORD_ERRORS, UnicodeDecodeError) as e:
         return BundleCheck("redaction", False, f"the body is not in the bundle, and {name} is unreadable: {e}"), None
     if rid not in checks.receipt_results:  # (a cited receipt named here was read already: read once)
-        checks.receipt_results[rid] = checks._receipt(rid, trusted, signer)
+        checks.receipt_results[rid] = checks._receipt(rid, roots, origin)
     result = checks.receipt_results[rid]
     bad = [f"{c.check}: {c.detail}" for c in result.checks if not c.ok]
     t = result.trusted

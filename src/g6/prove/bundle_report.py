@@ -118,6 +118,7 @@ class BundleReport:
     keys: tuple[UsedKey, ...] = ()
     forks: tuple[Fork, ...] = ()
     manifest_key: str | None = None  # the key id that signed the manifest, when its signature verified
+    manifest_key_said: str | None = None  # that key, and where it came from (pinned, or the log's key entries)
 
     @property
     def ok(self) -> bool:
@@ -136,6 +137,8 @@ class BundleReport:
     def key_said(self, key_id: str | None) -> str | None:
         """``ed25519:… (pinned with --key)``: a key id, and where the key came from."""
         used = next((k for k in self.keys if k.key_id == key_id), None)
+        if used is None and key_id is not None and key_id == self.manifest_key:
+            return self.manifest_key_said  # a key the log's key entries vouch for, back to a used key
         return used.said() if used is not None else None
 
     def to_json(self) -> dict[str, Any]:

@@ -22,10 +22,11 @@ from cryptography import x509
 from g6.cite.manifest import Manifest
 from g6.errors import BundleMemberError, G6Error
 from g6.ledger.keys import VerifyKey
-from g6.ledger.note import NoteError, open_checkpoint
+from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note, signed_by
 from g6.ledger.policy import Policy
 from g6.prove.bundle_citations import CitationChecks
 from g6.prove.bundle_history import CONSISTENCY, History
+from g6.prove.bundle_keys import INCLUSION_PROOF, BundleKeys
 from g6.prove.bundle_report import (
     MISBEHAVIOR,
     PINNED,
@@ -121,6 +122,9 @@ class _Verifier:
         self.history: History | None = None
         self.history_at = 0  # where the history verdict goes among the bundle checks
         self.manifest_key: str | None = None
+        self.manifest_said: str | None = None  # the manifest's key, and where it came from
+        self.bkeys = BundleKeys(())  # the log's keys over time (the used keys, once known; then the key entries)
+        self.proof_texts: dict[str, bytes | BundleMemberError] = {}  # inclusion proofs read for their key entries
 
     def _report(self, manifest_id: str | None = None, citations: Iterable[CitationVerdict] = (),
                 signed: bool = False) -> BundleReport:
@@ -132,7 +136,7 @@ class _Verifier:
             self.checks.append(BundleCheck("witnesses", False, "not checked: the bundle's checkpoint could not be "
                                                                "read or does not verify"))
         return BundleReport(manifest_id, tuple(self.checks), tuple(citations), signed, self.declared_total, inflated,
-                            tuple(self.used), forks, self.manifest_key)
+                            tuple(self.used), forks, self.manifest_key, self.manifest_said)
 
     def _index_check(self) -> BundleCheck:
         problems = list(dict.fromkeys(self.index_problems))
@@ -221,45 +225,80 @@ class _Verifier:
                                                                 "verifier key with --key"))
         return self.used
 
-    def _checkpoint(self, keys: list[UsedKey]) -> tuple[UsedKey, Seen] | None:
+    def _checkpoint(self, keys: list[UsedKey]) -> tuple[VerifyKey, Seen] | None:
         """The key that signs the checkpoint, and the checkpoint, checked as ``g6 verify-proof`` checks it:
-        the origin a verifier key (or ``origin``) names must be the checkpoint's."""
+        by a key valid at its size (a used key, or one the log's key entries the bundle carries prove back
+        to one: the key after a rotation, say), of the origin a verifier key (or ``origin``) names."""
+        self.bkeys = BundleKeys(keys)  # the used keys alone, until the checkpoint's tree is known
         try:
             note = self._record("checkpoint.note").decode("utf-8")
-        except (BundleMemberError, UnicodeDecodeError) as e:
+            unsigned = Checkpoint.parse(parse_note(note)[0])  # its size and root; the signature is checked below
+        except (BundleMemberError, UnicodeDecodeError, NoteError) as e:
             self.checks.append(BundleCheck("checkpoint_signature", False, str(e)))
             return None
+        self.bkeys = BundleKeys(keys, unsigned, self._proofs())
+        roots = {k.key_id: k for k in keys}
+        named = {self.origin} if self.origin else {k.origin for k in keys if k.origin}
         why: list[str] = []
-        for k in keys:
-            want = self.origin or k.origin
-            try:
-                cp = open_checkpoint(note, k.key, want)
-            except NoteError as e:
-                why.append(str(e))
-                continue
-            pin = ("the origin is pinned by --origin" if self.origin else
-                   "the origin is pinned by the verifier key" if k.origin else
-                   "the origin is not pinned: give the verifier key or --origin to pin it")
-            self.checks.append(BundleCheck("checkpoint_signature", True,
-                                           f"{cp.origin} size {cp.size} signed by {k.said()}; {pin}"))
-            if self.policy is not None:
-                v = self.policy.satisfied(note, time.time())
-                self.checks.append(BundleCheck("witnesses", v.ok, v.detail))
-            return k, Seen("checkpoint.note", cp, note)
-        if not keys:
+        for key in self.bkeys.at(unsigned.size):
+            root = roots.get(key.key_id)
+            wants = [self.origin or root.origin] if root is not None else sorted(named) or [None]
+            for want in wants:
+                try:
+                    cp = open_checkpoint(note, key, want)
+                except NoteError as e:
+                    why.append(str(e))
+                    continue
+                pin = ("the origin is pinned by --origin" if self.origin else
+                       "the origin is pinned by the verifier key" if want else
+                       "the origin is not pinned: give the verifier key or --origin to pin it")
+                self.checks.append(BundleCheck("checkpoint_signature", True, f"{cp.origin} size {cp.size} signed by "
+                                                                             f"{self.bkeys.said(key.key_id)}; {pin}"))
+                if self.policy is not None:
+                    v = self.policy.satisfied(note, time.time())
+                    self.checks.append(BundleCheck("witnesses", v.ok, v.detail))
+                return key, Seen("checkpoint.note", cp, note)
+        late = [kid for kid, life in self.bkeys.timeline.lives.items()
+                if not life.valid_at(max(unsigned.size, 1)) and signed_by(note, life.key)]
+        if late:  # a key the bundle knows signed it, outside its window in the log's key entries
+            why = [f"not valid at size {unsigned.size} (retired, or not yet added, there): signed by "
+                   f"{self.bkeys.said(late[0])}"]
+        elif not keys:
             why.append("no key to check it with")
+        elif not why:
+            why.append(f"no {self.keys_said[2:]} (nor a key the log's key entries in the bundle prove) is valid at "
+                       f"size {unsigned.size}")
         self.checks.append(BundleCheck("checkpoint_signature", False,
                                        f"the checkpoint is not signed by {self.keys_said}: "
                                        + "; ".join(dict.fromkeys(quoted(w, 160)[1:-1] for w in why))))
         return None
 
-    def _one_history(self, keys: list[UsedKey], signer: tuple[UsedKey, Seen] | None) -> None:
+    def _proofs(self) -> list[bytes]:
+        """Every inclusion proof the bundle declares, read once here (kept for its citation's verdict), for
+        the key entries they carry."""
+        assert self.members is not None
+        out = []
+        for name in sorted(n for n in self.members.declared if INCLUSION_PROOF.fullmatch(n)):
+            try:
+                self.proof_texts[name] = self._record(name)
+                out.append(self.proof_texts[name])
+            except BundleMemberError as e:
+                self.proof_texts[name] = e
+        return out
+
+    def _read_proof(self, name: str) -> bytes:
+        kept = self.proof_texts.pop(name, None)
+        if isinstance(kept, BundleMemberError):
+            raise kept
+        return kept if kept is not None else self._record(name)
+
+    def _one_history(self, signer: tuple[VerifyKey, Seen] | None) -> None:
         """The bundle's history: its consistency proofs read, each checkpoint the grader kept judged."""
         assert self.members is not None
         self.history_at = len(self.checks)
         if signer is not None:
             names = [n for n in self.members.declared if CONSISTENCY.fullmatch(n)]
-            self.history = History(signer[1], [k.key for k in keys], self.keys_said, self._record, names)
+            self.history = History(signer[1], self.bkeys.at, self.keys_said, self._record, names)
         for label, note in self.kept:
             if self.history is None:
                 ok, why = False, f"not checked: the bundle's checkpoint does not verify with {self.keys_said}"
@@ -278,12 +317,12 @@ class _Verifier:
 
     def _verify(self, index: Mapping[str, Any]) -> BundleReport:
         keys = self._keys()
-        trusted = {k.key.key_id: k.key for k in keys}
         signer = self._checkpoint(keys)
+        trusted = self.bkeys.keys()  # the used keys, and those the log's key entries in the bundle prove
         if signer is not None and index.get("origin") != signer[1].cp.origin:
             self.index_problems.append(f"bundle.json names the log {quoted(index.get('origin'))}, the checkpoint "
                                        f"{quoted(signer[1].cp.origin)}")
-        self._one_history(keys, signer)
+        self._one_history(signer)
         try:
             manifest = self._manifest()
         except RECORD_ERRORS as e:
@@ -294,9 +333,11 @@ class _Verifier:
         if signed and index.get("manifest_id") != manifest.manifest_id:
             self.index_problems.append("bundle.json names another manifest id than the signed manifest's")
         checker = CitationChecks(self.members, self.max_parsed_body, self.history,
-                                 f"the checkpoint does not verify with {self.keys_said}")
-        verdicts = checker.run(manifest.citations, trusted,
-                               (signer[0].key, signer[1].cp.origin) if signer is not None else None)
+                                 f"the checkpoint does not verify with {self.keys_said}", self._read_proof, self.bkeys)
+        verdicts = checker.run(manifest.citations, [k.key for k in keys],
+                               signer[1].cp.origin if signer is not None else None)
+        if signed:
+            signed = self._signed_in_time(manifest, checker.leaves)
         if self.tsa_roots is not None:
             stamps = BundleTimestamps(self._record, self.history, self.members.declared, self.tsa_roots,
                                       f"the checkpoint does not verify with {self.keys_said}")
@@ -322,10 +363,24 @@ class _Verifier:
             signed, why = False, f"unreadable: {e}"
         if signed:
             self.manifest_key = manifest.signature.key_id
-            used = next(k for k in self.used if k.key_id == self.manifest_key)
-            why = f"signed by {used.said()}"
+            self.manifest_said = self.bkeys.said(self.manifest_key)
+            why = f"signed by {self.manifest_said}"
         self.checks.append(BundleCheck("manifest_signature", signed, why))
         return signed
+
+    def _signed_in_time(self, manifest: Manifest, leaves: Mapping[str, int]) -> bool:
+        """A manifest carries no place in the log, but one that cites a receipt appended after its signer was
+        retired was signed after that retirement: it fails ``manifest_signature``."""
+        retired = self.bkeys.retired_at(self.manifest_key or "")
+        late = sorted((i + 1, rid) for rid, i in leaves.items() if retired is not None and i + 1 > retired)
+        if not late:
+            return True
+        at = next(i for i, c in enumerate(self.checks) if c.check == "manifest_signature")
+        self.checks[at] = BundleCheck("manifest_signature", False, f"signed by {self.manifest_said}, which was retired "
+                                                                   f"at seq {retired}, yet it cites {late[0][1]} (seq "
+                                                                   f"{late[0][0]}): signed after its key was retired")
+        self.manifest_key = self.manifest_said = None
+        return False
 
     def _manifest(self) -> Manifest:
         """Parsed in its own frame, so the raw bytes and the JSON tree are freed once it returns."""

@@ -21,12 +21,23 @@ def checkpoint(home: EvidenceHome) -> tuple[Checkpoint, str]:
 
 
 def covering_checkpoint(home: EvidenceHome, index: int) -> tuple[Checkpoint, str, bool]:
-    """The latest checkpoint if it covers leaf ``index``; else a new one (the flag says so)."""
+    """The latest checkpoint if it covers leaf ``index`` and no retired key signed it; else a new one (the
+    flag says so). After a rotation the latest may be the old key's: a proof against it would hold only for
+    a grader who pins the old key, while one against the current key's holds for either (the key entries)."""
     latest = home.ledger.latest_checkpoint()
-    if latest is not None and latest[0].size > index:
+    if latest is not None and latest[0].size > index and not _signed_by_a_retired_key(home, latest[1]):
         return latest[0], latest[1], False
     cp, note = checkpoint(home)
     return cp, note, True
+
+
+def _signed_by_a_retired_key(home: EvidenceHome, note: str) -> bool:
+    for e in home.ledger.key_entries():
+        if e.receipt.request.get("action") == "retire":
+            with contextlib.suppress(G6Error, NoteError):
+                if signed_by(note, VerifyKey.from_text(str(e.receipt.request.get("key"))), home.ledger.origin):
+                    return True
+    return False
 
 
 def prove(home: EvidenceHome, receipt_id: str, tree: TreeView | None = None) -> tuple[InclusionProof, bool]:
@@ -68,7 +79,9 @@ def prove_at(home: EvidenceHome, receipt_id: str, index: int, cp: Checkpoint, no
 def _key_entries_for(home: EvidenceHome, size: int, note: str, signers: set[str]) -> list[tuple[int, str]]:
     """(seq, stored text) of the key entries among the first ``size`` rows that a grader holding only the
     log's key needs: the add entry of each signer (of the receipt, of the checkpoint ``note``), of the key
-    that signed that entry, and so on back to a key no entry added; and every retire entry of those keys."""
+    that signed that entry, and so on back to a key no entry added; and every retire entry of those keys,
+    that last one included. A rotation's handover is such a retire entry: with it, a grader who pins the
+    key the log has now can check what the key before it signed (``g6.ledger.keyring``)."""
     entries = [e for e in home.ledger.key_entries() if e.seq <= size]
     if not entries:
         return []
@@ -78,17 +91,19 @@ def _key_entries_for(home: EvidenceHome, size: int, note: str, signers: set[str]
             if signed_by(note, VerifyKey.from_text(text)):
                 signers.add(kid)
     added = {str(e.receipt.request.get("key_id")): e for e in entries if e.receipt.request.get("action") == "add"}
-    chain: set[str] = set()
+    chain: set[str] = set()  # keys an entry added, back from the signers
+    seen: set[str] = set()  # those, the signers and the keys that added them: whose retire entries travel
     todo = list(signers)
     while todo:
         kid = todo.pop()
+        seen.add(kid)
         if kid in chain or kid not in added:
             continue
         chain.add(kid)
         by = added[kid].receipt.signature
         if by is not None:
             todo.append(by.key_id)
-    named_keys = chain | signers
+    named_keys = seen
     picked = [e.seq for e in entries if str(e.receipt.request.get("key_id")) in named_keys
               and (e.receipt.request.get("action") == "retire" or str(e.receipt.request.get("key_id")) in chain)]
     return [(seq, str(home.ledger.rows.row_at(seq)[5])) for seq in picked]

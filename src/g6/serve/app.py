@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -27,6 +28,7 @@ from starlette.routing import BaseRoute, Route
 from g6.config import Settings
 from g6.home import EvidenceHome
 from g6.serve import api, memento, pages, tlog
+from g6.serve.digests import ContentDigest
 from g6.serve.responses import not_found
 
 _STOP = None  # what a worker takes from the queue to close its home and end
@@ -151,7 +153,8 @@ def on_reader(reader: HomeReader, route: BaseRoute) -> BaseRoute:
 
 
 def build_app(reader: HomeReader, **options: Any) -> Starlette:
-    """The app: every module's routes, a 404 that says why in JSON or HTML, the reader closed at shutdown.
+    """The app: every module's routes, a 404 that says why in JSON or HTML, ``Content-Digest`` and ``Repr-Digest``
+    on every answer, the reader closed at shutdown.
     ``options`` are handed to every module's ``routes`` (for example ``tiles_dir`` for published tiles)."""
 
     async def missing(request: Request, exc: Exception) -> Response:
@@ -165,7 +168,8 @@ def build_app(reader: HomeReader, **options: Any) -> Starlette:
         yield
         reader.close()
 
+    # every answer carries RFC 9530 digests of what it sends (g6.serve.digests)
     app = Starlette(routes=[on_reader(reader, r) for r in routes], exception_handlers={404: missing},
-                    lifespan=lifespan)
+                    lifespan=lifespan, middleware=[Middleware(ContentDigest)])
     app.state.reader = reader
     return app

@@ -21,7 +21,10 @@ URL, so a read of A redirected to B is a redirect memento of A and a memento of 
 Several captures of one URL within one second share a 14-digit timestamp; each then gets a URI of its own
 with 20 digits (the receipt's microseconds), and the 14-digit form of that second serves the first of them
 (the TimeGate's choice too: nearest to the second's start). Every memento and answer links to its signed
-receipt (``rel="describedby"``, ``/receipt/{id}``). Mementos carry a ``Content-Security-Policy`` of
+receipt (``rel="describedby"``, ``/receipt/{id}``); a memento also names its 20-digit URI as ``rel="cite-as"``
+(Signposting, RFC 8574: the URI to cite it by, which never comes to mean another capture), and carries
+``Content-Digest`` and ``Repr-Digest`` (RFC 9530) of the kept bytes it sends: the receipt's signed sha256
+(:mod:`g6.serve.digests`). Mementos carry a ``Content-Security-Policy`` of
 ``sandbox`` and ``default-src 'none'`` (:data:`MEMENTO_CSP`; headers only, the bytes are untouched): a
 captured page opened here runs no script on this origin and loads nothing from anywhere.
 """
@@ -40,7 +43,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from g6.errors import BlobCorrupt, BlobNotFound
+from g6.export.citations import memento_uri
 from g6.serve.captures import Capture, Captures, normalise
+from g6.serve.digests import memento_fields
 from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, redacted, refusal
 
 FAILED_REL = "https://g6-evidence.invalid/rel/failed-read"
@@ -148,6 +153,13 @@ class Memento:
 
     def receipt_uri(self, request: Request, c: Capture) -> str:
         return f"{self.base(request)}/receipt/{c.receipt_id}"
+
+    def cite_as(self, request: Request, e: Entry) -> str:
+        """The memento's URI with all 20 digits (the receipt's microseconds), whatever ``e.stamp`` is: it names
+        this capture alone for good, where a 14-digit URI serves the first capture of its second (and a capture
+        of the same second appended later, as ``ledger copy`` may, could come first). ``g6 manifest export``
+        writes the same URI (``g6.export.citations.memento_uri``)."""
+        return memento_uri(self.base(request), e.url, e.time)
 
     # -- the request's URL --------------------------------------------------------------------------
     @staticmethod
@@ -315,18 +327,21 @@ class Memento:
             f', <{header_url(self.receipt_uri(request, c))}>; rel="describedby"; type="application/json"'
         if not e.memento:
             return self._failed(request, e, links)
+        gone = self.caps.redaction_of(c) if e.location is None else None
+        if gone is not None:  # never served, whether or not bytes are still in the store
+            # no cite-as and no digests of the body: there are no bytes here to cite (describedby stays: the
+            # receipt is still served, and says what was read)
+            r = redacted(request, f"the body of {c.receipt_id}", gone,
+                         f"{self.base(request)}/receipt/{gone.receipt_id}")
+            r.headers["Link"] = f"{links}, {r.headers['Link']}"
+            return r
+        links += f', <{header_url(self.cite_as(request, e))}>; rel="cite-as"'
         headers = {**SECURITY_HEADERS, "Memento-Datetime": http_date(e.time), "Link": links,
                    "Content-Security-Policy": MEMENTO_CSP}
         if e.location is not None:
             target = next((t for t in entries(self.caps, e.location) if t.capture.seq == c.seq), None)
             where = self.uri_m(request, target) if target is not None else self.uri_g(request, e.location)
             return Response(status_code=e.status or 302, headers={**headers, "Location": header_url(where)})
-        gone = self.caps.redaction_of(c)
-        if gone is not None:  # never served, whether or not bytes are still in the store
-            r = redacted(request, f"the body of {c.receipt_id}", gone,
-                         f"{self.base(request)}/receipt/{gone.receipt_id}")
-            r.headers["Link"] = f"{links}, {r.headers['Link']}"
-            return r
         try:
             body = self.caps.body(c)
         except BlobNotFound as err:
@@ -334,6 +349,10 @@ class Memento:
         except BlobCorrupt as err:
             return refusal(request, 500, "blob_corrupt", f"the body of {c.receipt_id} is refused: {err}")
         headers["Content-Length"] = str(c.size)
+        # the kept bytes, unchanged, are what is sent (no Content-Encoding, no Range): the receipt's sha256 is
+        # their digest; the middleware leaves a streamed answer's own fields alone (g6.serve.digests)
+        assert c.sha256 is not None  # a memento's body was kept whole (Entry.memento)
+        headers.update({**memento_fields(c.sha256, head=request.method == "HEAD"), "Accept-Ranges": "none"})
         media = c.content_type
         if request.method == "HEAD":
             _close(body)

@@ -1,0 +1,312 @@
+"""``g6 report check REPORT``, ``g6 report verify RESULT`` and ``g6 report bundle RESULT``: a research report's
+citations checked against the bytes, the signed result checked offline, and the evidence packed for another
+machine."""
+
+# Imports: g6.report, g6.fetch and g6.export only inside the commands, so `g6 --help` does not load them.
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from g6.cli.app import (
+    Ctx,
+    check_html_out,
+    check_out,
+    cli,
+    emit_json,
+    fail,
+    fail_on,
+    info,
+    pass_ctx,
+    progress,
+    read_key,
+    shown,
+    write_html,
+    write_out,
+)
+from g6.cli.options import json_option, quiet_option
+from g6.errors import G6Error
+from g6.ledger.note import NoteError
+
+MAX_REPORT = 256 * 1024 * 1024  # bytes of a report read
+
+
+@cli.group("report")
+def report_group() -> None:
+    """Research reports: check every citation against the bytes, verify a check's signed result, bundle the
+    evidence of every citation."""
+
+
+def _read_input(path: str, what: str, limit: int) -> bytes:
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
+    except OSError as e:
+        fail(f"cannot read {what} {path}: {e.strerror or e}")
+    if len(data) > limit:
+        fail(f"{what} {path} is over {limit:,} bytes")
+    return data
+
+
+def _documents(values: tuple[str, ...]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for v in values:
+        n, sep, target = v.partition("=")
+        if not sep or not n.strip().isdigit() or not target.strip():
+            fail(f"--document {v[:80]!r}: give N=URL or N=RECEIPT_ID (document:N of the report)")
+        out[int(n)] = target.strip()
+    return out
+
+
+class _Tenths:
+    """Progress when stderr is not a terminal (a log, CI): a line at the start and at every tenth."""
+
+    def __init__(self) -> None:
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        step = done * 10 // max(total, 1)
+        if step > self.last:
+            self.last = step
+            info(f"g6: {done:,}/{total:,} citations checked")
+
+
+@report_group.command("check")
+@click.argument("report_path", metavar="REPORT")
+@click.option("--format", "fmt", default=None,
+              help="The report's format (default: told from the content): openai-responses, openai-chat, anthropic, "
+                   "gemini, perplexity, markdown, annotation, g6-manifest, or g6-report-model (the model's own JSON).")
+@click.option("--receipts-only", is_flag=True, help="Fetch nothing: every citation rests on a receipt in the home.")
+@click.option("--bundle", "bundle_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Check against the evidence in this bundle (`g6 report bundle`) instead of the home; fetches "
+                   "nothing.")
+@click.option("--key", "keys", multiple=True,
+              help="With --bundle: pin the publisher's key (repeatable): a checkpoint verifier key, an "
+                   "ed25519:<base64> public key, or a file with one.")
+@click.option("--trust-bundle-keys", is_flag=True, help="With --bundle: verify with the keys the bundle ships.")
+@click.option("--run", "run_id",
+              help="Resume this run: no URL it read is read again (its verdicts are decided again from those "
+                   "receipts).")
+@click.option("--document", "documents", multiple=True, metavar="N=URL",
+              help="Read document:N of the report (a document its author supplied) at this URL or receipt id.")
+@click.option("--judge", "judge_cmd", default=None, metavar="CMD",
+              help="An outside program asked, one JSON line per (claim, passage) pair, for its opinion; kept beside "
+                   "each verdict, never in its place.")
+@click.option("--judge-timeout", type=click.FloatRange(min=0.001), default=60.0, show_default=True,
+              help="Seconds the judge has for each answer.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write the signed result (schemas/report-check.v1) to this file.")
+@click.option("--manifest", "manifest_out", type=click.Path(path_type=Path), default=None,
+              help="Write the signed manifest of the citations whose quotes were found to this file.")
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="Write the report's text with each citation marked and linked to its evidence to this file.")
+@click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True, help="Hosts in parallel.")
+@click.option("--processes", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="Fetch and judge on N processes (default: one per core, at most --workers).")
+@json_option("report-check.v1", help="Print the signed result as JSON")
+@quiet_option
+@pass_ctx
+def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bundle_path: Path | None,
+              keys: tuple[str, ...], trust_bundle_keys: bool, run_id: str | None, documents: tuple[str, ...],
+              judge_cmd: str | None, judge_timeout: float, output: Path | None, manifest_out: Path | None,
+              html_out: Path | None, workers: int, processes: int | None, as_json: bool) -> NoReturn:
+    """Check every citation of REPORT ('-': stdin) against the bytes: each rests on a receipt in the home (the one
+    the report pins, else the newest ok read of its URL) or on a fetch now; one verdict each: quote_found,
+    quote_not_found, no_quote, source_failed or redirected_elsewhere.
+
+    Exit 0: every quote found; 1: a quote not found or a read that ended on another page; 3: otherwise some
+    citation could not be checked (a source failed, or no quote was given)."""
+    from g6.report.judge import judge_argv
+
+    for path, flag in ((output, "-o"), (manifest_out, "--manifest")):
+        if path is not None:
+            check_out(path, flag)
+    check_html_out(html_out)
+    argv = judge_argv(judge_cmd) if judge_cmd is not None else None
+    if (keys or trust_bundle_keys) and bundle_path is None:
+        fail("--key and --trust-bundle-keys are for --bundle")
+    mapped = _documents(documents)
+    data = _read_input(report_path, "the report", MAX_REPORT)
+    from g6.report.run import CheckInputs, load_report, run_check
+
+    try:
+        report = load_report(data, fmt, Path(report_path).name if report_path != "-" else "REPORT")
+    except G6Error as e:
+        fail_on(e)
+    pinned = _pinned(keys)
+
+    inputs = CheckInputs(report, Path(report_path).name if report_path != "-" else "-",
+                         "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, bundle_path, pinned,
+                         trust_bundle_keys, run_id, mapped, argv, judge_cmd, judge_timeout, workers,
+                         processes or min(os.cpu_count() or 1, workers))
+    policy = c.policy() if not (receipts_only or bundle_path) else None
+    html = None
+    with c.evidence(need_key=True) as ev:
+        with progress("checking", "citations") as bar:
+            try:
+                result, run = run_check(ev, inputs, client=lambda: c.settings.client(policy), sources=c.sources(),
+                                        progress=bar or _Tenths())
+            except G6Error as e:
+                fail_on(e)
+        if run.resumed:
+            info(f"g6: run {run.run_id}: {run.resumed:,} citations were decided by an earlier run with this id; "
+                 f"their pages were not read again, their verdicts were decided again from those receipts")
+        if html_out is not None:
+            from g6.export.report_html import render_report_check
+
+            html = render_report_check(result, run.report.text)
+    _write_outputs(result, output, manifest_out, html_out, html)
+    if as_json:
+        emit_json(result)
+    else:
+        _print_result(result)
+    sys.exit(result["exit_code"])
+
+
+def _pinned(keys: tuple[str, ...]) -> list[Any]:
+    from g6.prove.bundle import PinnedKey
+
+    pinned = []
+    for k in keys:
+        try:
+            key, key_origin = read_key(k)
+        except (G6Error, NoteError, ValueError, OSError) as e:
+            fail(f"bad --key: {e}")
+        pinned.append(PinnedKey(key, key_origin))
+    return pinned
+
+
+def _write_outputs(result: dict[str, Any], output: Path | None, manifest_out: Path | None,
+                   html_out: Path | None, html: str | None) -> None:
+    import json
+
+    if output is not None:
+        write_out(output, json.dumps(result, indent=2, ensure_ascii=False) + "\n", "-o")
+    if manifest_out is not None:
+        from g6.cite.manifest import Manifest, save_manifest
+
+        if result["manifest"] is None:
+            info(f"g6: no quote was found in a page, so no manifest is written to {manifest_out}")
+        else:
+            save_manifest(Manifest.from_json(result["manifest"]), manifest_out)
+            info(f"manifest: {manifest_out} ({len(result['manifest']['citations'])} citations)")
+    if html_out is not None and html is not None:
+        write_html(html_out, html)
+
+
+def _print_result(result: dict[str, Any]) -> None:
+    """A line per citation (its verdict and source), its reason, quote, first hint and judge under it, then the
+    figures."""
+    for cj in result["citations"]:
+        line = f"[{cj['n']}] {cj['verdict']:<20} {cj['source'][:100]}"
+        found = cj.get("found")
+        if found:
+            line += f" ({found['text_source']} text {found['start']}-{found['end']}, {found['match']})"
+        click.echo(shown(line))
+        if not found:
+            click.echo(shown(f"{'':<4}{cj['reason'][:300]}"))
+        if cj.get("quote"):
+            click.echo(shown(f"{'':<4}quote: \"{' '.join(cj['quote'].split())[:100]}\""))
+        hint = cj["hints"][0] if cj.get("hints") else None
+        if hint is not None:
+            click.echo(shown(f"{'':<4}hint, not support ({hint['similarity']:.2f}): \"{hint['text'][:90]}\""))
+        if cj.get("judge"):
+            j = cj["judge"]
+            said = j["opinion"].get("label") if "opinion" in j else f"error {j['error']['code']}"
+            click.echo(shown(f"{'':<4}judge's opinion: {said}"))
+    f = result["figures"]
+    click.echo(f"{f['citations']} citations: quote_found {f['quote_found']} ({f['quote_found_share']:.0%}), "
+               f"quote_not_found {f['quote_not_found']}, no_quote {f['no_quote']}, source_failed "
+               f"{f['source_failed']}, redirected_elsewhere {f['redirected_elsewhere']}; sources {f['sources']} "
+               f"({f['sources_failed']} failed); claims without citations {f['claims_without_citations']}")
+    info(f"result {result['result_id']}, run {result['run_id']} (resume with --run {result['run_id']})")
+
+
+@report_group.command("verify")
+@click.argument("result_path", metavar="RESULT")
+@click.option("--key", "keys", multiple=True,
+              help="Pin the key the result must be signed with (repeatable): ed25519:<base64>, a checkpoint "
+                   "verifier key, or a file with one. Default: the keys this home trusts.")
+@json_option("report-verify.v1", help="Print the checks as JSON")
+@pass_ctx
+def verify_cmd(c: Ctx, result_path: str, keys: tuple[str, ...], as_json: bool) -> NoReturn:
+    """Check a signed result offline: its signature, its figures against its citations, its manifest. Fails closed:
+    exit 0 only when every check holds."""
+    from g6.report.result import load_result, verify_result
+
+    data = _read_input(result_path, "the result", 512 * 1024 * 1024)
+    try:
+        result = load_result(data)
+    except G6Error as e:
+        fail_on(e)
+    if keys:
+        trusted = {p.key.key_id: p.key for p in _pinned(keys)}
+        said = "pinned with --key"
+    else:
+        with c.evidence() as ev:
+            trusted = ev.keys.trusted() if ev.keys.trusted_dir.exists() else {}
+        said = "a key this home trusts"
+    checks = verify_result(result, trusted, said)
+    ok = all(ch.ok for ch in checks)
+    if as_json:
+        emit_json({"ok": ok, "result_id": result.get("result_id"), "checks": [ch.to_json() for ch in checks]})
+    else:
+        for ch in checks:
+            click.echo(shown(f"{ch.check:<10} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}"))
+        click.echo(f"result {str(result.get('result_id'))[:80]} {'holds' if ok else 'FAILED'}")
+    sys.exit(0 if ok else 1)
+
+
+@report_group.command("bundle")
+@click.argument("result_path", metavar="RESULT")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The zip to write.")
+@json_option("bundle-index.v1", help="Print the bundle's index as JSON")
+@quiet_option
+@pass_ctx
+def bundle_cmd(c: Ctx, result_path: str, output: Path, as_json: bool) -> None:
+    """Pack the evidence of every citation of a result this home signed into one evidence bundle: the manifest
+    of the found citations and, beside it, every other read the verdicts rest on, each with its inclusion proof.
+    `g6 bundle verify` checks it; `g6 report check REPORT --bundle ZIP --key KEY` checks the report against it
+    on another machine."""
+    import tempfile
+
+    from g6.cite.manifest import Manifest, save_manifest
+    from g6.prove.bundle import build_bundle
+    from g6.report.bundled import result_receipts
+    from g6.report.result import load_result, verify_result
+
+    check_out(output, "-o")
+    data = _read_input(result_path, "the result", 512 * 1024 * 1024)
+    try:
+        result = load_result(data)
+    except G6Error as e:
+        fail_on(e)
+    with c.evidence(need_key=True) as ev:
+        bad = [ch for ch in verify_result(result, ev.trusted(), "a key this home trusts") if not ch.ok]
+        if bad:
+            fail(f"{result_path} is not a result this home can vouch for ({bad[0].check}: {bad[0].detail})", 1)
+        manifest = Manifest.from_json(result["manifest"]) if result["manifest"] is not None else \
+            Manifest.new().signed(ev.signing_key())
+        fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".manifest.json")
+        os.close(fd)
+        try:
+            save_manifest(manifest, tmp)
+            with progress("bundling", "steps") as bar:
+                index = build_bundle(ev, tmp, output, progress=bar, also=result_receipts(result))
+        except G6Error as e:
+            fail_on(e)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    if as_json:
+        emit_json(index)
+    else:
+        click.echo(f"wrote {output}: {len(index['files'])} files, the evidence of {len(result['citations'])} "
+                   f"citations (manifest {index['manifest_id']})")

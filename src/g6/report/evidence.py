@@ -1,0 +1,167 @@
+"""Where a citation's evidence comes from: the receipts of an evidence home, or of a bundle, found by the URL
+they read (or the id a report pins), and the bytes each one vouches for.
+
+Which receipt a citation rests on, in this order:
+
+1. the receipt the report pins (``ReportCitation.receipt_id``, as a g6 manifest gives it), whatever its
+   outcome: the author says that read is the evidence; absent from the home or the bundle, the citation
+   has no evidence;
+2. else the newest *ok read* of the URL: a ``fetch`` or ``recheck`` receipt whose request was that URL
+   (compared as g6 stores URLs: userinfo and secret parameters redacted, scheme and host lowercased,
+   default port and fragment dropped), outcome ``ok`` with a 2xx status, a body, and no login,
+   challenge or consent wall;
+3. else, when the check may fetch, a fetch now (:mod:`g6.report.check`); when it may not
+   (``--receipts-only``, a bundle), the newest read of the URL whatever its outcome, so a failed read
+   gives the verdict it gave when it was made; none at all: no evidence.
+
+"Newest" is the ledger's order (the later row), not a clock. A bundle's receipts are ordered by the leaf
+index their inclusion proofs give, which is the same order.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from g6.adapters.redact import redact_url
+from g6.adapters.urls import URLError, normalise_url
+from g6.cite.cite import read_failure
+from g6.errors import G6Error
+from g6.home import EvidenceHome
+from g6.ledger.receipts import Receipt, canonical_json
+from g6.ledger.redactions import Redactions
+
+READ_KINDS = ("fetch", "recheck")  # receipts whose body is a page read from a URL
+
+
+@functools.lru_cache(maxsize=65536)
+def url_key(url: str) -> str:
+    """``url`` as receipts record it and as reads are matched: redacted (no userinfo, no secret values),
+    normalised (``g6.adapters.urls.normalise_url``: the fragment dropped); the redacted text itself when it
+    does not parse (so an unparseable URL still matches the receipt of its refused fetch)."""
+    shown = redact_url(url)
+    try:
+        return normalise_url(shown).url
+    except (URLError, ValueError, UnicodeError, TypeError):
+        return shown
+
+
+def search_key(source: str, request: Mapping[str, Any]) -> str:
+    """A search page's identity: the source's name and the request as its receipt records it."""
+    return source + "\n" + canonical_json(dict(request)).decode()
+
+
+def ok_read(r: Receipt) -> bool:
+    """A read that is evidence of a page's words: ok with a 2xx status, a body kept, and no wall."""
+    return read_failure(r.outcome, r.http_status) is None and r.interstitial is None and bool(r.content)
+
+
+def choose(reads: list[Receipt], may_fetch: bool) -> Receipt | None:
+    """The read a citation rests on among ``reads`` (newest first): the newest ok read; else, when the check
+    may not fetch, the newest read whatever its outcome; else None (fetch now)."""
+    ok = next((r for r in reads if ok_read(r)), None)
+    if ok is not None or may_fetch:
+        return ok
+    return reads[0] if reads else None
+
+
+class EvidenceSource(Protocol):
+    """What the check reads evidence from: an evidence home (:class:`HomeEvidence`) or a verified bundle
+    (:class:`g6.report.bundled.BundleEvidence`)."""
+
+    name: str  # "home" | "bundle"
+
+    def get(self, receipt_id: str) -> Receipt | None: ...
+
+    def reads(self, url: str) -> list[Receipt]: ...
+
+    def search_pages(self, source: str, request: Mapping[str, Any]) -> list[Receipt]: ...
+
+    def conversions(self, blake3: str) -> list[Receipt]: ...
+
+    def body(self, content: Mapping[str, Any]) -> bytes: ...
+
+    def add(self, receipts: Iterable[Receipt]) -> None: ...
+
+
+class ReceiptIndex:
+    """Receipts of reads, search pages and conversions by what they are of, newest first."""
+
+    def __init__(self) -> None:
+        self.by_url: dict[str, list[str]] = defaultdict(list)
+        self.by_search: dict[str, list[str]] = defaultdict(list)
+        self.by_pdf: dict[str, list[str]] = defaultdict(list)
+
+    def file(self, r: Receipt) -> None:
+        """File ``r`` as the newest of its kind (callers give receipts oldest first)."""
+        req = r.request if isinstance(r.request, Mapping) else {}
+        if r.kind in READ_KINDS and isinstance(req.get("url"), str):
+            self.by_url[url_key(req["url"])].insert(0, r.receipt_id)
+        elif r.kind == "search":
+            self.by_search[search_key(str(r.source), req)].insert(0, r.receipt_id)
+        elif r.kind == "convert":
+            src = r.links.get("from") if isinstance(r.links, Mapping) else None
+            if isinstance(src, Mapping) and isinstance(src.get("blake3"), str):
+                self.by_pdf[src["blake3"]].insert(0, r.receipt_id)
+
+
+class HomeEvidence:
+    """The receipts of an evidence home: its ledger read once (the receipts of reads, search pages and
+    conversions, by what they are of), each receipt fetched by id when a citation needs it."""
+
+    name = "home"
+
+    def __init__(self, home: EvidenceHome) -> None:
+        self.home = home
+        self.index = ReceiptIndex()
+        self._cache: dict[str, Receipt] = {}
+        self.refused: dict[str, str] = {}  # receipt id -> why it is no evidence (its signature does not verify)
+        self._trusted = home.trusted() if home.ledger.present() else {}
+        self._redactions: Redactions | None = None
+        for kind in (*READ_KINDS, "search", "convert"):
+            for entry in home.ledger.entries(kind=kind):
+                self.index.file(entry.receipt)
+
+    def get(self, receipt_id: str) -> Receipt | None:
+        """The receipt, when it is in the ledger and its signature verifies with a key this home trusts (a row
+        edited in the database is no evidence; ``refused`` says why); else None."""
+        r = self._cache.get(receipt_id)
+        if r is None and receipt_id not in self.refused:
+            try:
+                got = self.home.ledger.get(receipt_id)
+            except G6Error:
+                return None
+            ok, why = got.verify_signature(self._trusted)
+            if not ok:
+                self.refused[receipt_id] = why
+                return None
+            r = self._cache[receipt_id] = got
+        return r
+
+    def _all(self, ids: list[str]) -> list[Receipt]:
+        return [r for rid in ids if (r := self.get(rid)) is not None]
+
+    def reads(self, url: str) -> list[Receipt]:
+        return self._all(self.index.by_url.get(url_key(url), []))
+
+    def search_pages(self, source: str, request: Mapping[str, Any]) -> list[Receipt]:
+        return self._all(self.index.by_search.get(search_key(source, request), []))
+
+    def conversions(self, blake3: str) -> list[Receipt]:
+        return self._all(self.index.by_pdf.get(blake3, []))
+
+    def body(self, content: Mapping[str, Any]) -> bytes:
+        """The bytes the receipt's ``content`` names, hashed and found to be exactly those; ``BlobRedacted`` for
+        bytes a redaction entry took out (so a verdict says redacted, never that the body is missing)."""
+        if self._redactions is None:  # read once a check: a few rows by kind
+            self._redactions = self.home.redactions() if self.home.ledger.present() else Redactions()
+        self.home.refuse_redacted(content, self._redactions)
+        return self.home.store.read_as(content)
+
+    def add(self, receipts: Iterable[Receipt]) -> None:
+        """Receipts this run appended (signed), filed as the newest of their kind."""
+        for r in receipts:
+            self._cache[r.receipt_id] = r
+            self.index.file(r)

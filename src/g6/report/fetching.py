@@ -1,0 +1,188 @@
+"""The pages a check reads now: fetched on the host pool (hosts in parallel, one request at a time per host, on
+forked processes where the home allows it, as ``g6 fetch --input`` fetches), each page read and judged where it
+was fetched, and the receipts and verdicts written by one writer thread in groups.
+
+The writer owns its own ledger connection: it takes every page that arrived since its last group, appends their
+receipts in one transaction, then their verdicts' run-file lines in one append (one fsync), so a verdict on file
+always has its receipt, and the thread that receives the pages never waits on the disk; when the disk is slow the
+groups grow (group commit). A PDF's verdicts wait for its conversion, made and receipted here once every page is
+in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import queue
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from g6.fetch.batch import usable_processes
+from g6.fetch.capture import prepare_fetch
+from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
+from g6.ledger.receipts import Receipt
+from g6.report.evidence import ok_read
+from g6.report.runfile import Line
+from g6.report.verdicts import Verdict, body_texts, is_pdf, judge
+
+
+@dataclass
+class Page:
+    """One URL to read, the citations (by place) that rest on it, and their quotes and claims."""
+
+    url: str
+    items: list[tuple[int, str | None, str]] = field(default_factory=list)  # (place, quote, claim)
+    searched: dict[int, str] = field(default_factory=dict)  # place -> the search receipt that led here
+
+
+MAX_GROUP = 256  # pages whose receipts go in one transaction at most
+Arrived = tuple[Page, Receipt, list[Verdict] | None]  # a page, its receipt (unsigned), its verdicts (None: a PDF)
+
+
+class _Writer:
+    """One thread, one ledger connection: receipts appended, then verdicts put on file, a group at a time."""
+
+    def __init__(self, chk: Any) -> None:
+        self.chk = chk
+        self.key = chk.home.signing_key()  # a missing key ends the check here, before any page is read
+        self.q: queue.Queue[Arrived | None] = queue.Queue()
+        self.error: BaseException | None = None
+        self.signed: list[Receipt] = []
+        self.pdfs: list[tuple[Page, Receipt]] = []
+        self.t = threading.Thread(target=self._run, name="g6-report-writer", daemon=True)
+
+    def _run(self) -> None:
+        ledger = self.chk.home.ledger.reopen()  # a connection is its opener thread's
+        try:
+            stop = False
+            while not stop:
+                item = self.q.get()
+                if item is None:
+                    break
+                group = [item]
+                while len(group) < MAX_GROUP:
+                    try:
+                        nxt = self.q.get_nowait()
+                    except queue.Empty:
+                        break
+                    if nxt is None:
+                        stop = True
+                        break
+                    group.append(nxt)
+                self._write(ledger, group)
+        except BaseException as e:  # noqa: BLE001 - handed to the receiving thread, which raises it
+            self.error = e
+        finally:
+            ledger.close()
+
+    def _write(self, ledger: Any, group: list[Arrived]) -> None:
+        signed = ledger.append_many([r for _, r, _ in group], self.key)
+        self.signed += signed
+        lines, decided = [], []
+        for (page, _, verdicts), r in zip(group, signed, strict=True):
+            if verdicts is None:
+                self.pdfs.append((page, r))
+                continue
+            for (i, _, _), v in zip(page.items, verdicts, strict=True):
+                v = self.chk.with_search(v, page.searched.get(i))
+                lines.append(Line(self.chk.keys[i], v))
+                decided.append((i, v))
+        if lines:
+            self.chk.state.add_many(lines)
+        for i, v in decided:
+            self.chk.done[i] = v
+        if self.chk.progress is not None:
+            self.chk.progress(len(self.chk.done), len(self.chk.report.citations))
+
+    def put(self, item: Arrived) -> None:
+        if self.error is not None:
+            raise self.error
+        self.q.put(item)
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.t.join()
+        if self.error is not None:
+            raise self.error
+
+
+def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) -> None:
+    """Read every page of ``pages`` now (``chk``: the check, ``g6.report.check._Check``) and decide the
+    verdicts of the citations resting on each."""
+    client, store = chk.client, chk.home.store
+    assert client is not None
+
+    def work(page: Page) -> tuple[Receipt, list[Verdict] | None]:
+        prepared = prepare_fetch(store, client, page.url, documents=False)
+        r = prepared.receipt
+        body = None
+        if ok_read(r):
+            body = store.read(str((r.content or {})["blake3"]))
+            if is_pdf(r, body):
+                return r, None  # converted in the calling process, which appends the conversion's receipt
+        texts = body_texts(r, body) if body is not None else None
+        return r, [judge(q, claim, r, "fetched", texts) for _, q, claim in page.items]
+
+    by_host: dict[str, list[Page]] = defaultdict(list)
+    for page in pages.values():
+        by_host[host_of(page.url)].append(page)
+    writer = _Writer(chk)
+    with contextlib.ExitStack() as stack:
+        if usable_processes(chk.home, processes) > 1 and len(by_host) > 1:
+            stack.enter_context(client.hosts_shared(multiprocessing.get_context("fork")))
+            # forked before the writer's thread starts: a fork needs this to be the only thread
+            results: Any = fork_workers(work, workers, min(processes, len(by_host)), setup=client.forget_connections)
+            stack.callback(results.close)
+            results.give(list(by_host.values()))
+        else:
+            results = per_host_groups(list(by_host.values()), work, workers)
+            stack.callback(results.close)
+        writer.t.start()
+        try:
+            for page, res, _ in results:
+                if isinstance(res, BaseException):
+                    raise res
+                writer.put((page, *res))
+        finally:
+            writer.close()
+    chk.ev.add(writer.signed)
+    chk.fetched += len(writer.signed)
+    decided = []
+    for page, r in writer.pdfs:  # a PDF: its conversion is made and receipted here, in the check's thread
+        for i, _, _ in page.items:
+            decided.append((i, chk.with_search(chk.judge_stored(r, chk.report.citations[i], "fetched"),
+                                             page.searched.get(i))))
+    chk.decide(decided)
+
+
+def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: int) -> dict[str, list[Verdict] | None]:
+    """The verdicts on stored reads, each page's body read and its text extracted on one of ``processes`` forked
+    processes (the extraction is most of the cost): receipt id -> its citations' verdicts, or None for one the
+    calling process must judge itself (a PDF, whose conversion it appends; a body the store cannot serve)."""
+    store = chk.home.store
+
+    def work(item: tuple[Receipt, list[tuple[str | None, str, str]]]) -> list[Verdict] | None:
+        r, asked = item
+        texts = None
+        if ok_read(r):
+            try:
+                body = store.read_as(r.content or {})
+            except Exception:  # noqa: BLE001 - the calling process says why, in its words
+                return None
+            if is_pdf(r, body):
+                return None
+            texts = body_texts(r, body)
+        return [judge(quote, claim, r, how, texts) for quote, claim, how in asked]
+
+    work_items = [(r, [(c.quote, c.claim, how) for _, c, _, how in entries]) for r, entries in items]
+    pool = fork_workers(work, processes, processes)
+    out: dict[str, list[Verdict] | None] = {}
+    try:
+        pool.give([[it] for it in work_items])
+        for (r, _), res, _ in pool:
+            out[r.receipt_id] = None if isinstance(res, BaseException) else res
+    finally:
+        pool.close()
+    return out

@@ -1,0 +1,222 @@
+"""The check's result (``schemas/report-check.v1.schema.json``): every citation's verdict and the read it rests
+on, the figures, the manifest of the citations whose quotes were found, the judge's opinions beside the
+verdicts, signed with the home's Ed25519 key over RFC 8785 canonical JSON of the result without its
+``signature``, as a manifest is (:mod:`g6.cite.manifest`). ``verify_result`` checks one offline and fails
+closed: unsigned, a key not pinned or trusted, a figure that is not what the citations add up to, or a
+manifest that is not the found citations', each fails the result.
+
+What a result shows of the report's own words is bounded (a quote or a claim: its first ``MAX_SHOWN``
+characters, with the whole one's length and sha256), so a report of hostile size gives a result of bounded
+size per citation.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from g6 import TOOL_NAME, __version__
+from g6.cite.manifest import Manifest
+from g6.errors import InputError
+from g6.ledger.keys import SigningKey, VerifyKey
+from g6.ledger.receipts import Signature, canonical_json, check_signature, new_receipt_id, utc_now
+from g6.report.check import CheckRun, iter_citations
+from g6.report.model import ReportCitation
+from g6.report.verdicts import VERDICTS, Verdict, bounded, sha256_text
+
+SCHEMA = "g6.report-check.v1"
+MAX_RESULT = 512 * 1024 * 1024  # bytes of a result `g6 report verify` reads
+# exit codes of `g6 report check`: every quote found; the bytes contradict the report; the rest
+EXIT_FOUND, EXIT_NOT_FOUND, EXIT_UNCHECKED = 0, 1, 3
+
+
+def found_manifest(run: CheckRun) -> Manifest | None:
+    """The manifest of the citations whose quotes were found in a page (a citation of a PDF's converted text is
+    not one a manifest can hold), each once (``Manifest.with_citation``'s rule, by citation id); None when there
+    is none."""
+    unique = {v.citation.citation_id: v.citation for v in run.verdicts if v.citation is not None}
+    return replace(Manifest.new(), citations=tuple(unique.values())) if unique else None
+
+
+def figures(run: CheckRun) -> dict[str, Any]:
+    counts = Counter(v.verdict for v in run.verdicts)
+    n = len(run.verdicts)
+    failed_sources = {c.source for c, v in iter_citations(run) if v.verdict == "source_failed"}
+    return {"citations": n, **{k: counts.get(k, 0) for k in VERDICTS},
+            "quote_found_share": round(counts.get("quote_found", 0) / n, 4) if n else 0.0,
+            "sources": len({c.source for c in run.report.citations}), "sources_failed": len(failed_sources),
+            "claims_without_citations": len(run.report.uncited_claims)}
+
+
+def exit_code(counts: Mapping[str, int]) -> int:
+    """0 when every citation's quote was found (and there is one); 1 when any quote was not found or any read
+    ended on another page; 3 otherwise (a source failed, or a citation gave no quote)."""
+    if counts.get("quote_not_found", 0) or counts.get("redirected_elsewhere", 0):
+        return EXIT_NOT_FOUND
+    if counts.get("citations", 0) and counts.get("quote_found", 0) == counts["citations"]:
+        return EXIT_FOUND
+    return EXIT_UNCHECKED
+
+
+def _words(text: str | None, name: str) -> dict[str, Any]:
+    """``text`` as a result shows it: whole, or its first characters with the whole one's length and sha256."""
+    if text is None:
+        return {name: None}
+    out: dict[str, Any] = {name: bounded(text)}
+    if out[name] != text:
+        out[f"{name}_chars"], out[f"{name}_sha256"] = len(text), sha256_text(text)
+    return out
+
+
+def citation_json(c: ReportCitation, v: Verdict, opinion: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {"n": c.n, "where": c.where, "source": bounded(c.source, 2000), "title": c.title,
+                         **_words(c.claim, "claim"), "claim_start": c.claim_start, "claim_end": c.claim_end,
+                         **_words(c.quote, "quote"), **v.to_json()}
+    if opinion is not None:
+        d["judge"] = dict(opinion)
+    return d
+
+
+@dataclass(frozen=True, slots=True)
+class ResultInputs:
+    """What a result says besides the verdicts: the report as given, the evidence, the judge."""
+
+    report_name: str
+    report_sha256: str
+    report_size: int
+    evidence: Mapping[str, Any]  # {"source": home|bundle, "origin", "receipts_only", "bundle"?}
+    judge: Mapping[str, Any] | None = None  # {"command", "timeout", "pairs", "answered", "errors"}
+    opinions: Mapping[int, Mapping[str, Any]] | None = None  # citation place -> the judge's opinion
+
+
+def build_result(run: CheckRun, inputs: ResultInputs, manifest: Manifest | None) -> dict[str, Any]:
+    """The result, unsigned (``manifest``: the found citations' manifest, signed already, or None)."""
+    opinions = inputs.opinions or {}
+    return {
+        "schema": SCHEMA, "result_id": "rchk_" + new_receipt_id().removeprefix("rcpt_"), "created_at": utc_now(),
+        "tool": {"name": TOOL_NAME, "version": __version__}, "run_id": run.run_id,
+        "report": {"name": inputs.report_name, "format": run.report.format, "sha256": inputs.report_sha256,
+                   "size": inputs.report_size, "citations": len(run.report.citations),
+                   "uncited_claims": [bounded(u, 500) for u in run.report.uncited_claims[:1000]]},
+        "evidence": dict(inputs.evidence), "figures": (figs := figures(run)), "exit_code": exit_code(figs),
+        "judge": dict(inputs.judge) if inputs.judge is not None else None,
+        "manifest": manifest.to_json() if manifest is not None else None,
+        "citations": [citation_json(c, v, opinions.get(i)) for i, (c, v) in enumerate(iter_citations(run))],
+    }
+
+
+def canonical(result: Mapping[str, Any]) -> bytes:
+    """RFC 8785 canonical JSON of the result without ``signature``, made a citation at a time: a value that is
+    not plain JSON (a float: a similarity, a share) sends ``canonical_json`` to rfc8785's per-character path,
+    which then costs only for the parts that hold one. The keys here are ASCII, so code-point order is RFC
+    8785's UTF-16 order; a property test holds this equal to ``canonical_json`` of the whole."""
+    parts = []
+    for k in sorted(k for k in result if k != "signature"):
+        if not k.isascii():
+            return canonical_json({k: v for k, v in result.items() if k != "signature"})
+        v = result[k]
+        value = (b"[" + b",".join(canonical_json(c) for c in v) + b"]") if k == "citations" and isinstance(v, list) \
+            else canonical_json(v)
+        parts.append(canonical_json(k) + b":" + value)
+    return b"{" + b",".join(parts) + b"}"
+
+
+def sign_result(result: Mapping[str, Any], key: SigningKey) -> dict[str, Any]:
+    sig = Signature("ed25519", key.key_id, base64.b64encode(key.sign(canonical(result))).decode())
+    return {**{k: v for k, v in result.items() if k != "signature"}, "signature": sig.to_json()}
+
+
+# -- verifying ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Check:
+    check: str
+    ok: bool
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "ok": self.ok, "detail": self.detail}
+
+
+def load_result(data: bytes) -> dict[str, Any]:
+    """A result's JSON; an InputError when it is not one (exit 2), before anything is judged."""
+    if len(data) > MAX_RESULT:
+        raise InputError(f"the result is {len(data):,} bytes; at most {MAX_RESULT:,} are read")
+    try:
+        d = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise InputError(f"the result is not JSON: {str(e)[:200]}") from None
+    if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+        raise InputError(f"not a {SCHEMA} result (schema={str(d.get('schema') if isinstance(d, dict) else None)[:40]})")
+    return d
+
+
+def _shape(d: Mapping[str, Any]) -> str | None:
+    """What is wrong with the result's shape, or None."""
+    cites = d.get("citations")
+    if not isinstance(cites, list) or not all(isinstance(c, dict) for c in cites):
+        return "citations is not a list of objects"
+    bad = [i for i, c in enumerate(cites) if c.get("verdict") not in VERDICTS]
+    if bad:
+        return f"citation {bad[0]} has no known verdict"
+    if not isinstance(d.get("figures"), dict) or not isinstance(d.get("result_id"), str):
+        return "figures or result_id missing"
+    return None
+
+
+def _figures_check(d: Mapping[str, Any]) -> Check:
+    cites = d["citations"]
+    counts = Counter(c["verdict"] for c in cites)
+    want = {"citations": len(cites), **{k: counts.get(k, 0) for k in VERDICTS}}
+    got = {k: d["figures"].get(k) for k in want}
+    if got != want:
+        return Check("figures", False, f"the figures say {got}, the citations add up to {want}")
+    if d.get("exit_code") != exit_code(want):
+        return Check("figures", False, f"exit_code {d.get('exit_code')!r} is not what the verdicts give "
+                                       f"({exit_code(want)})")
+    return Check("figures", True, f"{len(cites)} citations: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+
+
+def _manifest_check(d: Mapping[str, Any], keys: Mapping[str, VerifyKey]) -> Check:
+    found = sorted({c["citation_id"] for c in d["citations"] if c.get("citation_id")})
+    m = d.get("manifest")
+    if m is None:
+        ok = not found
+        return Check("manifest", ok, "no quote found in a page, no manifest" if ok else
+                     "citations name manifest citations but the result holds no manifest")
+    try:
+        manifest = Manifest.from_json(m)
+    except InputError as e:
+        return Check("manifest", False, str(e))
+    ok, why = manifest.verify_signature(keys)
+    if not ok:
+        return Check("manifest", False, f"the manifest's signature: {why}")
+    if sorted(c.citation_id for c in manifest.citations) != found:
+        return Check("manifest", False, "the manifest's citations are not the citations whose quotes were found")
+    signer = manifest.signature.key_id if manifest.signature is not None else ""
+    return Check("manifest", True, f"{manifest.manifest_id}: {len(found)} citations, signed by {signer}")
+
+
+def verify_result(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str) -> list[Check]:
+    """Every check of a result against ``keys`` (``said``: where they came from, for the words)."""
+    shape = _shape(d)
+    if shape is not None:
+        return [Check("shape", False, shape)]
+    checks = [Check("shape", True, "")]
+    sig = d.get("signature")
+    try:
+        signature = Signature(sig["alg"], sig["key_id"], sig["value"]) if sig is not None else None
+        ok, why = check_signature(signature, keys, canonical(d), "result")
+    except (KeyError, TypeError, ValueError) as e:
+        ok, why = False, f"unreadable signature: {str(e)[:120]}"
+    if ok and signature is not None:
+        why = f"signed by {signature.key_id} ({said})"
+    elif not keys:
+        why = f"{why}; no key to check it with ({said})"
+    checks.append(Check("signature", ok, why))
+    checks.append(_figures_check(d))
+    checks.append(_manifest_check(d, keys))
+    return checks

@@ -1,0 +1,64 @@
+"""``redirected_elsewhere``: the rule as a pure function (both sides of each clause), then over real redirects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from g6.adapters import CheckedClient
+from g6.demo.site import LocalSite, Reply
+from g6.home import EvidenceHome
+from g6.report.verdicts import elsewhere
+from tests.report.check_helpers import QUOTE, article, check, cite, report_of
+
+Site = Callable[..., LocalSite]
+A = "https://news.example.org/2026/bills"
+
+
+@pytest.mark.parametrize(("final", "why"), [
+    ("https://news.example.org/", "the site's home page"),
+    ("https://www.news.example.org/index.html", "the site's home page"),
+    ("https://news.example.org/en-gb/", "the site's home page"),
+    ("https://news.example.org/account/login", "a sign-in page"),
+    ("https://news.example.org/users/sign_in", "a sign-in page"),
+    ("https://accounts.example.org/o/x", "a sign-in page"),
+    ("https://news.example.org/paywall?return_to=%2F2026%2Fbills", "a page that sends the reader back"),
+    ("https://news.example.org/gate?next=https%3A%2F%2Fnews.example.org%2F2026%2Fbills", "a page that sends"),
+    ("https://news.example.org/errors/404", "an error page"),
+])
+def test_a_read_that_ends_on_another_kind_of_page_is_elsewhere(final: str, why: str) -> None:
+    got = elsewhere(A, final)
+    assert got is not None and got.startswith(why)
+
+
+@pytest.mark.parametrize("final", [
+    None, A, "http://news.example.org/2026/bills", "https://www.news.example.org/2026/bills/",
+    "https://news.example.org/2026/bills#comments", "https://news.example.org/2026/bills-updated",
+    "https://publisher.example.com/article/10.1000/xyz",  # a DOI or a short link resolving to its page
+    "https://news.example.org/2026/bills?page=2", "https://news.example.org/archive/login-tips-for-readers",
+    "https://news.example.org/search?q=bills",
+])
+def test_a_redirect_that_reaches_the_page_is_not_elsewhere(final: str | None) -> None:
+    assert elsewhere(A, final) is None
+
+
+def test_the_home_page_of_a_home_page_is_the_page() -> None:
+    assert elsewhere("https://example.org/", "https://www.example.org/en/") is None
+    assert elsewhere("https://example.org/?p=1", "https://example.org/") == "the site's home page"
+
+
+def test_over_real_redirects_both_sides(home: EvidenceHome, client: CheckedClient, site: Site) -> None:
+    s = site({"/old": Reply(301, headers=(("Location", "/new"),)), "/new": Reply(body=article(QUOTE)),
+              "/gone": Reply(302, headers=(("Location", "/"),)), "/": Reply(body=article(QUOTE)),
+              "/member": Reply(302, headers=(("Location", "/login?next=/member"),)),
+              "/login": Reply(body=article(QUOTE)), "/slash": Reply(301, headers=(("Location", "/slash/"),)),
+              "/slash/": Reply(body=article(QUOTE)), "/robots.txt": Reply(404)})
+    run = check(home, report_of(*(cite(s.url(p), QUOTE) for p in ("/old", "/gone", "/member", "/slash"))), client)
+    moved, home_page, login, slash = run.verdicts
+    assert moved.verdict == "quote_found" and moved.read["final_url"].endswith("/new")
+    assert slash.verdict == "quote_found"
+    # the quote is on the home page and on the sign-in page too: still not the cited page
+    assert home_page.verdict == "redirected_elsewhere" and home_page.detail["rule"] == "the site's home page"
+    assert login.verdict == "redirected_elsewhere" and login.detail["rule"] == "a sign-in page"
+    assert home_page.found is None and home_page.citation is None and home_page.receipt_id is not None
