@@ -11,6 +11,7 @@ sources and DOIs are served by a loopback site through an injected resolver and 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.errors import InputError, ReportMalformed
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
+from g6.report.judge import ask_judge
 from g6.report.model_json import report_from_json
 from g6.report.read import read_report
 from g6.report.runfile import Line, run_state
@@ -369,3 +371,23 @@ def test_a_model_report_whose_claim_is_not_the_text_at_its_offsets_is_refused() 
     with pytest.raises(InputError):
         report_from_json(json.dumps(d).encode())
 
+
+
+# -- finding 23: a judge's answer taken for the next pair ------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="finding 23: a judge line that arrived before its pair was sent is taken as "
+                                       "that pair's answer: one extra line shifts every later opinion onto the "
+                                       "wrong citation")
+def test_a_judges_extra_line_is_not_taken_as_the_next_pairs_answer(tmp_path: Path) -> None:
+    """The judge answers each pair with two lines (a chatty model, a wrapper that echoes). ``_Process.ask`` takes
+    the first line in its buffer as the answer, so pair 2 gets the second line said about pair 1, pair 3 the
+    first line about pair 2, and so on: the result records, signed, that the judge said of citation 2 what it
+    said of citation 1. A line already waiting when a pair is sent (or one whose ``n`` is another pair's, when
+    the judge echoes it) answers no pair: ``judge_garbage``, and the judge is started again."""
+    script = tmp_path / "chatty.py"
+    script.write_text("import json, sys\nfor line in sys.stdin:\n    n = json.loads(line)['n']\n"
+                      "    print(json.dumps({'label': 'supports', 'n': n}))\n"
+                      "    print(json.dumps({'label': 'neutral', 'n': n}), flush=True)\n")
+    items = [(i, {"n": i + 1, "claim": f"claim {i + 1}", "passage": "p", "passage_is": "found"}) for i in range(3)]
+    got = ask_judge([sys.executable, str(script)], items, 30)
+    said = {i: o.answer["n"] for i, o in got.items() if o.answer is not None}
+    assert all(n == i + 1 for i, n in said.items()), said
