@@ -55,8 +55,8 @@ from g6.home import EvidenceHome  # noqa: E402
 from g6.ledger.receipts import Receipt  # noqa: E402
 from tests.tls_pki import TestPKI  # noqa: E402
 
-__all__ = ["PUBLIC", "ROBOTS", "Capture", "Listener", "Recorder", "capture", "listeners", "mapped_client", "public_site",
-           "marked_processes", "need_chromium", "secure_world", "started_pool", "wait_until"]
+__all__ = ["PUBLIC", "ROBOTS", "Capture", "Listener", "Recorder", "capture", "listeners", "mapped_client",
+           "marked_processes", "need_chromium", "public_site", "secure_world", "started_pool", "wait_until"]
 
 ROBOTS = Reply(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
 
@@ -153,7 +153,8 @@ def capture(home: EvidenceHome, client: CheckedClient, pool: BrowserPool, url: s
 
 
 @contextlib.contextmanager
-def public_site(routes: Mapping[str, Route], **names: Mapping[str, Route]) -> Iterator[tuple[LocalSite, CheckedClient, MappedTransport]]:
+def public_site(routes: Mapping[str, Route],
+                **names: Mapping[str, Route]) -> Iterator[tuple[LocalSite, CheckedClient, MappedTransport]]:
     """``routes`` served as ``http://site.example/`` (and each of ``names`` as ``http://NAME.example/``) under the
     production policy (loopback refused); ``loop.example`` resolves to 127.0.0.1. The transport logs every address the
     client asked it to connect to."""
@@ -171,8 +172,8 @@ def public_site(routes: Mapping[str, Route], **names: Mapping[str, Route]) -> It
 
 
 @contextlib.contextmanager
-def secure_world(routes: Mapping[str, Route], tmp: Path,
-                 policy: Callable[[str], FetchPolicy] | None = None) -> Iterator[tuple[LocalSite, CheckedClient, TestPKI]]:
+def secure_world(routes: Mapping[str, Route], tmp: Path, policy: Callable[[str], FetchPolicy] | None = None,
+                 ) -> Iterator[tuple[LocalSite, CheckedClient, TestPKI]]:
     """``routes`` served as ``https://site.example/`` by a loopback TLS server (a leaf of a test PKI for
     site.example); the checked client trusts the test root, maps site.example to it, refuses loopback."""
     pki = TestPKI.make(tmp)

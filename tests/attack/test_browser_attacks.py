@@ -75,19 +75,23 @@ def channels_page(p: dict[str, Listener]) -> bytes:
 @font-face {{font-family: evil; src: url({u['font']}/f.woff)}} body {{font-family: evil}}
 .a {{background-image: image-set(url({u['imageset']}/i1) 1x)}} .b {{background: url({u['bg']}/bg.png)}}
 .d {{cursor: url({u['cursor']}/c.cur), auto}} .e {{mask-image: url({u['maskimg']}/m.png)}}
-.f {{list-style-image: url({u['listimg']}/l.png)}} .g {{border: 10px solid; border-image: url({u['borderimg']}/b.png) 30}}
+.f {{list-style-image: url({u['listimg']}/l.png)}}
+.g {{border: 10px solid; border-image: url({u['borderimg']}/b.png) 30}}
 .h::before {{content: url({u['contenturl']}/c.png)}}</style></head><body>
 <p>The channels page says hello.</p>
 <div class=a>a</div><div class=b>b</div><div class=d>d</div><div class=e>e</div><ul class=f><li>f</li></ul>
 <div class=g>g</div><div class=h>h</div>
-<svg width=20 height=20><use href="{u['svg_use']}/s.svg#x"/><filter id=ff><feImage href="{u['feimage']}/fe.png"/></filter>
+<svg width=20 height=20><use href="{u['svg_use']}/s.svg#x"/>
+<filter id=ff><feImage href="{u['feimage']}/fe.png"/></filter>
 <rect filter="url(#ff)" width=10 height=10/><image href="{u['svgimage']}/si.png" width=5 height=5/></svg>
 <object data="{u['object']}/obj" type="text/html"></object><embed src="{u['embed']}/emb" type="image/png">
 <video src="{u['video']}/v.mp4" preload=auto><track default kind=captions src="{u['track']}/t.vtt"></video>
 <audio src="{u['audio']}/a.mp3" preload=auto></audio>
-<input type=image src="{u['inputimage']}/ii.png"><picture><source srcset="{u['picture']}/p.png"><img src="/x.png"></picture>
+<input type=image src="{u['inputimage']}/ii.png">
+<picture><source srcset="{u['picture']}/p.png"><img src="/x.png"></picture>
 <iframe name=pingframe></iframe><a id=pa ping="{u['ping']}/ping" href="/pinged" target=pingframe>x</a>
-<iframe srcdoc="<script>fetch('{u['srcdoc']}/sd').catch(()=>0); try {{ new WebSocket('ws://127.0.0.1:{p['srcdoc_ws'].port}/') }} catch (e) {{}}</script>"></iframe>
+<iframe srcdoc="<script>fetch('{u['srcdoc']}/sd').catch(()=>0);
+try {{ new WebSocket('ws://127.0.0.1:{p['srcdoc_ws'].port}/') }} catch (e) {{}}</script>"></iframe>
 <iframe id=blank></iframe><iframe src="javascript:'<img src={u['frame_js']}/fj.png>'"></iframe>
 <iframe srcdoc="<base href='{u['base_href']}/'><img src='b.png'>"></iframe>
 <p id=lock></p>
@@ -95,7 +99,8 @@ def channels_page(p: dict[str, Listener]) -> bytes:
 const no = () => 0;
 document.getElementById("pa").click();
 new Worker("data:text/javascript," + encodeURIComponent("fetch('{u['data_worker']}/dw').catch(()=>0)"));
-new Worker(URL.createObjectURL(new Blob(["fetch('{u['blob_worker']}/bw').catch(()=>0); try {{ importScripts('{u['importscripts']}/is.js') }} catch (e) {{}}"])));
+new Worker(URL.createObjectURL(new Blob(["fetch('{u['blob_worker']}/bw').catch(()=>0); ",
+  "try {{ importScripts('{u['importscripts']}/is.js') }} catch (e) {{}}"])));
 import("{u['module_import']}/mi.js").catch(no);
 WebAssembly.compileStreaming(fetch("{u['wasm']}/m.wasm")).catch(no);
 const w = document.getElementById("blank").contentWindow;
@@ -103,13 +108,17 @@ document.getElementById("lock").textContent = "blank frame: WebSocket " + typeof
   + typeof w.RTCPeerConnection + ", serviceWorker " + typeof w.navigator.serviceWorker;
 try {{ new w.WebSocket("ws://127.0.0.1:{p['blank_ws'].port}/") }} catch (e) {{}}
 try {{ w.navigator.sendBeacon("{u['blank_beacon']}/b", "x") }} catch (e) {{}}
-try {{ const pc = new w.RTCPeerConnection({{iceServers: [{{urls: "turn:127.0.0.1:{p['blank_rtc_tcp'].port}?transport=tcp",
-  username: "u", credential: "c"}}]}}); pc.createDataChannel("x"); pc.createOffer().then((o) => pc.setLocalDescription(o));
+try {{
+  const pc = new w.RTCPeerConnection({{iceServers: [
+    {{urls: "turn:127.0.0.1:{p['blank_rtc_tcp'].port}?transport=tcp", username: "u", credential: "c"}}]}});
+  pc.createDataChannel("x"); pc.createOffer().then((o) => pc.setLocalDescription(o));
 }} catch (e) {{}}
 try {{ CSS.paintWorklet.addModule("{u['paintworklet']}/pw.js").catch(no) }} catch (e) {{}}
 try {{ new AudioContext().audioWorklet.addModule("{u['audioworklet']}/aw.js").catch(no) }} catch (e) {{}}
-try {{ new PaymentRequest([{{supportedMethods: "{u['payment']}/pay"}}], {{total: {{label: "t", amount: {{currency: "USD",
-  value: "1"}}}}}}).canMakePayment().catch(no) }} catch (e) {{}}
+try {{
+  new PaymentRequest([{{supportedMethods: "{u['payment']}/pay"}}],
+                     {{total: {{label: "t", amount: {{currency: "USD", value: "1"}}}}}}).canMakePayment().catch(no)
+}} catch (e) {{}}
 try {{ fetchLater("{u['fetchlater']}/fl") }} catch (e) {{}}
 try {{ const x = new XMLHttpRequest(); x.open("GET", "{u['xhr_sync']}/x", false); x.send(); }} catch (e) {{}}
 </script></body></html>""".encode()
@@ -166,7 +175,8 @@ def test_response_headers_that_reach_out_are_not_handed_to_the_browser(home: Evi
         )
         page = b"""<p>Headers page.</p><img src="/pixel.png"><p id=c></p>
 <script>document.getElementById("c").textContent = "cookie=[" + document.cookie + "]";</script>"""
-        routes = {"/": Reply(body=page, headers=headers), "/pixel.png": Reply(body=b"\x89PNG", content_type="image/png")}
+        routes = {"/": Reply(body=page, headers=headers),
+                  "/pixel.png": Reply(body=b"\x89PNG", content_type="image/png")}
         with public_site(routes) as (site, client, _t):
             c = capture(home, client, pool, "http://site.example/", deadline=5, quiet=60)
         counts = {k: x.count for k, x in p.items()}
@@ -229,7 +239,8 @@ const W = f.WebSocket || window.WebSocket, R = f.RTCPeerConnection || window.RTC
 try {{ new W("ws://127.0.0.1:{p['ws'].port}/") }} catch (e) {{}}
 try {{ new W("ws://ws-name.example/") }} catch (e) {{}}
 try {{ f.navigator.sendBeacon("{u['beacon']}/b", "x") }} catch (e) {{}}
-try {{ const pc = new R({{iceServers: [{{urls: "stun:127.0.0.1:{p['rtc'].port}"}}, {{urls: "stun:stun-name.example:3478"}},
+try {{ const pc = new R({{iceServers: [{{urls: "stun:127.0.0.1:{p['rtc'].port}"}},
+  {{urls: "stun:stun-name.example:3478"}},
   {{urls: "turn:127.0.0.1:{p['rtc_tcp'].port}?transport=tcp", username: "u", credential: "c"}}]}});
   pc.createDataChannel("x"); pc.createOffer().then((o) => pc.setLocalDescription(o)); }} catch (e) {{}}
 </script>""".encode()

@@ -98,9 +98,11 @@ for (let i = 0; i < 16; i++) new Worker(src);</script>"""
     assert c.result.outcome.value == "ok" and "Zqbomb page words." in c.text and c.cap["ended"] == "deadline"
 
 
-@pytest.mark.parametrize("script", ["print();", "addEventListener('beforeunload', (e) => { e.preventDefault(); "
-                                                "e.returnValue = 'stay'; }); setTimeout(() => location.href = '/next', 100);"],
-                         ids=["print", "beforeunload"])
+BEFOREUNLOAD = ("addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = 'stay'; }); "
+                "setTimeout(() => location.href = '/next', 100);")
+
+
+@pytest.mark.parametrize("script", ["print();", BEFOREUNLOAD], ids=["print", "beforeunload"])
 def test_print_and_beforeunload_do_not_hang_the_capture(home: EvidenceHome, pool: BrowserPool, script: str) -> None:
     page = f"<p>Zqpage words.</p><script>{script}</script>".encode()
     with public_site({"/": Reply(body=page), "/next": Reply(body=b"<p>Zqnext words.</p>")}) as (site, client, _t):
@@ -283,7 +285,8 @@ const sw = new SharedWorker(URL.createObjectURL(new Blob(["let v = 0; onconnect 
 sw.port.start(); sw.port.postMessage("set");
 </script>"""
 READER = b"""<p id=o>Zqreading</p><script>(async () => {
-  const out = ["cookie=" + document.cookie, "local=" + localStorage.getItem("k"), "session=" + sessionStorage.getItem("k"),
+  const out = ["cookie=" + document.cookie, "local=" + localStorage.getItem("k"),
+               "session=" + sessionStorage.getItem("k"),
                "idb=" + (await indexedDB.databases()).map((d) => d.name).join(","),
                "caches=" + (await caches.keys()).join(","), "usage=" + (await navigator.storage.estimate()).usage];
   document.getElementById("o").textContent = "Zqstate " + out.join(" ");
