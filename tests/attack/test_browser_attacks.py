@@ -245,7 +245,7 @@ try {{ const pc = new R({{iceServers: [{{urls: "stun:127.0.0.1:{p['rtc'].port}"}
   pc.createDataChannel("x"); pc.createOffer().then((o) => pc.setLocalDescription(o)); }} catch (e) {{}}
 </script>""".encode()
             with public_site({"/": Reply(body=page)}) as (site, client, _t):
-                c = capture(home, client, own, "http://site.example/", deadline=8, quiet=60)
+                c = capture(home, client, own, "http://site.example/", deadline=12, quiet=60)
             counts = {k: x.count for k, x in p.items()}
     assert c.result.outcome.value == "ok" and counts == dict.fromkeys(names, 0)
     text = trace.read_text(errors="replace")
