@@ -158,8 +158,9 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bu
             except G6Error as e:
                 fail_on(e)
         if run.resumed:
-            info(f"g6: run {run.run_id}: {counted(run.resumed, 'citation')} were decided by an earlier run with this id; "
-                 f"their pages were not read again, their verdicts were decided again from those receipts")
+            info(f"g6: run {run.run_id}: {counted(run.resumed, 'citation')} were decided by an earlier run "
+                 f"with this id; their pages were not read again, their verdicts were decided again "
+                 f"from those receipts")
         if html_out is not None:
             from g6.export.report_html import render_report_check
 
