@@ -133,6 +133,8 @@ class FetchResponse:
     retry_after: str | None = None
     reason: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
+    # the response headers asked for by name (``pass_headers``), for a browser: never in a receipt
+    passed_headers: tuple[tuple[str, str], ...] = ()
 
     def receipt_detail(self) -> dict[str, Any]:
         d: dict[str, Any] = {"reason": self.reason} if self.reason else {}
@@ -246,11 +248,15 @@ class CheckedClient:
     # -- public ----------------------------------------------------------------------------
     def fetch(self, url: str, store: BlobBackend, *, source: str = "web", policy: FetchPolicy | None = None,
               accept: str | None = None, robots: bool | None = None, pause: float | None = None,
-              headers: dict[str, str] | None = None, secret_headers_for: str | None = None) -> FetchResponse:
+              headers: dict[str, str] | None = None, secret_headers_for: str | None = None,
+              follow_redirects: bool = True, pass_headers: Iterable[str] = ()) -> FetchResponse:
         """GET ``url`` through every check; stream the body into ``store``.
 
         ``headers``/``secret_headers_for`` exist for source adapters (an API key header sent only
         to the host named in ``secret_headers_for``); callers of ``g6 fetch`` cannot set them.
+
+        ``follow_redirects=False`` (a browser, which asks again itself): a redirect is the answer, ``ok``, reason
+        ``redirect``, ``detail["location"]`` its target. ``pass_headers``: headers handed back, never receipted.
         """
         pol = policy or self.policy
         if accept:
@@ -260,7 +266,8 @@ class CheckedClient:
             resp = self._run(url, store, source=source, policy=pol,
                              robots=pol.respect_robots if robots is None else robots,
                              pause=pol.host_pause if pause is None else pause,
-                             extra_headers=headers or {}, secret_host=secret_headers_for, deadline=deadline.at)
+                             extra_headers=headers or {}, secret_host=secret_headers_for, deadline=deadline.at,
+                             follow=follow_redirects, passed=frozenset(h.lower() for h in pass_headers))
         return self._redacted(resp, url, headers or {})
 
     def _redacted(self, resp: FetchResponse, url: str, headers: dict[str, str]) -> FetchResponse:
@@ -386,7 +393,8 @@ class CheckedClient:
     def _run(self, url: str, store: BlobBackend | None, *, source: str, policy: FetchPolicy, robots: bool,
              pause: float, extra_headers: dict[str, str], secret_host: str | None,
              accept_override: str | None = None, keep: bool = True,
-             deadline: float | None = None) -> FetchResponse:
+             deadline: float | None = None, follow: bool = True,
+             passed: frozenset[str] = frozenset()) -> FetchResponse:
         pol = policy
         deadline = deadline if deadline is not None else self._clock() + pol.total_timeout
         accept = accept_override or pol.accept
@@ -424,6 +432,9 @@ class CheckedClient:
                         hops.append(Hop(n.url, resp.status_code, connected,
                                         tls_block(shown, store) if shown is not None and store is not None else None))
                         location = resp.headers.get("location")
+                        if resp.status_code in REDIRECT_STATUSES and location and not follow:
+                            return self._unfollowed(resp, n, hops, decision, pol, store, deadline, keep, url,
+                                                    robots_info, location, passed)
                         if resp.status_code in REDIRECT_STATUSES and location:
                             seen.add(n.url)
                             if len(hops) > pol.max_redirects:
@@ -439,7 +450,7 @@ class CheckedClient:
                             current = n.url
                             continue
                         return self._read_body(resp, n, hops, decision, pol, store, deadline, keep,
-                                               url, robots_info)
+                                               url, robots_info, passed)
                     finally:
                         resp.close()
         except _Stop as stop:
@@ -460,9 +471,28 @@ class CheckedClient:
                                  status=hops[-1].status if hops else None, allowlist=decision, reason=reason,
                                  detail={"message": _safe_message(e)})
 
+    def _unfollowed(self, resp: httpx.Response, n: NormalizedURL, hops: list[Hop], decision: AllowlistDecision,
+                    pol: FetchPolicy, store: BlobBackend | None, deadline: float, keep: bool, requested: str,
+                    robots_info: list[dict[str, Any]], location: str, passed: frozenset[str]) -> FetchResponse:
+        """A redirect not followed: the 3xx is the answer, its body kept, its Location given back absolute
+        (or the read fails typed when that is not an http(s) URL)."""
+        try:
+            target = normalise_url(resolve_location(n.url, location)).url
+        except (URLError, ValueError, UnicodeError) as e:
+            scheme = isinstance(e, URLError) and e.reason == "scheme"
+            raise _Stop(Outcome.REFUSED if scheme else Outcome.HTTP_ERROR,
+                        "redirect_scheme" if scheme else "bad_location", location=location[:2000],
+                        message=f"unusable Location: {str(e)[:200]}") from None
+        read = self._read_body(resp, n, hops, decision, pol, store, deadline, keep, requested, robots_info,
+                               passed - {"location"})
+        if read.outcome not in (Outcome.HTTP_ERROR, Outcome.EMPTY, Outcome.OK):
+            return read  # a body too large, a deadline, a broken encoding: typed as such
+        return replace(read, outcome=Outcome.OK, reason="redirect", detail={**read.detail, "location": target},
+                       passed_headers=read.passed_headers + ((("location", target),) if "location" in passed else ()))
+
     def _read_body(self, resp: httpx.Response, n: NormalizedURL, hops: list[Hop], decision: AllowlistDecision,
                    pol: FetchPolicy, store: BlobBackend | None, deadline: float, keep: bool, requested: str,
-                   robots_info: list[dict[str, Any]]) -> FetchResponse:
+                   robots_info: list[dict[str, Any]], passed: frozenset[str] = frozenset()) -> FetchResponse:
         status = resp.status_code
         ctype = resp.headers.get("content-type")
         retry_after = resp.headers.get("retry-after") if status in (429, 503) else None
@@ -478,7 +508,8 @@ class CheckedClient:
             "unsupported_content_encoding" if encodings and encodings[0] not in DECODABLE else "")
         inflater = BoundedInflater(encodings[0]) if encodings and not undecodable else None
         base = dict(requested_url=requested, final_url=n.url, hops=tuple(hops), status=status,
-                    allowlist=decision, content_type=ctype, retry_after=retry_after)
+                    allowlist=decision, content_type=ctype, retry_after=retry_after,
+                    passed_headers=tuple((k.lower(), v) for k, v in resp.headers.items() if k.lower() in passed))
         extra: dict[str, Any] = {"robots": robots_info[-1]} if robots_info else {}
         if cap_decides and declared and declared.isascii() and declared.isdigit() and len(declared) < 20 \
                 and int(declared) > pol.hard_cap:

@@ -33,7 +33,9 @@ from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
 
 SCHEMA = "runx.receipt.v1"
-KINDS = ("fetch", "search", "es", "recheck", "convert", "key")  # "key": a writer key added or retired
+KINDS = ("fetch", "search", "es", "recheck", "convert", "key", "wacz-key", "redaction", "hold")
+# "key": a writer key added or retired; "wacz-key": the P-384 key that signs WACZ exports, added or retired
+# (g6.ledger.wacz_keys); "redaction", "hold": bytes removed, or held (``g6.ledger.redactions``)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
@@ -167,6 +169,10 @@ class Receipt:
     # {"kind": login|challenge|consent, "evidence": …}: a 2xx page that was a wall, not the page. Absent
     # when not flagged, so receipts signed before it existed (and their signatures) are unchanged.
     interstitial: Mapping[str, Any] | None = None
+    # a page rendered in a browser: the sub-resource receipts, the DOM, text and screenshot blobs, the
+    # browser and viewport (``g6.fetch.render``). Absent on every other receipt, so none signed before it
+    # existed changes.
+    capture: Mapping[str, Any] | None = None
     signature: Signature | None = None
 
     def __post_init__(self) -> None:
@@ -199,6 +205,8 @@ class Receipt:
             d["log"] = dict(self.log)
         if self.interstitial is not None:
             d["interstitial"] = dict(self.interstitial)
+        if self.capture is not None:
+            d["capture"] = dict(self.capture)
         if with_signature and self.signature is not None:
             d["signature"] = self.signature.to_json()
         return d
@@ -231,14 +239,17 @@ class Receipt:
                 tool=d["tool"],
                 log=d.get("log"),
                 interstitial=d.get("interstitial"),
+                capture=d.get("capture"),
                 signature=Signature(sig["alg"], sig["key_id"], sig["value"]) if sig else None,
             )
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"malformed receipt: missing or bad field {e}") from None
 
     def blobs(self) -> list[tuple[str, Any]]:
-        """Every blob this receipt names, with what it is (``named_blobs``): its body, its certificates."""
-        return named_blobs({"content": self.content, "hops": [h.to_json() for h in self.hops]})
+        """Every blob this receipt names, with what it is (``named_blobs``): its body, a capture's blobs, its
+        certificates."""
+        return named_blobs({"content": self.content, "capture": self.capture,
+                            "hops": [h.to_json() for h in self.hops]})
 
     def canonical_bytes(self, *, with_signature: bool = False) -> bytes:
         return canonical_json(self.to_json(with_signature=with_signature))
@@ -280,15 +291,22 @@ class Receipt:
                                "receipt")
 
 
+CAPTURE_BLOBS = ("dom", "text", "screenshot")
+
+
 def named_blobs(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """Every blob a receipt (as JSON) names, each with what it is: its body (``content``), then for each
-    hop over TLS the certificates the server presented (``hop N certificate``, ``hop N chain[i]``,
-    ``hop N verified_chain[i]``), each blob once. The references are as signed and may be malformed:
-    the caller checks each (``ledger verify`` fails a malformed one). A ``tls`` block that names no
-    certificate, or a chain that is no list, is named with the value ``None``, so it fails rather than
-    being skipped. (Called on every row ``ledger verify`` reads: a receipt without TLS costs a loop.)"""
+    """Every blob a receipt (as JSON) names, each with what it is: its body (``content``), a rendered capture's DOM,
+    reader text and screenshot (``capture.dom``…), then for each hop over TLS the certificates the server
+    presented (``hop N certificate``, ``hop N chain[i]``, ``hop N verified_chain[i]``), each blob once. The
+    references are as signed and may be malformed: the caller checks each (``ledger verify`` fails a malformed
+    one). A ``tls`` block that names no certificate, or a chain that is no list, is named with the value
+    ``None``, so it fails rather than being skipped. (Called on every row ``ledger verify`` reads: a receipt
+    without TLS costs a loop.)"""
     content = data.get("content")
     out: list[tuple[str, Any]] = [("content", content)] if content else []
+    cap = data.get("capture")
+    if isinstance(cap, Mapping):
+        out.extend((f"capture.{name}", cap[name]) for name in CAPTURE_BLOBS if cap.get(name))
     hops = data.get("hops")
     if type(hops) is not list:
         return out
@@ -329,7 +347,8 @@ def named_blobs(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 _TEXT_FIELDS = ("receipt_id", "kind", "source", "outcome", "outcome_code", "fetched_at")
 _OBJECT_FIELDS = ("request", "allowlist", "tool")
-_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "signature")
+_OPTIONAL_OBJECTS = ("content", "detail", "links", "log", "interstitial", "capture", "signature")
+
 
 
 def _check_types(d: Mapping[str, Any]) -> None:

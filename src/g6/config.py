@@ -21,6 +21,11 @@ these objects and never reads a setting itself.
 | ``G6_BLOB_URL`` | ``file:///path`` or ``s3://bucket/prefix`` | the home's ``knowledge/fetched`` |
 | ``G6_S3_ENDPOINT`` | S3 endpoint for non-AWS stores (SeaweedFS, MinIO ...) | AWS |
 | ``G6_ALLOW_OPEN_KEY`` | ``1`` signs with a ``keys/signing.key`` group or others may read (else refused) | off |
+| ``G6_CHROMIUM`` | the browser ``--render`` starts (a path or a name on PATH) | ``chromium`` |
+| ``G6_RENDER_TIMEOUT`` | seconds a render may load and scroll a page | ``30`` |
+| ``G6_RENDER_MAX_REQUESTS`` | requests one render may make (at most 400) | ``300`` |
+| ``G6_RENDER_MAX_BYTES`` | bytes of responses one render may take | 67108864 |
+| ``G6_RENDER_BROWSERS`` | browsers running at once (one capture each) | ``2`` |
 
 Values in the process environment win over ``$G6_HOME/.env``. API keys (``G6_*_API_KEY``) are
 read from the same places and handed only to their own source.
@@ -42,6 +47,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from g6.adapters.arxiv import ArxivSource
+from g6.adapters.browser import RenderLimits
+from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.checked_client import CheckedClient, FetchPolicy
 from g6.adapters.oaipmh import OaiPmhSource
 from g6.adapters.openalex import OpenAlexSource
@@ -158,6 +165,27 @@ class Settings:
         """A checked client under ``policy`` (default: :meth:`fetch_policy`) that keeps every configured
         secret out of what it returns."""
         return CheckedClient(policy or self.fetch_policy(), secrets=self.secret_values(), **kw)  # type: ignore[arg-type]
+
+    def render_limits(self) -> RenderLimits:
+        """The bounds of one render (``G6_RENDER_TIMEOUT``, ``G6_RENDER_MAX_REQUESTS``, ``G6_RENDER_MAX_BYTES``)."""
+        v = self.values
+        timeout = float(non_negative_number("G6_RENDER_TIMEOUT", v.get("G6_RENDER_TIMEOUT"), float, 30.0))  # type: ignore[arg-type]
+        requests = int(non_negative_number("G6_RENDER_MAX_REQUESTS", v.get("G6_RENDER_MAX_REQUESTS"), int, 300))  # type: ignore[arg-type]
+        size = int(non_negative_number("G6_RENDER_MAX_BYTES", v.get("G6_RENDER_MAX_BYTES"), int, 64 * 1024 * 1024))  # type: ignore[arg-type]
+        if timeout <= 0:
+            raise ConfigError("G6_RENDER_TIMEOUT must be a number of seconds above 0")
+        if not 1 <= requests <= 400:
+            raise ConfigError("G6_RENDER_MAX_REQUESTS must be between 1 and 400 (a capture receipt lists each one)")
+        if not 1 <= size <= MAX_RECEIPT_INT:
+            raise ConfigError(f"G6_RENDER_MAX_BYTES must be between 1 and 2^53 ({MAX_RECEIPT_INT})")
+        return RenderLimits(deadline=timeout, max_requests=requests, max_bytes=size)
+
+    def browser_pool(self) -> BrowserPool:
+        """The browsers renders run in (``G6_RENDER_BROWSERS`` at once, ``G6_CHROMIUM``); started when first used."""
+        n = int(non_negative_number("G6_RENDER_BROWSERS", self.values.get("G6_RENDER_BROWSERS"), int, 2))  # type: ignore[arg-type]
+        if not 1 <= n <= 16:
+            raise ConfigError("G6_RENDER_BROWSERS must be between 1 and 16")
+        return BrowserPool(n, executable=self.values.get("G6_CHROMIUM") or None)
 
     def sources(self) -> SourceRegistry:
         """The paper sources as these settings configure them (see :func:`sources_from`)."""

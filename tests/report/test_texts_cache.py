@@ -159,3 +159,19 @@ def test_forked_checks_fill_the_cache_and_read_it(tmp_path: Path, site: Site) ->
            for r in runs]
     assert all(r.returncode == 0 for r in runs) and got[0] == got[1] == got[2]
     assert {v for v, _, _ in got[0]} == {"quote_found"}
+
+
+def test_blob_redact_takes_the_body_s_texts_out_of_the_cache(tmp_path: Path, pages: LocalSite) -> None:
+    report = write_report(tmp_path / "r.json", _report(pages))
+    home = tmp_path / "home"
+    first = g6(home, "report", "check", str(report), "--json")
+    assert first.returncode == 1 and len(_rows(home)) == 2, first.stderr  # a quote not found: exit 1
+    a = next(c for c in json.loads(first.stdout)["citations"] if c["source"].endswith("/a"))
+    gone = g6(home, "blob", "redact", "--url", pages.url("/a"), "--reason", "court-order")
+    assert gone.returncode == 0, gone.stderr
+    assert b"report check's cache" in gone.stderr
+    left = [b for b, _ in _rows(home)]
+    assert len(left) == 1 and a["read"]["content"]["blake3"] not in left
+    again = g6(home, "report", "check", str(report), "--receipts-only", "--json")
+    said = {c["source"].rsplit("/", 1)[1]: c["verdict"] for c in json.loads(again.stdout)["citations"]}
+    assert said["a"] != "quote_found", said  # the redacted page supports nothing now

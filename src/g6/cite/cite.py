@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from g6.adapters.html_text import STRUCTURED_DATA
@@ -11,7 +12,7 @@ from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
-from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.page_text import RENDERED, TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, text_hash
 from g6.errors import FailedReadError, InputError, InterstitialReadError
 from g6.home import EvidenceHome
@@ -63,31 +64,62 @@ def refuse_interstitial(receipt: Receipt) -> None:
 
 
 def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
-    """The main and reader-visible texts of the body a fetch (or re-check) receipt points at."""
+    """The main and reader-visible texts of the body a fetch (or re-check) receipt points at; for a rendered
+    capture, the text the browser showed a reader (``rendered``), with the DOM's hidden text beside it."""
     if receipt.kind not in ("fetch", "recheck") or not receipt.content:
         raise InputError(f"receipt {receipt.receipt_id} holds no fetched page (kind {receipt.kind}, "
                          f"outcome {receipt.outcome})")
+    home.refuse_redacted(receipt.content)  # taken out on the record: said so, not "no blob"
     body = home.store.read_as(receipt.content)
     url = receipt.final_url or str(receipt.request.get("url", ""))
     texts = read_texts(body, url, receipt.detail.get("content_type"))
+    shown = rendered_text(home, receipt)
+    if shown is not None:
+        if not shown.strip():
+            raise InputError(f"receipt {receipt.receipt_id}: no text to cite (the rendered page showed none)")
+        return replace(texts, outcome=Outcome.OK, reason="", rendered=shown)
     if texts.outcome is not Outcome.OK or texts.main is None:
         raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({texts.outcome.value} {texts.reason}, "
                          f"{texts.media_type})")
     return texts
 
 
+def rendered_text(home: EvidenceHome, receipt: Receipt) -> str | None:
+    """The reader's text a rendered capture kept (``capture.text``), or None for a receipt without one."""
+    cap = receipt.capture
+    ref = cap.get("text") if isinstance(cap, Mapping) else None
+    if not isinstance(ref, Mapping):
+        return None
+    home.refuse_redacted(ref)  # the capture's text taken out on the record: said so, not "no blob"
+    return home.store.read_as(ref).decode("utf-8", "replace")
+
+
 def document_text(home: EvidenceHome, receipt: Receipt, source: str = "main") -> str:
-    """One text (``main`` or ``visible``) of the body a fetch (or re-check) receipt points at."""
-    text = receipt_texts(home, receipt).text(source)
+    """One text (``main``, ``visible``, or a capture's ``rendered``) of the page a fetch (or re-check) receipt
+    points at."""
+    texts = receipt_texts(home, receipt)
+    if source not in texts.sources:
+        raise InputError(f"receipt {receipt.receipt_id} has no {source} text (it has: {', '.join(texts.sources)})")
+    text = texts.text(source)
     assert text is not None
     return text
 
 
-def chunk_receipt(home: EvidenceHome, receipt_id: str, source: str = "main") -> tuple[Receipt, list[Passage]]:
-    if source not in TEXT_SOURCES:
-        raise InputError(f"text must be one of {', '.join(TEXT_SOURCES)}")
+def chunk_receipt(home: EvidenceHome, receipt_id: str, source: str | None = None) -> tuple[Receipt, list[Passage]]:
+    """The passages of one text of a receipt's page: ``source`` (None: the first it has, a rendered capture's
+    rendered text or the main text)."""
+    r, _, passages = chunk_text(home, receipt_id, source)
+    return r, passages
+
+
+def chunk_text(home: EvidenceHome, receipt_id: str, source: str | None = None) -> tuple[Receipt, str, list[Passage]]:
+    """``chunk_receipt``, and which text it cut."""
+    if source is not None and source not in (*TEXT_SOURCES, RENDERED):
+        raise InputError(f"text must be one of {', '.join((*TEXT_SOURCES, RENDERED))}")
     r = home.ledger.get(receipt_id)
-    return r, chunk(document_text(home, r, source))
+    if source is None:
+        source = receipt_texts(home, r).sources[0]
+    return r, source, chunk(document_text(home, r, source))
 
 
 def web_citation_id(receipt_id: str, start: int, end: int, cited: str, source: str = "main") -> str:
@@ -133,8 +165,9 @@ def locate(texts: PageTexts, *, passage: str | None = None,
            quote: str | None = None) -> tuple[str, int, int, str | None] | None:
     """Where a passage id or a quote is in a page's texts: (text source, start, end, passage id or None),
     the main-content text tried first, then the whole reader-visible text; None when in neither. The one
-    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser)."""
-    for source in TEXT_SOURCES:
+    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser). A rendered capture has one
+    text, the browser's (``PageTexts.sources``)."""
+    for source in texts.sources:
         text = texts.text(source) or ""
         passages = _passages(text)
         if passage is not None:
@@ -196,6 +229,7 @@ def cite_paper(home: EvidenceHome, receipt_id: str, number: int, *, allow_failed
         raise InputError(f"receipt {receipt_id} is not a search page with a body")
     src = SOURCES.get(r.source)
     request = SearchRequest.from_json(r.request)
+    home.refuse_redacted(r.content)
     parsed = src.parse(request, int(r.http_status or 0), r.detail.get("content_type"),
                        home.store.read_as(r.content))
     if not 1 <= number <= len(parsed.papers):

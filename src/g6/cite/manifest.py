@@ -54,7 +54,8 @@ class Citation:
     quote: str  # short, for people
     search: Mapping[str, Any] | None = None  # search citations: source, request, total, paper
     added_at: str = field(default_factory=utc_now)
-    text_source: str = "main"  # the text start/end point into: "main", "visible" (web) or "title" (search)
+    # the text start/end point into: "main", "visible", "rendered" (a rendered capture's text) or "title" (search)
+    text_source: str = "main"
     # set only when the cited read failed and the citation was made anyway (``g6 cite --allow-failed-read``):
     # {"outcome": "blocked", "http_status": 403}, the receipt's; the words are the error page's
     failed_read: Mapping[str, Any] | None = None
@@ -79,7 +80,7 @@ class Citation:
         if not isinstance(d["content"], Mapping):
             raise InputError("malformed manifest: citation field content is not an object")
         source = d.get("text_source", "title" if d["kind"] == "search" else "main")
-        if d["kind"] not in ("web", "search") or source not in ("main", "visible", "title"):
+        if d["kind"] not in ("web", "search") or source not in ("main", "visible", "rendered", "title"):
             raise InputError(f"malformed manifest: citation kind {str(d['kind'])[:20]!r} / text_source "
                              f"{str(source)[:20]!r}")
         for k in ("start", "end"):

@@ -16,6 +16,8 @@ from g6.adapters.web import _TEXTUAL, media_type
 from g6.cite.passages import find
 
 TEXT_SOURCES = ("main", "visible")
+# A rendered capture's text: what the browser showed a reader (g6.fetch.render), the only text cited of one.
+RENDERED = "rendered"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +28,16 @@ class PageTexts:
     visible: str | None = None
     hidden: tuple[HiddenText, ...] = ()
     media_type: str = ""
+    rendered: str | None = None  # a rendered capture's reader text; then the only source cited
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The texts a quote is looked for in, in order."""
+        return (RENDERED,) if self.rendered is not None else TEXT_SOURCES
 
     def text(self, source: str) -> str | None:
+        if source == RENDERED:
+            return self.rendered
         return self.visible if source == "visible" else self.main
 
     def hidden_match(self, quote: str) -> HiddenText | None:

@@ -39,6 +39,7 @@ from pathlib import Path
 from time import monotonic
 from typing import Any
 
+from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.html_text import STRUCTURED_DATA
 from g6.adapters.interstitial import Interstitial
@@ -48,18 +49,22 @@ from g6.adapters.urls import redact_url
 from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.cite.cite import read_failure
 from g6.cite.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
-from g6.cite.page_text import TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.page_text import RENDERED, PageTexts, read_texts
 from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
 from g6.fetch.batch import usable_processes
 from g6.fetch.capture import receipt_from_response, wall_check, wall_of
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
+from g6.fetch.render import Renderer, prepare_render
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.runs import RunState
+from g6.ledger.redactions import Redacted
+from g6.runs import RunState, scrub
 
 CHECKED = ("unchanged", "current", "changed", "gone")
-FAILING = ("changed", "gone", "unverified")
+# redacted: the cited body was taken out of the home on the record (g6.ledger.redactions); its page is not read
+# again (that would bring the bytes back), and the citation has no evidence left
+FAILING = ("changed", "gone", "unverified", "redacted")
 CHANGED_THRESHOLD = 0.8  # similarity of the best span; docs/commands/cite.md shows the curve behind it
 MIN_WORD_OVERLAP = 0.5  # and at least half the quote's words, in order, in that span
 BATCH = 64  # re-check receipts appended per transaction
@@ -67,8 +72,8 @@ BATCH = 64  # re-check receipts appended per transaction
 # slow re-check still puts its verdicts on file as it goes, a fast one pays the transaction, the tree
 # update and the run file's fsync once per BATCH pages, not once per page or two
 FLUSH_AFTER = 1.0
-# one page to fetch: (its URL, the policy it is read under) and the citations that quote it
-Page = tuple[tuple[str, FetchPolicy], list[Citation]]
+# one page to fetch: (its URL, the policy it is read under, whether it is rendered) and the citations that quote it
+Page = tuple[tuple[str, FetchPolicy, bool], list[Citation]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +91,7 @@ class Verdict:
     final_url: str | None = None  # where the source is now (after redirects), redacted
     retry_after: str | None = None  # rate_limited: the server's Retry-After
     diff: Mapping[str, list[str]] | None = None  # changed: {"removed": [...], "added": [...]} words
-    text_source: str | None = None  # current/changed: the text the span was found in ("main" | "visible")
+    text_source: str | None = None  # current/changed: the text the span was found in (main, visible, rendered)
 
     @property
     def checked(self) -> bool:
@@ -169,19 +174,21 @@ def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None, wall: Inter
     if resp.outcome is Outcome.EMPTY or texts is None or texts.outcome is Outcome.EMPTY:
         reason = (texts.reason if texts is not None and texts.reason else resp.reason) or "no_body"
         return replace(base, verdict="empty", detail={"reason": reason, "trust": "no_evidence"})
-    if texts.outcome is not Outcome.OK or texts.visible is None:
+    # a rendered page is judged on the text the browser showed; a raw one on its main and visible texts
+    whole = texts.sources[-1]  # the text a reader sees in full: visible, or the rendered text
+    if texts.outcome is not Outcome.OK or texts.text(whole) is None:
         return replace(base, verdict="parse_failed", detail={"reason": texts.reason or "no_text_in_new_body",
                                                              "media_type": texts.media_type})
     read = {"truncated": True, "bytes_read": resp.byte_count} if resp.truncated else {}
-    own = c.text_source if c.text_source in TEXT_SOURCES else "main"
-    for source in dict.fromkeys((own, "visible")):
+    own = c.text_source if c.text_source in texts.sources else texts.sources[0]
+    for source in dict.fromkeys((own, whole)):
         span = find(c.text, texts.text(source) or "")
         if span is not None:
             moved = c.start is not None and (source != own or span[0] != c.start)
             return replace(base, verdict="current", moved=moved, new_start=span[0], new_end=span[1],
                            text_source=source, detail=read)
     hidden = texts.hidden_match(c.text)
-    near = align(c.text, texts.visible)
+    near = align(c.text, texts.text(whole) or "")
     closest: dict[str, Any] = {"closest_similarity": near.similarity if near else 0.0}
     if near is not None:
         closest["closest_text"] = _short(near.text)
@@ -194,7 +201,7 @@ def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None, wall: Inter
     if near is not None and near.similarity >= CHANGED_THRESHOLD and near.word_overlap >= MIN_WORD_OVERLAP:
         # a reader sees the edited span (the old words may survive hidden: ``detail.hidden`` says so)
         return replace(base, verdict="changed", similarity=near.similarity, new_text=near.text,
-                       new_start=near.start, new_end=near.end, text_source="visible", diff=near.diff_json(),
+                       new_start=near.start, new_end=near.end, text_source=whole, diff=near.diff_json(),
                        detail={"word_overlap": near.word_overlap,
                                **({"hidden": hidden.how} if hidden is not None else {})})
     if hidden is None:
@@ -241,6 +248,8 @@ class _Verifier:
             self.signature = {"status": "ok" if ok else "failed", "detail": why}
             self.failed = None if ok else why
         self.receipts: dict[str, Receipt | str] = {}  # receipt id -> the verified receipt, or why not
+        self.redactions = home.redactions()  # entries that count: a redacted body is no evidence, never re-read
+        self.redacted: dict[str, Redacted] = {}  # citation id -> the redaction that took its body out
         self.texts: dict[str, PageTexts | str] = {}
         self.stored: dict[str, bool] = {}  # blob digest -> in the store: several citations quote one page
 
@@ -260,6 +269,11 @@ class _Verifier:
             r = self.receipts[c.receipt_id]
             if isinstance(r, str):
                 problems[c.citation_id] = r
+                continue
+            gone = self.redactions.of_content(r.content)
+            if gone is not None and dict(r.content or {}) == dict(c.content):
+                self.redacted[c.citation_id] = gone
+                problems[c.citation_id] = f"the cited body was {gone.said()}"
                 continue
             why_not = _citation_problem(self.home, c, r, self.texts, unsigned=self.manifest.signature is None,
                                         sources=self.sources, stored=self.stored)
@@ -361,6 +375,14 @@ def run_file(home: EvidenceHome, manifest_id: str, run_id: str, state_dir: Path 
     return path
 
 
+def forget_texts(home: EvidenceHome, receipt_ids: Iterable[str], state_dir: Path | None = None) -> int:
+    """Take the words of redacted reads out of the re-check run files (``g6.ledger.redactions``): a verdict
+    decided on such a read keeps its verdict and loses the text it quoted (``new_text``, ``diff``, the
+    closest span). How many verdicts lost text."""
+    base = state_dir or home.root / "knowledge" / "rechecks"
+    return scrub(base, set(receipt_ids), ("new_text", "diff"), ("closest_text",), {"text": "redacted"})
+
+
 class _Plan:
     """The pages a re-check fetches, host by host: one fetch per (url, policy), with the citations it is
     for. Each host's citations are verified (in the calling thread: the ledger's connection is that
@@ -386,15 +408,20 @@ class _Plan:
         """Each host's pages, verified just now; a host with none to fetch gives an empty list."""
         for cites in self.by_host.values():
             problems = self.verifier.problems(cites)
-            pages: dict[tuple[str, FetchPolicy], list[Citation]] = {}
+            pages: dict[tuple[str, FetchPolicy, bool], list[Citation]] = {}
             for c in cites:
-                if c.citation_id in problems:
+                gone = self.verifier.redacted.get(c.citation_id)
+                if gone is not None:  # not fetched: a fresh read would put the redacted bytes back
+                    self.unverified[c.citation_id] = Verdict(c.citation_id, "redacted", c.requested_url, detail={
+                        "reason": problems[c.citation_id], "trust": "no_evidence", "redaction": gone.to_json()})
+                elif c.citation_id in problems:
                     self.unverified[c.citation_id] = Verdict(c.citation_id, "unverified", c.requested_url, detail={
                         "reason": problems[c.citation_id], "trust": "no_evidence"})
                 elif c.citation_id in self.loaded:
                     self.resumed[c.citation_id] = self.loaded[c.citation_id]
                 else:
-                    pages.setdefault((c.requested_url, self._policy(c)), []).append(c)
+                    # a citation of a rendered capture is re-checked by rendering again
+                    pages.setdefault((c.requested_url, self._policy(c), c.text_source == RENDERED), []).append(c)
                     continue
                 self.settled += 1
             yield list(pages.items())
@@ -409,10 +436,23 @@ class _Plan:
 def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, run_id: str | None = None,
             state_dir: Path | None = None, workers: int = 8, processes: int = 1,
             progress: Callable[[int, int], None] | None = None,
-            sources: Any = None) -> RecheckReport:
+            sources: Any = None, renderer: Renderer | None = None) -> RecheckReport:
     """Re-check every citation of ``manifest``: ``workers`` hosts at a time, on ``processes`` forked
     processes where the home allows it (a store in a folder, no other thread running:
-    :func:`g6.fetch.batch.usable_processes`), else on threads of this process."""
+    :func:`g6.fetch.batch.usable_processes`), else on threads of this process. A citation of a rendered
+    capture is re-checked by rendering its page again (``renderer``; a pool of one browser when not given),
+    on threads of this process."""
+    rendered = any(c.text_source == RENDERED for c in manifest.citations)
+    with contextlib.ExitStack() as own:
+        if rendered and renderer is None:
+            renderer = Renderer(own.enter_context(BrowserPool(1)))
+        return _recheck(home, client, manifest, run_id, state_dir, workers, 1 if rendered else processes, progress,
+                        sources, renderer)
+
+
+def _recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, run_id: str | None,
+             state_dir: Path | None, workers: int, processes: int, progress: Callable[[int, int], None] | None,
+             sources: Any, renderer: Renderer | None) -> RecheckReport:
     run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
     state = verdict_run(run_file(home, manifest.manifest_id, run_id, state_dir))
     verifier = _Verifier(home, manifest, sources)
@@ -423,15 +463,20 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         progress(0, total)
     plan = _Plan(manifest, verifier, loaded, client.policy)
 
-    def work(page: Page) -> tuple[Receipt, list[Verdict]]:
+    def work(page: Page) -> tuple[tuple[Receipt, ...], list[Verdict]]:
         # the page is read and judged on the worker too: the calling thread, which alone signs and
         # appends, is the re-check's one serial stage, so it is left only what must be done in order
-        (url, policy), cites = page
+        (url, policy, render), cites = page
+        if render:
+            assert renderer is not None
+            return _render_and_judge(home, client, renderer, url, policy, cites, run_id, manifest.manifest_id)
         resp = client.fetch(url, home.store, source="web", policy=policy)
-        return _read_and_judge(home, url, resp, cites, run_id, manifest.manifest_id)
+        receipt, verdicts = _read_and_judge(home, url, resp, cites, run_id, manifest.manifest_id)
+        return (receipt,), verdicts
 
     fetched = 0  # citations decided by a fetch in this run
-    batch: list[tuple[Receipt, list[tuple[Citation, Verdict]]]] = []
+    # one page's receipts (a rendered page's sub-resources, then the one its verdicts are on) and its verdicts
+    batch: list[tuple[tuple[Receipt, ...], list[tuple[Citation, Verdict]]]] = []
     since = monotonic()  # when the oldest result in ``batch`` was taken
 
     def flush() -> None:
@@ -439,9 +484,10 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         nonlocal fetched
         if not batch:
             return
-        signed = home.ledger.append_many([r for r, _ in batch], home.signing_key())
+        signed = home.ledger.append_many([r for rs, _ in batch for r in rs], home.signing_key())
         decided = []
-        for s_receipt, (_, items) in zip(signed, batch, strict=True):
+        ends = [sum(len(rs) for rs, _ in batch[:i + 1]) - 1 for i in range(len(batch))]
+        for s_receipt, (_, items) in zip((signed[e] for e in ends), batch, strict=True):
             for c, v in items:
                 v = replace(v, receipt_id=s_receipt.receipt_id)
                 if c.kind == "search" and c.search is not None:
@@ -471,8 +517,8 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
         for (_, cites), res, more_ready in results:
             if isinstance(res, BaseException):
                 raise res
-            receipt, verdicts = res
-            batch.append((receipt, list(zip(cites, verdicts, strict=True))))
+            receipts, verdicts = res
+            batch.append((receipts, list(zip(cites, verdicts, strict=True))))
             if len(batch) == 1:
                 since = monotonic()
             if len(batch) >= BATCH or (not more_ready and monotonic() - since >= FLUSH_AFTER):
@@ -510,6 +556,27 @@ def _read_and_judge(home: EvidenceHome, url: str, resp: FetchResponse, cites: li
         links={"rechecks": sorted({c.receipt_id for c in cites}),
                "citations": [c.citation_id for c in cites]}, interstitial=wall)
     return receipt, verdicts
+
+
+def _render_and_judge(home: EvidenceHome, client: CheckedClient, renderer: Renderer, url: str,
+                      policy: FetchPolicy, cites: list[Citation], run_id: str,
+                      manifest_id: str) -> tuple[tuple[Receipt, ...], list[Verdict]]:
+    """A rendered capture's citations, judged on a new render of their page: its receipts (the sub-resources',
+    then the re-check's, which is a capture too) and the verdicts."""
+    request = {"url": redact_url(url), "run_id": run_id, "manifest_id": manifest_id, "render": True}
+    links = {"rechecks": sorted({c.receipt_id for c in cites}), "citations": [c.citation_id for c in cites]}
+    p = prepare_render(home.store, client, renderer.pool, url, limits=renderer.limits, policy=policy, kind="recheck",
+                       request=request, links=links)
+    resp, texts = p.page.response, None
+    if p.render.text is not None and p.render.dom is not None and resp.outcome.is_success:
+        base = read_texts(p.render.dom, resp.final_url or url, resp.content_type)
+        ok = bool(p.render.text.strip())
+        texts = replace(base, outcome=Outcome.OK if ok else Outcome.EMPTY, reason="" if ok else "no_text_rendered",
+                        rendered=p.render.text)
+    verdicts = [judge(c, resp, texts, p.interstitial) for c in cites]
+    cap = p.receipt
+    receipt = replace(cap, detail={**dict(cap.detail), "verdicts": {v.citation_id: v.verdict for v in verdicts}})
+    return (*p.receipts[:-1], receipt), verdicts
 
 
 def _with_total(home: EvidenceHome, client: CheckedClient, c: Citation, v: Verdict, sources: Any) -> Verdict:

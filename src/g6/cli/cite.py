@@ -36,17 +36,19 @@ from g6.ledger.receipts import utc_now
 
 @cli.command("chunk", short_help="Cut a kept page's text into passages with stable ids.")
 @click.argument("receipt_id")
-@click.option("--text", "source", type=click.Choice(["main", "visible"]), default="main", show_default=True,
-              help="main: the main-content extraction; visible: all reader-visible text (navigation, sidebars…).")
+@click.option("--text", "source", type=click.Choice(["main", "visible", "rendered"]), default=None,
+              help="main (the default for a page read raw): the main-content extraction; visible: all reader-visible "
+                   "text (navigation, sidebars…); rendered (the default, and the only text, of a rendered capture): "
+                   "the text the browser showed.")
 @json_option("chunk.v1", help="Print the passages as JSON, with the receipt and text source")
 @pass_ctx
-def chunk_cmd(c: Ctx, receipt_id: str, source: str, as_json: bool) -> None:
+def chunk_cmd(c: Ctx, receipt_id: str, source: str | None, as_json: bool) -> None:
     """Cut a stored page's text into passages with stable ids and offsets."""
-    from g6.cite.cite import chunk_receipt
+    from g6.cite.cite import chunk_text
 
     with c.evidence() as ev:
         try:
-            r, passages = chunk_receipt(ev, receipt_id, source)
+            r, source, passages = chunk_text(ev, receipt_id, source)
         except G6Error as e:
             fail_on(e)
     if as_json:
@@ -111,7 +113,7 @@ def cite_cmd(c: Ctx, receipt_id: str | None, passage: str | None, quote: str | N
 
 
 def _citation_line(citation: Any) -> str:
-    where = f" ({citation.text_source} text)" if citation.text_source == "visible" else ""
+    where = f" ({citation.text_source} text)" if citation.text_source in ("visible", "rendered") else ""
     if citation.failed_read is not None:
         from g6.cite.cite import read_words
 
@@ -301,7 +303,8 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
                 html_out: Path | None = None, processes: int | None = None) -> None:
     """Fetch every cited source again; one verdict per citation.
 
-    Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
+    Exit 0: all unchanged/current; 1: any changed, gone, unverified or redacted (its body taken out on the
+    record: not read again); 3: any could not be checked.
     """
     from g6.cite.manifest import load_manifest
     from g6.cite.recheck import recheck
@@ -312,11 +315,15 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
         fail(str(e))
     check_html_out(html_out)
     policy = c.policy()
-    with c.evidence(need_key=True) as ev, c.settings.client(policy) as client:
+    from g6.cli.fetch import renderer_for
+
+    # a citation of a rendered capture is re-checked by rendering again: the browsers only then
+    render_mode = "always" if any(x.text_source == "rendered" for x in m.citations) else "off"
+    with c.evidence(need_key=True) as ev, c.settings.client(policy) as client, renderer_for(c, render_mode) as rd:
         try:
             with progress("re-checking", "citations") as bar:
                 report = recheck(ev, client, m, run_id=run_id, workers=workers, progress=bar, sources=c.sources(),
-                                  processes=processes or min(os.cpu_count() or 1, workers))
+                                  processes=processes or min(os.cpu_count() or 1, workers), renderer=rd)
         except InputError as e:
             fail(str(e))
         if html_out is not None:

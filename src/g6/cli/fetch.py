@@ -4,9 +4,11 @@
 # runner, PDF conversion) only inside the command that runs them, so `g6 --help` does not load them.
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
@@ -52,17 +54,22 @@ from g6.errors import G6Error, InputError, LedgerError, StoreError
 @click.option("--processes", type=click.IntRange(1, 64), default=None, metavar="N",
               help="With --input: fetch on N processes (default: one per core, at most --concurrency; "
                    "1 with a store that is not a folder).")
+@click.option("--render", "render_mode", type=click.Choice(["always", "auto", "off"]), default="off",
+              is_flag=False, flag_value="always", show_default=True,
+              help="Render in a locked-down Chromium, every request checked (--render: always; --render auto: "
+                   "only when the raw read is a shell). Put it after URL, or write --render=always.")
 @quiet_option
 @pass_ctx
 def fetch_cmd(c: Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | None, extract: str,
               as_json: bool, shape: str = "g6", input_file: Any = None, concurrency: int = 8,
-              run_id: str | None = None, processes: int | None = None) -> None:
+              run_id: str | None = None, processes: int | None = None, render_mode: str = "off") -> None:
     """Fetch URL (or every URL in --input FILE) through the checked client, keep the bytes,
     append a signed receipt per URL."""
     if input_file is not None or url is None:
         if shape != "g6":
             fail("--as runx takes one URL, not --input")
-        _fetch_many(c, url, input_file, allow, max_bytes, extract, as_json, concurrency, run_id, processes)
+        _fetch_many(c, url, input_file, allow, max_bytes, extract, as_json, concurrency, run_id, processes,
+                    render_mode)
     from g6.fetch.capture import fetch
 
     policy = c.policy(allow, max_bytes)  # impossible settings end here, before anything is sent
@@ -70,10 +77,17 @@ def fetch_cmd(c: Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | 
     if why is not None:
         fail(redact_text(why, c.settings.secret_values()))
     if shape == "runx":
+        if render_mode != "off":
+            fail("--as runx reads the page as runx does: without --render")
         _runx_fetch(c, url, allow, max_bytes, extract)
-    with c.evidence(need_key=True) as ev, c.settings.client(policy) as client:
+    with c.evidence(need_key=True) as ev, c.settings.client(policy) as client, renderer_for(c, render_mode) as rd:
         try:
-            result = fetch(ev, client, url, extract=extract)
+            if rd is None:
+                result = fetch(ev, client, url, extract=extract)
+            else:
+                from g6.fetch.render import fetch_page
+
+                result = fetch_page(ev, client, url, render_mode=render_mode, renderer=rd, extract=extract)
         except LedgerError as e:
             fail(f"fetched {url}, but its receipt could not be appended (the bytes are kept unreferenced; "
                  f"`g6 blob gc` collects them): {e}", EXIT_FAILED)
@@ -87,10 +101,32 @@ def fetch_cmd(c: Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | 
     finish(result.outcome.is_success)
 
 
+@contextlib.contextmanager
+def renderer_for(c: Ctx, render_mode: str) -> Iterator[Any]:
+    """The browsers and bounds a ``--render`` needs (None without one), all ended when the command ends."""
+    if render_mode == "off":
+        yield None
+        return
+    from g6.fetch.render import Renderer
+
+    try:
+        limits, pool = c.settings.render_limits(), c.settings.browser_pool()
+    except G6Error as e:
+        fail(str(e))
+    with pool:
+        yield Renderer(pool, limits)
+
+
 def _print_fetch(result: Any, extract: str) -> None:
     """``g6 fetch URL`` in text mode: the outcome line, then each document read."""
     click.echo(f"{result.outcome.value} {result.code} status={result.status} bytes={result.byte_count}"
                f"{' truncated' if result.truncated else ''} receipt={result.receipt_id}")
+    render = result.detail.get("render")
+    if isinstance(render, dict):
+        said = f"rendered ({render['why']})" if render.get("why") and render.get("rendered") else (
+            "rendered" if render.get("rendered") else f"not rendered: {render.get('why')}")
+        raw = f"; raw read: receipt {render['raw_receipt_id']}" if render.get("raw_receipt_id") else ""
+        click.echo(f"render: {said}{raw}")
     if result.reason:
         message = result.detail.get("message")
         click.echo(f"reason: {result.reason}" + (f": {message}" if message else ""))
@@ -130,7 +166,7 @@ def _runx_fetch(c: Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None,
 
 def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...], max_bytes: int | None,
                 extract: str, as_json: bool, concurrency: int, run_id: str | None,
-                processes: int | None = None) -> NoReturn:
+                processes: int | None = None, render_mode: str = "off") -> NoReturn:
     """``g6 fetch --input FILE``: exit 0 only when every URL ended ``ok``."""
     from g6.fetch.batch import UrlResult, batch_fetch, read_urls
 
@@ -149,7 +185,7 @@ def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...]
     policy = c.policy(allow, max_bytes)
 
     with c.evidence(need_key=True) as ev, c.settings.client(policy) as client, \
-            progress("fetching", "URLs") as bar:
+            renderer_for(c, render_mode) as renderer, progress("fetching", "URLs") as bar:
 
         def on_result(r: UrlResult, done: int, total: int) -> None:
             if bar is not None and sys.stdout.isatty():
@@ -158,8 +194,9 @@ def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...]
                 click.echo(json.dumps(r.to_json(), ensure_ascii=False))
             else:
                 wall = f" interstitial={r.interstitial['kind']}" if r.interstitial else ""
+                shown = " rendered" if r.render and r.render.get("rendered") else ""
                 click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} "
-                           f"{r.url}{wall}")
+                           f"{r.url}{wall}{shown}")
             if bar is not None:  # on a terminal the bar counts the URLs settled; in a log, a line each
                 bar(done, total)
             else:
@@ -175,7 +212,8 @@ def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...]
         try:
             report = batch_fetch(ev, client, urls, run_id=run_id, concurrency=concurrency, extract=extract,
                                  processes=processes or min(os.cpu_count() or 1, concurrency),
-                                 on_result=on_result, on_refetch=on_refetch)
+                                 on_result=on_result, on_refetch=on_refetch, render_mode=render_mode,
+                                 renderer=renderer)
         except G6Error as e:
             fail(str(e))
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())) or "nothing"

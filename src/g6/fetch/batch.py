@@ -34,6 +34,7 @@ from g6.adapters.web import EXTRACT_MODES
 from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes
+from g6.fetch.render import Renderer, prepare_page
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
 from g6.ledger.receipts import new_receipt_id
@@ -54,6 +55,7 @@ class UrlResult:
     reason: str = ""
     content: Mapping[str, Any] | None = None
     interstitial: Mapping[str, Any] | None = None  # the receipt's: a login, challenge or consent wall
+    render: Mapping[str, Any] | None = None  # with --render: mode, rendered, why, raw_receipt_id
 
     @property
     def ok(self) -> bool:
@@ -65,12 +67,15 @@ class UrlResult:
              "content": dict(self.content) if self.content else None}
         if self.interstitial is not None:  # only when flagged, as in the receipt
             d["interstitial"] = dict(self.interstitial)
+        if self.render is not None:  # only with --render
+            d["render"] = dict(self.render)
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> UrlResult:
         return cls(d["url"], d["outcome"], d["code"], d.get("receipt_id"), d.get("status"),
-                   int(d.get("byte_count") or 0), d.get("reason") or "", d.get("content"), d.get("interstitial"))
+                   int(d.get("byte_count") or 0), d.get("reason") or "", d.get("content"), d.get("interstitial"),
+                   d.get("render"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,15 +83,17 @@ class _Fetched:
     """One URL fetched, kept and read, its receipt not yet signed: what a worker (a thread, or a
     process, so it is small and pickles) hands back."""
 
-    receipt: Receipt  # unsigned
+    receipts: tuple[Receipt, ...]  # unsigned; the last is the one the result is of (a capture's, rendered)
     outcome: str
     code: str
     status: int | None
     byte_count: int
+    render: Mapping[str, Any] | None = None
 
     def result(self, shown_url: str, signed: Receipt) -> UrlResult:
         return UrlResult(shown_url, self.outcome, self.code, signed.receipt_id, self.status, self.byte_count,
-                         signed.detail.get("reason", ""), signed.content, signed.interstitial)
+                         signed.detail.get("reason", ""), signed.content, signed.interstitial,
+                         dict(self.render) if self.render is not None else None)
 
 
 def usable_processes(home: EvidenceHome, processes: int) -> int:
@@ -148,7 +155,7 @@ class _LedgerWriter:
     def __init__(self, home: EvidenceHome) -> None:
         self._ledger = home.ledger  # reopened in the writer's thread: a connection is its opener's
         self._key = home.signing_key()  # a missing key ends the batch here, before anything starts
-        self._q: queue.Queue[tuple[Receipt, Future[Receipt]] | None] = queue.Queue()
+        self._q: queue.Queue[tuple[tuple[Receipt, ...], Future[Receipt]] | None] = queue.Queue()
         self._closed = threading.Event()
         self._t = threading.Thread(target=self._run, name="g6-ledger-writer", daemon=True)
 
@@ -175,13 +182,15 @@ class _LedgerWriter:
                         break
                     group.append(nxt)
                 try:
-                    signed = ledger.append_many([r for r, _ in group], self._key)
+                    signed = ledger.append_many([r for rs, _ in group for r in rs], self._key)
                 except BaseException as e:  # noqa: BLE001 - each waiting worker gets it
                     for _, f in group:
                         f.set_exception(e)
                     continue
-                for (_, f), s in zip(group, signed, strict=True):
-                    f.set_result(s)
+                end = 0
+                for rs, f in group:  # a URL's receipts go in one group; its future ends with the last of them
+                    end += len(rs)
+                    f.set_result(signed[end - 1])
         finally:
             ledger.close()
             self._closed.set()
@@ -198,12 +207,13 @@ class _LedgerWriter:
                 with contextlib.suppress(InvalidStateError):  # another thread refused it first
                     item[1].set_exception(InputError("the batch was stopped before this receipt was written"))
 
-    def submit(self, receipt: Receipt) -> Future[Receipt]:
-        """Queue ``receipt``; the future ends with it signed and durable (or with the append's error)."""
+    def submit(self, receipts: tuple[Receipt, ...]) -> Future[Receipt]:
+        """Queue one URL's ``receipts`` (appended in one transaction); the future ends with the last of them
+        signed and durable (or with the append's error)."""
         f: Future[Receipt] = Future()
         if self._closed.is_set():
             raise InputError("the batch was stopped before this receipt was written")
-        self._q.put((receipt, f))
+        self._q.put((receipts, f))
         if self._closed.is_set():  # closed between the check and the put: nobody else will drain it
             self._refuse_waiting()
         return f
@@ -282,12 +292,29 @@ class _Settler:
                 self.state.add_many(self.ready)
 
 
+def _fetch_one(home: EvidenceHome, client: CheckedClient, url: str, extract: str, render_mode: str,
+               renderer: Renderer | None) -> _Fetched:
+    """One URL read and kept, its receipts not yet signed. ``documents=False``: a batch reports outcomes, not
+    page text, so the main-text pass runs only where it could change the outcome (capture.page_outcome)."""
+    if render_mode != "off":
+        p = prepare_page(home.store, client, url, render_mode=render_mode, renderer=renderer, extract=extract,
+                         documents=False)
+        page = p.page
+        return _Fetched(p.receipts, page.outcome.value, page.outcome.code("fetch"), page.response.status,
+                        page.response.byte_count, p.render)
+    prepared = prepare_fetch(home.store, client, url, extract=extract, documents=False)
+    page = prepared.page
+    return _Fetched((prepared.receipt,), page.outcome.value, page.outcome.code("fetch"), page.response.status,
+                    page.response.byte_count)
+
+
 def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
                 state_dir: Path | None = None, concurrency: int = 8, extract: str = "text",
                 processes: int = 1,
                 on_result: Callable[[UrlResult, int, int], None] | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                on_refetch: Callable[[list[str]], None] | None = None) -> BatchReport:
+                on_refetch: Callable[[list[str]], None] | None = None, render_mode: str = "off",
+                renderer: Renderer | None = None) -> BatchReport:
     """Fetch every URL (those a resumed run settled are skipped); ``on_result(result, done, total)``
     and ``progress(done, total)`` are called in this thread as each URL ends, after its receipt and
     run-file line are written (``progress`` once first with the URLs an earlier run settled).
@@ -296,7 +323,11 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
 
     ``processes`` > 1 fetches on that many forked processes (``usable_processes`` says when it may):
     the hosts are shared out among them, ``concurrency`` threads in all, and the client's per-host
-    gate and pause are shared by them all. Signing and appending stay in this process."""
+    gate and pause are shared by them all. Signing and appending stay in this process.
+
+    ``render_mode`` (``always`` or ``auto``, with ``renderer``) renders as ``g6 fetch URL --render`` does, on
+    threads of this process only (a browser is this process's child); a URL's receipts (the raw read's, the
+    sub-resources', the capture's) are appended in one transaction."""
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
@@ -324,14 +355,9 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
         progress(finished, total)
 
     def fetch_one(url: str) -> _Fetched:
-        # documents=False: a batch reports outcomes, not page text, so the main-text pass runs only
-        # where it could change the outcome (capture.page_outcome).
-        prepared = prepare_fetch(home.store, client, url, extract=extract, documents=False)
-        page = prepared.page
-        return _Fetched(prepared.receipt, page.outcome.value, page.outcome.code("fetch"), page.response.status,
-                        page.response.byte_count)
+        return _fetch_one(home, client, url, extract, render_mode, renderer)
 
-    forked = usable_processes(home, processes) > 1 and len(pending) > 1
+    forked = usable_processes(home, processes) > 1 and len(pending) > 1 and render_mode == "off"
     with contextlib.ExitStack() as stack:
         if forked:
             import multiprocessing
@@ -350,14 +376,14 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                 # the receipt goes to the writer from here and the host goes on to its next URL;
                 # the calling thread waits for it before reporting
                 fetched = fetch_one(url)
-                return fetched, writer.submit(fetched.receipt)
+                return fetched, writer.submit(fetched.receipts)
 
             results = per_host(pending, host_of, work, concurrency)
         settler = _Settler(state, done, shown, secrets, finished, total, on_result, progress)
         try:
             for url, res, more in results:
                 if forked and isinstance(res, _Fetched):
-                    res = (res, writer.submit(res.receipt))  # grouped: the writer takes what has arrived
+                    res = (res, writer.submit(res.receipts))  # grouped: the writer takes what has arrived
                 settler.arrived.append((url, res))
                 if not more or len(settler.arrived) >= MAX_GROUP:
                     settler.settle()

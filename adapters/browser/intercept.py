@@ -1,0 +1,251 @@
+"""Browser-wide interception: every request any target of the browser makes is paused and answered by g6.
+
+``Fetch.enable`` sent to the browser target itself (no session) pauses the requests of every target of
+the browser: the page and its frames (out-of-process ones too), popups, dedicated, shared and service
+workers, the service worker's own script, keep-alive requests and beacons sent after the page is gone
+(checked on Chromium 156 by ``tests/browser``). Each paused request goes to ``fetch`` (a
+:data:`SubFetch` the caller supplies: g6's checked client, one receipt per request), on a small pool
+of threads, and is answered with what it returned: the response (``Fetch.fulfillRequest``: the browser
+never opens a connection for it) or a failure inside the page (``Fetch.failRequest``).
+
+The limits are counted here: at most ``max_requests`` requests are handed to ``fetch``; past it, or
+past ``max_bytes`` of answered bodies, every request fails in the page and the capture is told to stop.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from g6.adapters.browser.cdp import BrowserError, CDPConnection
+
+# Chromium's own words for why a request failed (Network.ErrorReason): what the page's script sees.
+FAIL_REFUSED = "AccessDenied"
+FAIL_BLOCKED = "BlockedByClient"
+FAIL_UNREACHABLE = "ConnectionFailed"
+FAIL_TIMEOUT = "TimedOut"
+FAIL_REASONS = frozenset({FAIL_REFUSED, FAIL_BLOCKED, FAIL_UNREACHABLE, FAIL_TIMEOUT, "Failed", "Aborted"})
+
+
+@dataclass(frozen=True, slots=True)
+class SubRequest:
+    """One request the browser made, as g6 is asked to answer it."""
+
+    url: str
+    method: str
+    resource_type: str  # Document, Script, Stylesheet, Image, Font, XHR, Fetch, Ping, Other…
+    main_frame: bool  # a navigation of the captured page's own top frame
+    service_worker_script: bool  # the browser fetching a service worker's script (Service-Worker: script)
+    accept: str | None
+    max_bytes: int  # what the capture's byte budget leaves for this body
+    time_left: float  # seconds until the render deadline
+
+
+@dataclass(frozen=True, slots=True)
+class SubResponse:
+    """What to answer the browser with: a response, or ``fail`` (one of FAIL_REASONS) and nothing else.
+    ``ident`` is the caller's own handle on the request (its receipt), kept in the capture's record."""
+
+    ident: Any
+    status: int | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    fail: str | None = None
+    over_budget: bool = False  # the body did not fit what the byte budget left: the capture stops there
+
+
+SubFetch = Callable[[SubRequest], SubResponse]
+
+
+@dataclass(slots=True)
+class Navigation:
+    """A request of the captured page's top frame, and how it was answered."""
+
+    url: str
+    ident: Any
+    status: int | None
+    failed: bool
+
+
+@dataclass(slots=True)
+class Counts:
+    requests: int = 0  # handed to fetch
+    answered: int = 0  # fulfilled
+    failed: int = 0  # failed in the page (refused by fetch, or fetch could not read it)
+    over_limit: int = 0  # past a limit: failed without being handed to fetch, not receipted
+    bytes: int = 0  # bodies answered
+    popups: int = 0  # windows the page opened: closed as they opened (their requests, if any, checked)
+
+    def to_json(self) -> dict[str, int]:
+        return {"requests": self.requests, "answered": self.answered, "failed": self.failed,
+                "over_limit": self.over_limit, "bytes": self.bytes, "popups": self.popups}
+
+
+@dataclass(slots=True)
+class _State:
+    counts: Counts = field(default_factory=Counts)
+    in_flight: int = 0
+    last_activity: float = 0.0
+    stop_reason: str | None = None
+    idents: list[Any] = field(default_factory=list)
+    navigations: list[Navigation] = field(default_factory=list)
+
+
+class Interceptor:
+    """The answers to one capture's requests. ``main_frame_id`` is the captured page's target id (its top
+    frame's id); ``deadline`` a ``time.monotonic`` value."""
+
+    def __init__(self, cdp: CDPConnection, fetch: SubFetch, *, max_requests: int, max_bytes: int,
+                 deadline: float, workers: int = 6, clock: Callable[[], float] = time.monotonic) -> None:
+        self._cdp, self._fetch = cdp, fetch
+        self.max_requests, self.max_bytes, self.deadline = max_requests, max_bytes, deadline
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._s = _State(last_activity=clock())
+        self._idle = threading.Condition(self._lock)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="g6-intercept")
+        self.main_frame_id: str | None = None
+        self.on_limit: Callable[[str], None] | None = None
+
+    # -- what the capture reads ------------------------------------------------------------
+    @property
+    def counts(self) -> Counts:
+        return self._s.counts
+
+    @property
+    def idents(self) -> list[Any]:
+        """Every handle ``fetch`` returned, in the order the requests were answered."""
+        with self._lock:
+            return list(self._s.idents)
+
+    @property
+    def navigations(self) -> list[Navigation]:
+        with self._lock:
+            return list(self._s.navigations)
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self._s.stop_reason
+
+    def quiet_for(self) -> float:
+        """Seconds since a request was last paused or answered; 0 while one is being answered."""
+        with self._lock:
+            return 0.0 if self._s.in_flight else self._clock() - self._s.last_activity
+
+    def stop(self, reason: str) -> None:
+        """From now on every request fails in the page without being handed to ``fetch``."""
+        with self._lock:
+            if self._s.stop_reason is None:
+                self._s.stop_reason = reason
+
+    def drain(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) for the requests being answered; whether none is left."""
+        end = self._clock() + timeout
+        with self._lock:
+            while self._s.in_flight:
+                left = end - self._clock()
+                if left <= 0:
+                    return False
+                self._idle.wait(min(left, 0.5))
+        return True
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- the events ------------------------------------------------------------------------
+    def paused(self, params: dict[str, Any], session: str | None) -> None:
+        """A ``Fetch.requestPaused`` event (on the reader thread): answered on the pool."""
+        rid = params.get("requestId")
+        if not isinstance(rid, str):
+            return
+        with self._lock:
+            self._s.last_activity = self._clock()
+            admitted = self._s.stop_reason is None and self._s.counts.requests < self.max_requests
+            if admitted:
+                self._s.counts.requests += 1
+                self._s.in_flight += 1
+                budget = self.max_bytes - self._s.counts.bytes
+            else:
+                self._s.counts.over_limit += 1
+                first_over = self._s.stop_reason is None
+                if first_over:
+                    self._s.stop_reason = "subrequest_limit"
+        if not admitted:
+            self._fail(rid, session, FAIL_BLOCKED)
+            if first_over and self.on_limit is not None:
+                self.on_limit("subrequest_limit")
+            return
+        try:
+            self._pool.submit(self._answer, rid, session, params, max(0, budget))
+        except RuntimeError:  # the pool is shut: the capture is over
+            self._done()
+            self._fail(rid, session, FAIL_BLOCKED)
+
+    def _answer(self, rid: str, session: str | None, params: dict[str, Any], budget: int) -> None:
+        try:
+            req = params.get("request") or {}
+            headers = {str(k).lower(): str(v) for k, v in (req.get("headers") or {}).items()}
+            url = str(req.get("url", "")) + str(req.get("urlFragment") or "")
+            rtype = str(params.get("resourceType") or "Other")
+            main = rtype == "Document" and params.get("frameId") == self.main_frame_id
+            sub = SubRequest(url=url, method=str(req.get("method", "GET")).upper(), resource_type=rtype,
+                             main_frame=main, service_worker_script=headers.get("service-worker") == "script",
+                             accept=headers.get("accept"), max_bytes=budget,
+                             time_left=max(0.0, self.deadline - self._clock()))
+            try:
+                resp = self._fetch(sub)
+            except Exception as e:  # noqa: BLE001 - the page's request fails; the capture goes on and says why
+                resp = SubResponse(ident={"error": f"{type(e).__name__}: {str(e)[:200]}"}, fail="Failed")
+            self._reply(rid, session, sub, resp)
+        finally:
+            self._done()
+
+    def _reply(self, rid: str, session: str | None, sub: SubRequest, resp: SubResponse) -> None:
+        """Answer the browser. A body that would take the capture past ``max_bytes`` is not handed over (its
+        read is kept and receipted all the same) and the capture stops there: bodies read at once each had
+        what was left when they were asked for, so only what is answered can be held to the budget."""
+        over = False
+        with self._lock:
+            self._s.idents.append(resp.ident)
+            answer = resp.fail is None and resp.status is not None
+            if answer and self._s.counts.bytes + len(resp.body) > self.max_bytes:
+                answer, over = False, True
+            if answer:
+                self._s.counts.answered += 1
+                self._s.counts.bytes += len(resp.body)
+            else:
+                self._s.counts.failed += 1
+            over = over or resp.over_budget or self._s.counts.bytes >= self.max_bytes
+            if over and self._s.stop_reason is None:
+                self._s.stop_reason = "byte_limit"
+            else:
+                over = False
+            if sub.main_frame:
+                self._s.navigations.append(Navigation(sub.url, resp.ident, resp.status, not answer))
+        if not answer:
+            self._fail(rid, session, resp.fail if resp.fail in FAIL_REASONS else "Failed")
+        else:
+            headers = [{"name": k, "value": v} for k, v in resp.headers]
+            params = {"requestId": rid, "responseCode": resp.status, "responseHeaders": headers,
+                      "body": base64.b64encode(resp.body).decode("ascii")}
+            with contextlib.suppress(BrowserError):
+                self._cdp.post("Fetch.fulfillRequest", params, session=session)
+        if over and self.on_limit is not None:
+            self.on_limit("byte_limit")
+
+    def _fail(self, rid: str, session: str | None, reason: str) -> None:
+        with contextlib.suppress(BrowserError):
+            self._cdp.post("Fetch.failRequest", {"requestId": rid, "errorReason": reason}, session=session)
+
+    def _done(self) -> None:
+        with self._lock:
+            self._s.in_flight -= 1
+            self._s.last_activity = self._clock()
+            if not self._s.in_flight:
+                self._idle.notify_all()

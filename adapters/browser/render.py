@@ -1,0 +1,407 @@
+"""One page rendered in a locked-down browser: every request answered by g6, then what a reader saw.
+
+``render`` opens the page in a browser context of its own (no cookie or storage of another capture),
+with every request of every target paused and answered by ``fetch`` (``intercept``), waits for the page
+to load, scrolls it down a viewport at a time (lazy-loaded text), waits until no request has been
+paused or answered for ``limits.quiet`` seconds, and keeps: the DOM after the scripts ran, the text a
+reader sees (shadow roots too, open and closed), and a full-page PNG screenshot. The render deadline
+ends loading and scrolling whatever the page does (a page that polls for ever, an endless scroll):
+the capture keeps what there is then. A browser that crashes or stops answering ends the render with
+a typed ``ended`` and what was kept up to then; the caller closes such a browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from g6.adapters.browser import page_js
+from g6.adapters.browser.cdp import BrowserError, BrowserGone, BrowserHung
+from g6.adapters.browser.intercept import Counts, Interceptor, Navigation, SubFetch
+from g6.adapters.browser.launch import BrowserInfo, BrowserProcess
+
+ENDINGS = ("settled", "deadline", "scroll_limit", "subrequest_limit", "byte_limit", "navigation_failed",
+           "renderer_crashed", "browser_crashed", "browser_hung")
+BROKEN = ("renderer_crashed", "browser_crashed", "browser_hung")  # the browser is closed after these
+
+
+@dataclass(frozen=True, slots=True)
+class RenderLimits:
+    """The bounds of one render. ``deadline``: seconds for loading and scrolling; ``quiet``: seconds
+    without a request that count as settled; ``command_timeout``: seconds a browser may take to answer
+    one command before it is taken as hung."""
+
+    deadline: float = 30.0
+    quiet: float = 0.5
+    max_requests: int = 300
+    max_bytes: int = 64 * 1024 * 1024
+    width: int = 1280
+    height: int = 800
+    max_scroll_steps: int = 40
+    max_screenshot_height: int = 16384
+    command_timeout: float = 20.0
+    workers: int = 6
+    # the page-world lockdown script (defence in depth); off only in tests that show the proxy and the
+    # interception hold without it
+    page_lockdown: bool = True
+
+
+@dataclass(slots=True)
+class RenderResult:
+    url: str
+    ended: str  # one of ENDINGS
+    info: BrowserInfo
+    width: int
+    height: int
+    started: float  # time.time() when the render began
+    render_ms: int = 0
+    final_url: str | None = None
+    title: str | None = None
+    dom: bytes | None = None  # UTF-8 HTML
+    text: str | None = None
+    screenshot: bytes | None = None  # PNG
+    screenshot_clipped: bool = False
+    counts: Counts = field(default_factory=Counts)
+    idents: list[Any] = field(default_factory=list)  # fetch's handle on each request, in answer order
+    navigations: list[Navigation] = field(default_factory=list)  # the top frame's requests
+    message: str = ""
+
+    @property
+    def broken(self) -> bool:
+        return self.ended in BROKEN
+
+
+class _Targets:
+    """The events of one capture: its page's session, the targets attached under it, crashes, the load."""
+
+    def __init__(self, browser: BrowserProcess, context: str, interceptor: Interceptor,
+                 timeout: float) -> None:
+        self.b, self.context, self.icpt, self.timeout = browser, context, interceptor, timeout
+        self.page_target: str | None = None
+        self.sessions: dict[str, str] = {}  # target id -> session id, for every target attached
+        self.attached = threading.Condition()
+        self.loaded = threading.Event()
+        self.crashed: str | None = None
+        self.page_lockdown = True
+
+    def on_event(self, method: str, params: dict[str, Any], session: str | None) -> None:
+        if method == "Fetch.requestPaused":
+            self.icpt.paused(params, session)
+        elif method == "Target.attachedToTarget":
+            info = params.get("targetInfo") or {}
+            tid, sid = info.get("targetId"), params.get("sessionId")
+            if not (isinstance(tid, str) and isinstance(sid, str)):
+                return
+            waiting = bool(params.get("waitingForDebugger"))
+            with self.attached:
+                # the capture's own page is the first page of its context, attached (paused) before
+                # createTarget even answers; any later page of the context is a popup
+                ours = (self.page_target is None and info.get("type") == "page"
+                        and info.get("browserContextId") == self.context and not info.get("openerId"))
+                if ours:
+                    self.page_target = tid
+                self.sessions[tid] = sid
+                self.attached.notify_all()
+            if not ours:
+                _submit(self.icpt, self._setup_other, info, sid, waiting, info.get("browserContextId") == self.context)
+        elif method == "Page.loadEventFired" and session is not None and session == self.page_session():
+            self.loaded.set()
+        elif method == "Inspector.targetCrashed" and session is not None and session == self.page_session():
+            self._crash(session)
+        elif method == "Target.detachedFromTarget" and params.get("targetId") == self.page_target:
+            self._crash(self.page_session())
+
+    def _crash(self, session: str | None) -> None:
+        self.crashed = self.crashed or "renderer_crashed"
+        if session is not None:  # a command waiting on the dead page gets no reply: it is answered now
+            self.b.cdp.fail_session(session, "the page's renderer crashed")
+
+    def page_session(self) -> str | None:
+        return self.sessions.get(self.page_target) if self.page_target else None
+
+    def wait_session(self, target: str) -> str:
+        with self.attached:
+            if not self.attached.wait_for(lambda: self.page_target is not None, self.timeout):
+                raise BrowserHung(f"the browser did not attach the new page within {self.timeout:g} s")
+            if self.page_target != target:
+                raise BrowserError("the browser attached another page than the one it opened")
+            return self.sessions[target]
+
+    def _setup_other(self, info: dict[str, Any], sid: str, waiting: bool, mine: bool) -> None:
+        """A target the capture did not open: a popup is closed (its requests were checked like any other);
+        a frame gets the lockdown script; every one is then let run."""
+        cdp, t = self.b.cdp, self.timeout
+        kind = info.get("type")
+        try:
+            if kind == "page" and mine:
+                self.icpt.counts.popups += 1
+                cdp.post("Target.closeTarget", {"targetId": info.get("targetId")})
+            elif kind == "iframe":
+                _lock_down(cdp, sid, t, script=self.page_lockdown)
+                return
+            elif kind in ("worker", "shared_worker", "service_worker"):
+                cdp.post("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True,
+                                                  "flatten": True}, session=sid)
+        except BrowserError:
+            pass
+        if waiting:
+            with contextlib.suppress(BrowserError):
+                cdp.post("Runtime.runIfWaitingForDebugger", session=sid)
+
+
+def _submit(icpt: Interceptor, fn: Callable[..., None], *args: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # the capture is over: its pool is shut
+        icpt._pool.submit(fn, *args)
+
+
+class _Dispatch:
+    """A browser's events: to the capture running in it, if any; between captures, a request paused is
+    failed and a target attached is let run (nothing of the browser's own is left paused)."""
+
+    def __init__(self, browser: BrowserProcess) -> None:
+        self.b = browser
+        self.current: _Targets | None = None
+
+    def __call__(self, msg: dict[str, Any]) -> None:
+        method, params, session = msg["method"], msg.get("params") or {}, msg.get("sessionId")
+        cur = self.current
+        if cur is not None:
+            cur.on_event(method, params, session)
+        elif method == "Fetch.requestPaused" and isinstance(params.get("requestId"), str):
+            self.b.cdp.post("Fetch.failRequest", {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
+                            session=session)
+        elif method == "Target.attachedToTarget" and params.get("waitingForDebugger"):
+            self.b.cdp.post("Runtime.runIfWaitingForDebugger", session=params.get("sessionId"))
+
+
+def _lock_down(cdp: Any, sid: str, timeout: float, *more: tuple[str, dict[str, Any]], script: bool = True) -> None:
+    """A page or frame target paused before it runs: the lockdown script before its scripts, its own children
+    attached paused, ``more`` commands, then let run. All are sent before any reply is awaited: a paused
+    target answers some only once it runs, and a session runs its commands in the order sent."""
+    lockdown = {"source": page_js.LOCKDOWN if script else "", "runImmediately": True}
+    sent = [cdp.start("Page.enable", session=sid),
+            cdp.start("Page.addScriptToEvaluateOnNewDocument", lockdown, session=sid),
+            cdp.start("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+                      session=sid),
+            *(cdp.start(m, p, session=sid) for m, p in more),
+            cdp.start("Runtime.runIfWaitingForDebugger", session=sid)]
+    for s in sent:
+        cdp.result(s, timeout)
+
+
+def prepare_browser(browser: BrowserProcess, timeout: float = 20.0) -> None:
+    """Once per browser: interception of every request of every target, and every new target attached
+    paused (so nothing of it runs before it is set up)."""
+    cdp = browser.cdp
+    browser.dispatch = _Dispatch(browser)  # type: ignore[attr-defined]
+    cdp.set_event_handler(browser.dispatch)  # type: ignore[attr-defined]
+    # browser_ui: Chromium's own pages (the omnibox popup), never the capture's, never attached
+    ui = [{"type": "browser", "exclude": True}, {"type": "tab", "exclude": True},
+          {"type": "browser_ui", "exclude": True}, {}]
+    cdp.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}, timeout=timeout)
+    cdp.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                                      "filter": ui}, timeout=timeout)
+
+
+def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLimits | None = None,
+           clock: Callable[[], float] = time.monotonic) -> RenderResult:
+    """Render ``url`` in ``browser`` (made ready by :func:`prepare_browser`), every request answered by
+    ``fetch``. Never raises for what the page or the browser does: ``RenderResult.ended`` says how it ended."""
+    lim = limits or RenderLimits()
+    t0, started = clock(), time.time()
+    result = RenderResult(url, "settled", browser.info, lim.width, lim.height, started)
+    icpt = Interceptor(browser.cdp, fetch, max_requests=lim.max_requests, max_bytes=lim.max_bytes,
+                       deadline=t0 + lim.deadline, workers=lim.workers, clock=clock)
+    context: str | None = None
+    targets: _Targets | None = None
+    dispatch: _Dispatch = browser.dispatch  # type: ignore[attr-defined]
+    try:
+        context = browser.cdp.send("Target.createBrowserContext", {"disposeOnDetach": True},
+                                   timeout=lim.command_timeout)["browserContextId"]
+        targets = _Targets(browser, context, icpt, lim.command_timeout)
+        targets.page_lockdown = lim.page_lockdown
+        dispatch.current = targets
+        _load(browser, url, lim, icpt, targets, result, t0, clock)
+        if not result.broken and result.ended != "navigation_failed":
+            _snapshot(browser, lim, targets, result)
+    except BrowserError as e:
+        if targets is not None and targets.crashed:
+            result.ended = targets.crashed
+        elif isinstance(e, BrowserGone) or not browser.alive():
+            result.ended = "browser_crashed"
+        else:
+            result.ended = "browser_hung"
+        result.message = str(e)
+    finally:
+        icpt.stop(result.ended)
+        icpt.drain(max(1.0, lim.command_timeout))
+        if context is not None and not result.broken:
+            try:
+                browser.cdp.send("Target.disposeBrowserContext", {"browserContextId": context},
+                                 timeout=lim.command_timeout)
+            except BrowserError as e:
+                result.ended, result.message = "browser_hung", f"the capture's context would not close: {e}"
+        dispatch.current = None
+        icpt.close()
+        result.counts, result.idents, result.navigations = icpt.counts, icpt.idents, icpt.navigations
+        result.render_ms = int((clock() - t0) * 1000)
+    return result
+
+
+def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Interceptor, targets: _Targets,
+          result: RenderResult, t0: float, clock: Callable[[], float]) -> None:
+    """Open the page, navigate, wait for its load, scroll it, wait until it is quiet or the deadline."""
+    cdp, to = browser.cdp, lim.command_timeout
+    deadline = t0 + lim.deadline
+    stop = threading.Event()
+    icpt.on_limit = lambda _why: stop.set()
+    target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": targets.context},
+                      timeout=to)["targetId"]
+    sid = targets.wait_session(target)
+    icpt.main_frame_id = target
+    cdp.send("Browser.setDownloadBehavior", {"behavior": "deny", "browserContextId": targets.context}, timeout=to)
+    _lock_down(cdp, sid, to, ("Emulation.setDeviceMetricsOverride", {"width": lim.width, "height": lim.height,
+                                                                       "deviceScaleFactor": 1, "mobile": False}),
+               ("Inspector.enable", {}), script=lim.page_lockdown)
+    nav = cdp.send("Page.navigate", {"url": url}, session=sid, timeout=to)
+    if nav.get("errorText"):
+        result.ended, result.message = "navigation_failed", str(nav["errorText"])[:200]
+        return
+
+    def over() -> bool:
+        return (clock() >= deadline or stop.is_set() or targets.crashed is not None
+                or browser.cdp.closed is not None or not browser.alive())
+
+    def sleep_until(done: Callable[[], bool]) -> None:
+        while not done() and not over():
+            time.sleep(min(0.05, max(0.0, deadline - clock())))
+
+    sleep_until(targets.loaded.is_set)
+    world: list[int] = []
+
+    def ev(expression: str, promise: bool = False) -> Any:
+        """Evaluate in g6's world; a navigation since (the world gone with its document) makes a new one."""
+        for attempt in (1, 2):
+            try:
+                if not world:
+                    world.append(_world(cdp, sid, target, to))
+                return _eval(cdp, sid, world[0], expression, to, promise=promise)
+            except (BrowserGone, BrowserHung):
+                raise
+            except BrowserError:
+                world.clear()
+                if attempt == 2:
+                    raise
+        return None
+
+    steps, seen = 0, -1  # scroll steps taken; the page's height when it was last found at the bottom
+    while not over():
+        if steps < lim.max_scroll_steps:
+            step = ev(page_js.SCROLL_STEP, promise=True) or {}
+            steps += 1
+            if not step.get("bottom"):
+                continue
+            seen = int(step.get("height") or 0)
+        # at the bottom: settled once nothing has been asked for ``quiet`` seconds and the page did not grow
+        # meanwhile; a page that grew is scrolled on (an endless one, until the steps run out)
+        sleep_until(lambda: icpt.quiet_for() >= lim.quiet)
+        if over():
+            break
+        if int(ev(page_js.HEIGHT) or 0) == seen:
+            break
+        if steps >= lim.max_scroll_steps:
+            result.ended = "scroll_limit"
+            break
+    if browser.cdp.closed is not None or not browser.alive():
+        raise BrowserGone(browser.cdp.closed or "the browser exited")
+    if targets.crashed:
+        result.ended = targets.crashed
+    elif icpt.stop_reason is not None:
+        result.ended = icpt.stop_reason
+    elif clock() >= deadline:
+        result.ended = "deadline"
+    icpt.stop(result.ended if result.ended != "settled" else "snapshot")
+    if targets.crashed is None:
+        with contextlib.suppress(BrowserError):
+            ev(page_js.SCROLL_TOP)
+
+
+def _world(cdp: Any, sid: str, frame: str, timeout: float) -> int:
+    """An isolated world of g6's in the page's top frame: the page's scripts cannot see or change it."""
+    return int(cdp.send("Page.createIsolatedWorld", {"frameId": frame, "worldName": "g6-reader",
+                                                     "grantUniveralAccess": False},
+                        session=sid, timeout=timeout)["executionContextId"])
+
+
+def _eval(cdp: Any, sid: str, world: int, expression: str, timeout: float, promise: bool = False) -> Any:
+    res = cdp.send("Runtime.evaluate", {"expression": expression, "contextId": world, "returnByValue": True,
+                                        "awaitPromise": promise, "timeout": int(timeout * 1000)},
+                   session=sid, timeout=timeout)
+    if "exceptionDetails" in res:
+        return None
+    return (res.get("result") or {}).get("value")
+
+
+def _closed_roots(cdp: Any, sid: str, world: int, timeout: float) -> tuple[list[str], list[str]]:
+    """Every shadow root of the page, open and closed, found over the DevTools DOM domain (which sees closed
+    ones): ([host, root, host, root…] object ids, [root…] object ids) in g6's world."""
+    doc = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True}, session=sid, timeout=timeout)
+    pairs: list[tuple[int, int]] = []
+    stack = [doc.get("root") or {}]
+    while stack:
+        node = stack.pop()
+        for sr in node.get("shadowRoots") or ():
+            if sr.get("shadowRootType") in ("open", "closed"):
+                pairs.append((node["backendNodeId"], sr["backendNodeId"]))
+            stack.append(sr)
+        stack.extend(node.get("children") or ())  # not a frame's contentDocument: its text is the frame's
+    flat: list[str] = []
+    roots: list[str] = []
+    for host, root in pairs:
+        h = cdp.send("DOM.resolveNode", {"backendNodeId": host, "executionContextId": world},
+                     session=sid, timeout=timeout)["object"]["objectId"]
+        r = cdp.send("DOM.resolveNode", {"backendNodeId": root, "executionContextId": world},
+                     session=sid, timeout=timeout)["object"]["objectId"]
+        flat += [h, r]
+        roots.append(r)
+    return flat, roots
+
+
+def _call(cdp: Any, sid: str, world: int, fn: str, args: list[str], timeout: float) -> Any:
+    res = cdp.send("Runtime.callFunctionOn", {"functionDeclaration": fn, "executionContextId": world,
+                                              "arguments": [{"objectId": a} for a in args],
+                                              "returnByValue": True}, session=sid, timeout=timeout)
+    if "exceptionDetails" in res:
+        return None
+    return (res.get("result") or {}).get("value")
+
+
+def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, result: RenderResult) -> None:
+    """The DOM, the reader's text, the screenshot and the final URL, from the page as it is now."""
+    cdp, to = browser.cdp, lim.command_timeout
+    sid, target = targets.page_session(), targets.page_target
+    assert sid is not None and target is not None
+    world = _world(cdp, sid, target, to)  # a new one: a navigation since the load replaced the old
+    result.final_url = _eval(cdp, sid, world, page_js.LOCATION, to)
+    title = _eval(cdp, sid, world, "document.title", to)
+    result.title = title[:1000] if isinstance(title, str) and title.strip() else None
+    pairs, roots = _closed_roots(cdp, sid, world, to)
+    dom = _call(cdp, sid, world, page_js.DOM, roots, to)
+    result.dom = dom.encode("utf-8", "replace") if isinstance(dom, str) else None
+    text = _call(cdp, sid, world, page_js.READER_TEXT, pairs, to)
+    result.text = text if isinstance(text, str) else None
+    metrics = cdp.send("Page.getLayoutMetrics", session=sid, timeout=to)
+    size = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
+    height = max(1, int(size.get("height") or lim.height))
+    result.screenshot_clipped = height > lim.max_screenshot_height
+    height = min(height, lim.max_screenshot_height)
+    shot = cdp.send("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": lim.width, "height": height, "scale": 1}}, session=sid, timeout=to)
+    data = shot.get("data")
+    result.screenshot = base64.b64decode(data) if isinstance(data, str) else None

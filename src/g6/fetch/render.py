@@ -1,0 +1,356 @@
+"""A page as a reader saw it: rendered in a locked-down browser, every request through the checked client.
+
+``prepare_render`` hands the browser (``g6.adapters.browser``) one callable, ``_SubFetcher``: each request
+the page makes (the document, scripts, styles, images, fonts, XHR and fetch, frames, worker scripts,
+navigations, popups) goes through the same :class:`CheckedClient` a raw fetch uses (address checks on the
+request's host, the allowlist, robots.txt, the byte cap, a deadline), its bytes into the store, and gets a
+receipt of its own (``request.resource_type``, ``links.capture``). A redirect is answered as the 3xx itself
+(the browser asks for the new address, and that request is checked in turn). A request that is not a GET (a
+form's POST, a beacon, a keep-alive POST) is refused and receipted without anything being sent: a capture
+never sends data. So is the script of a service worker (a worker that would outlive the page).
+
+The capture receipt (kind ``fetch``, or ``recheck`` for a re-check) holds, in ``capture``, everything
+the capture kept: the sub-resource receipts (each id with its body's sha256), the digests of the DOM after
+scripts (which is also the receipt's ``content``), of the reader's text and of the full-page screenshot,
+the viewport, the browser (version, user agent) and the render time and how it ended
+(``schemas/receipt.v1.schema.json``, ``capture``). Every receipt of a capture is appended in one
+transaction, the sub-resources' first, so the capture never names a receipt the ledger lacks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from g6.adapters.browser import (
+    FAIL_REFUSED,
+    FAIL_TIMEOUT,
+    FAIL_UNREACHABLE,
+    RenderLimits,
+    RenderResult,
+    SubRequest,
+    SubResponse,
+    render,
+)
+from g6.adapters.browser.pool import BrowserPool
+from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.interstitial import Interstitial, detect
+from g6.adapters.outcomes import Outcome
+from g6.adapters.redact import redact_text
+from g6.adapters.untrusted import flag_instructions
+from g6.adapters.urls import redact_url
+from g6.adapters.web import MAX_EXTRACT_BYTES, Document, PageRead
+from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
+from g6.fetch.shell import shell_verdict
+from g6.home import EvidenceHome
+from g6.ledger.receipts import AllowlistDecision, Hop, Receipt, new_receipt_id
+from g6.store import BlobBackend, BlobRef
+
+# The response headers handed to the browser with a body: what it needs to use it (its type, a redirect's
+# target, whether another origin's script may read it). Never cookies: the browser is given none.
+RENDER_HEADERS = ("content-type", "location", "content-language", "access-control-allow-origin",
+                  "access-control-allow-credentials", "access-control-allow-methods",
+                  "access-control-allow-headers", "access-control-expose-headers", "timing-allow-origin",
+                  "cross-origin-resource-policy")
+HTML_UTF8 = "text/html; charset=utf-8"
+TEXT_UTF8 = "text/plain; charset=utf-8"
+# The capture receipt lists every sub-resource receipt: past this many it would not fit one log entry.
+MAX_REQUESTS_LIMIT = 400
+_FAIL = {Outcome.UNREACHABLE: FAIL_UNREACHABLE}
+
+
+@dataclass(frozen=True, slots=True)
+class _Sub:
+    """One request of the page, as the capture records it: its receipt (unsigned)."""
+
+    receipt: Receipt
+    url: str
+
+    def entry(self) -> dict[str, Any]:
+        c = self.receipt.content
+        return {"receipt_id": self.receipt.receipt_id, "sha256": c["sha256"] if c else None}
+
+
+class _SubFetcher:
+    """The one callable the browser is given: every request through the checked client, each receipted."""
+
+    def __init__(self, store: BlobBackend, client: CheckedClient, policy: FetchPolicy, capture_id: str,
+                 secrets: tuple[str, ...]) -> None:
+        self.store, self.client, self.policy = _ReadBack(store), client, policy
+        self.capture_id, self.secrets = capture_id, secrets
+        self.receipts: list[Receipt] = []
+        self._lock = threading.Lock()
+
+    def _receipted(self, resp: FetchResponse, req: SubRequest, **kw: Any) -> _Sub:
+        request = {"url": redact_text(req.url, self.secrets), "method": req.method[:16],
+                   "resource_type": req.resource_type[:40]}
+        r = receipt_from_response(resp, kind="fetch", source="web", request=request,
+                                  links={"capture": self.capture_id}, **kw)
+        with self._lock:
+            self.receipts.append(r)
+        return _Sub(r, req.url)
+
+    def __call__(self, req: SubRequest) -> SubResponse:
+        if req.method != "GET" or req.service_worker_script:
+            why = "service_worker_script" if req.method == "GET" else "method_not_get"
+            message = ("a service worker would outlive the page: never started in a capture"
+                       if req.method == "GET" else f"a {req.method[:16]} request would send data: a capture only reads")
+            refused = FetchResponse(req.url, Outcome.REFUSED, reason=why, detail={"message": message})
+            return SubResponse(self._receipted(refused, req), fail=FAIL_REFUSED)
+        pol = replace(self.policy, hard_cap=max(1, min(self.policy.hard_cap, req.max_bytes)),
+                      total_timeout=max(0.5, min(self.policy.total_timeout, req.time_left)))
+        accept = req.accept if req.accept and req.accept.isascii() and len(req.accept) < 300 else None
+        # the page's own document is paced like any fetch; what it then asks for is asked at once, as a
+        # browser asks (still one request at a time per host, and every check on every request)
+        resp = self.client.fetch(req.url, self.store, source="web", policy=pol, accept=accept,  # type: ignore[arg-type]
+                                 pause=None if req.main_frame else 0.0, follow_redirects=False,
+                                 pass_headers=RENDER_HEADERS)
+        sub = self._receipted(resp, req)
+        complete = resp.status is not None and not resp.truncated and resp.outcome not in (
+            Outcome.TOO_LARGE, Outcome.UNREACHABLE, Outcome.PARSE_FAILED)
+        if not complete:
+            fail = FAIL_TIMEOUT if resp.reason == "total_timeout" else _FAIL.get(resp.outcome, FAIL_REFUSED)
+            over = resp.outcome is Outcome.TOO_LARGE and pol.hard_cap < self.policy.hard_cap  # the capture's budget
+            return SubResponse(sub, status=resp.status, fail=fail, over_budget=over)
+        body = self.store.read(resp.body.blake3) if resp.body is not None else b""
+        if resp.body is not None:
+            self.store._kept.pop(resp.body.blake3, None)  # handed over: not held for the rest of the capture
+        return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=body)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRender:
+    """A capture rendered and kept, its receipts (the sub-resources', then the capture's) not yet appended."""
+
+    receipts: tuple[Receipt, ...]
+    page: PageRead
+    render: RenderResult
+    requested_url: str
+    text: BlobRef | None = None
+    interstitial: Interstitial | None = None
+
+    @property
+    def receipt(self) -> Receipt:
+        return self.receipts[-1]
+
+    def result(self, signed: Receipt) -> FetchResult:
+        return PreparedFetch(self.page, self.receipt, self.requested_url).result(signed)
+
+
+def _put(store: BlobBackend, data: bytes | None) -> BlobRef | None:
+    if data is None:
+        return None
+    with store.writer() as w:
+        w.write(data)
+        return w.commit()
+
+
+def _document_outcome(r: RenderResult) -> tuple[Outcome, str, Receipt | None]:
+    """The capture's outcome: the broken browser's, else the page's last top-frame read's, refined by the text."""
+    nav = r.navigations[-1].ident if r.navigations else None
+    receipt = nav.receipt if isinstance(nav, _Sub) else None
+    if r.broken:
+        return Outcome.PARSE_FAILED, r.ended, receipt
+    if receipt is None:
+        return Outcome.UNREACHABLE, r.ended if r.ended != "settled" else "no_document", None
+    outcome = Outcome(receipt.outcome)
+    if outcome is Outcome.OK and receipt.detail.get("reason") == "redirect":
+        return Outcome.HTTP_ERROR, "redirect_not_rendered", receipt  # the browser stopped at a redirect
+    if outcome is not Outcome.OK:
+        return outcome, str(receipt.detail.get("reason") or outcome.value), receipt
+    if not (r.text or "").strip():
+        return Outcome.EMPTY, "no_text_rendered", receipt
+    return Outcome.OK, "", receipt
+
+
+MAX_SHOWN_URL = 8192  # a page can make its address anything (pushState, a data: URL): a receipt stays small
+
+
+def shown_url(url: str | None) -> str | None:
+    """The page's address as a receipt holds it: redacted, and cut (marked with …) past MAX_SHOWN_URL."""
+    if not url:
+        return None
+    u = redact_url(url) if url.startswith(("http:", "https:")) else url
+    return u if len(u) <= MAX_SHOWN_URL else u[:MAX_SHOWN_URL - 1] + "…"
+
+
+def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None]) -> dict[str, Any]:
+    """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``)."""
+    subs = [i for i in r.idents if isinstance(i, _Sub)]
+    d: dict[str, Any] = {
+        "page_url": page_url,
+        "final_url": shown_url(r.final_url),
+        "engine": r.info.to_json(),
+        "viewport": {"width": r.width, "height": r.height},
+        "render_ms": r.render_ms,
+        "ended": r.ended,
+        "resources": [s.entry() for s in subs],
+        "counts": r.counts.to_json(),
+        **{k: (ref.to_json() if ref is not None else None) for k, ref in refs.items()},
+    }
+    if r.screenshot_clipped:
+        d["screenshot_clipped"] = True
+    return d
+
+
+def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool, url: str, *,
+                   limits: RenderLimits | None = None, extract: str = "text", policy: FetchPolicy | None = None,
+                   kind: str = "fetch", links: Mapping[str, Any] | None = None,
+                   request: Mapping[str, Any] | None = None, detail: Mapping[str, Any] | None = None) -> PreparedRender:
+    """Render ``url``; keep every sub-resource, the DOM, the text and the screenshot in ``store``; make the
+    receipts (unsigned). ``request`` replaces the capture receipt's request and ``detail`` adds to its detail
+    (a re-check's)."""
+    lim = limits or RenderLimits()
+    if not 1 <= lim.max_requests <= MAX_REQUESTS_LIMIT:
+        raise ValueError(f"a render makes 1 to {MAX_REQUESTS_LIMIT} requests (its receipt lists each one)")
+    secrets = tuple(getattr(client, "secrets", ()))
+    capture_id = new_receipt_id()
+    pol = policy or client.policy
+    fetcher = _SubFetcher(store, client, pol, capture_id, secrets)
+    with pool.browser() as b:
+        r = render(b, url, fetcher, lim)
+        if r.broken:
+            pool.discard(b)
+    refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8", "replace") if r.text else None),
+            "screenshot": _put(store, r.screenshot)}
+    outcome, reason, nav = _document_outcome(r)
+    wall = None
+    if outcome in (Outcome.OK, Outcome.EMPTY) and r.dom is not None:
+        wall = detect(r.dom, status=nav.http_status if nav else None, final_url=r.final_url, content_type=HTML_UTF8)
+    shown = redact_text(url, secrets)
+    req: dict[str, Any] = dict(request) if request is not None else {"url": shown, "extract": extract, "render": True}
+    if request is None and pol.max_bytes is not None:
+        req["max_bytes"] = pol.max_bytes
+    hops = tuple(Hop(h.url, h.status, h.connected_address) for n in r.navigations if isinstance(n.ident, _Sub)
+                 for h in (n.ident.receipt.hops or (Hop(n.ident.receipt.request["url"], None, None),)))
+    d: dict[str, Any] = {"content_type": HTML_UTF8} if refs["dom"] is not None else {}
+    if reason:
+        d["reason"] = reason
+    if r.message:
+        d["message"] = redact_text(r.message, secrets)[:300]
+    d.update(detail or {})
+    dom = refs["dom"]
+    receipt = Receipt(
+        receipt_id=capture_id, kind=kind, source="web", request=req,
+        final_url=shown_url(r.final_url) if r.final_url and r.final_url.startswith(("http:", "https:")) else None,
+        hops=hops, http_status=nav.http_status if nav else None, byte_count=dom.size if dom else 0,
+        allowlist=nav.allowlist if nav else AllowlistDecision("not_configured", None, pol.allowlist),
+        outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
+        detail=d, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
+        capture=capture_json(r, shown, refs))
+    text = r.text or ""
+    docs: tuple[Document, ...] = ()
+    if outcome is Outcome.OK and dom is not None:
+        docs = (Document(url=r.final_url or url, content_type="text/html", blake3=dom.blake3, title=r.title,
+                         text=text if extract == "text" else None,
+                         text_source="rendered" if extract == "text" else None,
+                         instruction_flags=tuple(f.to_json() for f in flag_instructions(text))),)
+    resp = FetchResponse(url, outcome, final_url=receipt.final_url, hops=hops, status=receipt.http_status,
+                         body=dom, byte_count=receipt.byte_count, allowlist=receipt.allowlist,
+                         content_type=HTML_UTF8 if dom else None, reason=reason)
+    page = PageRead(resp, outcome, reason, docs, {k: v for k, v in d.items() if k not in ("reason",)})
+    with fetcher._lock:
+        subs = tuple(fetcher.receipts)
+    return PreparedRender((*subs, receipt), page, r, shown, refs["text"], wall)
+
+
+def fetch_rendered(home: EvidenceHome, client: CheckedClient, pool: BrowserPool, url: str, *,
+                   limits: RenderLimits | None = None, extract: str = "text", policy: FetchPolicy | None = None,
+                   links: Mapping[str, Any] | None = None) -> FetchResult:
+    """Render a page through every check, keep what the capture keeps, append its receipts (one transaction)."""
+    prepared = prepare_render(home.store, client, pool, url, limits=limits, extract=extract, policy=policy,
+                              links=links)
+    signed = home.ledger.append_many(list(prepared.receipts), home.signing_key())
+    return prepared.result(signed[-1])
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureText:
+    """The text a capture kept of what a reader saw, and where it is."""
+
+    text: str
+    ref: Mapping[str, Any] = field(default_factory=dict)
+
+
+def capture_text(store: BlobBackend, receipt: Receipt) -> CaptureText | None:
+    """The reader's text a capture receipt names, read back from ``store`` (None: not a capture, or no text)."""
+    cap = receipt.capture
+    ref = cap.get("text") if isinstance(cap, Mapping) else None
+    if not isinstance(ref, Mapping):
+        return None
+    return CaptureText(store.read_as(ref).decode("utf-8", "replace"), dict(ref))
+
+
+RENDER_MODES = ("off", "always", "auto")
+
+
+@dataclass(frozen=True, slots=True)
+class Renderer:
+    """What rendering needs besides the checked client: the browsers (at most ``pool.size`` at once) and the
+    bounds of each render."""
+
+    pool: BrowserPool
+    limits: RenderLimits = field(default_factory=RenderLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedPage:
+    """``g6 fetch URL [--render MODE]`` before its receipts are appended: ``receipts`` (the raw read's, the
+    sub-resources', the capture's, as there are) in the order they go into the ledger; ``main`` is the
+    prepared read the result is of (the capture, when there is one)."""
+
+    receipts: tuple[Receipt, ...]
+    main: PreparedFetch | PreparedRender
+    render: Mapping[str, Any] | None = None  # mode, rendered, why, raw_receipt_id: in the result's detail
+
+    @property
+    def page(self) -> PageRead:
+        return self.main.page
+
+    def result(self, signed: list[Receipt]) -> FetchResult:
+        """The result once ``signed`` (these receipts, signed, in order) are in the ledger."""
+        r = self.main.result(signed[-1])
+        return replace(r, detail={**r.detail, "render": dict(self.render)}) if self.render is not None else r
+
+
+def prepare_page(store: BlobBackend, client: CheckedClient, url: str, *, render_mode: str = "off",
+                 renderer: Renderer | None = None, extract: str = "text", policy: FetchPolicy | None = None,
+                 documents: bool = True, links: Mapping[str, Any] | None = None) -> PreparedPage:
+    """A page read raw (``off``), rendered (``always``), or read raw and rendered when the raw read is a shell
+    (``auto``: :mod:`g6.fetch.shell`); its receipts not yet appended."""
+    if render_mode not in RENDER_MODES:
+        raise ValueError(f"render must be one of {RENDER_MODES}")
+    if render_mode != "off" and renderer is None:
+        raise ValueError("rendering needs a Renderer (the browsers and their limits)")
+    if render_mode == "always":
+        assert renderer is not None
+        captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
+                                  policy=policy, links=links)
+        return PreparedPage(captured.receipts, captured, {"mode": "always", "rendered": True})
+    kept = _ReadBack(store)
+    raw = prepare_fetch(kept, client, url, extract=extract, policy=policy, links=links,  # type: ignore[arg-type]
+                        documents=documents)
+    if render_mode == "off":
+        return PreparedPage((raw.receipt,), raw)
+    resp = raw.page.response
+    body = kept.read(resp.body.blake3) if resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES else None
+    verdict = shell_verdict(resp, body, walled=raw.receipt.interstitial is not None)
+    info: dict[str, Any] = {"mode": "auto", "rendered": verdict.shell, "why": verdict.why}
+    if not verdict.shell:
+        return PreparedPage((raw.receipt,), raw, info)
+    assert renderer is not None
+    info["raw_receipt_id"] = raw.receipt.receipt_id
+    captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
+                              policy=policy, links={**dict(links or {}), "raw": raw.receipt.receipt_id})
+    return PreparedPage((raw.receipt, *captured.receipts), captured, info)
+
+
+def fetch_page(home: EvidenceHome, client: CheckedClient, url: str, *, render_mode: str = "off",
+               renderer: Renderer | None = None, extract: str = "text", policy: FetchPolicy | None = None,
+               links: Mapping[str, Any] | None = None) -> FetchResult:
+    """``g6 fetch URL --render MODE``: every receipt of the read appended in one transaction."""
+    prepared = prepare_page(home.store, client, url, render_mode=render_mode, renderer=renderer, extract=extract,
+                            policy=policy, links=links)
+    return prepared.result(home.ledger.append_many(list(prepared.receipts), home.signing_key()))
