@@ -146,7 +146,7 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
 
         got = normalise_source(base)
         if isinstance(got, Unusable) or source_kind(got.source) != "url":
-            fail(f"--base {base[:80]!r}: not an http(s) URL to resolve the report's relative links on")
+            fail(f"--base {base[:80]!r}: not an http or https URL to resolve the report's relative links on")
     data = _read_input(report_path, "the report", MAX_REPORT)
     from g6.report.run import CheckInputs, load_report, run_check
 
