@@ -257,8 +257,6 @@ LAUNCH_WITH_A_THREAD_IN_ACCEPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.xfail(strict=True, reason="finding 15: the launch lists fds 3 and 4 in pass_fds; when either is not open "
-                                       "in g6's process at fork (a thread in accept()), Chromium will not start")
 def test_the_browser_starts_whatever_the_processs_own_descriptors_are() -> None:
     """``BrowserProcess`` starts Chromium with ``pass_fds=(3, 4, …)`` and moves its pipe ends onto 3 and 4 in
     ``preexec_fn``; but ``subprocess`` marks every fd of ``pass_fds`` inheritable *before* ``preexec_fn`` runs, and
