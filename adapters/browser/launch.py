@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import json
 import os
 import secrets
 import shutil
@@ -44,15 +45,24 @@ OWNER_ENV = "G6_BROWSER_OWNER"
 EXECUTABLES = ("chromium", "chromium-browser", "google-chrome")
 PR_SET_PDEATHSIG = 1
 
-# The tests' headless browser (tests/headless.py) and the services a plain start would use.
+# The tests' headless browser (tests/headless.py) and the services a plain start would use. Each of Chromium's
+# own requests seen at a recorder in place of the dead proxy (tests/attack/test_browser_attacks.py) is turned off
+# here or in ``PREFERENCES``: the network time (NetworkTimeServiceQuerying), FedCM (its fetches are the browser's
+# own, outside the DevTools Fetch domain), the speculative preconnects and prefetches of the browser itself.
+QUIET_FEATURES = ("Translate", "OptimizationHints", "MediaRouter", "DialMediaRouteProvider",
+                  "AutofillServerCommunication", "CertificateTransparencyComponentUpdater",
+                  "InterestFeedContentSuggestions", "NetworkTimeServiceQuerying", "FedCm")
 QUIET_FLAGS = (
     "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--mute-audio",
     "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
     "--disable-default-apps", "--disable-breakpad", "--disable-domain-reliability",
     "--disable-client-side-phishing-detection", "--metrics-recording-only", "--no-pings",
-    "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,"
-    "AutofillServerCommunication,CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions",
+    f"--disable-features={','.join(QUIET_FEATURES)}",
     "--deny-permission-prompts", "--hide-scrollbars", "--disable-dev-shm-usage",
+    # Chromium 156 checks the Google accounts of every profile once its network is up (ListAccounts), and no
+    # flag or setting stops it: its accounts service is pointed at a port Chromium refuses to use
+    # (ERR_UNSAFE_PORT), so the check fails inside the browser and opens no connection, not even to the proxy
+    "--gaia-url=https://gaia.invalid:1/",
 )
 # What makes anything not intercepted die (the proxy itself is added per launch: its port is ours).
 LOCKDOWN_FLAGS = (
@@ -61,6 +71,26 @@ LOCKDOWN_FLAGS = (
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
+
+
+# The profile's own settings, written before the start (a fresh profile is read from them): what no flag turns
+# off. ``net.network_prediction_options`` 2 is "never predict": no preconnect or prefetch of the browser's own
+# (it preconnects to a page's https origin as it navigates, beside the request g6 answers).
+PREFERENCES: dict[str, Any] = {"net": {"network_prediction_options": 2}}
+NO_MODELS = "g6-no-models.json"
+
+
+def _write_profile(profile: str) -> list[str]:
+    """Write the profile's settings; the flags that name files in it. The on-device AI models' manifest is
+    otherwise asked of Google's update service at every start (``--disable-component-update`` does not stop it):
+    ``--optimization-guide-manifest-override`` names an empty local manifest instead."""
+    default = os.path.join(profile, "Default")
+    os.makedirs(default, exist_ok=True)
+    with open(os.path.join(default, "Preferences"), "w", encoding="utf-8") as f:
+        json.dump(PREFERENCES, f)
+    with open(os.path.join(profile, NO_MODELS), "w", encoding="utf-8") as f:
+        json.dump({"components": {}}, f)
+    return [f"--optimization-guide-manifest-override={os.path.join(profile, NO_MODELS)}"]
 
 
 class BrowserUnavailable(BrowserError, ProgramMissing):
@@ -183,19 +213,21 @@ class BrowserProcess:
     def __init__(self, executable: str, *, extra_flags: tuple[str, ...] = (), start_timeout: float = 30.0) -> None:
         self.executable = executable
         self.owner = f"{os.getpid()}-{secrets.token_hex(6)}"
-        self._profile = tempfile.mkdtemp(prefix="g6-render-")
         # the dead proxy: bound (so no one else can listen there) and never listening (so it refuses)
         self._dead = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._dead.bind(("127.0.0.1", 0))
         self.proxy_port = int(self._dead.getsockname()[1])
-        flags = [*QUIET_FLAGS, *LOCKDOWN_FLAGS, f"--proxy-server=http://127.0.0.1:{self.proxy_port}"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            flags.append("--no-sandbox")  # Chromium will not start as root with its sandbox
+        self._profile = ""
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
         env[OWNER_ENV] = self.owner
-        argv = [executable, *flags, *extra_flags, f"--user-data-dir={self._profile}", "--remote-debugging-pipe",
-                "about:blank"]
         try:
+            self._profile = tempfile.mkdtemp(prefix="g6-render-")
+            flags = [*QUIET_FLAGS, *_write_profile(self._profile), *LOCKDOWN_FLAGS,
+                     f"--proxy-server=http://127.0.0.1:{self.proxy_port}"]
+            if hasattr(os, "geteuid") and os.geteuid() == 0:
+                flags.append("--no-sandbox")  # Chromium will not start as root with its sandbox
+            argv = [executable, *flags, *extra_flags, f"--user-data-dir={self._profile}", "--remote-debugging-pipe",
+                    "about:blank"]
             self.proc, to_w, from_r = _spawn(argv, env)
         except (OSError, subprocess.SubprocessError) as e:
             self._cleanup()
@@ -240,4 +272,5 @@ class BrowserProcess:
     def _cleanup(self) -> None:
         with contextlib.suppress(OSError):
             self._dead.close()
-        shutil.rmtree(self._profile, ignore_errors=True)
+        if self._profile:
+            shutil.rmtree(self._profile, ignore_errors=True)
