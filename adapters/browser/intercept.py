@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from g6.adapters.browser.cdp import BrowserError, CDPConnection
+from g6.adapters.browser.cdp import BrowserError, BrowserGone, BrowserHung, CDPConnection
 
 # Chromium's own words for why a request failed (Network.ErrorReason): what the page's script sees.
 FAIL_REFUSED = "AccessDenied"
@@ -112,6 +112,7 @@ class Interceptor:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="g6-intercept")
         self.main_frame_id: str | None = None
         self.on_limit: Callable[[str], None] | None = None
+        self.reply_timeout = 20.0  # seconds the browser may take to take a response (RenderLimits.command_timeout)
 
     # -- what the capture reads ------------------------------------------------------------
     @property
@@ -230,14 +231,34 @@ class Interceptor:
                 self._s.navigations.append(Navigation(sub.url, resp.ident, resp.status, not answer))
         if not answer:
             self._fail(rid, session, resp.fail if resp.fail in FAIL_REASONS else "Failed")
-        else:
-            headers = [{"name": k, "value": v} for k, v in resp.headers]
-            params = {"requestId": rid, "responseCode": resp.status, "responseHeaders": headers,
-                      "body": base64.b64encode(resp.body).decode("ascii")}
-            with contextlib.suppress(BrowserError):
-                self._cdp.post("Fetch.fulfillRequest", params, session=session)
+        elif not self._fulfil(rid, session, resp):
+            with self._lock:  # the browser did not take it: failed, not answered, and its bytes not counted
+                self._s.counts.answered -= 1
+                self._s.counts.bytes -= len(resp.body)
+                self._s.counts.failed += 1
+                for nav in self._s.navigations:
+                    if nav.ident is resp.ident:
+                        nav.failed = True
+            self._fail(rid, session, "Failed")
         if over and self.on_limit is not None:
             self.on_limit("byte_limit")
+
+    def _fulfil(self, rid: str, session: str | None, resp: SubResponse) -> bool:
+        """Hand the response to the browser and wait for its reply; whether it took it. The browser refuses a
+        response it cannot build (a status it has no reason phrase for, such as 999; a header it will not take),
+        and the request then stays paused: the page would wait for it for ever and a navigation never end. A
+        refused response is failed in the page instead, and counted failed (its receipt says what the server
+        sent). A browser gone or hung is not a refusal: the capture sees those itself."""
+        headers = [{"name": k, "value": v} for k, v in resp.headers]
+        params = {"requestId": rid, "responseCode": resp.status, "responseHeaders": headers,
+                  "body": base64.b64encode(resp.body).decode("ascii")}
+        try:
+            self._cdp.send("Fetch.fulfillRequest", params, session=session, timeout=self.reply_timeout)
+        except (BrowserGone, BrowserHung):
+            return True
+        except BrowserError:
+            return False
+        return True
 
     def _fail(self, rid: str, session: str | None, reason: str) -> None:
         with contextlib.suppress(BrowserError):
