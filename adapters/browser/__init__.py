@@ -10,6 +10,7 @@ from g6.adapters.browser.intercept import (
     FAIL_REFUSED,
     FAIL_TIMEOUT,
     FAIL_UNREACHABLE,
+    RESTRICTING_HEADERS,
     SubFetch,
     SubRequest,
     SubResponse,
@@ -17,6 +18,7 @@ from g6.adapters.browser.intercept import (
 from g6.adapters.browser.launch import BrowserInfo, BrowserProcess, BrowserUnavailable, find_chromium
 from g6.adapters.browser.render import ENDINGS, RenderLimits, RenderResult, prepare_browser, render
 
-__all__ = ["ENDINGS", "FAIL_BLOCKED", "FAIL_REFUSED", "FAIL_TIMEOUT", "FAIL_UNREACHABLE", "BrowserError",
-           "BrowserGone", "BrowserHung", "BrowserInfo", "BrowserProcess", "BrowserUnavailable", "RenderLimits",
-           "RenderResult", "SubFetch", "SubRequest", "SubResponse", "find_chromium", "prepare_browser", "render"]
+__all__ = ["ENDINGS", "FAIL_BLOCKED", "FAIL_REFUSED", "FAIL_TIMEOUT", "FAIL_UNREACHABLE", "RESTRICTING_HEADERS",
+           "BrowserError", "BrowserGone", "BrowserHung", "BrowserInfo", "BrowserProcess", "BrowserUnavailable",
+           "RenderLimits", "RenderResult", "SubFetch", "SubRequest", "SubResponse", "find_chromium", "prepare_browser",
+           "render"]

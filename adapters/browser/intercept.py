@@ -32,6 +32,41 @@ FAIL_UNREACHABLE = "ConnectionFailed"
 FAIL_TIMEOUT = "TimedOut"
 FAIL_REASONS = frozenset({FAIL_REFUSED, FAIL_BLOCKED, FAIL_UNREACHABLE, FAIL_TIMEOUT, "Failed", "Aborted"})
 
+# The response headers that restrict what a page may do, handed to the browser as the server sent them: a reader's
+# browser honours them, so a capture must too (a script the page's Content-Security-Policy forbids, or one served as
+# text/plain with nosniff, is not run for g6 alone, its words kept as what the reader saw). What the caller asks
+# its client to hand back (``g6.fetch.render``) includes these.
+RESTRICTING_HEADERS = ("content-security-policy", "x-content-type-options", "x-frame-options", "permissions-policy",
+                       "referrer-policy", "cross-origin-opener-policy", "cross-origin-embedder-policy",
+                       "cross-origin-resource-policy")
+# A policy's reporting directives would make the browser send reports (POSTs, outside the page's own requests):
+# they are cut from every Content-Security-Policy handed over; the policy itself stays whole.
+_CSP_REPORTING = frozenset({"report-uri", "report-to"})
+
+
+def without_reporting(csp: str) -> str:
+    """``csp`` (one header value: policies separated by commas, directives by semicolons) without its reporting
+    directives."""
+    policies = []
+    for policy in csp.split(","):
+        kept = [d.strip() for d in policy.split(";")
+                if d.strip() and d.split(None, 1)[0].lower() not in _CSP_REPORTING]
+        if kept:
+            policies.append("; ".join(kept))
+    return ", ".join(policies)
+
+
+def browser_headers(headers: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    """The headers a response is handed to the browser with (``Fetch.fulfillRequest``)."""
+    out = []
+    for name, value in headers:
+        if name.lower() == "content-security-policy":
+            value = without_reporting(value)
+            if not value:
+                continue
+        out.append({"name": name, "value": value})
+    return out
+
 
 @dataclass(frozen=True, slots=True)
 class SubRequest:
@@ -249,8 +284,7 @@ class Interceptor:
         and the request then stays paused: the page would wait for it for ever and a navigation never end. A
         refused response is failed in the page instead, and counted failed (its receipt says what the server
         sent). A browser gone or hung is not a refusal: the capture sees those itself."""
-        headers = [{"name": k, "value": v} for k, v in resp.headers]
-        params = {"requestId": rid, "responseCode": resp.status, "responseHeaders": headers,
+        params = {"requestId": rid, "responseCode": resp.status, "responseHeaders": browser_headers(resp.headers),
                   "body": base64.b64encode(resp.body).decode("ascii")}
         try:
             self._cdp.send("Fetch.fulfillRequest", params, session=session, timeout=self.reply_timeout)
