@@ -2,7 +2,7 @@
 pipe, every request of every target answered by a callable the caller supplies (``g6.fetch.render``
 gives it g6's checked client). ``cdp`` (the protocol), ``launch`` (the start and its lockdown),
 ``intercept`` (browser-wide interception), ``render`` (one page), ``page_js`` (the scripts run in it),
-``pool`` (browsers at once)."""
+``pool`` (browsers at once), ``persona`` (what the browser tells a page about itself)."""
 
 from g6.adapters.browser.cdp import BrowserError, BrowserGone, BrowserHung
 from g6.adapters.browser.intercept import (

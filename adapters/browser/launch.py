@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from g6.adapters.browser.cdp import BrowserError, CDPConnection
+from g6.adapters.browser.persona import persona_flags
 from g6.errors import ProgramMissing
 
 OWNER_ENV = "G6_BROWSER_OWNER"
@@ -222,7 +223,7 @@ class BrowserProcess:
         env[OWNER_ENV] = self.owner
         try:
             self._profile = tempfile.mkdtemp(prefix="g6-render-")
-            flags = [*QUIET_FLAGS, *_write_profile(self._profile), *LOCKDOWN_FLAGS,
+            flags = [*QUIET_FLAGS, *persona_flags(executable), *_write_profile(self._profile), *LOCKDOWN_FLAGS,
                      f"--proxy-server=http://127.0.0.1:{self.proxy_port}"]
             if hasattr(os, "geteuid") and os.geteuid() == 0:
                 flags.append("--no-sandbox")  # Chromium will not start as root with its sandbox

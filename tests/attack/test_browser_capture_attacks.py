@@ -214,8 +214,6 @@ if (navigator.webdriver || /Headless/.test(navigator.userAgent))
 </script>"""
 
 
-@pytest.mark.xfail(strict=True, reason="finding 8: the capture's browser announces itself (navigator.webdriver, "
-                                       "HeadlessChrome in the user agent): a page shows g6 other words")
 def test_a_page_cannot_tell_the_capture_from_a_reader_by_its_first_two_signals(home: EvidenceHome,
                                                                                pool: BrowserPool) -> None:
     """One line of script (``navigator.webdriver || /Headless/.test(navigator.userAgent)``) tells g6's browser from
