@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from g6.adapters.browser.cdp import BrowserError, CDPConnection
+from g6.adapters.browser.cdp import BrowserError, BrowserGone, BrowserHung, CDPConnection
 
 # Chromium's own words for why a request failed (Network.ErrorReason): what the page's script sees.
 FAIL_REFUSED = "AccessDenied"
@@ -31,6 +31,41 @@ FAIL_BLOCKED = "BlockedByClient"
 FAIL_UNREACHABLE = "ConnectionFailed"
 FAIL_TIMEOUT = "TimedOut"
 FAIL_REASONS = frozenset({FAIL_REFUSED, FAIL_BLOCKED, FAIL_UNREACHABLE, FAIL_TIMEOUT, "Failed", "Aborted"})
+
+# The response headers that restrict what a page may do, handed to the browser as the server sent them: a reader's
+# browser honours them, so a capture must too (a script the page's Content-Security-Policy forbids, or one served as
+# text/plain with nosniff, is not run for g6 alone, its words kept as what the reader saw). What the caller asks
+# its client to hand back (``g6.fetch.render``) includes these.
+RESTRICTING_HEADERS = ("content-security-policy", "x-content-type-options", "x-frame-options", "permissions-policy",
+                       "referrer-policy", "cross-origin-opener-policy", "cross-origin-embedder-policy",
+                       "cross-origin-resource-policy")
+# A policy's reporting directives would make the browser send reports (POSTs, outside the page's own requests):
+# they are cut from every Content-Security-Policy handed over; the policy itself stays whole.
+_CSP_REPORTING = frozenset({"report-uri", "report-to"})
+
+
+def without_reporting(csp: str) -> str:
+    """``csp`` (one header value: policies separated by commas, directives by semicolons) without its reporting
+    directives."""
+    policies = []
+    for policy in csp.split(","):
+        kept = [d.strip() for d in policy.split(";")
+                if d.strip() and d.split(None, 1)[0].lower() not in _CSP_REPORTING]
+        if kept:
+            policies.append("; ".join(kept))
+    return ", ".join(policies)
+
+
+def browser_headers(headers: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    """The headers a response is handed to the browser with (``Fetch.fulfillRequest``)."""
+    out = []
+    for name, value in headers:
+        if name.lower() == "content-security-policy":
+            value = without_reporting(value)
+            if not value:
+                continue
+        out.append({"name": name, "value": value})
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +147,7 @@ class Interceptor:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="g6-intercept")
         self.main_frame_id: str | None = None
         self.on_limit: Callable[[str], None] | None = None
+        self.reply_timeout = 20.0  # seconds the browser may take to take a response (RenderLimits.command_timeout)
 
     # -- what the capture reads ------------------------------------------------------------
     @property
@@ -230,14 +266,33 @@ class Interceptor:
                 self._s.navigations.append(Navigation(sub.url, resp.ident, resp.status, not answer))
         if not answer:
             self._fail(rid, session, resp.fail if resp.fail in FAIL_REASONS else "Failed")
-        else:
-            headers = [{"name": k, "value": v} for k, v in resp.headers]
-            params = {"requestId": rid, "responseCode": resp.status, "responseHeaders": headers,
-                      "body": base64.b64encode(resp.body).decode("ascii")}
-            with contextlib.suppress(BrowserError):
-                self._cdp.post("Fetch.fulfillRequest", params, session=session)
+        elif not self._fulfil(rid, session, resp):
+            with self._lock:  # the browser did not take it: failed, not answered, and its bytes not counted
+                self._s.counts.answered -= 1
+                self._s.counts.bytes -= len(resp.body)
+                self._s.counts.failed += 1
+                for nav in self._s.navigations:
+                    if nav.ident is resp.ident:
+                        nav.failed = True
+            self._fail(rid, session, "Failed")
         if over and self.on_limit is not None:
             self.on_limit("byte_limit")
+
+    def _fulfil(self, rid: str, session: str | None, resp: SubResponse) -> bool:
+        """Hand the response to the browser and wait for its reply; whether it took it. The browser refuses a
+        response it cannot build (a status it has no reason phrase for, such as 999; a header it will not take),
+        and the request then stays paused: the page would wait for it for ever and a navigation never end. A
+        refused response is failed in the page instead, and counted failed (its receipt says what the server
+        sent). A browser gone or hung is not a refusal: the capture sees those itself."""
+        params = {"requestId": rid, "responseCode": resp.status, "responseHeaders": browser_headers(resp.headers),
+                  "body": base64.b64encode(resp.body).decode("ascii")}
+        try:
+            self._cdp.send("Fetch.fulfillRequest", params, session=session, timeout=self.reply_timeout)
+        except (BrowserGone, BrowserHung):
+            return True
+        except BrowserError:
+            return False
+        return True
 
     def _fail(self, rid: str, session: str | None, reason: str) -> None:
         with contextlib.suppress(BrowserError):

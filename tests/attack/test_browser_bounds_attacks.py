@@ -160,8 +160,6 @@ def test_a_capture_keeps_no_more_than_its_byte_limit(home: EvidenceHome, pool: B
 ODD = b"HTTP/1.1 999 Odd\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
 
 
-@pytest.mark.xfail(strict=True, reason="finding 13: Fetch.fulfillRequest's refusal (status 999) is dropped: the "
-                                       "request stays paused, counted answered, and the page waits for ever")
 def test_a_sub_request_the_browser_will_not_take_still_settles_in_the_page(home: EvidenceHome,
                                                                            pool: BrowserPool) -> None:
     """A server answers a ``fetch()`` with status 999. The checked client reads it (``http_error``); g6 posts
@@ -178,8 +176,6 @@ def test_a_sub_request_the_browser_will_not_take_still_settles_in_the_page(home:
     assert "Zqsettled" in c.text
 
 
-@pytest.mark.xfail(strict=True, reason="finding 13: a document the browser will not take (status 999) leaves "
-                                       "Page.navigate unanswered: browser_hung, and the browser is thrown away")
 def test_a_document_the_browser_will_not_take_ends_typed_without_a_hung_browser(home: EvidenceHome) -> None:
     """The page itself answers 999: ``Page.navigate`` waits for a response the browser never takes, times out
     (command_timeout, 20 s by default), and the capture ends ``browser_hung``; the browser is closed and started
@@ -257,8 +253,6 @@ LAUNCH_WITH_A_THREAD_IN_ACCEPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.xfail(strict=True, reason="finding 15: the launch lists fds 3 and 4 in pass_fds; when either is not open "
-                                       "in g6's process at fork (a thread in accept()), Chromium will not start")
 def test_the_browser_starts_whatever_the_processs_own_descriptors_are() -> None:
     """``BrowserProcess`` starts Chromium with ``pass_fds=(3, 4, …)`` and moves its pipe ends onto 3 and 4 in
     ``preexec_fn``; but ``subprocess`` marks every fd of ``pass_fds`` inheritable *before* ``preexec_fn`` runs, and

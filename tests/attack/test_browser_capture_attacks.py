@@ -194,8 +194,6 @@ def test_a_readers_browser_runs_neither_script_of_the_csp_page() -> None:
     assert "Zqinline" not in shown and "Zqsniffed" not in shown
 
 
-@pytest.mark.xfail(strict=True, reason="finding 7: Content-Security-Policy and X-Content-Type-Options are not handed "
-                                       "to the browser: g6 runs scripts a reader's browser refuses")
 def test_the_capture_honours_the_headers_that_restrict_a_page(home: EvidenceHome, pool: BrowserPool) -> None:
     """The page is sent with ``Content-Security-Policy: script-src 'self'``, and its script /t.js as text/plain with
     ``X-Content-Type-Options: nosniff``; the inline script and /t.js each write words into the page. A reader's browser
@@ -216,8 +214,6 @@ if (navigator.webdriver || /Headless/.test(navigator.userAgent))
 </script>"""
 
 
-@pytest.mark.xfail(strict=True, reason="finding 8: the capture's browser announces itself (navigator.webdriver, "
-                                       "HeadlessChrome in the user agent): a page shows g6 other words")
 def test_a_page_cannot_tell_the_capture_from_a_reader_by_its_first_two_signals(home: EvidenceHome,
                                                                                pool: BrowserPool) -> None:
     """One line of script (``navigator.webdriver || /Headless/.test(navigator.userAgent)``) tells g6's browser from

@@ -28,6 +28,7 @@ from g6.adapters.browser import (
     FAIL_REFUSED,
     FAIL_TIMEOUT,
     FAIL_UNREACHABLE,
+    RESTRICTING_HEADERS,
     RenderLimits,
     RenderResult,
     SubRequest,
@@ -49,11 +50,12 @@ from g6.ledger.receipts import AllowlistDecision, Hop, Receipt, new_receipt_id
 from g6.store import BlobBackend, BlobRef
 
 # The response headers handed to the browser with a body: what it needs to use it (its type, a redirect's
-# target, whether another origin's script may read it). Never cookies: the browser is given none.
+# target, whether another origin's script may read it) and what restricts the page (RESTRICTING_HEADERS: its
+# Content-Security-Policy, nosniff…). Never cookies: the browser is given none.
 RENDER_HEADERS = ("content-type", "location", "content-language", "access-control-allow-origin",
                   "access-control-allow-credentials", "access-control-allow-methods",
                   "access-control-allow-headers", "access-control-expose-headers", "timing-allow-origin",
-                  "cross-origin-resource-policy")
+                  *RESTRICTING_HEADERS)
 HTML_UTF8 = "text/html; charset=utf-8"
 TEXT_UTF8 = "text/plain; charset=utf-8"
 # The capture receipt lists every sub-resource receipt: past this many it would not fit one log entry.
