@@ -148,44 +148,10 @@ class KeyDir:
         SigningKeyError (``ensure`` then loads the winner's key)."""
         if self.exists() and not force:
             raise SigningKeyError(f"a signing key exists already at {self.signing_path}")
-        self.path.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.path, 0o700)
         key = key or SigningKey.generate()
-        # a private temp name per process: two creators never write into each other's file
-        tmp = self.path / f".signing.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(key.to_pem())
-                f.flush()
-                os.fsync(f.fileno())
-            if force:
-                try:
-                    os.replace(tmp, self.signing_path)  # a link there is replaced, never written through
-                except OSError as e:  # a folder there
-                    raise SigningKeyError(f"cannot put the new signing key at {self.signing_path}: "
-                                          f"{e.strerror or e}; move what is there away") from None
-            else:
-                try:
-                    os.link(tmp, self.signing_path)  # whole file or nothing, and never over another key
-                except FileExistsError:
-                    raise SigningKeyError(f"a signing key exists already at {self.signing_path}") from None
-                except OSError:  # a filesystem without hard links: exclusive create, still never over a key
-                    self._create_exclusive(key.to_pem())
-        finally:
-            tmp.unlink(missing_ok=True)
+        publish_key_file(self.signing_path, key.to_pem(), force=force, what="signing key")
         self.trust(key.public)
         return key
-
-    def _create_exclusive(self, pem: bytes) -> None:
-        try:
-            fd = os.open(self.signing_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            raise SigningKeyError(f"a signing key exists already at {self.signing_path}") from None
-        with os.fdopen(fd, "wb") as f:
-            f.write(pem)
-            f.flush()
-            os.fsync(f.fileno())
 
     def ensure(self) -> tuple[SigningKey, bool]:
         """The signing key, created if there is none; (key, whether this call created it). Safe
@@ -211,34 +177,8 @@ class KeyDir:
         return SigningKey.from_pem(self._read_signing())
 
     def _read_signing(self) -> bytes:
-        path = self.signing_path
-        try:
-            # O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO there is never waited on
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-        except FileNotFoundError:
-            raise SigningKeyError(f"no signing key at {path}; run `g6 keys init`") from None
-        except OSError as e:
-            if e.errno in (errno.ELOOP, errno.EMLINK) or os.path.islink(path):
-                raise SigningKeyError(f"the signing key {path} is a symbolic link; g6 reads only the key file "
-                                      "itself: put the key there (keeping its mode 0600)") from None
-            raise SigningKeyError(f"cannot read the signing key {path}: {e.strerror or e}") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise SigningKeyError(f"the signing key {path} is not a regular file; run `g6 keys init --force` "
-                                      "for a new key, or put the key file there")
-            mode = stat.S_IMODE(st.st_mode)
-            if mode & 0o077 and os.name == "posix" and not self.allow_open_key:
-                raise SigningKeyError(f"permissions {mode:04o} for {path} are too open: a signing key must not be "
-                                      f"usable by group or others; run `chmod 600 {path}`")
-            data = os.read(fd, MAX_KEY_FILE + 1)
-        except OSError as e:
-            raise SigningKeyError(f"cannot read the signing key {path}: {e.strerror or e}") from None
-        finally:
-            os.close(fd)
-        if len(data) > MAX_KEY_FILE:
-            raise SigningKeyError(f"the signing key {path} is larger than {MAX_KEY_FILE} bytes: not a PEM key")
-        return data
+        return read_key_file(self.signing_path, allow_open_key=self.allow_open_key, what="signing key",
+                             remake="run `g6 keys init --force` for a new key")
 
     def trust(self, key: VerifyKey) -> Path:
         self.trusted_dir.mkdir(parents=True, exist_ok=True)
@@ -270,3 +210,82 @@ class KeyDir:
                 k = VerifyKey.from_text(text)
                 keys[k.key_id] = k
         return keys
+
+
+def publish_key_file(path: Path, pem: bytes, *, force: bool, what: str) -> None:
+    """Write a private key at ``path`` (mode 0600, its folder 0700), whole or not at all. Without ``force``
+    it is published with ``link(2)``, which never replaces a file there (``SigningKeyError`` when one is: of
+    several processes creating the first key at once exactly one wins); with ``force`` it replaces what is
+    there by rename (a link there is replaced, never written through)."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    # a private temp name per process: two creators never write into each other's file
+    tmp = folder / f".{path.stem}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+            f.flush()
+            os.fsync(f.fileno())
+        if force:
+            try:
+                os.replace(tmp, path)
+            except OSError as e:  # a folder there
+                raise SigningKeyError(f"cannot put the new {what} at {path}: {e.strerror or e}; move what is "
+                                      "there away") from None
+        else:
+            try:
+                os.link(tmp, path)  # whole file or nothing, and never over another key
+            except FileExistsError:
+                raise SigningKeyError(f"a {what} exists already at {path}") from None
+            except OSError:  # a filesystem without hard links: exclusive create, still never over a key
+                _create_exclusive(path, pem, what)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _create_exclusive(path: Path, pem: bytes, what: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise SigningKeyError(f"a {what} exists already at {path}") from None
+    with os.fdopen(fd, "wb") as f:
+        f.write(pem)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_key_file(path: Path, *, allow_open_key: bool, what: str, remake: str,
+                  missing: str = "run `g6 keys init`") -> bytes:
+    """A private key file's bytes, read as OpenSSH reads a private key: from a regular file only its owner
+    may use (unless ``allow_open_key``), never through a symbolic link, never waiting on a FIFO, at most
+    ``MAX_KEY_FILE`` bytes; ``SigningKeyError`` saying what is wrong otherwise (``missing``: what to do when
+    there is none; ``remake``: how to get a new key, for a path that holds something else than a file)."""
+    try:
+        # O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO there is never waited on
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise SigningKeyError(f"no {what} at {path}; {missing}") from None
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK) or os.path.islink(path):
+            raise SigningKeyError(f"the {what} {path} is a symbolic link; g6 reads only the key file "
+                                  "itself: put the key there (keeping its mode 0600)") from None
+        raise SigningKeyError(f"cannot read the {what} {path}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SigningKeyError(f"the {what} {path} is not a regular file; {remake}, or put the key file "
+                                  "there")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077 and os.name == "posix" and not allow_open_key:
+            raise SigningKeyError(f"permissions {mode:04o} for {path} are too open: a {what} must not be "
+                                  f"usable by group or others; run `chmod 600 {path}`")
+        data = os.read(fd, MAX_KEY_FILE + 1)
+    except OSError as e:
+        raise SigningKeyError(f"cannot read the {what} {path}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_KEY_FILE:
+        raise SigningKeyError(f"the {what} {path} is larger than {MAX_KEY_FILE} bytes: not a PEM key")
+    return data

@@ -238,6 +238,10 @@ class Normaliser:
         text = re.sub(r"(?<=/web/)(?:\d{20}|\d{14})(?=(?:id_)?/)", "<stamp>", text)
         text = re.sub(r"\bg6-(demo|site|pg)-[a-z0-9_]{8}\b", lambda m: f"g6-{m[1]}-<tmp>", text)
         text = re.sub(r"ed25519:([0-9a-f]{32})\b", lambda m: self._n("key", m[1], "ed25519:<key-{}>"), text)
+        # a signed WACZ: its P-384 key's id, and the time it was made and its package's hash (datapackage-digest.json)
+        text = re.sub(r"ecdsa-p384:([0-9a-f]{32})\b", lambda m: self._n("wkey", m[1], "ecdsa-p384:<wkey-{}>"), text)
+        text = re.sub(r'(?<="created": ")\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', "<time>", text)
+        text = re.sub(r'(?<="hash": "sha256:)[0-9a-f]{64}\b', lambda m: self._n("hex", m[0], "<hex-{}>"), text)
         text = re.sub(rf"ed25519:({B64}{{43}}=)", lambda m: self._n("pub", m[1], "ed25519:<pub-{}>"), text)
         text = re.sub(r"g6-evidence/([0-9a-f]{16})\b", lambda m: self._n("log", m[1], "g6-evidence/<log-{}>"), text)
         # an Ed25519 key as a Multikey (base58btc, always z6Mk…): a did:key and its verification method

@@ -17,6 +17,9 @@ with pytest's code:
 * the W3C Verifiable Credential verifier (``@digitalbazaar/vc`` with its eddsa-jcs-2022 cryptosuite, under node),
   installed with ``npm ci`` into ``.tools/node-vc`` at the versions ``tests/peers/node-vc/package-lock.json`` pins
   (needs ``node`` and ``npm``, Debian packages ``nodejs`` and ``npm``): the ``receipt export --format vc`` tests.
+* py-wacz with authsign in a venv of its own (``.tools/pywacz``) and ReplayWeb.page from npm (``.tools/replaywebpage``,
+  ``npm ci`` of ``tests/peers/replaywebpage/package-lock.json``), at their pinned versions, by
+  ``tests/peers/wacz_tools.py``: the signed-WACZ tests check our WACZ with them.
 
 The servers (noida-db, PostgreSQL, SeaweedFS) are started by the session fixtures of ``tests/conftest.py`` on
 free loopback ports and stopped by PID, unless ``G6_TEST_ELASTIC_URL`` / ``G6_TEST_PG_*`` / ``G6_TEST_S3_*``
@@ -52,7 +55,7 @@ SYSTEM_TOOLS: dict[str, tuple[str, str]] = {
     "ip": ("iproute2", "the docs check brings up loopback in each walkthrough's network namespace"),
     "ps": ("procps", "the docs check lists what a walkthrough left running"),
     "node": ("nodejs", "the VC tests verify g6's credentials with @digitalbazaar/vc under node"),
-    "npm": ("npm", "installs the VC verifier's pinned packages"),
+    "npm": ("npm", "installs the VC verifier's and ReplayWeb.page's pinned packages"),
 }
 
 
@@ -150,6 +153,12 @@ def setup_node_vc() -> None:
     stamp.write_bytes(lock)
 
 
+def setup_wacz_tools(python: Path) -> None:
+    say("installing the pinned py-wacz (.tools/pywacz) and ReplayWeb.page (.tools/replaywebpage) when missing "
+        "(tests/peers/wacz_tools.py)")
+    run(python, ROOT / "tests" / "peers" / "wacz_tools.py")
+
+
 def main(argv: list[str]) -> int:
     try:
         python = setup_venv()
@@ -158,6 +167,7 @@ def main(argv: list[str]) -> int:
         pywb_bin = setup_pywb()
         setup_go_peers(python)
         setup_node_vc()
+        setup_wacz_tools(python)
     except SetupError as e:
         say(f"setup failed: {e}")
         return 1

@@ -35,6 +35,7 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 keys add": ("keys-entry.v1",),
     "g6 keys retire": ("keys-entry.v1",),
     "g6 keys rotate": ("keys-entry.v1",),
+    "g6 keys wacz": ("keys-wacz.v1",),
     "g6 fetch": ("fetch-result.v1", "fetch-result.runx.v1", "fetch-line.v1"),
     "g6 sources": ("sources.v1",),
     "g6 search": ("search-result.v1", "refusal.v1"),
@@ -70,6 +71,10 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 blob verify": ("blob-verify.v1",),
     "g6 blob gc": ("blob-gc.v1",),
     "g6 blob copy": ("blob-copy.v1",),
+    "g6 blob redact": ("blob-redact.v1",),
+    "g6 blob hold": ("blob-hold.v1",),
+    "g6 blob release": ("blob-hold.v1",),
+    "g6 blob expire": ("blob-expire.v1",),
     "g6 demo": ("demo.v1",),
 }
 # commands that print no result a schema could describe
@@ -296,6 +301,8 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
      lambda w, t: ["--home", str(t / "k"), "keys", "retire", w.public_key], (0,), False),
     ("keys rotate", "g6 keys rotate", "keys-entry.v1", lambda w, t: ["--home", str(t / "k"), "keys", "rotate"],
      (0,), False),
+    ("keys wacz --rotate", "g6 keys wacz", "keys-wacz.v1",
+     lambda w, t: ["--home", str(t / "k"), "keys", "wacz", "--rotate"], (0,), False),
     ("fetch", "g6 fetch", "fetch-result.v1", lambda w, t: ["fetch", w.page_url], (0,), False),
     ("fetch, denied by --allow", "g6 fetch", "fetch-result.v1",
      lambda w, t: ["fetch", w.page_url, "--allow", "example.org"], (1,), False),
@@ -373,10 +380,22 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
      (0,), False),
     ("export wacz", "g6 export wacz", "export-wacz.v1", lambda w, t: ["export", "wacz", "-o", str(t / "x.wacz")],
      (0,), False),
+    ("export wacz --sign", "g6 export wacz", "export-wacz.v1",
+     lambda w, t: ["--home", str(t / "k"), "export", "wacz", "--sign", "-o", str(t / "x.wacz")], (0,), False),
     ("blob verify", "g6 blob verify", "blob-verify.v1", lambda w, t: ["blob", "verify"], (0,), False),
     ("blob gc", "g6 blob gc", "blob-gc.v1", lambda w, t: ["blob", "gc", "--dry-run", "--grace", "0"], (0,), False),
     ("blob copy", "g6 blob copy", "blob-copy.v1", lambda w, t: ["blob", "copy", "--to", f"file://{t / 'blobs'}"],
      (0,), False),
+    # dry runs: the world's home is shared by every run, so nothing is taken out of it (the real runs:
+    # tests/test_redaction_readers.py, tests/cli/test_blob_redact.py)
+    ("blob redact", "g6 blob redact", "blob-redact.v1",
+     lambda w, t: ["blob", "redact", w.page_sha256, "--reason", "court-order", "--dry-run"], (0,), False),
+    ("blob hold", "g6 blob hold", "blob-hold.v1",
+     lambda w, t: ["blob", "hold", w.page_sha256, "--reason", "litigation", "--dry-run"], (0,), False),
+    ("blob release", "g6 blob release", "blob-hold.v1",
+     lambda w, t: ["blob", "release", w.page_sha256, "--reason", "settled", "--dry-run"], (0,), False),
+    ("blob expire", "g6 blob expire", "blob-expire.v1",
+     lambda w, t: ["blob", "expire", "--older-than", "2999-01-01"], (0,), False),
     ("demo", "g6 demo", "demo.v1", lambda w, t: ["demo", "--home", str(t / "demo")], (0,), False),
 ]
 

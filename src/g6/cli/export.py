@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from g6.cli.app import Ctx, check_out, cli, emit_json, fail, fail_on, pass_ctx, progress
+from g6.cli.app import Ctx, check_out, cli, emit_json, fail, fail_on, info, pass_ctx, progress
 from g6.cli.options import json_option, quiet_option
 from g6.cli.words import counted
 from g6.errors import G6Error
@@ -55,29 +55,57 @@ def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
                    + (f", {counted(summary.certificates, 'certificate')}" if summary.certificates else "")
                    + (f", {counted(summary.captures, 'rendered capture')} (screenshot, text, DOM: resource records)"
                       if summary.captures else "")
-                   + f" from {counted(summary.receipts, 'receipt')}")
+                   + f" from {counted(summary.receipts, 'receipt')}"
+                   + (f"; {counted(summary.redacted, 'redacted body', 'redacted bodies')} left out (a resource "
+                      "record says why)" if summary.redacted else ""))
 
 
 @_export_command("wacz", "export-wacz.v1", "The .wacz file to write.",
                  "Write a WACZ for ReplayWeb.page or pywb, proofs inside.")
-def export_wacz_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: bool) -> None:
+@click.option("--sign", is_flag=True, help="Sign datapackage-digest.json (WACZ Signing and Verification 0.1.0, "
+                                         "anonymous ECDSA P-384) with the home's WACZ key, which the log vouches for.")
+@click.option("--tsa", "tsa_url", metavar="URL", help="With --sign: have this RFC 3161 TSA time-stamp the signature "
+                                                      "(signedData.timeSignature).")
+@click.option("--tsa-name", metavar="NAME", help="The name the --tsa is reported under (default: its URL).")
+def export_wacz_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: bool, sign: bool,
+                    tsa_url: str | None, tsa_name: str | None) -> None:
     """Write a WACZ (WARC, index, pages.jsonl) with the receipts, checkpoint and inclusion proofs
-    inside, for ReplayWeb.page or pywb."""
+    inside, for ReplayWeb.page or pywb; --sign signs it as ReplayWeb.page checks."""
     from g6.export.wacz import export_wacz
 
     check_out(output, "-o")
+    if (tsa_url or tsa_name) and not sign:
+        fail("--tsa and --tsa-name time-stamp the signature: give --sign too")
+    if tsa_name and not tsa_url:
+        fail("--tsa-name names a --tsa: give --tsa URL too")
+    if tsa_url is not None and (not tsa_url.startswith(("http://", "https://")) or len(tsa_url) > 2000):
+        fail(f"bad --tsa {tsa_url[:80]!r}: an http:// or https:// URL")
     with c.evidence(need_key=True) as ev:
-        entries = _export_entries(ev, manifest_path)
         try:
+            signer = _wacz_signer(ev, tsa_url, tsa_name) if sign else None
+            entries = _export_entries(ev, manifest_path)  # after the key entry a first --sign appends
             with progress("writing the WACZ", "steps") as bar:
-                summary = export_wacz(ev, output, entries, progress=bar)
+                summary = export_wacz(ev, output, entries, progress=bar, signer=signer)
         except G6Error as e:
             fail_on(e)
     if as_json:
         emit_json(summary.to_json())
-    else:
-        click.echo(f"wrote {summary.path}: {counted(summary.pages, 'page')}, {counted(summary.receipts, 'receipt')} "
-                   f"with {counted(summary.proofs, 'inclusion proof')}")
+        return
+    click.echo(f"wrote {summary.path}: {counted(summary.pages, 'page')}, {counted(summary.receipts, 'receipt')} "
+               f"with {counted(summary.proofs, 'inclusion proof')}")
+    if summary.signature is not None:
+        s = summary.signature
+        stamped = f"; time-stamped by {s['tsa']} (genTime {s['gen_time']})" if s["tsa"] else ""
+        click.echo(f"signed by {s['key_id']} (WACZ key entry {s['key_entry']}){stamped}")
+
+
+def _wacz_signer(ev: Any, tsa_url: str | None, tsa_name: str | None) -> Any:
+    from g6.export.wacz_sign import prepare_signer
+
+    signer = prepare_signer(ev, tsa_url=tsa_url, tsa_name=tsa_name or tsa_url)
+    if signer.new_entry:
+        info(f"g6: WACZ key entry {signer.entry.receipt_id}: add {signer.key.key_id}")
+    return signer
 
 
 def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:

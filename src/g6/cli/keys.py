@@ -1,4 +1,4 @@
-"""``g6 keys``: init, show, trust; add, retire and rotate writer keys in the log."""
+"""``g6 keys``: init, show, trust; add, retire and rotate writer keys in the log; wacz, the key of signed WACZ."""
 
 # Imports: the key folder and ledger parts are loaded by g6.config anyway, so they are imported at the top.
 from __future__ import annotations
@@ -16,7 +16,8 @@ from g6.ledger.note import NoteError, parse_verifier_key, verifier_key
 
 @cli.group("keys", short_help="Signing keys: init, show, trust; add, retire, rotate.")
 def keys_group() -> None:
-    """Signing keys: init, show, trust; add, retire, rotate (key entries in the log)."""
+    """Signing keys: init, show, trust; add, retire, rotate (key entries in the log); wacz (the key of signed
+    WACZ exports)."""
 
 
 @keys_group.command("init", short_help="Create the home's Ed25519 signing key.")
@@ -209,3 +210,46 @@ def _logged_keys(ev: object) -> dict[str, VerifyKey]:
             continue
         out[k.key_id] = k
     return out
+
+
+@keys_group.command("wacz", short_help="The key that signs WACZ exports.")
+@click.option("--rotate", is_flag=True, help="Make a new WACZ signing key: the log retires the old one and adds "
+                                             "the new one (signed by this home's key).")
+@json_option("keys-wacz.v1", help="Print the WACZ key and what the log says of it as JSON")
+@pass_ctx
+def keys_wacz(c: Ctx, rotate: bool, as_json: bool) -> None:
+    """Show the ECDSA P-384 key that signs `export wacz --sign` (keys/wacz-signing.key) and its key entries
+    in the log; --rotate replaces it."""
+    from g6.export.wacz_sign import key_lives, key_path, load_wacz_key, rotate_wacz_key
+
+    with c.evidence(write=rotate, need_key=rotate) as ev:
+        try:
+            entries = []
+            if rotate:
+                key, entries = rotate_wacz_key(ev)
+            else:
+                key = load_wacz_key(ev)
+                if key is None:
+                    fail(f"no WACZ signing key at {key_path(ev)}: the first `g6 export wacz --sign` makes one",
+                         EXIT_FAILED)
+            life = key_lives(ev).get(key.key_id) if ev.ledger.present() else None
+        except G6Error as e:
+            fail(str(e), EXIT_FAILED)
+    added = {"seq": life.added_at, "receipt_id": life.added_by} if life else None
+    retired = {"seq": life.retired_at, "receipt_id": life.retired_by} if life and life.retired_at else None
+    if as_json:
+        emit_json({"key_id": key.key_id, "public_key": key.public.to_text(), "path": str(key_path(ev)),
+                   "added": added, "retired": retired,
+                   "entries": [{"receipt_id": e.receipt_id, "action": e.request["action"],
+                                "key_id": e.request["key_id"]} for e in entries]})
+        return
+    for e in entries:
+        info(f"g6: WACZ key entry {e.receipt_id}: {e.request['action']} {e.request['key_id']}")
+    click.echo(f"{key.key_id} {key.public.to_text()}")
+    if retired:
+        click.echo(f"retired in the log at seq {retired['seq']} ({retired['receipt_id']}): it signs nothing more; "
+                   "`g6 keys wacz --rotate` makes a new one")
+    elif added:
+        click.echo(f"added to the log at seq {added['seq']} ({added['receipt_id']})")
+    else:
+        click.echo("not in the log yet: the next `g6 export wacz --sign` adds it")

@@ -30,13 +30,14 @@ from g6.cli.app import (
     write_out,
 )
 from g6.cli.options import json_option, quiet_option
+from g6.cli.words import counted
 from g6.errors import G6Error
 from g6.ledger.note import NoteError
 
 MAX_REPORT = 256 * 1024 * 1024  # bytes of a report read
 
 
-@cli.group("report")
+@cli.group("report", short_help="Check a report's citations against the bytes.")
 def report_group() -> None:
     """Research reports: check every citation against the bytes, verify a check's signed result, bundle the
     evidence of every citation."""
@@ -76,10 +77,10 @@ class _Tenths:
         step = done * 10 // max(total, 1)
         if step > self.last:
             self.last = step
-            info(f"g6: {done:,}/{total:,} citations checked")
+            info(f"g6: {done:,}/{counted(total, 'citation')} checked")
 
 
-@report_group.command("check")
+@report_group.command("check", short_help="Check every citation of a report.")
 @click.argument("report_path", metavar="REPORT")
 @click.option("--format", "fmt", default=None,
               help="The report's format (default: told from the content): openai-responses, openai-chat, anthropic, "
@@ -157,8 +158,9 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bu
             except G6Error as e:
                 fail_on(e)
         if run.resumed:
-            info(f"g6: run {run.run_id}: {run.resumed:,} citations were decided by an earlier run with this id; "
-                 f"their pages were not read again, their verdicts were decided again from those receipts")
+            info(f"g6: run {run.run_id}: {counted(run.resumed, 'citation')} were decided by an earlier run "
+                 f"with this id; their pages were not read again, their verdicts were decided again "
+                 f"from those receipts")
         if html_out is not None:
             from g6.export.report_html import render_report_check
 
@@ -197,7 +199,7 @@ def _write_outputs(result: dict[str, Any], output: Path | None, manifest_out: Pa
             info(f"g6: no quote was found in a page, so no manifest is written to {manifest_out}")
         else:
             save_manifest(Manifest.from_json(result["manifest"]), manifest_out)
-            info(f"manifest: {manifest_out} ({len(result['manifest']['citations'])} citations)")
+            info(f"manifest: {manifest_out} ({counted(len(result['manifest']['citations']), 'citation')})")
     if html_out is not None and html is not None:
         write_html(html_out, html)
 
@@ -223,14 +225,14 @@ def _print_result(result: dict[str, Any]) -> None:
             said = j["opinion"].get("label") if "opinion" in j else f"error {j['error']['code']}"
             click.echo(shown(f"{'':<4}judge's opinion: {said}"))
     f = result["figures"]
-    click.echo(f"{f['citations']} citations: quote_found {f['quote_found']} ({f['quote_found_share']:.0%}), "
+    click.echo(f"{counted(f['citations'], 'citation')}: quote_found {f['quote_found']} ({f['quote_found_share']:.0%}), "
                f"quote_not_found {f['quote_not_found']}, no_quote {f['no_quote']}, source_failed "
                f"{f['source_failed']}, redirected_elsewhere {f['redirected_elsewhere']}; sources {f['sources']} "
                f"({f['sources_failed']} failed); claims without citations {f['claims_without_citations']}")
     info(f"result {result['result_id']}, run {result['run_id']} (resume with --run {result['run_id']})")
 
 
-@report_group.command("verify")
+@report_group.command("verify", short_help="Verify a signed check result offline.")
 @click.argument("result_path", metavar="RESULT")
 @click.option("--key", "keys", multiple=True,
               help="Pin the key the result must be signed with (repeatable): ed25519:<base64>, a checkpoint "
@@ -265,7 +267,7 @@ def verify_cmd(c: Ctx, result_path: str, keys: tuple[str, ...], as_json: bool) -
     sys.exit(0 if ok else 1)
 
 
-@report_group.command("bundle")
+@report_group.command("bundle", short_help="Bundle the evidence of a check result.")
 @click.argument("result_path", metavar="RESULT")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The zip to write.")
 @json_option("bundle-index.v1", help="Print the bundle's index as JSON")
@@ -308,5 +310,5 @@ def bundle_cmd(c: Ctx, result_path: str, output: Path, as_json: bool) -> None:
     if as_json:
         emit_json(index)
     else:
-        click.echo(f"wrote {output}: {len(index['files'])} files, the evidence of {len(result['citations'])} "
-                   f"citations (manifest {index['manifest_id']})")
+        click.echo(f"wrote {output}: {counted(len(index['files']), 'file')}, the evidence of "
+                   f"{counted(len(result['citations']), 'citation')} (manifest {index['manifest_id']})")

@@ -7,5 +7,6 @@ from __future__ import annotations
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and the noun in the number it takes: ``plural`` when the noun does not take a plain ``s``."""
-    return f"{n} {noun if n == 1 else (plural if plural is not None else noun + 's')}"
+    """``n`` (with thousands separators: ``10,000``) and the noun in the number it takes: ``plural`` when the
+    noun does not take a plain ``s``."""
+    return f"{n:,} {noun if n == 1 else (plural if plural is not None else noun + 's')}"

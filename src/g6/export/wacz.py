@@ -11,7 +11,9 @@ id>.tlog-proof`` (each receipt's inclusion proof against that checkpoint), ``tim
 (each RFC 3161 token kept beside that checkpoint, ``{"tsa": name, "token": base64 DER}``, as a bundle
 carries it; none when the checkpoint was signed for the export) and ``keys/signing.pub`` /
 ``keys/checkpoint.vkey``. (Extra files sit one folder deep: ``wacz validate`` checks paths by their
-last two parts.)
+last two parts.) ``datapackage-digest.json`` holds the hash of ``datapackage.json``; with a signer it
+is signed too (``g6.export.wacz_sign``), and the WACZ key entry that vouches for the signing key is
+exported with the receipts.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from g6.errors import WaczError, WaczUnavailable
+from g6.export.wacz_sign import SignedDigest, WaczSigner, created_of, signed_digest
 from g6.export.warc import WarcSummary, export_warc
 from g6.home import EvidenceHome
 from g6.ledger.note import verifier_key
@@ -45,12 +48,13 @@ class WaczSummary:
     proofs: int
     warc: WarcSummary
     timestamps: int = 0
+    signature: dict[str, Any] | None = None  # SignedDigest.to_json: key, key entry, created, TSA
 
     def to_json(self) -> dict[str, Any]:
         w = self.warc.to_json()
         w.pop("path")
         return {"path": self.path, "pages": self.pages, "receipts": self.receipts, "proofs": self.proofs,
-                "timestamps": self.timestamps, "warc": w}
+                "timestamps": self.timestamps, "warc": w, "signature": self.signature}
 
 
 def pages_jsonl(summary: WarcSummary, title: str) -> bytes:
@@ -108,12 +112,15 @@ def _run_wacz_create(warc: Path, pages: Path, out: Path) -> None:
 
 
 def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt], *,
-                progress: Callable[[int, int], None] | None = None) -> WaczSummary:
+                progress: Callable[[int, int], None] | None = None, signer: WaczSigner | None = None) -> WaczSummary:
     """Write a WACZ at ``out``; ``progress(steps done, steps)``: a step per receipt written to the WARC,
-    one for packaging, one per inclusion proof."""
+    one for packaging, one per inclusion proof. With ``signer`` (``g6.export.wacz_sign.prepare_signer``)
+    its digest file is signed, and the WACZ key entry is among the receipts exported."""
     out = Path(out)
     _wacz_main()  # before any work: without the package there is nothing to package with
     receipts = list(receipts)
+    if signer is not None and all(r.receipt_id != signer.entry.receipt_id for r in receipts):
+        receipts.append(signer.entry)  # the trust from the log's key to the signing key travels with it
     steps = [0, 2 * len(receipts) + 1]
 
     def step() -> None:
@@ -149,15 +156,23 @@ def export_wacz(home: EvidenceHome, out: str | os.PathLike[str], receipts: Itera
             package["description"] = ("Reads recorded in a g6 evidence ledger; receipts, inclusion proofs and "
                                       "the checkpoint they prove against are in receipts/, proofs/, checkpoint/; "
                                       "RFC 3161 tokens over that checkpoint, if any, in timestamps/.")
+            created = created_of(package, now=signer is not None)
             pkg = json.dumps(package, indent=2).encode()
             zout.writestr("datapackage.json", pkg, compress_type=zipfile.ZIP_DEFLATED)
-            digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(pkg).hexdigest()}
+            signed = signed_digest(pkg, created, signer) if signer is not None else None
+            digest = signed.digest if signed is not None else {
+                "path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(pkg).hexdigest()}
             zout.writestr("datapackage-digest.json", json.dumps(digest, indent=2), compress_type=zipfile.ZIP_DEFLATED)
         with open(final, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(final, out)
     return WaczSummary(str(out), len(warc.pages), len(receipts), sum(n.startswith("proofs/") for n in extra), warc,
-                       sum(n.startswith("timestamps/") for n in extra))
+                       sum(n.startswith("timestamps/") for n in extra),
+                       _signature_json(signed, signer))
+
+
+def _signature_json(signed: SignedDigest | None, signer: WaczSigner | None) -> dict[str, Any] | None:
+    return signed.to_json(signer) if signed is not None and signer is not None else None
 
 
 __all__ = ["WaczError", "WaczSummary", "WaczUnavailable", "export_wacz", "pages_jsonl"]

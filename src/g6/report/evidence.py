@@ -31,6 +31,7 @@ from g6.cite.cite import read_failure
 from g6.errors import G6Error
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, canonical_json
+from g6.ledger.redactions import Redactions
 
 READ_KINDS = ("fetch", "recheck")  # receipts whose body is a page read from a URL
 
@@ -118,6 +119,7 @@ class HomeEvidence:
         self._cache: dict[str, Receipt] = {}
         self.refused: dict[str, str] = {}  # receipt id -> why it is no evidence (its signature does not verify)
         self._trusted = home.trusted() if home.ledger.present() else {}
+        self._redactions: Redactions | None = None
         for kind in (*READ_KINDS, "search", "convert"):
             for entry in home.ledger.entries(kind=kind):
                 self.index.file(entry.receipt)
@@ -151,7 +153,11 @@ class HomeEvidence:
         return self._all(self.index.by_pdf.get(blake3, []))
 
     def body(self, content: Mapping[str, Any]) -> bytes:
-        """The bytes the receipt's ``content`` names, hashed and found to be exactly those."""
+        """The bytes the receipt's ``content`` names, hashed and found to be exactly those; ``BlobRedacted`` for
+        bytes a redaction entry took out (so a verdict says redacted, never that the body is missing)."""
+        if self._redactions is None:  # read once a check: a few rows by kind
+            self._redactions = self.home.redactions() if self.home.ledger.present() else Redactions()
+        self.home.refuse_redacted(content, self._redactions)
         return self.home.store.read_as(content)
 
     def add(self, receipts: Iterable[Receipt]) -> None:

@@ -44,6 +44,7 @@ from g6.cite.passages import find, text_hash
 from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
+from g6.ledger.redactions import Redacted
 from g6.serve import lookup
 from g6.serve.captures import Captures, named, parse_time
 from g6.serve.memento import Entry, entries
@@ -319,7 +320,11 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
     if not RECEIPT_ID.fullmatch(receipt_id) or not head_of(home):
         raise lookup.NotFound(f"no capture {receipt_id[:80]!r} in this home")
     r = lookup.by_id(caps, receipt_id)
-    text, text_status, source = _visible_text(home, r)
+    red = home.redactions()
+    gone = red.of_content(r.content) if r.content else None
+    if gone is None and isinstance(r.capture, Mapping):  # a capture's text (and DOM, screenshot) taken out
+        gone = red.of_content(blob_ref(r.capture.get("text")))
+    text, text_status, source = _visible_text(home, r, gone)
     cited = []
     for m, c in manifests.citing(r.receipt_id):
         span = _span(c, text, source)
@@ -337,7 +342,8 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
             "rechecked": named(r.links.get("rechecks")) if r.kind == "recheck" else [],
             "text": text, "text_status": text_status, "citations": cited,
             "rechecks": [_recheck_summary(x) for x in lookup.rechecks_of(caps, r.receipt_id)],
-            "part_of": _str_or_none(r.links.get("capture")), "rendered": rendered_view(caps, r)}
+            "part_of": _str_or_none(r.links.get("capture")), "rendered": rendered_view(caps, r),
+            "redaction": gone.to_json() if gone is not None else None}
 
 
 def blob_ref(v: object) -> Mapping[str, Any] | None:
@@ -384,9 +390,13 @@ def rendered_view(caps: Captures, r: Receipt) -> dict[str, Any] | None:
             "counts": {str(k): v for k, v in counts.items() if type(v) is int}, "resources": resources}
 
 
-def _visible_text(home: EvidenceHome, r: Receipt) -> tuple[str | None, str, str]:
+def _visible_text(home: EvidenceHome, r: Receipt, gone: Redacted | None = None) -> tuple[str | None, str, str]:
     """The reader-visible text a citation quotes, or why there is none, and which text it is: of a rendered
-    capture, the text the browser showed (``rendered``); of any other read, the stored body's (``visible``)."""
+    capture, the text the browser showed (``rendered``); of any other read, the stored body's (``visible``).
+    ``gone``: the redaction that took the body (or the capture's text) out."""
+    if gone is not None:  # never read again, whether or not bytes are still in the store
+        return None, f"the body was {gone.said()}: the home no longer serves it", \
+            "rendered" if isinstance(r.capture, Mapping) else "visible"
     if isinstance(r.capture, Mapping):
         ref = blob_ref(r.capture.get("text"))
         if ref is None:
