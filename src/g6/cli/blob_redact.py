@@ -64,12 +64,17 @@ def _plan_json(p: takedown.Plan) -> dict[str, Any]:
 
 
 def _forget(ev: Any, receipts: Iterable[str]) -> None:
-    """The words of redacted reads kept in re-check run files go too (``g6.cite.recheck.forget_texts``)."""
+    """The words of redacted reads kept in re-check run files go too (``g6.cite.recheck.forget_texts``), and
+    the texts the report check keeps of each redacted body (``g6.report.texts_cache.forget``)."""
     from g6.cite.recheck import forget_texts
+    from g6.report.texts_cache import forget
 
     n = forget_texts(ev, receipts)
     if n:
         info(f"g6: took the quoted text out of {counted(n, 're-check verdict')} kept in run files")
+    kept = sum(forget(ev.root, r.blob.blake3) for r in ev.redactions().bodies())
+    if kept:
+        info(f"g6: took {counted(kept, 'page text')} out of the report check's cache")
 
 
 def _entries_said(out: takedown.Outcome) -> None:

@@ -39,8 +39,9 @@ entry has its own metadata record like any receipt. A replay tool finds no page 
 redirect hop leading to it): the page's own URL never replays the redaction either. A rendered capture gets that
 record when its DOM, text or screenshot is redacted, and none of those three resource records is written for
 a redacted blob (the capture is then no page of a WACZ); each of its sub-resources is a read of its own, left
-out when its body is redacted. The certificates a redacted read's server presented are still written (concurrent to the resource
-record): a redaction takes out what was read, never what the server presented (``g6.ledger.takedown``).
+out when its body is redacted. The certificates a redacted read's server presented are still written
+(concurrent to the resource record): a redaction takes out what was read, never what the server presented
+(``g6.ledger.takedown``).
 
 A ``convert`` receipt becomes a ``conversion`` record (the extracted text) whose ``WARC-Refers-To``
 is the response that carried the source PDF (target URI: that response's URL; ``urn:g6:blob:<blake3>``
