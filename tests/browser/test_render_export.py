@@ -187,3 +187,48 @@ def test_a_manifest_export_carries_the_captures_requests(captured: dict, tmp_pat
     assert got["receipts"] == 1 + len(parts) and got["captures"] == 1
     uris = {h["WARC-Target-URI"] for t, h, _, _, _ in records(out) if t in ("response", "revisit")}
     assert captured["base"] + "/data.json" in uris
+
+
+def test_a_redacted_capture_leaves_its_dom_text_and_screenshot_out(tmp_path: Path, pool: BrowserPool) -> None:
+    """`g6 blob redact` of a rendered capture: its WARC has the redaction's resource record in place of the
+    screenshot, text and DOM records, and the capture is no WACZ page; g6 serve's capture page shows no text."""
+    from g6.serve.captures import Captures
+    from g6.serve.views import Manifests, capture_view
+
+    class Source:  # what Captures reads the home through (g6.serve.app.HomeReader in the server)
+        def __init__(self, home: EvidenceHome) -> None:
+            self._home = home
+
+        def home(self) -> EvidenceHome:
+            return self._home
+
+    home_root = tmp_path / "home"
+    home = EvidenceHome(home_root, fsync=False)
+    home.keys.init()
+    s = LocalSite({"/": Reply(body=PAGE), "/robots.txt": ROBOTS,
+                   "/app.js": Reply(body=APP_JS, content_type="text/javascript"),
+                   "/s.css": Reply(body=b"#app { color: #222 }", content_type="text/css"),
+                   "/data.json": Reply(body=json.dumps({"text": WORDS}).encode(),
+                                       content_type="application/json")}).start()
+    try:
+        with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+            capture = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=30))
+    finally:
+        s.stop()
+    assert capture.outcome.value == "ok", capture
+    home.close()
+    done = CliRunner().invoke(cli, ["--home", str(home_root), "blob", "redact", "--receipt", capture.receipt_id,
+                                    "--reason", "court-order"])
+    assert done.exit_code == 0, done.output
+    home = EvidenceHome(home_root, fsync=False)
+    every = [e.receipt for e in home.ledger.entries()]
+    summary = export_warc(home, tmp_path / "out.warc.gz", every)
+    recs = records(tmp_path / "out.warc.gz")
+    uris = [h["WARC-Target-URI"] for t, h, _, _, _ in recs if t == "resource"]
+    assert f"urn:g6:redacted:{capture.receipt_id}" in uris
+    assert not [u for u in uris if u.startswith(("urn:fullPage:", "urn:textFinal:", "urn:dom:"))], uris
+    assert summary.redacted >= 1 and summary.captures == 1
+    assert capture.receipt_id not in {p.receipt_id for p in summary.pages}
+    view = capture_view(Captures.of(Source(home)), Manifests(), capture.receipt_id)
+    assert view["text"] is None and view["redaction"] is not None and "redacted at seq" in view["text_status"]
+    home.close()
