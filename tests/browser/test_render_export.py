@@ -232,3 +232,9 @@ def test_a_redacted_capture_leaves_its_dom_text_and_screenshot_out(tmp_path: Pat
     view = capture_view(Captures.of(Source(home)), Manifests(), capture.receipt_id)
     assert view["text"] is None and view["redaction"] is not None and "redacted at seq" in view["text_status"]
     home.close()
+    from tests.serve.server import served
+
+    with served(home_root) as url, httpx.Client(base_url=url, timeout=60) as c:
+        shot = c.get(f"/capture/{capture.receipt_id}/screenshot")
+        assert shot.status_code == 451 and 'rel="blocked-by"' in shot.headers["Link"], shot.text
+        assert c.get(f"/receipt/{capture.receipt_id}").status_code == 200  # the receipt still answers

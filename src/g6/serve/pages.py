@@ -21,7 +21,7 @@ from g6.errors import BlobCorrupt, BlobNotFound, G6Error, InputError
 from g6.serve import html, lookup, views
 from g6.serve.digests import memento_fields
 from g6.serve.lookup import NotFound
-from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, refusal
+from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, redacted, refusal
 
 PAGE_HEADERS = {**SECURITY_HEADERS, "Content-Security-Policy": html.CSP, "X-Frame-Options": "DENY",
                 "Cache-Control": "no-cache"}
@@ -75,6 +75,10 @@ def routes(reader: Any, **options: Any) -> list[BaseRoute]:
         ref = views.blob_ref(cap.get("screenshot")) if isinstance(cap, Mapping) else None
         if r is None or ref is None:
             return not_found(request, f"{rid[:80]!r} is no rendered capture with a screenshot in this home")
+        gone = state.caps.home().redactions().of_content(ref)
+        if gone is not None:  # never served, whether or not bytes are still in the store (RFC 7725)
+            return redacted(request, f"the screenshot of {rid}", gone,
+                            f"{str(request.base_url).rstrip('/')}/receipt/{gone.receipt_id}")
         try:
             body = state.caps.blob(rid, str(ref["blake3"]), int(ref["size"]))
         except BlobNotFound as err:
