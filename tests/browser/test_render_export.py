@@ -216,6 +216,12 @@ def test_a_redacted_capture_leaves_its_dom_text_and_screenshot_out(tmp_path: Pat
     finally:
         s.stop()
     assert capture.outcome.value == "ok", capture
+    from g6.prove.bundle import build_bundle, verify_bundle
+
+    save_manifest(Manifest.new().with_citation(cite_web(home, capture.receipt_id, quote=WORDS)).signed(
+        home.signing_key()), tmp_path / "m.json")
+    build_bundle(home, tmp_path / "m.json", tmp_path / "before.zip")
+    key = home.signing_key().public
     home.close()
     done = CliRunner().invoke(cli, ["--home", str(home_root), "blob", "redact", "--receipt", capture.receipt_id,
                                     "--reason", "court-order"])
@@ -232,6 +238,16 @@ def test_a_redacted_capture_leaves_its_dom_text_and_screenshot_out(tmp_path: Pat
     view = capture_view(Captures.of(Source(home)), Manifests(), capture.receipt_id)
     assert view["text"] is None and view["redaction"] is not None and "redacted at seq" in view["text_status"]
     home.close()
+    before = verify_bundle(tmp_path / "before.zip", [key])  # carries its own bytes: still holds offline
+    assert before.ok, [c.to_json() for v in before.citations for c in v.checks if not c.ok]
+    with EvidenceHome(home_root, fsync=False) as home:
+        build_bundle(home, tmp_path / "m.json", tmp_path / "after.zip")
+    after = verify_bundle(tmp_path / "after.zip", [key])
+    (taken,) = after.citations
+    assert not after.ok and taken.redaction is not None and taken.redaction["reason"] == "court-order"
+    bad = {c.check: c.detail for c in taken.checks if not c.ok}
+    assert bad["redaction"].startswith("REDACTED at seq"), bad
+    assert not any("missing" in d or "damaged" in d for k, d in bad.items() if k != "redaction"), bad
     from tests.serve.server import served
 
     with served(home_root) as url, httpx.Client(base_url=url, timeout=60) as c:
