@@ -48,6 +48,7 @@ from g6.adapters.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPa
 from g6.adapters.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
 from g6.adapters.tls import TrustedRoots, presented, tls_block
+from g6.adapters.transport_errors import classify_transport_error, safe_message
 from g6.adapters.urls import (
     NormalizedURL,
     URLError,
@@ -463,13 +464,13 @@ class CheckedClient:
                                  status=hops[-1].status if hops else None, allowlist=decision,
                                  reason=stop.reason, detail=detail)
         except httpx.HTTPError as e:
-            outcome, reason = _classify_transport_error(e)
+            outcome, reason = classify_transport_error(e)
             d = current_deadline()
             if isinstance(e, httpx.TimeoutException) and d is not None and d.cut:
                 outcome, reason = Outcome.UNREACHABLE, "total_timeout"
             return FetchResponse(url, outcome, final_url=current if hops else None, hops=tuple(hops),
                                  status=hops[-1].status if hops else None, allowlist=decision, reason=reason,
-                                 detail={"message": _safe_message(e)})
+                                 detail={"message": safe_message(e)})
 
     def _unfollowed(self, resp: httpx.Response, n: NormalizedURL, hops: list[Hop], decision: AllowlistDecision,
                     pol: FetchPolicy, store: BlobBackend | None, deadline: float, keep: bool, requested: str,
@@ -559,7 +560,7 @@ class CheckedClient:
             if writer is not None:
                 writer.abort()
             return FetchResponse(outcome=Outcome.PARSE_FAILED, reason="content_decoding", byte_count=size,
-                                 detail={"message": _safe_message(e), **extra}, **base)
+                                 detail={"message": safe_message(e), **extra}, **base)
         except BaseException:
             if writer is not None:
                 writer.abort()
@@ -589,27 +590,3 @@ def _closed_without_reply(r: FetchResponse) -> bool:
     unlike a reply that is not HTTP, which is an answer RFC 9309 reads as a server error."""
     return (r.outcome is Outcome.HTTP_ERROR and r.status is None
             and "without sending a response" in str(r.detail.get("message", "")))
-
-
-def _classify_transport_error(e: httpx.HTTPError) -> tuple[Outcome, str]:
-    msg = str(e).lower()
-    if isinstance(e, httpx.ConnectTimeout):
-        return Outcome.UNREACHABLE, "connect_timeout"
-    if isinstance(e, httpx.ReadTimeout):
-        return Outcome.UNREACHABLE, "read_timeout"
-    if isinstance(e, httpx.TimeoutException):
-        return Outcome.UNREACHABLE, "timeout"
-    if isinstance(e, httpx.ConnectError):
-        return Outcome.UNREACHABLE, "tls" if ("ssl" in msg or "certificate" in msg) else "connect"
-    if isinstance(e, httpx.DecodingError):
-        return Outcome.PARSE_FAILED, "content_decoding"
-    if isinstance(e, httpx.ProtocolError):
-        return Outcome.HTTP_ERROR, "protocol_error"
-    if isinstance(e, httpx.NetworkError):
-        return Outcome.UNREACHABLE, "network"
-    return Outcome.HTTP_ERROR, type(e).__name__
-
-
-def _safe_message(e: Exception) -> str:
-    # httpx messages name URLs and errors, never header values; keep them short all the same.
-    return str(e)[:300]

@@ -53,6 +53,8 @@ def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
                    f"{counted(summary.conversions, 'conversion')}, {counted(summary.requests, 'request')}, "
                    f"{counted(summary.metadata, 'metadata record')}"
                    + (f", {counted(summary.certificates, 'certificate')}" if summary.certificates else "")
+                   + (f", {counted(summary.captures, 'rendered capture')} (screenshot, text, DOM: resource records)"
+                      if summary.captures else "")
                    + f" from {counted(summary.receipts, 'receipt')}"
                    + (f"; {counted(summary.redacted, 'redacted body', 'redacted bodies')} left out (a resource "
                       "record says why)" if summary.redacted else ""))
@@ -107,8 +109,10 @@ def _wacz_signer(ev: Any, tsa_url: str | None, tsa_name: str | None) -> Any:
 
 
 def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:
-    """Every receipt in the ledger, or those a manifest cites and their re-checks."""
+    """Every receipt in the ledger, or those a manifest cites and their re-checks, with the requests of each
+    rendered capture among them (a capture without its sub-resources would not replay)."""
     from g6.cite.manifest import load_manifest
+    from g6.export.capture_records import with_parts
 
     entries = [e.receipt for e in ev.ledger.entries()]
     if manifest_path is None:
@@ -118,5 +122,6 @@ def _export_entries(ev: Any, manifest_path: Path | None) -> list[Any]:
     except G6Error as e:
         fail(str(e))
     cited = {x.receipt_id for x in m.citations}
-    return [r for r in entries if r.receipt_id in cited or
-            set(r.links.get("rechecks", []) if isinstance(r.links.get("rechecks"), list) else []) & cited]
+    chosen = [r for r in entries if r.receipt_id in cited or
+              set(r.links.get("rechecks", []) if isinstance(r.links.get("rechecks"), list) else []) & cited]
+    return with_parts(chosen, entries)

@@ -25,16 +25,23 @@ Per receipt of a read (``fetch``, ``search``, ``recheck``):
   it under its ``urn:`` URI and never serve it as a page; the receipt's metadata record names each
   certificate by the same digest, beside the protocol, cipher and address.
 
+A rendered capture (``g6 fetch --render``): each of its requests has a receipt of its own, exported as above
+(a redirect the browser was answered with is a ``response`` whose ``Location`` is the one the server sent), and
+the capture receipt's ``metadata`` record is followed by a ``resource`` record each for its screenshot, its
+reader's text and its DOM (:mod:`g6.export.capture_records`): what the browser made is never written as a
+server's response. The capture, not its sub-resources, is the page a WACZ lists.
+
 A body a redaction entry took out of the home (``g6.ledger.redactions``) is never written: in place of its
 response (or conversion) stands a ``resource`` record, ``urn:g6:redacted:<receipt id>``, whose JSON says why
 (for each blob of the read that is redacted, its digests, which the log still proves, and the entry's seq,
 receipt id, reason and note); the receipt's metadata record is ``WARC-Concurrent-To`` it, and the redaction
 entry has its own metadata record like any receipt. A replay tool finds no page at the URL (no response, no
-redirect hop leading to it): the page's own URL never replays the redaction either. A rendered capture (whose
-DOM, text and screenshot are never written: they are no server's answer) gets that record when its DOM, text
-or screenshot is redacted; each of its sub-resources is a read of its own, left out when its body is
-redacted. The certificates a redacted read's server presented are still written (concurrent to the resource
-record): a redaction takes out what was read, never what the server presented (``g6.ledger.takedown``).
+redirect hop leading to it): the page's own URL never replays the redaction either. A rendered capture gets that
+record when its DOM, text or screenshot is redacted, and none of those three resource records is written for
+a redacted blob (the capture is then no page of a WACZ); each of its sub-resources is a read of its own, left
+out when its body is redacted. The certificates a redacted read's server presented are still written
+(concurrent to the resource record): a redaction takes out what was read, never what the server presented
+(``g6.ledger.takedown``).
 
 A ``convert`` receipt becomes a ``conversion`` record (the extracted text) whose ``WARC-Refers-To``
 is the response that carried the source PDF (target URI: that response's URL; ``urn:g6:blob:<blake3>``
@@ -59,6 +66,7 @@ from warcio.warcwriter import WARCWriter
 
 from g6 import TOOL_NAME, __version__
 from g6.adapters.checked_client import USER_AGENT
+from g6.export.capture_records import capture_records, is_part
 from g6.home import EvidenceHome
 from g6.ledger.receipts import CAPTURE_BLOBS, Hop, Receipt, named_blobs
 
@@ -93,13 +101,14 @@ class WarcSummary:
     conversions: int = 0
     redacted: int = 0  # resource records standing for a body a redaction entry took out
     certificates: int = 0  # resource records of the certificates servers presented over TLS
+    captures: int = 0  # rendered captures, each with resource records for its screenshot, text and DOM
     pages: tuple[Page, ...] = ()  # every read whose answer was archived (response or revisit), in order
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "receipts": self.receipts, "responses": self.responses,
                 "revisits": self.revisits, "requests": self.requests, "metadata": self.metadata,
                 "redirects": self.redirects, "conversions": self.conversions, "redacted": self.redacted,
-                "certificates": self.certificates}
+                "certificates": self.certificates, "captures": self.captures}
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +136,7 @@ class _Exporter:
         self.home = home
         self.w = writer
         self.counts = {"responses": 0, "revisits": 0, "requests": 0, "metadata": 0, "receipts": 0,
-                       "redirects": 0, "conversions": 0, "redacted": 0, "certificates": 0}
+                       "redirects": 0, "conversions": 0, "redacted": 0, "certificates": 0, "captures": 0}
         self.redactions = home.redactions()  # what is never written, whatever the store still holds
         self.certificates: set[str] = set()  # sha256 of each certificate written
         self.by_sha: dict[str, _Written] = {}  # sha256 of a non-empty body -> its first response
@@ -170,6 +179,9 @@ class _Exporter:
         sha, b3, size = str(r.content["sha256"]), str(r.content["blake3"]), int(r.content["size"])
         status = int(r.http_status)
         headers = [("Content-Length", str(size))]
+        location = r.detail.get("location")
+        if 300 <= status < 400 and isinstance(location, str) and r.detail.get("reason") == "redirect":
+            headers.append(("Location", location))  # a redirect answered as itself (a rendered page's request)
         if r.detail.get("content_type"):
             headers.insert(0, ("Content-Type", str(r.detail["content_type"])))
         http = StatusAndHeaders(_status_line(status), headers, protocol="HTTP/1.1")
@@ -254,7 +266,7 @@ class _Exporter:
         self.counts["receipts"] += 1
         date = _warc_date(r.fetched_at)
         url = r.final_url or str(r.request.get("url") or "")
-        concurrent = self.redacted(r, url, date)
+        concurrent = gone = self.redacted(r, url, date)
         if concurrent is not None:
             # no response, revisit, redirect, request or conversion: nothing of the bytes leaves the home; what
             # the servers presented is no part of what was read, and stays
@@ -267,7 +279,8 @@ class _Exporter:
             if r.content and r.http_status is not None:
                 concurrent = self.answer(r, url, date)
                 asked = r.hops[0].url if r.hops else url
-                self.pages.append(Page(r.receipt_id, asked, url, date, int(r.http_status), r.kind))
+                if not is_part(r):  # a rendered page's request is part of its capture, not a page
+                    self.pages.append(Page(r.receipt_id, asked, url, date, int(r.http_status), r.kind))
         elif r.kind == "convert":
             concurrent = self.conversion(r, date)
         meta_headers = {"WARC-Date": date, "Content-Type": "application/json"}
@@ -277,7 +290,26 @@ class _Exporter:
         meta = self.w.create_warc_record(receipt_uri(r.receipt_id), "metadata", payload=BytesIO(payload),
                                          length=len(payload), warc_headers_dict=meta_headers,
                                          warc_content_type="application/json")
-        self._write(meta, "metadata")
+        mid = self._write(meta, "metadata")
+        if r.capture is not None and r.kind in ("fetch", "recheck"):
+            self.rendered(r, date, mid, redacted=gone is not None)
+
+    def rendered(self, r: Receipt, date: str, meta: str, *, redacted: bool = False) -> None:
+        """A capture receipt (its ``metadata`` record is ``meta``): a resource record for each thing the browser
+        made, concurrent to it, but none for a blob a redaction entry took out; the capture is a page when its
+        top frame was answered and nothing of it is redacted."""
+        for rec in capture_records(r):
+            if self.redactions.of_content(rec.ref) is not None:
+                continue  # the redaction's own resource record stands for it
+            data = self.home.store.read_as(rec.ref)  # BlobCorrupt for bytes that are not the receipt's
+            extra = {"WARC-Date": date, "WARC-Concurrent-To": meta, "WARC-Payload-Digest": str(rec.ref["sha256"])}
+            self.w.write_record(self.w.create_warc_record(rec.uri, "resource", payload=BytesIO(data), length=len(data),
+                                                          warc_content_type=rec.content_type,
+                                                          warc_headers_dict=extra))
+        self.counts["captures"] += 1
+        if r.http_status is not None and r.hops and r.content and not redacted:
+            self.pages.append(Page(r.receipt_id, r.hops[0].url, r.final_url or r.hops[-1].url, date,
+                                   int(r.http_status), r.kind))
 
 
 def export_warc(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt], *,

@@ -4,9 +4,10 @@
 
     bundle.json                 index: schema, manifest id, origin, sha256 and size of every other file
     manifest.json               the citation manifest, as given
-    receipts/<receipt_id>.json  every cited receipt (signed)
+    receipts/<receipt_id>.json  every cited receipt (signed), and every request of a cited rendered capture
     blobs/<blake3 hex>          every cited body, raw bytes, and the certificates (DER) the cited receipts say
-                                servers presented over TLS
+                                servers presented over TLS; of a rendered capture, its text and screenshot
+                                (its requests' bodies are not carried: each is named by its receipt)
     redactions/<blake3 hex>     instead, for a cited body (or a capture's DOM, text, screenshot) a redaction entry
                                 took out: that entry's receipt id (the entry is under receipts/ and proofs/ like a
                                 cited receipt)
@@ -104,7 +105,13 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
         raise BundleError("the manifest cites nothing")
     files: dict[str, bytes] = {"manifest.json": manifest_bytes}
     receipt_ids = sorted({c.receipt_id for c in manifest.citations} | set(also))
-    steps = [0, 5 * len(receipt_ids) + 5]  # done, and at most (the files are counted once the blobs are known)
+    carried = {rid: home.ledger.get(rid) for rid in receipt_ids}
+    # a rendered capture's requests: each receipt, with its inclusion proof, so a grader sees what the page
+    # loaded and verifies it; their bodies stay home (the capture names each body's sha256)
+    parts = sorted({str(x["receipt_id"]) for r in carried.values() if isinstance(r.capture, dict)
+                    for x in r.capture.get("resources") or () if isinstance(x, dict)} - set(receipt_ids))
+    # done, and at most (the files are counted once the blobs are known)
+    steps = [0, 5 * len(receipt_ids) + 2 * len(parts) + 5]
 
     def step() -> None:
         steps[0] += 1
@@ -112,17 +119,16 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
             progress(steps[0], max(steps))
     # a cited body that was redacted travels as the redaction entry that took it out (g6.prove.bundle_redactions)
     red = home.redactions()
-    cited = {rid: home.ledger.get(rid) for rid in receipt_ids}
-    gone = {str(ref["blake3"]): g for r in cited.values() for _, ref in r.blobs()
+    gone = {str(ref["blake3"]): g for r in carried.values() for _, ref in r.blobs()
             if (g := packed(red, ref)) is not None}  # blake3 -> (member, its bytes, the entry's id)
     receipt_ids = sorted({*receipt_ids, *(g[2] for g in gone.values())})
     # one checkpoint covering every cited receipt, so all proofs share it
     cp, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
     note = cosigned(home.ledger, cp, note)  # the witnesses' cosignatures travel with it
     for rid in receipt_ids:
-        receipt = cited.get(rid) or home.ledger.get(rid)
+        receipt = carried.get(rid) or home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
-        for _, ref in receipt.blobs():  # its body, a capture's blobs, the certificates servers presented over TLS
+        for _, ref in receipt.blobs():  # its body, a capture's text and screenshot, the certificates over TLS
             kept_out = gone.get(ref.get("blake3")) if isinstance(ref, Mapping) else None
             if kept_out is not None:  # taken out on the record: the entry's id stands in its place
                 files[kept_out[0]] = kept_out[1]
@@ -130,8 +136,12 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
             data = home.store.read_as(ref)  # BlobCorrupt (one line, exit 1) for a malformed reference too
             files[f"blobs/{str(ref['blake3']).split(':', 1)[1]}"] = data
         step()
+    for rid in parts:
+        files[f"receipts/{rid}.json"] = json.dumps(home.ledger.get(rid).to_json(), indent=2,
+                                                   ensure_ascii=False).encode()
+        step()
     tree = home.ledger.tree()  # hashed once for every proof
-    for rid in receipt_ids:
+    for rid in [*receipt_ids, *parts]:
         proof, _ = prove(home, rid, tree)
         if proof.checkpoint_note != note:
             raise BundleError("the ledger checkpoint changed while bundling; run again")
@@ -155,7 +165,7 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
                           f"`g6 bundle verify` reads at most {MAX_MEMBERS} files and {MAX_RECORDS_TOTAL} bytes")
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
-    steps[1] = 2 * len(receipt_ids) + len(files)
+    steps[1] = 2 * len(receipt_ids) + 2 * len(parts) + len(files)
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.writestr("bundle.json", json.dumps(index, indent=2))
         for name, data in sorted(files.items()):

@@ -27,11 +27,12 @@ from g6.ledger.keys import VerifyKey
 from g6.ledger.note import Checkpoint, NoteError, parse_note
 from g6.ledger.proofs import ProofCheck, ProofReport, parse_inclusion, verify_inclusion_proof
 from g6.ledger.receipts import Receipt
+from g6.prove.bundle_capture import CapturedParts
 from g6.prove.bundle_history import History, described, same_tree
 from g6.prove.bundle_keys import BundleKeys
 from g6.prove.bundle_redactions import verdict as redacted_verdict
 from g6.prove.bundle_report import BundleCheck, CitationVerdict
-from g6.prove.bundle_zip import HEX64, ID, MAX_PLAIN_BODY, RECORD_ERRORS, Members, quoted, strict_json
+from g6.prove.bundle_zip import ID, MAX_PLAIN_BODY, RECORD_ERRORS, Members, content_ok, quoted, strict_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,8 @@ class _Trusted:
     interstitial: Mapping[str, Any] | None = None  # the wall the read met (login, challenge, consent), as signed
     # the certificates servers presented on the read's hops over TLS, as signed: (what, blob reference)
     certificates: tuple[tuple[str, Any], ...] = ()
+    capture: Mapping[str, Any] | None = None  # a rendered capture's record (``capture``), as signed
+    part_of: str | None = None  # the rendered capture this read is one request of (``links.capture``)
 
 
 @dataclass(slots=True)
@@ -77,15 +80,6 @@ class _Pending:
         return CitationVerdict(self.position, tuple(self.checks), self.citation_id, t.receipt_id if t else None,
                                self.url, self.quote, t.outcome if t else None, t.status_shown if t else None,
                                self.failed_read, self.redaction)
-
-
-def _content_ok(content: Mapping[str, Any] | None) -> bool:
-    if not content:
-        return False
-    b3, sha, size = content.get("blake3"), content.get("sha256"), content.get("size")
-    return (isinstance(b3, str) and b3.startswith("blake3:") and bool(HEX64.fullmatch(b3[7:]))
-            and isinstance(sha, str) and sha.startswith("sha256:") and bool(HEX64.fullmatch(sha[7:]))
-            and type(size) is int and size >= 0)
 
 
 def read_check(t: _Trusted, c: Citation) -> tuple[BundleCheck, bool]:
@@ -129,12 +123,15 @@ class CitationChecks:
         self.leaves: dict[str, int] = {}  # receipt id -> its leaf index, when its inclusion proof held
         self.fetched: dict[str, object] = {}  # receipt id -> fetched_at, when its signature verified
         self.cert_cache: dict[str, str] = {}  # a certificate member -> why it fails ("": it holds), hashed once
+        self.receipts: dict[str, _ReceiptResult] = {}  # receipt id -> its verdicts, each receipt read once
+        self.captured = CapturedParts(self)  # what a rendered capture's citations rest on besides its DOM
 
     def run(self, citations: Sequence[Citation], roots: Sequence[VerifyKey],
             origin: str | None) -> list[CitationVerdict]:
         """Every citation's verdict. ``roots``: the keys used (pinned, or shipped); ``origin``: the log of the
         bundle's verified checkpoint (None when it does not verify: inclusion is then not checked)."""
-        receipts: dict[str, _ReceiptResult] = {}
+        receipts = self.receipts
+        self.captured.keys = (roots, origin)
         self.receipt_results = receipts  # each receipt member is read once, a redaction entry's too
         pending: list[_Pending] = []
         self.receipt_args = (roots, origin)  # a redaction entry in place of a body is checked as a receipt is
@@ -161,7 +158,7 @@ class CitationChecks:
                 continue
             content = p.trusted.content
             claimed = p.citation.content
-            if not _content_ok(content):
+            if not content_ok(content):
                 p.checks.append(BundleCheck("blob_digests", False, "the receipt names no well-formed body digests"))
                 continue
             assert content is not None
@@ -174,6 +171,8 @@ class CitationChecks:
         for p in pending:
             if p.trusted is not None and p.trusted.certificates:
                 p.checks.append(self._certificates(p.trusted.certificates))
+            if p.trusted is not None and p.trusted.capture is not None and p.citation is not None:
+                p.checks.append(self.captured.check(p.trusted))
         return [p.verdict() for p in pending]
 
     def _receipt(self, rid: str, roots: Sequence[VerifyKey], origin: str | None) -> _ReceiptResult:
@@ -217,7 +216,9 @@ class CitationChecks:
             request_url, request, status or 0, ctype if isinstance(ctype, str) else None,
             receipt.content if isinstance(receipt.content, Mapping) else None, str(receipt.outcome)[:40], status,
             receipt.interstitial if isinstance(receipt.interstitial, Mapping) else None,
-            tuple((what, ref) for what, ref in receipt.blobs() if what != "content")))
+            tuple((what, ref) for what, ref in receipt.blobs() if what.startswith("hop ")),
+            receipt.capture if isinstance(receipt.capture, Mapping) else None,
+            _str(receipt.links.get("capture") if isinstance(receipt.links, Mapping) else None)))
 
     def _inclusion(self, rid: str, receipt: Receipt, roots: Sequence[VerifyKey],
                    origin: str | None) -> tuple[BundleCheck, ProofCheck | None, int | None]:
@@ -275,7 +276,7 @@ class CitationChecks:
         read since receipts keep them); one missing or other bytes fails the citation, as its body would."""
         bad = []
         for what, ref in refs:
-            if not isinstance(ref, Mapping) or not _content_ok(ref):
+            if not isinstance(ref, Mapping) or not content_ok(ref):
                 bad.append(f"{what}: the receipt names no well-formed digests")
                 continue
             name = "blobs/" + str(ref["blake3"]).removeprefix("blake3:")
@@ -391,6 +392,11 @@ class CitationChecks:
                   memo: dict[tuple[Any, ...], Any]) -> str | tuple[str, str, str, str]:
         if t.kind not in ("fetch", "recheck"):
             return f"a web citation of a {quoted(t.kind, 20)} receipt"
+        if (getattr(c, "text_source", None) or "main") == "rendered":  # the capture's own text, not its DOM
+            if text_hash(c.text) != c.text_hash:
+                return "the citation's text does not match its own hash"
+            text, why = self.captured.text(t)
+            return why if text is None else _at_offsets(t, c, text, "rendered", "the capture's text")
         mtype = media_type(t.content_type, body[:1024] if body is not None else b"")
         parsed = mtype in ("text/html", "application/xhtml+xml") or t.content_type is None
         limit = self.max_parsed_body if parsed else MAX_PLAIN_BODY
@@ -399,8 +405,6 @@ class CitationChecks:
         if text_hash(c.text) != c.text_hash:
             return "the citation's text does not match its own hash"
         source = getattr(c, "text_source", None) or "main"
-        if source == "rendered":  # fails closed: the capture's text blob is not (yet) a bundle member
-            return "not checked: a rendered capture's text is not carried in bundles"
         if source not in TEXT_SOURCES:
             return f"unknown text_source {quoted(source, 20)}"
         key = ("web", t.url, t.content_type, source)
@@ -414,12 +418,7 @@ class CitationChecks:
         text = memo[key]
         if text is None:
             return f"no {source} text in the stored body"
-        start, end = c.start, c.end
-        if type(start) is int and type(end) is int and 0 <= start <= end <= len(text) \
-                and text_hash(text[start:end]) == c.text_hash:
-            cited = text[start:end]
-            return cited, f"at {start}-{end}", web_citation_id(t.receipt_id, start, end, cited, source), t.url
-        return "the cited text is not at its offsets in the stored body"
+        return _at_offsets(t, c, text, source, "the stored body")
 
     def _search_text(self, t: _Trusted, c: Citation, body: bytes | None, size: int,
                      memo: dict[tuple[Any, ...], Any]) -> str | tuple[str, str, str, str]:
@@ -450,5 +449,18 @@ class CitationChecks:
                 return str(paper.title), f"paper {n} of the page", paper_citation_id(t.receipt_id, n, locator), locator
         return "the paper is not on the cited search page"
 
+
+def _str(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _at_offsets(t: _Trusted, c: Citation, text: str, source: str, where: str) -> str | tuple[str, str, str, str]:
+    """The cited text at the citation's offsets into ``text`` (hashing to it), or why not."""
+    start, end = c.start, c.end
+    if type(start) is int and type(end) is int and 0 <= start <= end <= len(text) \
+            and text_hash(text[start:end]) == c.text_hash:
+        cited = text[start:end]
+        return cited, f"at {start}-{end}", web_citation_id(t.receipt_id, start, end, cited, source), t.url
+    return f"the cited text is not at its offsets in {where}"
 
 __all__ = ["CitationChecks", "read_check"]

@@ -51,6 +51,16 @@ LAYOUT = re.compile(r"manifest\.json|checkpoint\.note|keys/signing\.pub|keys/che
 
 
 
+def content_ok(content: Mapping[str, Any] | None) -> bool:
+    """Whether ``content`` is a well-formed blob reference (``blake3:<hex>``, ``sha256:<hex>``, a size)."""
+    if not content:
+        return False
+    b3, sha, size = content.get("blake3"), content.get("sha256"), content.get("size")
+    return (isinstance(b3, str) and b3.startswith("blake3:") and bool(HEX64.fullmatch(b3[7:]))
+            and isinstance(sha, str) and sha.startswith("sha256:") and bool(HEX64.fullmatch(sha[7:]))
+            and type(size) is int and size >= 0)
+
+
 def quoted(s: object, n: int = 80) -> str:
     """An untrusted string as it may appear in a verdict: quoted, escaped, cut."""
     text = str(s)

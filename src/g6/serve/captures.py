@@ -27,6 +27,11 @@ the rows appended since (the head is checked on every call, O(log n)); a ledger 
 under us (the row the index stopped at has another hash) is indexed again. Receipts are then read by seq
 (the primary key), so a lookup costs O(captures of that URL) rows.
 
+**A rendered capture** (``g6 fetch --render``) is one capture: its receipt, listed under the URLs of its top
+frame's requests. Each request the page made has a receipt of its own (``links.capture`` names the capture):
+those are the capture's *parts*, never listed as captures of their URLs, in the home page's list or in the
+counts; :meth:`Captures.parts_of` gives them, and a search by digest still finds the part whose body it is.
+
 Nothing here verifies signatures (``g6 ledger verify`` does; the pages show its verdict); bodies are
 served only once hashed and found to be the bytes the receipt names (``BlobBackend.open_verified``).
 """
@@ -192,6 +197,12 @@ class Capture:
                 and self.receipt.outcome != "too_large" and "content_encoding" not in self.receipt.detail)
 
     @property
+    def part_of(self) -> str | None:
+        """The rendered capture this read is one request of (its ``links.capture``), or None."""
+        cid = self.receipt.links.get("capture")
+        return cid if isinstance(cid, str) else None
+
+    @property
     def urls(self) -> tuple[str, ...]:
         """Every URL this capture is listed under: each hop's, the requested one's and the final one's."""
         out = [h.url for h in self.receipt.hops]
@@ -266,9 +277,17 @@ class _Index:
         self.rechecks_of_manifest: dict[str, list[int]] = {}  # manifest id -> seqs of its re-checks
         self.manifest_last: dict[str, tuple[float, int, str]] = {}  # manifest id -> its newest re-check's time
         self.seqs: list[int] = []  # every capture's seq, in ledger order (the home page's list, 8 bytes each)
+        self.parts: dict[str, list[int]] = {}  # rendered capture id -> the seqs of its requests' receipts
 
     def add(self, c: Capture) -> None:
         key = (c.time.timestamp(), c.seq)
+        if c.part_of is not None:  # one request of a rendered capture: listed under it, found by its digest
+            self.parts.setdefault(c.part_of, []).append(c.seq)
+            if c.receipt.content:
+                for d in (c.blake3, c.sha256):
+                    if d:
+                        bisect.insort(self.by_digest.setdefault(d, []), key)
+            return
         self.seqs.append(c.seq)
         for u in c.urls:
             seqs = self.by_url.get(u)
@@ -425,6 +444,11 @@ class Captures:
         return {mid: (len(ix.rechecks_of_manifest.get(mid, ())), at, seq)
                 for mid, (_, seq, at) in list(ix.manifest_last.items())}
 
+    def parts_of(self, receipt_id: str) -> list[Capture]:
+        """The receipts of the requests rendered capture ``receipt_id`` made, in ledger order."""
+        ev, ix = self._current()
+        return self._load(ev, list(ix.parts.get(receipt_id, ())))
+
     def rechecks_of(self, receipt_id: str) -> list[Capture]:
         """The re-checks that re-read ``receipt_id`` (named in their ``links.rechecks``), in ledger order."""
         ev, ix = self._current()
@@ -459,21 +483,24 @@ class Captures:
         streaming. ``ValueError`` for a capture that kept no body."""
         if capture.blake3 is None or capture.size is None:
             raise ValueError(f"capture {capture.receipt_id} kept no body")
-        f = self._source.home().store.open_verified(capture.blake3)
-        return _stream(f, capture, chunk)
+        return self.blob(capture.receipt_id, capture.blake3, capture.size, chunk)
+
+    def blob(self, receipt_id: str, blake3: str, size: int, chunk: int = CHUNK) -> Iterator[bytes]:
+        """A blob receipt ``receipt_id`` names (``blake3``, ``size``), streamed and checked as :meth:`body`."""
+        f = self._source.home().store.open_verified(blake3)
+        return _stream(f, receipt_id, blake3, size, chunk)
 
 
-def _stream(f: Any, capture: Capture, chunk: int) -> Iterator[bytes]:
-    want = capture.size or 0
+def _stream(f: Any, receipt_id: str, blake3: str, want: int, chunk: int) -> Iterator[bytes]:
     sent = 0
     try:
         while block := f.read(chunk):
             sent += len(block)
             if sent > want:
-                raise BlobCorrupt(f"blob {capture.blake3} is longer than the {want} bytes receipt "
-                                  f"{capture.receipt_id} names; refusing to serve more")
+                raise BlobCorrupt(f"blob {blake3} is longer than the {want} bytes receipt "
+                                  f"{receipt_id} names; refusing to serve more")
             yield block
         if sent != want:
-            raise BlobCorrupt(f"blob {capture.blake3} holds {sent} bytes, receipt {capture.receipt_id} names {want}")
+            raise BlobCorrupt(f"blob {blake3} holds {sent} bytes, receipt {receipt_id} names {want}")
     finally:
         f.close()

@@ -46,6 +46,7 @@ pre.text{white-space:pre-wrap;word-wrap:break-word;font:14px/1.5 Georgia,serif;b
 border:1px solid #e4e7ee;padding:12px 16px;max-height:40em;overflow:auto}
 mark{background:#ffe27a;padding:0 1px}
 iframe{width:100%;height:32em;border:1px solid #c9d1e0;background:#fff}
+img.shot{display:block;max-width:100%;max-height:60em;object-fit:contain;object-position:top;border:1px solid #c9d1e0}
 .why{color:#8a1c1c}
 footer{color:#6b7385;font-size:12px;padding:0 28px 24px}
 """
@@ -242,6 +243,8 @@ def render_capture(v: Mapping[str, Any]) -> str:
                   f"<br>sha256 <code>{esc(v['content'].get('sha256'))}</code>") if v["content"] else "none kept"),
         ("kind", esc(v["kind"]) + ("" if not v["rechecked"] else " of " + ", ".join(
             path_link("/capture/" + r, r) for r in v["rechecked"]))),
+        *([("part of", "the rendered capture " + path_link("/capture/" + v["part_of"], v["part_of"], cls="mono")
+            + " (one request its page made)")] if v["part_of"] else []),
     ])
     receipt = rows([("receipt", path_link(v["receipt"], v["receipt_id"]) + " (signed JSON)"),
                     ("proof", path_link(v["proof"], "inclusion proof") + " against the latest checkpoint"),
@@ -251,7 +254,8 @@ def render_capture(v: Mapping[str, Any]) -> str:
             f"<section><h2>What was read</h2>{what}</section>"
             f"<section><h2>Receipt</h2>{receipt}</section>"
             f"<section><h2>Citations</h2>{_citations(v['citations'])}</section>"
-            f"<section><h2>Visible text</h2>{_text(v)}</section>"
+            f"<section><h2>{'Text the reader saw' if v['rendered'] else 'Visible text'}</h2>{_text(v)}</section>"
+            + (_rendered(v["receipt_id"], v["rendered"]) if v["rendered"] else "")
             + _frame(v)
             + f"<section><h2>Re-checks</h2>{_rechecks(v['rechecks'])}</section>")
     return page(f"Capture {v['receipt_id']}", body)
@@ -281,6 +285,31 @@ def _frame(v: Mapping[str, Any]) -> str:
             f"{path_link(v['memento'], 'its memento')}, in a sandboxed frame where none of its scripts run.</p>"
             f'<iframe sandbox src="{esc(quote(v["memento"], safe="/:?=&%~@+,;_-.!*()"))}" '
             f'title="captured page" referrerpolicy="no-referrer"></iframe></section>')
+
+
+def _rendered(rid: str, r: Mapping[str, Any]) -> str:
+    """A rendered capture: its screenshot (served by this server from the blob its receipt names) and every
+    request its page made, each linking to its own receipt's page."""
+    shot = (f'<img class=shot src="{esc(quote(r["screenshot"], safe="/_-"))}" alt="full-page screenshot of the '
+            f'rendered page (capture {esc(rid)})">' + ("<p class=why>The page was taller: the screenshot is cut at "
+                                                       "its limit.</p>" if r["screenshot_clipped"] else "")
+            if r["screenshot"] else "<p class=why>No screenshot was kept.</p>")
+    how = rows([("render", f"ended <code>{esc(r['ended'])}</code> after {esc(r['render_ms'])} ms in "
+                           f"{esc(r['browser'] or 'a browser')}"),
+                ("requests", ", ".join(f"{esc(k)} {esc(n)}" for k, n in r["counts"].items()) or "—")])
+    head = ("<tr><th>receipt</th><th>type</th><th>URL</th><th>outcome</th><th>content type</th><th>bytes</th></tr>")
+    body = "".join(
+        (f"<tr><td>{path_link('/capture/' + x['receipt_id'], x['receipt_id'], cls='mono')}</td>"
+         f"<td>{esc(x['resource_type'] or '')} {esc(x['method'] if x['method'] != 'GET' else '')}</td>"
+         f"<td class=mono>{esc(x['url'])}</td>"
+         f"<td>{badge(x['outcome'])} {esc(x['http_status'] or '')} {esc(x['reason'] or '')}</td>"
+         f"<td>{esc(x['content_type'] or '')}</td><td>{esc(x['size'] if x['size'] is not None else '')}</td></tr>")
+        if not x["missing"] else
+        f"<tr><td class=mono>{esc(x['receipt_id'])}</td><td colspan=5 class=why>not in this ledger</td></tr>"
+        for x in r["resources"])
+    return (f"<section><h2>What the browser showed</h2>{shot}</section>"
+            f"<section><h2>Requests the page made</h2>{how}<p>{len(r['resources'])} requests, each with a receipt of "
+            f"its own, in the order they were answered.</p><table>{head}{body}</table></section>")
 
 
 def _rechecks(rs: Sequence[Mapping[str, Any]]) -> str:

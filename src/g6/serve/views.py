@@ -8,7 +8,9 @@ Where the data comes from:
 * captures (receipts of kind ``fetch`` and ``recheck``: a page read) are found through
   :mod:`g6.serve.captures`, the read-only query layer the Memento routes use too;
 * a capture's text is the project's own page text (:func:`g6.cite.page_text.read_texts`, the
-  reader-visible text a citation can point into), computed from the stored bytes;
+  reader-visible text a citation can point into), computed from the stored bytes; for a rendered capture it
+  is the text the browser showed, as the capture kept it (what its ``rendered`` citations point into), and
+  the page also shows its screenshot and every request the page made (its parts, each a receipt);
 * citations come from the manifests given to the server (``g6 serve --manifest FILE``): the home keeps
   no manifest, a manifest lives beside the report that cites it;
 * re-checks come from the ledger itself: a ``recheck`` receipt names the receipts it re-read
@@ -318,11 +320,14 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
     if not RECEIPT_ID.fullmatch(receipt_id) or not head_of(home):
         raise lookup.NotFound(f"no capture {receipt_id[:80]!r} in this home")
     r = lookup.by_id(caps, receipt_id)
-    gone = home.redactions().of_content(r.content) if r.content else None
-    text, text_status = _visible_text(home, r, gone)
+    red = home.redactions()
+    gone = red.of_content(r.content) if r.content else None
+    if gone is None and isinstance(r.capture, Mapping):  # a capture's text (and DOM, screenshot) taken out
+        gone = red.of_content(blob_ref(r.capture.get("text")))
+    text, text_status, source = _visible_text(home, r, gone)
     cited = []
     for m, c in manifests.citing(r.receipt_id):
-        span = _span(c, text)
+        span = _span(c, text, source)
         cited.append({"citation_id": c.citation_id, "manifest_id": m.manifest_id, "quote": c.quote,
                       "text_source": c.text_source, "start": span[0] if span else None,
                       "end": span[1] if span else None, "found": span is not None})
@@ -336,36 +341,91 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
             "receipt": f"/receipt/{r.receipt_id}", "proof": f"/receipt/{r.receipt_id}/proof",
             "rechecked": named(r.links.get("rechecks")) if r.kind == "recheck" else [],
             "text": text, "text_status": text_status, "citations": cited,
-            "redaction": gone.to_json() if gone is not None else None,
-            "rechecks": [_recheck_summary(x) for x in lookup.rechecks_of(caps, r.receipt_id)]}
+            "rechecks": [_recheck_summary(x) for x in lookup.rechecks_of(caps, r.receipt_id)],
+            "part_of": _str_or_none(r.links.get("capture")), "rendered": rendered_view(caps, r),
+            "redaction": gone.to_json() if gone is not None else None}
 
 
-def _visible_text(home: EvidenceHome, r: Receipt, gone: Redacted | None = None) -> tuple[str | None, str]:
-    """The reader-visible text of the stored body (what a citation quotes), or why there is none (``gone``: the
-    redaction that took the body out)."""
-    if not r.content:
-        return None, "no body was kept"
+def blob_ref(v: object) -> Mapping[str, Any] | None:
+    """A well-formed blob reference as a receipt names it (``blake3:<hex>``, ``sha256:<hex>``, a size), or None."""
+    if not isinstance(v, Mapping) or type(v.get("size")) is not int or v["size"] < 0:
+        return None
+    ok = all(isinstance(v.get(a), str) and v[a].startswith(a + ":") and DIGEST.fullmatch(v[a])
+             for a in ("blake3", "sha256"))
+    return v if ok else None
+
+
+def _part(c: Any) -> dict[str, Any]:
+    """One request of a rendered capture, as its receipt says."""
+    r, body = c.receipt, c.receipt.content or {}
+    return {"receipt_id": r.receipt_id, "url": str(r.request.get("url", "")),
+            "method": _str_or_none(r.request.get("method")),
+            "resource_type": _str_or_none(r.request.get("resource_type")), "outcome": r.outcome,
+            "http_status": r.http_status, "reason": _str_or_none(r.detail.get("reason")) or None,
+            "content_type": _str_or_none(r.detail.get("content_type")), "size": body.get("size"),
+            "sha256": body.get("sha256")}
+
+
+def rendered_view(caps: Captures, r: Receipt) -> dict[str, Any] | None:
+    """What a rendered capture's page shows of it: where its screenshot is served, how the render went, and
+    every request the page made, in the order its signed receipt lists them, each from its own receipt (one the
+    ledger lacks is listed as missing); None for any other read."""
+    cap = r.capture
+    if not isinstance(cap, Mapping):
+        return None
+    parts = {c.receipt_id: c for c in caps.parts_of(r.receipt_id)}
+    listed = cap.get("resources") if isinstance(cap.get("resources"), list) else []
+    resources = []
+    for e in listed:
+        rid = e.get("receipt_id") if isinstance(e, Mapping) else None
+        c = parts.get(rid) if isinstance(rid, str) else None
+        resources.append({**_part(c), "missing": False} if c is not None else
+                         {"receipt_id": rid if isinstance(rid, str) else None, "missing": True})
+    engine = cap.get("engine") if isinstance(cap.get("engine"), Mapping) else {}
+    counts = cap.get("counts") if isinstance(cap.get("counts"), Mapping) else {}
+    return {"screenshot": f"/capture/{r.receipt_id}/screenshot" if blob_ref(cap.get("screenshot")) else None,
+            "screenshot_clipped": bool(cap.get("screenshot_clipped")), "ended": _str_or_none(cap.get("ended")),
+            "render_ms": cap.get("render_ms") if type(cap.get("render_ms")) is int else None,
+            "browser": _str_or_none(engine.get("product")) or _str_or_none(engine.get("version")),
+            "counts": {str(k): v for k, v in counts.items() if type(v) is int}, "resources": resources}
+
+
+def _visible_text(home: EvidenceHome, r: Receipt, gone: Redacted | None = None) -> tuple[str | None, str, str]:
+    """The reader-visible text a citation quotes, or why there is none, and which text it is: of a rendered
+    capture, the text the browser showed (``rendered``); of any other read, the stored body's (``visible``).
+    ``gone``: the redaction that took the body (or the capture's text) out."""
     if gone is not None:  # never read again, whether or not bytes are still in the store
-        return None, f"the body was {gone.said()}: the home no longer serves it"
+        return None, f"the body was {gone.said()}: the home no longer serves it", \
+            "rendered" if isinstance(r.capture, Mapping) else "visible"
+    if isinstance(r.capture, Mapping):
+        ref = blob_ref(r.capture.get("text"))
+        if ref is None:
+            return None, "the capture kept no text", "rendered"
+        try:
+            return home.store.read_as(ref).decode("utf-8", "replace"), "ok", "rendered"
+        except G6Error as e:
+            return None, f"the capture's text cannot be read: {e}"[:300], "rendered"
+    if not r.content:
+        return None, "no body was kept", "visible"
     size = r.content.get("size")
     if isinstance(size, int) and size > MAX_EXTRACT_BYTES:
-        return None, f"body over {MAX_EXTRACT_BYTES} bytes: not read as text"
+        return None, f"body over {MAX_EXTRACT_BYTES} bytes: not read as text", "visible"
     try:
         body = home.store.read_as(r.content)
     except G6Error as e:
-        return None, f"the body cannot be read: {e}"[:300]
+        return None, f"the body cannot be read: {e}"[:300], "visible"
     texts = read_texts(body, r.final_url or str(r.request.get("url", "")), _str_or_none(r.detail.get("content_type")))
     if texts.outcome is not Outcome.OK or texts.visible is None:
-        return None, f"no text ({texts.outcome.value}: {texts.reason}, {texts.media_type})"
-    return texts.visible, "ok"
+        return None, f"no text ({texts.outcome.value}: {texts.reason}, {texts.media_type})", "visible"
+    return texts.visible, "ok", "visible"
 
 
-def _span(c: Citation, text: str | None) -> tuple[int, int] | None:
-    """Where the cited text is in the visible text: at its own offsets when they are into that text
+def _span(c: Citation, text: str | None, source: str = "visible") -> tuple[int, int] | None:
+    """Where the cited text is in the text shown: at its own offsets when they are into that text (``source``)
     and still hash to the citation, else found after normalising (a main-text citation)."""
     if text is None:
         return None
-    if c.text_source == "visible" and c.start is not None and c.end is not None \
+    if c.text_source == source and c.start is not None and c.end is not None \
             and text_hash(text[c.start:c.end]) == c.text_hash:
         return c.start, c.end
     return find(c.text, text)
