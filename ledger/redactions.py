@@ -231,9 +231,10 @@ class Redactions:
                                                              "do not count"))
         if not out and self.entries:
             s = self.summary()
+            n, red = len(self.entries), s["redacted"]
             out.append(Check("redaction", True, None, None,
-                             f"{len(self.entries)} redaction and hold entries, each signed by a key valid where it "
-                             f"stands: {s['redacted']} blob(s) redacted, {s['held']} held"))
+                             f"{n} redaction and hold {'entry' if n == 1 else 'entries'}, each signed by a key valid "
+                             f"where it stands: {red} {'blob' if red == 1 else 'blobs'} redacted, {s['held']} held"))
         return out
 
     # -- reading ---------------------------------------------------------------------------------------

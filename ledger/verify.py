@@ -153,8 +153,9 @@ def _rows_outside_sequence(rows: LedgerRows) -> Check | None:
     count, low = rows.rows_below_one()
     if not count:
         return None
+    rows = "row" if count == 1 else "rows"
     return Check("chain", False, low if isinstance(low, int) else None, None,
-                 f"{count} row(s) below seq 1 (lowest {low}): rows outside 1..head are never checked "
+                 f"{count} {rows} below seq 1 (lowest {low}): rows outside 1..head are never checked "
                  "(planted or renumbered rows)")
 
 

@@ -133,7 +133,8 @@ def serve(settings: Settings) -> None:
         signalled.wait(0.5)  # wakes this thread for a signal's handler, and for the client's EOF
     under_way = wire.stop_forwarding()
     if under_way and signalled.is_set():
-        print(f"g6: stopping: {under_way} request(s) under way finish first (signal again to leave now)",
+        requests = "request" if under_way == 1 else "requests"
+        print(f"g6: stopping: {under_way} {requests} under way finish first (signal again to leave now)",
               file=sys.stderr, flush=True)
     while not wire.answered(0.5):
         if again.is_set():

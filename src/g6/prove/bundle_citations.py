@@ -289,7 +289,8 @@ class CitationChecks:
         if bad:
             return BundleCheck("certificates", False, "; ".join(bad[:4]) + (f"; {len(bad) - 4} more" if len(bad) > 4
                                                                              else ""))
-        return BundleCheck("certificates", True, f"{len(refs)} certificate(s) the server presented over TLS, "
+        certs = "certificate" if len(refs) == 1 else "certificates"
+        return BundleCheck("certificates", True, f"{len(refs)} {certs} the server presented over TLS, "
                                                  "each hashing to the receipt")
 
     def _blob(self, name: str, group: list[_Pending]) -> None:

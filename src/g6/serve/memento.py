@@ -297,7 +297,8 @@ class Memento:
             if not es:
                 r = self._unknown(request, url)
             else:
-                r = not_found(request, f"{url} has no memento: its {len(es)} capture(s) are failed reads, listed in "
+                failed = "capture is a failed read" if len(es) == 1 else "captures are failed reads"
+                r = not_found(request, f"{url} has no memento: its {len(es)} {failed}, listed in "
                                        f"its TimeMap {self.uri_t(request, url)}", see=self.uri_t(request, url))
             r.headers.update(vary)
             return r
