@@ -138,9 +138,6 @@ def test_a_url_whose_secret_parameter_differs_is_another_page(home: EvidenceHome
 
 
 # -- finding 5: a pinned receipt of any page stands for a paper ----------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 5: a receipt pinned to a doi:/arxiv: citation is taken whatever "
-                                       "page it read: the quote is found on an unrelated page and shown as the "
-                                       "paper's")
 def test_a_receipt_pinned_to_a_paper_must_be_a_read_of_that_paper(home: EvidenceHome, client: CheckedClient,
                                                                  site: Site) -> None:
     """A report (g6's model JSON, or a manifest; the publisher's bundle holds the read) cites

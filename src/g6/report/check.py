@@ -144,11 +144,11 @@ class _Check:
             kind, value = target
             searched = None
             if kind == "receipt":
-                got = self._pinned(c, value)
+                got = self._pinned_read(c, value)
                 if isinstance(got, Verdict):
                     decided.append((i, got))
                 else:
-                    stored[got.receipt_id].append((i, c, None, "pinned"))
+                    stored[got[0].receipt_id].append((i, c, got[1], "pinned"))
                 continue
             if kind == "paper":
                 from g6.report.papers import resolve
@@ -195,10 +195,31 @@ class _Check:
                 decided = []
         self.decide(decided)
 
-    def _pinned(self, c: ReportCitation, receipt_id: str) -> Receipt | Verdict:
+    def _pinned_read(self, c: ReportCitation, receipt_id: str) -> tuple[Receipt, str | None] | Verdict:
+        """The receipt a citation pins and, for a paper, the search receipt that named the paper's page; or the
+        citation's verdict. A pin on a paper (``doi:``, ``arxiv:``, ``openalex:``) must be a read of that
+        paper's page as the paper sources resolve it (the same search, and the same check that the source
+        answered with the cited paper, as an unpinned paper citation gets): a pinned read of any other page is
+        no evidence of the paper's words, whatever the report calls it."""
+        if source_kind(c.source) not in PAPERS:
+            got = self._pinned(c, receipt_id)
+            return got if isinstance(got, Verdict) else (got, None)
+        from g6.report.papers import resolve
+
+        landing = resolve(self, c.source)
+        if isinstance(landing, Verdict):
+            return replace(landing, reason=f"the pinned receipt {receipt_id[:80]} cannot be shown to be a read of "
+                           f"{c.source[:80]}: {landing.reason}", detail={**dict(landing.detail),
+                                                                        "receipt_id": receipt_id[:80]})
+        url, searched = landing
+        got = self._pinned(c, receipt_id, url)
+        return self.with_search(got, searched) if isinstance(got, Verdict) else (got, searched)
+
+    def _pinned(self, c: ReportCitation, receipt_id: str, paper_url: str | None = None) -> Receipt | Verdict:
         """The receipt a citation pins (or a ``document:N`` is mapped to), when it may be the citation's evidence:
         in the evidence, a read of a page, and, for a citation of a URL, a read of that URL (requested or, after
-        redirects, final): a receipt of another page is no evidence of this one."""
+        redirects, final), for a paper a read of ``paper_url`` (its page, as resolved) the same way: a receipt
+        of another page is no evidence of this one."""
         r = self.ev.get(receipt_id)
         if r is None:
             why = getattr(self.ev, "refused", {}).get(receipt_id)
@@ -207,10 +228,12 @@ class _Check:
         if r.kind not in READ_KINDS:
             return failed(f"the pinned receipt {r.receipt_id} is a {r.kind} receipt, not a read of a page",
                           receipt_id=r.receipt_id)
-        if source_kind(c.source) == "url" and url_key(c.source) not in {
-                url_key(str(r.request.get("url", ""))), url_key(r.final_url or "")}:
+        want = paper_url if paper_url is not None else c.source if source_kind(c.source) == "url" else None
+        if want is not None and url_key(want) not in {url_key(str(r.request.get("url", ""))),
+                                                      url_key(r.final_url or "")}:
+            of = "the cited URL" if paper_url is None else f"the page of {c.source[:80]} ({paper_url[:200]})"
             return failed(f"the pinned receipt {r.receipt_id} is a read of {str(r.request.get('url'))[:200]}, not of "
-                          "the cited URL", receipt_id=r.receipt_id)
+                          f"{of}", receipt_id=r.receipt_id)
         return r
 
     def _read_at(self, i: int, c: ReportCitation, url: str) -> Receipt | None:
