@@ -172,9 +172,6 @@ def test_a_pinned_receipt_of_another_url_a_failed_read_or_a_wall_is_no_evidence(
 
 
 # -- finding 6: an edited run file picks an older read ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 6: a run file line naming an older read of the URL makes the "
-                                       "check rest on it instead of the newest ok read (docs: an edited run file "
-                                       "changes nothing)")
 def test_an_edited_run_file_does_not_choose_the_evidence(home: EvidenceHome, client: CheckedClient,
                                                          site: Site) -> None:
     """The home holds two ok reads of ``/a``: an old one, when the page said the quote, and a newer one, after

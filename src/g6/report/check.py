@@ -75,7 +75,8 @@ class _Check:
         self.done: dict[int, Verdict] = {}
         # The reads an earlier run with this id made: a URL is read once a run, whatever its outcome. Its
         # verdicts are not taken from the file (a run file is not evidence, and anyone can edit one): each is
-        # decided again from the receipt it names, which must be in the evidence and a read of that URL.
+        # decided again from the receipts, and a line only spares a read the evidence rule would make again
+        # (``_run_read``), never chooses which read is evidence.
         self.run_reads = {url_key(str(line.verdict.read["url"])): line.verdict.receipt_id
                           for line in loaded.values() if line.verdict.read is not None and line.verdict.receipt_id
                           and line.verdict.read.get("how") == "fetched"}
@@ -160,9 +161,13 @@ class _Check:
                 value, searched = landing
             key = url_key(value)
             r = self._read_at(i, c, value) if kind == "url" else None
-            r = r or self._run_read(key) or choose(self.ev.reads(value), self.may_fetch)
+            reads = self.ev.reads(value)
+            how = self.ev.name
+            r = r or choose(reads, self.may_fetch)
+            if r is None and (r := self._run_read(key, reads)) is not None:
+                how = "fetched"  # by this run, before it stopped: said so again, so a second resume spares it too
             if r is not None:
-                stored[r.receipt_id].append((i, c, searched, self.ev.name))
+                stored[r.receipt_id].append((i, c, searched, how))
             elif self.may_fetch:
                 page = pages.setdefault(key, Page(value))
                 page.items.append((i, c))
@@ -246,13 +251,14 @@ class _Check:
         self.notes[i] = {"read_at": {"said": when[2][:100], "matched": r is not None}}
         return r
 
-    def _run_read(self, key: str) -> Receipt | None:
-        """The read an earlier run with this id made of the URL ``key``, when the evidence holds it as that."""
+    def _run_read(self, key: str, reads: list[Receipt]) -> Receipt | None:
+        """The read an earlier run with this id made of the URL ``key`` (a failed one: an ok read is chosen by
+        the rule before this is asked), so a resumed run does not read the page again: only when it is the
+        newest read of that URL in the evidence (``reads``, newest first, each verified and a read of that
+        URL), which is what the run's own fetch left it. A line naming an older read, or another URL's, is
+        ignored (the page is read now), so an edited run file chooses nothing."""
         rid = self.run_reads.get(key)
-        r = self.ev.get(rid) if rid else None
-        if r is None or r.kind not in READ_KINDS or url_key(str(r.request.get("url", ""))) != key:
-            return None
-        return r
+        return reads[0] if rid and reads and reads[0].receipt_id == rid else None
 
     @staticmethod
     def with_search(v: Verdict, search_receipt: str | None) -> Verdict:
