@@ -113,9 +113,6 @@ def test_typographic_quotes_case_and_whitespace_still_match(home: EvidenceHome, 
 
 
 # -- finding 4: two URLs that differ only in a secret-named parameter are one URL ---------------------------
-@pytest.mark.xfail(strict=True, reason="finding 4: URLs differing only in a secret-named parameter (key=, token=, "
-                                       "sig=...) share one url_key: document B's citation is judged on document "
-                                       "A's bytes")
 def test_a_url_whose_secret_parameter_differs_is_another_page(home: EvidenceHome, client: CheckedClient,
                                                               site: Site) -> None:
     """Many sites name a document by a parameter g6 redacts as a secret (``?key=``, ``?token=``, ``?sig=``).

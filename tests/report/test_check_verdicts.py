@@ -224,6 +224,25 @@ def test_a_resumed_run_does_not_read_a_failed_page_again_unless_a_newer_read_cam
     assert third.verdict == "quote_found" and third.receipt_id == newer.receipt_id
 
 
+def test_a_url_with_a_secret_parameter_rests_on_no_stored_read(home: EvidenceHome, client: CheckedClient,
+                                                                site: Site) -> None:
+    """Receipts record ``/doc?key=AAAA`` as ``/doc?key=REDACTED``, so a stored read of it cannot be told from one of
+    ``/doc?key=BBBB`` (another document): the check reads such a URL now, each value once; with --receipts-only
+    (and a pin) it has no evidence, and the reason shows the URL redacted (the attack test is finding 4's)."""
+    s = site({"/doc": lambda req: Reply(body=article(f"Document {req.path[-4:]}: {QUOTE}")), "/robots.txt": Reply(404)})
+    report = report_of(cite(s.url("/doc?key=AAAA"), QUOTE), cite(s.url("/doc?key=AAAA"), QUOTE),
+                       cite(s.url("/doc?key=BBBB"), QUOTE))
+    a1, a2, b = check(home, report, client).verdicts
+    assert [v.verdict for v in (a1, a2, b)] == ["quote_found"] * 3
+    assert a1.receipt_id == a2.receipt_id != b.receipt_id and [q.path for q in s.requests].count("/doc?key=AAAA") == 1
+    again = check(home, report, client).verdicts  # nothing stored is reused: read again
+    assert {v.receipt_id for v in again}.isdisjoint({a1.receipt_id, b.receipt_id})
+    offline = check(home, report_of(cite(s.url("/doc?key=AAAA"), QUOTE),
+                                    cite(s.url("/doc?key=AAAA"), QUOTE, receipt_id=a1.receipt_id)), None).verdicts
+    assert [v.verdict for v in offline] == ["source_failed"] * 2
+    assert all("secret parameter" in v.reason and "AAAA" not in v.reason for v in offline), [v.reason for v in offline]
+
+
 def test_a_pinned_receipt_of_another_page_is_no_evidence_of_this_one(home: EvidenceHome, client: CheckedClient,
                                                                      site: Site) -> None:
     s = site({"/a": Reply(body=article(QUOTE)), "/b": Reply(body=article("Nothing about bills.")),

@@ -32,7 +32,17 @@ from g6.fetch.batch import usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.report.evidence import READ_KINDS, EvidenceSource, choose, ok_read, read_at, said_read, url_key
+from g6.report.evidence import (
+    READ_KINDS,
+    EvidenceSource,
+    choose,
+    fetch_key,
+    ok_read,
+    read_at,
+    recorded_whole,
+    said_read,
+    url_key,
+)
 from g6.report.fetching import Page, fetch_pages, judge_forked
 from g6.report.model import Report, ReportCitation, UnusableCitation, source_kind
 from g6.report.runfile import Line, citation_key, run_state
@@ -43,6 +53,9 @@ from g6.runs import RunState
 STORED_BATCH = 1024  # verdicts on stored reads written to the run file at once (one fsync)
 FORK_AT = 16  # stored reads from which their pages are judged on forked processes
 PAPERS = ("doi", "arxiv", "openalex")
+_NOT_WHOLE = ("{url} carries a secret parameter that receipts record redacted: a stored read cannot be told to be "
+              "of this URL rather than of the same URL with another value (another page), so none in this {ev} is "
+              "its evidence (it is read now, but not with --receipts-only or from a bundle)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,20 +172,24 @@ class _Check:
                     decided.append((i, landing))
                     continue
                 value, searched = landing
-            key = url_key(value)
-            r = self._read_at(i, c, value) if kind == "url" else None
-            reads = self.ev.reads(value)
+            # a URL whose secret parameter receipts redact has no stored read told to be of it: read now
+            whole = recorded_whole(value)
+            r = self._read_at(i, c, value) if kind == "url" and whole else None
+            reads = self.ev.reads(value) if whole else []
             how = self.ev.name
             r = r or choose(reads, self.may_fetch)
-            if r is None and (r := self._run_read(key, reads)) is not None:
+            if r is None and (r := self._run_read(url_key(value), reads)) is not None:
                 how = "fetched"  # by this run, before it stopped: said so again, so a second resume spares it too
             if r is not None:
                 stored[r.receipt_id].append((i, c, searched, how))
-            elif self.may_fetch:
-                page = pages.setdefault(key, Page(value))
+            elif self.may_fetch:  # one read a run per request, told apart by its real URL (fetch_key)
+                page = pages.setdefault(fetch_key(value), Page(value))
                 page.items.append((i, c))
                 if searched:
                     page.searched[i] = searched
+            elif not whole:
+                decided.append((i, failed(_NOT_WHOLE.format(url=url_key(value)[:200], ev=self.ev.name),
+                                          url=url_key(value)[:500])))
             else:
                 decided.append((i, failed(f"no read of {value[:200]} in this {self.ev.name} (nothing is fetched "
                                           "with --receipts-only or from a bundle)", url=value[:500])))
@@ -234,6 +251,10 @@ class _Check:
             return failed(f"the pinned receipt {r.receipt_id} is a {r.kind} receipt, not a read of a page",
                           receipt_id=r.receipt_id)
         want = paper_url if paper_url is not None else c.source if source_kind(c.source) == "url" else None
+        if want is not None and not recorded_whole(want):
+            return failed(f"{url_key(want)[:200]} carries a secret parameter that receipts record redacted: the "
+                          f"pinned receipt {r.receipt_id} cannot be told to be a read of this URL rather than of the "
+                          "same URL with another value (another page)", receipt_id=r.receipt_id)
         if want is not None and url_key(want) not in {url_key(str(r.request.get("url", ""))),
                                                       url_key(r.final_url or "")}:
             of = "the cited URL" if paper_url is None else f"the page of {c.source[:80]} ({paper_url[:200]})"
