@@ -195,8 +195,6 @@ def test_an_edited_run_file_does_not_choose_the_evidence(home: EvidenceHome, cli
 # -- finding 9: redirects the rule does not see as another page -----------------------------------------------
 @pytest.mark.parametrize("location", ["/?from=news-2024-article-7", "/home.html", "/index.asp", "/login.php",
                                       "/wp-login.php", "/404.html"])
-@pytest.mark.xfail(strict=True, reason="finding 9: the redirect rule misses the home page with a query, "
-                                       "/home.html, /index.asp, /login.php, /wp-login.php, /404.html")
 def test_a_redirect_to_the_home_page_a_login_page_or_an_error_page_is_redirected_elsewhere(
         home: EvidenceHome, client: CheckedClient, site: Site, location: str) -> None:
     """The cited article is gone; the site redirects it to its home page (``/?from=…``, ``/home.html``,

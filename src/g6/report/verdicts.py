@@ -53,13 +53,16 @@ MAX_SHOWN = 2_000  # characters of a quote, claim or found text a result shows (
 HINT_NEEDLE = 1_000  # characters of a quote or claim a hint is computed from
 HINTS = 3  # passages most similar to the claim, for a citation without a quote
 
-# The redirect rule (:func:`elsewhere`)
-HOME_PATHS = frozenset({"/", "/index.html", "/index.htm", "/index.php", "/home", "/default.aspx"})
-_LOCALE_HOME = re.compile(r"^/[a-z]{2}(?:[-_][a-z]{2})?$")
-SIGN_IN = frozenset({"login", "log-in", "log_in", "signin", "sign-in", "sign_in", "logon", "auth", "authenticate",
-                     "sso", "session", "sessions", "oauth", "oauth2", "cas", "saml"})
+# The redirect rule (:func:`elsewhere`). Path segments are compared by their stem (the part before the first
+# ".": ``login.php``, ``404.html``, ``index.asp`` are ``login``, ``404``, ``index``), as sites name them.
+HOME_STEMS = frozenset({"index", "default", "home", "homepage"})  # the one segment of a home page's path
+_LOCALE = re.compile(r"[a-z]{2}(?:[-_][a-z]{2})?")
+SIGN_IN = frozenset({"login", "log-in", "log_in", "signin", "sign-in", "sign_in", "logon", "signon", "sign-on",
+                     "wp-login", "auth", "authenticate", "sso", "session", "sessions", "oauth", "oauth2", "cas",
+                     "saml"})
 SIGN_IN_HOSTS = ("login.", "signin.", "accounts.", "auth.", "sso.", "idp.")
-ERROR_PAGES = frozenset({"404", "410", "not-found", "notfound", "not_found", "page-not-found", "error", "errors"})
+ERROR_PAGES = frozenset({"403", "404", "410", "500", "503", "not-found", "notfound", "not_found", "page-not-found",
+                         "pagenotfound", "error", "errors"})
 RETURN_PARAMS = frozenset({"next", "return", "returnto", "return_to", "returnurl", "return_url", "redirect",
                            "redirect_to", "redirect_uri", "redirect_url", "continue", "destination", "dest",
                            "target", "came_from", "from", "origin", "ref", "goto", "url"})
@@ -144,9 +147,17 @@ def _page_key(url: str) -> tuple[str, str, str] | None:
     return host, parts.path.rstrip("/") or "/", parts.query
 
 
+def _stem(segment: str) -> str:
+    return segment.split(".", 1)[0]
+
+
 def _is_home(path: str) -> bool:
-    p = path.lower()
-    return p in HOME_PATHS or bool(_LOCALE_HOME.fullmatch(p))
+    """``/``, a bare locale (``/en``, ``/en-gb``), or one segment whose stem is a home page's (``/index.asp``,
+    ``/home.html``, ``/default.aspx``), after a locale or not (``/en/index.html``)."""
+    segments = [s for s in path.lower().split("/") if s]
+    if segments and _LOCALE.fullmatch(segments[0]):
+        segments = segments[1:]
+    return not segments or (len(segments) == 1 and _stem(segments[0]) in HOME_STEMS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -155,14 +166,17 @@ def elsewhere(requested: str, final: str | None) -> str | None:
     or None when it did not. The rule: after normalising both (host without ``www.``, path without a
     trailing slash; scheme and default port ignored), a final address that differs is a different page when
 
-    * it is the site's home page (path ``/``, ``/index.html``, ``/index.htm``, ``/index.php``, ``/home``,
-      ``/default.aspx`` or a bare locale such as ``/en`` or ``/en-gb``, and no query) and the requested one
-      was not (``/?p=1`` is a page, not the home page);
-    * it is a sign-in page: a path segment ``login``, ``signin``, ``sign-in``, ``logon``, ``auth``, ``sso``,
-      ``session``, ``oauth``… or a host starting ``login.``, ``accounts.``, ``auth.``, ``sso.``, ``idp.``…;
-      or a query parameter (``next``, ``return_to``, ``redirect``, ``continue``…) that sends the reader
-      back to the requested address (a gate to pass first);
-    * it is an error page: a path segment ``404``, ``410``, ``not-found``, ``error``….
+    * it is the site's home page (path ``/``, a bare locale such as ``/en`` or ``/en-gb``, or one segment,
+      after a locale or not, whose stem is ``index``, ``default``, ``home`` or ``homepage``: ``/index.asp``,
+      ``/home.html``), with any query (``/?from=article``), and the requested one was not the home page;
+      or it is the home page without a query and the requested one was the home page with one (``/?p=1``
+      is a page, not the home page);
+    * it is a sign-in page: a path segment whose stem is ``login``, ``signin``, ``sign-in``, ``logon``,
+      ``wp-login``, ``auth``, ``sso``, ``session``, ``oauth``… (``login.php``) or a host starting ``login.``,
+      ``accounts.``, ``auth.``, ``sso.``, ``idp.``…; or a query parameter (``next``, ``return_to``,
+      ``redirect``, ``continue``…) that sends the reader back to the requested address (a gate to pass first);
+    * it is an error page: a path segment whose stem is ``404``, ``410``, ``403``, ``500``, ``not-found``,
+      ``error``… (``404.html``).
 
     Any other redirect (``http`` to ``https``, ``www.``, a trailing slash, an article that moved, a DOI or a
     short link resolving to its page) reaches the page, which is then checked."""
@@ -173,9 +187,9 @@ def elsewhere(requested: str, final: str | None) -> str | None:
         return None
     host, path, query = f
     segments = [s for s in path.lower().split("/") if s]
-    if _is_home(path) and not query and not (_is_home(r[1]) and not r[2]):
+    if _is_home(path) and (not _is_home(r[1]) or (not query and r[2])):
         return "the site's home page"
-    if any(s in SIGN_IN for s in segments) or host.lower().startswith(SIGN_IN_HOSTS):
+    if any(_stem(s) in SIGN_IN for s in segments) or host.lower().startswith(SIGN_IN_HOSTS):
         return "a sign-in page"
     req_path = (urlsplit(requested).path or "/").rstrip("/")
     back = {requested.rstrip("/"), *((req_path,) if req_path else ())}
@@ -183,7 +197,7 @@ def elsewhere(requested: str, final: str | None) -> str | None:
         value = unquote(v).rstrip("/")
         if k.lower() in RETURN_PARAMS and value and (value in back or _page_key(value) == r):
             return "a page that sends the reader back to the requested address once passed (a gate)"
-    if any(s in ERROR_PAGES for s in segments):
+    if any(_stem(s) in ERROR_PAGES for s in segments):
         return "an error page"
     return None
 
