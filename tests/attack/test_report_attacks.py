@@ -342,8 +342,6 @@ def test_a_papers_landing_page_or_doi_redirect_on_a_private_address_is_refused(h
 
 
 # -- finding 15: a model report whose claim is not the text at its offsets ------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 15: the model JSON's claim is not checked against "
-                                       "text[claim_start:claim_end]: --html marks another sentence as supported")
 def test_a_model_report_whose_claim_is_not_the_text_at_its_offsets_is_refused() -> None:
     """In g6's own model JSON the author gives the text, each claim and the claim's offsets. The reader checks
     that the offsets are inside the text but not that ``text[claim_start:claim_end] == claim`` (which the docs
