@@ -4,12 +4,12 @@ for tests. Read strictly: every field typed, offsets inside the text and holding
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from g6.errors import InputError, ReportOffsetError
+from g6.errors import InputError, ReportMalformed, ReportOffsetError
+from g6.report.decode import decode, parse_json
 from g6.report.model import Report, ReportCitation, UnusableCitation
 
 FORMAT = "g6-report-model"
@@ -88,12 +88,17 @@ def _unusable(d: Any, i: int, text: str) -> UnusableCitation:
                             str(d.get("where") or where))
 
 
-def report_from_json(data: bytes) -> Report:
-    """A ``Report`` from its JSON; an InputError naming the first thing wrong."""
+def report_from_json(data: bytes, name: str = "REPORT") -> Report:
+    """A ``Report`` from its JSON; an InputError naming the first thing wrong. Decoded and parsed as the other
+    formats are (``g6.report.decode``: UTF-8, or UTF-16/32 with a byte order mark; orjson, nesting bounded), so
+    a string that is not Unicode text (a lone surrogate escape, ``"\\ud800"``, which ``json.loads`` keeps and
+    which nothing can sign or store) is refused here, before anything is read, not when the result is signed."""
     try:
-        d = json.loads(data)
-    except (ValueError, RecursionError) as e:
-        raise InputError(f"the report is not JSON: {str(e)[:200]}") from None
+        d = parse_json(decode(data, name), name)
+    except ReportMalformed as e:
+        if "surrogate" not in str(e):
+            raise
+        raise ReportMalformed(f"{e} (an escape of half a UTF-16 surrogate pair is not Unicode text)", e.where) from None
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
         raise InputError(f"not a {FORMAT} report (no \"schema\": \"{SCHEMA}\")")
     text = d.get("text", "")
