@@ -224,9 +224,6 @@ def test_the_redirects_the_rule_names_are_redirected_elsewhere(home: EvidenceHom
 
 
 # -- finding 12: Markdown nested past markdown-it's limit is dropped --------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 12: Markdown nested past markdown-it's maxNesting (20) is "
-                                       "dropped silently: a citation in a list 10 levels deep is never checked "
-                                       "nor counted")
 def test_a_citation_nested_deep_in_lists_or_quotes_is_read_or_the_report_refused() -> None:
     """A report's second citation sits in a list nested 10 levels deep (or a blockquote 20 deep). GitHub and
     other renderers show it; markdown-it stops at its ``maxNesting`` and emits nothing past it, so the reader
