@@ -242,9 +242,6 @@ def test_a_citation_nested_deep_in_lists_or_quotes_is_read_or_the_report_refused
 
 
 # -- finding 13: a TextQuoteSelector's prefix and suffix ---------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 13: a TextQuoteSelector's prefix and suffix are ignored: "
-                                       "'effective' with prefix 'was not ' is quote_found on a page saying "
-                                       "'was effective'")
 def test_an_annotation_whose_prefix_and_suffix_are_not_around_the_exact_text_is_not_found(
         home: EvidenceHome, client: CheckedClient, site: Site) -> None:
     """A W3C TextQuoteSelector selects the ``exact`` text *with* its ``prefix`` before it and ``suffix`` after

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -234,8 +233,9 @@ def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts 
           converted: Receipt | None = None, context: tuple[str | None, str | None] = (None, None)) -> Verdict:
     """The verdict on one citation (its ``quote``, ``claim``) given the read ``r`` it rests on and the texts of
     its body (``texts``; for a PDF, those of ``converted``, its conversion's receipt). ``context``: the text the
-    report says comes just before and after the quote (a TextQuoteSelector's ``prefix`` and ``suffix``), which
-    picks among the places a quote occurs more than once; it never makes a quote found."""
+    report says comes just before and after the quote (a TextQuoteSelector's ``prefix`` and ``suffix``): the quote
+    is found only at a place they surround, which picks among the places a quote occurs more than once; it never
+    makes a quote found."""
     base = Verdict("", "", r.receipt_id, read_of(r, how))
     why = read_failure(r.outcome, r.http_status)
     if why is not None:
@@ -275,8 +275,11 @@ def _quote(base: Verdict, quote: str, r: Receipt, texts: PageTexts, detail: dict
                        reason=f"the quote is {len(quote):,} characters, over the {MAX_QUOTE:,} a quote is looked "
                               "for up to: not searched")
     at = locate(texts, quote=quote)
-    if at is not None:
-        at, occurrences = _occurrence(texts, quote, at, context)
+    placed = _occurrence(texts, quote, at, context) if at is not None else None
+    if at is not None and placed is None and not r.truncated:  # (a truncated read: its end may hold the suffix)
+        return _not_surrounded(base, quote, texts, at, detail)
+    if placed is not None:
+        at, occurrences = placed
         source, start, end, pid = at
         text = texts.text(source) or ""
         cited = text[start:end]
@@ -306,40 +309,68 @@ def _quote(base: Verdict, quote: str, r: Receipt, texts: PageTexts, detail: dict
 
 
 MAX_OCCURRENCES = 1_000  # places of one quote in one text weighed against the report's prefix and suffix
+Place = tuple[str, int, int, str | None]  # as locate gives it: text source, start, end, passage id
 
 
-def _occurrence(texts: PageTexts, quote: str, at: tuple[str, int, int, str | None],
-                context: tuple[str | None, str | None]) -> tuple[tuple[str, int, int, str | None], dict[str, Any]]:
-    """Which of the places the quote occurs in its text (the one ``locate`` found it in) it cites: with a prefix
-    or a suffix (a TextQuoteSelector's), the place whose surroundings share the most of them (compared after the
-    same normaliser, the nearer characters first), the first among equals; else the first place, as ``g6 cite``
-    cites. ``found`` then says how many places there were and which one was taken."""
-    source = at[0]
-    text = texts.text(source) or ""
+def _squeezed(text: str) -> str:
+    """Normalised text without its whitespace: a prefix or suffix is compared with the page this way, so where
+    the report's author and g6's reader put a space or a line break (between blocks, around a link) is no
+    difference, while every letter, digit and mark is."""
+    return "".join(normalise(text).split())
+
+
+def _surrounds(h: str, k: int, n: int, before: str, after: str) -> bool:
+    """Whether the page's normalised text ``h`` holds ``before`` just before ``h[k:k+n]`` and ``after`` just after
+    it (both squeezed, compared in full: text the page lacks there, the page's start or end too, is a
+    difference). A window of 2L+1 normalised characters holds L that are not spaces (no two spaces meet)."""
+    if before and _squeezed(h[max(0, k - 2 * len(before) - 1):k])[-len(before):] != before:
+        return False
+    return not after or _squeezed(h[k + n:k + n + 2 * len(after) + 1])[:len(after)] == after
+
+
+def _places(text: str, quote: str) -> tuple[Any, str, list[int]]:
     h, n = normalised(text), normalise(quote)
     places, i = [], h.text.find(n)
     while i >= 0 and len(places) < MAX_OCCURRENCES:
         places.append(i)
         i = h.text.find(n, i + 1)
-    if len(places) < 2:
-        return at, {}
-    before, after = normalise(context[0] or ""), normalise(context[1] or "")
+    return h, n, places
+
+
+def _occurrence(texts: PageTexts, quote: str, at: Place,
+                context: tuple[str | None, str | None]) -> tuple[Place, dict[str, Any]] | None:
+    """Which place of the quote it cites. Without a prefix or suffix: the first place ``locate`` found, as
+    ``g6 cite`` cites (``found`` says how many places there were when more than one). With them (a
+    TextQuoteSelector's), the quote is found only where they surround it: the first such place, in the texts
+    in ``locate``'s order (main, then visible); None when the text around every place says otherwise (the
+    selector selects nothing on this page: "was not effective" is not "was effective")."""
+    before, after = _squeezed(context[0] or ""), _squeezed(context[1] or "")
     if not (before or after):
-        return at, {"occurrences": len(places), "occurrence": 1, "chosen_by": "first"}
+        _, _, places = _places(texts.text(at[0]) or "", quote)
+        return at, ({"occurrences": len(places), "occurrence": 1, "chosen_by": "first"} if len(places) > 1 else {})
+    for source in texts.sources:
+        text = texts.text(source) or ""
+        h, n, places = _places(text, quote)
+        for j, k in enumerate(places):
+            if _surrounds(h.text, k, len(n), before, after):
+                start, end = h.raw_span(k, k + len(n))
+                pid = next((p.passage_id for p in chunk(text) if p.start <= start and end <= p.end), None)
+                return (source, start, end, pid), ({"occurrences": len(places), "occurrence": j + 1,
+                                                    "chosen_by": "prefix_suffix"} if len(places) > 1 else {})
+    return None
 
-    def shared(k: int) -> int:
-        got = h.text[max(0, k - len(before) - 1):k].rstrip()
-        a = len(os.path.commonprefix([got[::-1], before[::-1]])) if before else 0
-        rest = h.text[k + len(n):k + len(n) + len(after) + 1].lstrip()
-        return a + (len(os.path.commonprefix([rest, after])) if after else 0)
 
-    best = max(range(len(places)), key=lambda j: (shared(places[j]), -j))
-    if shared(places[best]) == 0:
-        return at, {"occurrences": len(places), "occurrence": 1, "chosen_by": "first"}
-    start, end = h.raw_span(places[best], places[best] + len(n))
-    pid = next((p.passage_id for p in chunk(text) if p.start <= start and end <= p.end), None)
-    return (source, start, end, pid), {"occurrences": len(places), "occurrence": best + 1,
-                                       "chosen_by": "prefix_suffix"}
+def _not_surrounded(base: Verdict, quote: str, texts: PageTexts, at: Place, detail: dict[str, Any]) -> Verdict:
+    """``quote_not_found`` for a quote whose every place on the page has other text around it than the report's
+    prefix and suffix: the first place is a hint."""
+    source, start, end, pid = at
+    places = len(_places(texts.text(source) or "", quote)[2])
+    hint = {"label": HINT, "text_source": source, "text": short_quote((texts.text(source) or "")[start:end]),
+            "start": start, "end": end, "similarity": 1.0, **({"passage_id": pid} if pid else {})}
+    return replace(base, verdict="quote_not_found", hints=(hint,), detail={**detail, "context": "not_around"},
+                   reason=f"the quote's words are in the page's {source} text ({places:,} place{'s' * (places != 1)}), but not with "
+                          "the text the report says is just before and after them (its prefix and suffix, compared "
+                          "after normalising): what the report quotes is not what the page says there")
 
 
 def _closest(quote: str, texts: PageTexts) -> tuple[Mapping[str, Any], ...]:
