@@ -19,8 +19,9 @@ def model(**kw: Any) -> bytes:
 
 
 def test_a_claim_at_its_offsets_is_read_and_one_elsewhere_is_refused() -> None:
-    ok = report_from_json(model(citations=[{"source": "http://a.example/", "claim": "Bills rose.", "claim_start": 23,
-                                            "claim_end": 34}, {"source": "http://a.example/", "claim": "Not located."}]))
+    ok = report_from_json(model(citations=[
+        {"source": "http://a.example/", "claim": "Bills rose.", "claim_start": 23, "claim_end": 34},
+        {"source": "http://a.example/", "claim": "Not located."}]))
     assert [c.claim for c in ok.citations] == ["Bills rose.", "Not located."]
     with pytest.raises(ReportOffsetError, match=r"citations\[0\]\.claim is not the text at its offsets 0-22"):
         report_from_json(model(citations=[{"source": "http://a.example/", "claim": "Bills rose 12%.",

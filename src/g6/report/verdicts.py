@@ -367,10 +367,11 @@ def _not_surrounded(base: Verdict, quote: str, texts: PageTexts, at: Place, deta
     places = len(_places(texts.text(source) or "", quote)[2])
     hint = {"label": HINT, "text_source": source, "text": short_quote((texts.text(source) or "")[start:end]),
             "start": start, "end": end, "similarity": 1.0, **({"passage_id": pid} if pid else {})}
+    where = f"{places:,} place{'s' * (places != 1)}"
     return replace(base, verdict="quote_not_found", hints=(hint,), detail={**detail, "context": "not_around"},
-                   reason=f"the quote's words are in the page's {source} text ({places:,} place{'s' * (places != 1)}), but not with "
-                          "the text the report says is just before and after them (its prefix and suffix, compared "
-                          "after normalising): what the report quotes is not what the page says there")
+                   reason=f"the quote's words are in the page's {source} text ({where}), but not with the text the "
+                          "report says is just before and after them (its prefix and suffix, compared after "
+                          "normalising): what the report quotes is not what the page says there")
 
 
 def _closest(quote: str, texts: PageTexts) -> tuple[Mapping[str, Any], ...]:
