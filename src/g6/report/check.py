@@ -47,7 +47,18 @@ from g6.report.fetching import Page, fetch_pages, judge_forked
 from g6.report.model import Report, ReportCitation, UnusableCitation, source_kind
 from g6.report.runfile import Line, citation_key, run_state
 from g6.report.texts_cache import encode, open_cache
-from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts, texts_source, unreadable
+from g6.report.verdicts import (
+    Verdict,
+    body_texts,
+    capture_text_ref,
+    failed,
+    is_pdf,
+    judge,
+    shown_texts,
+    text_texts,
+    texts_source,
+    unreadable,
+)
 from g6.runs import RunState
 
 STORED_BATCH = 1024  # verdicts on stored reads written to the run file at once (one fsync)
@@ -205,7 +216,8 @@ class _Check:
         if processes > 1 and self.ev.name == "home":
             # a page whose texts the cache holds is judged here; the others' texts are extracted on forked
             # processes when there are enough of them to be worth the fork
-            misses = [(r, e) for r, e in items if ok_read(r) and not self._cached(r)]
+            # (a rendered capture is judged here too: its shown text is read through the evidence source)
+            misses = [(r, e) for r, e in items if ok_read(r) and capture_text_ref(r) is None and not self._cached(r)]
             if len(misses) >= FORK_AT:
                 got = judge_forked(self, misses, processes)
         decided: list[tuple[int, Verdict]] = []
@@ -300,9 +312,23 @@ class _Check:
                 got = failed(f"the body of receipt {r.receipt_id} cannot be read from the {self.ev.name}: "
                              f"{str(e)[:200]}", receipt_id=r.receipt_id)
             else:
-                got = self._pdf(r, body) if is_pdf(r, body) else (self._page_texts(r, body), None)
+                got = self._pdf(r, body) if is_pdf(r, body) else self._rendered(r, self._page_texts(r, body))
         self._texts[r.receipt_id] = got
         return got
+
+    def _rendered(self, r: Receipt, texts: Any) -> tuple[Any, Receipt | None] | Verdict:
+        """A page's texts, and for a rendered capture the text the browser showed a reader with them (what
+        ``g6 cite`` cites a capture in): the DOM a capture keeps as its body is not what the reader saw (a style
+        sheet the static reader never fetches, a script, hid some of it)."""
+        ref = capture_text_ref(r)
+        if ref is None:
+            return texts, None
+        try:
+            shown = self.ev.body(ref).decode("utf-8", "replace")
+        except Exception as e:  # noqa: BLE001 - a capture judged on its DOM would be judged on what no one saw
+            return failed(f"the text the browser showed for capture {r.receipt_id} cannot be read from the "
+                          f"{self.ev.name}: {str(e)[:200]}", receipt_id=r.receipt_id)
+        return shown_texts(texts, shown), None
 
     def _page_texts(self, r: Receipt, body: bytes) -> Any:
         """The texts of an ok read's body (read and checked against its receipt already): from the cache when
@@ -322,7 +348,7 @@ class _Check:
         checked, so that a body gone or changed is never judged from its old texts)."""
         if r.receipt_id in self._texts:
             return True
-        if self.cache is None:
+        if self.cache is None or capture_text_ref(r) is not None:  # a capture: judge_stored reads its shown text
             return False
         url, ctype = texts_source(r)
         texts = self.cache.get(str((r.content or {})["blake3"]), url, ctype)

@@ -40,8 +40,8 @@ from g6.adapters.urls import URLError, normalise_url
 from g6.adapters.web import MAX_EXTRACT_BYTES, media_type
 from g6.cite.cite import locate, read_failure, short_quote, web_citation, why_not_citable
 from g6.cite.manifest import Citation
-from g6.cite.page_text import PageTexts, read_texts
-from g6.cite.passages import align, chunk, normalise, normalised
+from g6.cite.page_text import RENDERED, PageTexts, read_texts
+from g6.cite.passages import align, chunk, find, normalise, normalised
 from g6.ledger.receipts import Receipt
 from g6.report.model import UnusableCitation
 
@@ -217,6 +217,27 @@ def body_texts(r: Receipt, body: bytes | None) -> PageTexts:
     return read_texts(body, *texts_source(r))
 
 
+def capture_text_ref(r: Receipt) -> Mapping[str, Any] | None:
+    """The blob of the text the browser showed a reader, when ``r`` is a rendered capture (``g6 fetch --render``):
+    the text ``g6 cite`` cites a capture in (``g6.cite.cite.receipt_texts``), and so the text it is judged on."""
+    ref = r.capture.get("text") if isinstance(r.capture, Mapping) else None
+    return ref if isinstance(ref, Mapping) else None
+
+
+def shown_texts(texts: PageTexts, shown: str) -> PageTexts:
+    """A capture's texts as ``g6 cite`` reads them: the browser's text (``rendered``) is the one a quote is looked
+    for in (``PageTexts.sources``), the DOM's static texts and hidden pieces kept beside it for the hints."""
+    if not shown.strip():
+        return PageTexts(Outcome.EMPTY, "no_text (the rendered page showed none)", hidden=texts.hidden,
+                         media_type=texts.media_type)
+    return replace(texts, outcome=Outcome.OK, reason="", rendered=shown)
+
+
+def reader_text(texts: PageTexts) -> tuple[str, str]:
+    """(source, text) of the whole text a reader saw: a capture's rendered text, else the visible text."""
+    return (RENDERED, texts.rendered) if texts.rendered is not None else ("visible", texts.visible or "")
+
+
 def is_pdf(r: Receipt, body: bytes | None) -> bool:
     return body is not None and media_type(r.detail.get("content_type"), body[:1024]) == "application/pdf"
 
@@ -253,7 +274,7 @@ def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts 
         met = wall.words() if wall is not None else "a wall"
         return replace(base, verdict="source_failed", reason=f"the read met {met}, not the page: its words are the "
                        "wall's", detail={"interstitial": dict(r.interstitial or {})})
-    if texts is None or texts.outcome is not Outcome.OK or texts.visible is None:
+    if texts is None or texts.outcome is not Outcome.OK or (texts.visible is None and texts.rendered is None):
         what = (texts.reason or texts.outcome.value) if texts is not None else "no body"
         mtype = texts.media_type if texts is not None else ""
         return replace(base, verdict="source_failed", reason=f"the read holds no text to look in ({what}"
@@ -304,6 +325,13 @@ def _quote(base: Verdict, quote: str, r: Receipt, texts: PageTexts, detail: dict
         detail["hidden"] = hidden.how
         detail["hidden_in"] = "structured_data" if hidden.reason == STRUCTURED_DATA else hidden.reason
     reason = why_not_citable(texts, quote, r.receipt_id)
+    if hidden is None and texts.rendered is not None and find(quote, texts.visible or "") is not None:
+        # in the captured DOM's text, not in what the browser showed: a style sheet or a script hid it
+        detail["hidden"] = "in the captured page's DOM, not in the text the browser showed (hidden by its style " \
+                           "sheets or scripts)"
+        detail["hidden_in"] = "rendering"
+        reason = (f"the quote is in the DOM of capture {r.receipt_id} but not in the text the browser showed a "
+                  "reader (a style sheet or script hid it); only what a reader saw can be cited")
     return replace(base, verdict="quote_not_found", reason=reason, detail=detail,
                    hints=_closest(quote, texts))
 
@@ -375,12 +403,14 @@ def _not_surrounded(base: Verdict, quote: str, texts: PageTexts, at: Place, deta
 
 
 def _closest(quote: str, texts: PageTexts) -> tuple[Mapping[str, Any], ...]:
-    """The span of the visible text most like the quote (its first HINT_NEEDLE characters): a hint."""
+    """The span of the reader's text (``reader_text``) most like the quote (its first HINT_NEEDLE characters): a
+    hint."""
     needle = quote[:HINT_NEEDLE]
-    near = align(needle, texts.visible or "", slack=6)
+    source, text = reader_text(texts)
+    near = align(needle, text, slack=6)
     if near is None:
         return ()
-    return ({"label": HINT, "text_source": "visible", "text": short_quote(near.text), "start": near.start,
+    return ({"label": HINT, "text_source": source, "text": short_quote(near.text), "start": near.start,
              "end": near.end, "similarity": near.similarity, "word_overlap": near.word_overlap,
              **({"of": f"the quote's first {HINT_NEEDLE} characters"} if len(quote) > HINT_NEEDLE else {})},)
 
@@ -398,11 +428,12 @@ def _no_quote(base: Verdict, claim: str, texts: PageTexts, detail: dict[str, Any
     hints: list[Mapping[str, Any]] = []
     c = normalise(claim[:HINT_NEEDLE])
     if c:
-        passages = chunk(texts.visible or "")
+        source, text = reader_text(texts)
+        passages = chunk(text)
         choices = [normalise(p.text) for p in passages]
         for _, score, i in process.extract(c, choices, scorer=_claim_score, limit=HINTS):
             p = passages[i]
-            hints.append({"label": HINT, "text_source": "visible", "passage_id": p.passage_id,
+            hints.append({"label": HINT, "text_source": source, "passage_id": p.passage_id,
                           "text": short_quote(p.text), "start": p.start, "end": p.end,
                           "similarity": round(score / 100, 4)})
         reason += "; the passages most like the claim are listed as hints"
