@@ -173,3 +173,11 @@ def test_deep_nesting_is_read_to_the_bound_and_refused_past_it() -> None:
                    "[" * MAX_NESTING + f"[b]({B}/b)" + "]" * MAX_NESTING + "\n", "> " * 100_000 + "x\n"):
         with pytest.raises(ReportMalformed, match="nested"):
             md(f"Bills rose [a]({A}/a).\n\n" + nested)
+
+
+def test_a_marker_alone_in_the_last_paragraph_claims_nothing() -> None:
+    """Found by the fuzz test (``[^1]: \\n\\na\\n\\n[^1]``): the text's trailing line breaks are cut after the markers'
+    offsets were taken, so a marker alone in the last paragraph sat past the text's end (an IndexError, exit 70)."""
+    r = md(f"a [b]({A}/b)\n\n[^1]\n\n[^1]: {B}/n\n")
+    assert [(c.source, c.claim) for c in r.citations] == [(f"{A}/b", "a b"), (f"{B}/n", "")]
+    assert [u.written for u in md("[^1]: \n\na\n\n[^1]").unusable] == ["[^1]"]
