@@ -113,9 +113,6 @@ def test_typographic_quotes_case_and_whitespace_still_match(home: EvidenceHome, 
 
 
 # -- finding 4: two URLs that differ only in a secret-named parameter are one URL ---------------------------
-@pytest.mark.xfail(strict=True, reason="finding 4: URLs differing only in a secret-named parameter (key=, token=, "
-                                       "sig=...) share one url_key: document B's citation is judged on document "
-                                       "A's bytes")
 def test_a_url_whose_secret_parameter_differs_is_another_page(home: EvidenceHome, client: CheckedClient,
                                                               site: Site) -> None:
     """Many sites name a document by a parameter g6 redacts as a secret (``?key=``, ``?token=``, ``?sig=``).
@@ -138,9 +135,6 @@ def test_a_url_whose_secret_parameter_differs_is_another_page(home: EvidenceHome
 
 
 # -- finding 5: a pinned receipt of any page stands for a paper ----------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 5: a receipt pinned to a doi:/arxiv: citation is taken whatever "
-                                       "page it read: the quote is found on an unrelated page and shown as the "
-                                       "paper's")
 def test_a_receipt_pinned_to_a_paper_must_be_a_read_of_that_paper(home: EvidenceHome, client: CheckedClient,
                                                                  site: Site) -> None:
     """A report (g6's model JSON, or a manifest; the publisher's bundle holds the read) cites
@@ -175,9 +169,6 @@ def test_a_pinned_receipt_of_another_url_a_failed_read_or_a_wall_is_no_evidence(
 
 
 # -- finding 6: an edited run file picks an older read ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 6: a run file line naming an older read of the URL makes the "
-                                       "check rest on it instead of the newest ok read (docs: an edited run file "
-                                       "changes nothing)")
 def test_an_edited_run_file_does_not_choose_the_evidence(home: EvidenceHome, client: CheckedClient,
                                                          site: Site) -> None:
     """The home holds two ok reads of ``/a``: an old one, when the page said the quote, and a newer one, after
@@ -204,8 +195,6 @@ def test_an_edited_run_file_does_not_choose_the_evidence(home: EvidenceHome, cli
 # -- finding 9: redirects the rule does not see as another page -----------------------------------------------
 @pytest.mark.parametrize("location", ["/?from=news-2024-article-7", "/home.html", "/index.asp", "/login.php",
                                       "/wp-login.php", "/404.html"])
-@pytest.mark.xfail(strict=True, reason="finding 9: the redirect rule misses the home page with a query, "
-                                       "/home.html, /index.asp, /login.php, /wp-login.php, /404.html")
 def test_a_redirect_to_the_home_page_a_login_page_or_an_error_page_is_redirected_elsewhere(
         home: EvidenceHome, client: CheckedClient, site: Site, location: str) -> None:
     """The cited article is gone; the site redirects it to its home page (``/?from=…``, ``/home.html``,
@@ -235,9 +224,6 @@ def test_the_redirects_the_rule_names_are_redirected_elsewhere(home: EvidenceHom
 
 
 # -- finding 12: Markdown nested past markdown-it's limit is dropped --------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 12: Markdown nested past markdown-it's maxNesting (20) is "
-                                       "dropped silently: a citation in a list 10 levels deep is never checked "
-                                       "nor counted")
 def test_a_citation_nested_deep_in_lists_or_quotes_is_read_or_the_report_refused() -> None:
     """A report's second citation sits in a list nested 10 levels deep (or a blockquote 20 deep). GitHub and
     other renderers show it; markdown-it stops at its ``maxNesting`` and emits nothing past it, so the reader
@@ -256,9 +242,6 @@ def test_a_citation_nested_deep_in_lists_or_quotes_is_read_or_the_report_refused
 
 
 # -- finding 13: a TextQuoteSelector's prefix and suffix ---------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 13: a TextQuoteSelector's prefix and suffix are ignored: "
-                                       "'effective' with prefix 'was not ' is quote_found on a page saying "
-                                       "'was effective'")
 def test_an_annotation_whose_prefix_and_suffix_are_not_around_the_exact_text_is_not_found(
         home: EvidenceHome, client: CheckedClient, site: Site) -> None:
     """A W3C TextQuoteSelector selects the ``exact`` text *with* its ``prefix`` before it and ``suffix`` after
@@ -353,8 +336,6 @@ def test_a_papers_landing_page_or_doi_redirect_on_a_private_address_is_refused(h
 
 
 # -- finding 15: a model report whose claim is not the text at its offsets ------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 15: the model JSON's claim is not checked against "
-                                       "text[claim_start:claim_end]: --html marks another sentence as supported")
 def test_a_model_report_whose_claim_is_not_the_text_at_its_offsets_is_refused() -> None:
     """In g6's own model JSON the author gives the text, each claim and the claim's offsets. The reader checks
     that the offsets are inside the text but not that ``text[claim_start:claim_end] == claim`` (which the docs

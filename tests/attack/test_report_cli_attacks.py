@@ -104,9 +104,6 @@ def test_a_judge_cannot_change_a_verdict_the_figures_or_the_exit_code(tmp_path: 
 
 
 # -- finding 18: a model report holding a lone surrogate -------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 18: a g6-report-model report with a lone surrogate escape in its "
-                                       "text, claim or quote is read (json.loads), checked, then cannot be "
-                                       "signed: internal error, exit 70")
 def test_a_model_report_with_a_lone_surrogate_is_refused_as_input(tmp_path: Path, pages: LocalSite) -> None:
     """The model JSON is read with ``json.loads``, which turns ``"\\ud800"`` into a lone surrogate (the other
     formats use orjson, which refuses it). The check reads the page and judges the citation, and signing the

@@ -34,9 +34,6 @@ def pool() -> Iterator[BrowserPool]:
         yield p
 
 
-@pytest.mark.xfail(strict=True, reason="finding 10: on a rendered capture the check reads the DOM's static text, "
-                                       "not the text the browser showed (which g6 cite uses): a sentence the "
-                                       "page's style sheet or script hid is quote_found")
 def test_a_rendered_capture_is_judged_on_the_text_the_browser_showed(
         home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site) -> None:
     """The page's external style sheet (``.h { display: none }``, which the static reader never fetches) and

@@ -131,16 +131,21 @@ def test_prefix_and_suffix_pick_among_the_places_a_quote_occurs(home: EvidenceHo
                                 cite(s.url("/a"), q, suffix=" in june"), cite(s.url("/a"), q, prefix="nowhere")),
                 client)
     first, south, june, nowhere = run.verdicts
-    assert all(v.verdict == "quote_found" for v in run.verdicts)
+    assert [v.verdict for v in run.verdicts] == ["quote_found"] * 3 + ["quote_not_found"]
     assert (first.found["occurrence"], first.found["occurrences"], first.found["chosen_by"]) == (1, 2, "first")
     assert (south.found["occurrence"], south.found["chosen_by"]) == (2, "prefix_suffix")
-    text = "".join(str(v.found["start"]) for v in run.verdicts)
+    text = "".join(str(v.found["start"]) for v in run.verdicts[:3])
     assert south.found["start"] > first.found["start"] and june.found["start"] == south.found["start"], text
-    assert nowhere.found["start"] == first.found["start"] and nowhere.found["chosen_by"] == "first"
+    # a prefix no place has before it: the selector selects nothing on this page (attack finding 13)
+    assert nowhere.detail["context"] == "not_around" and "2 places" in nowhere.reason
+    assert nowhere.hints[0]["start"] == first.found["start"] and nowhere.citation is None
     assert south.citation is not None and south.citation.citation_id != first.citation.citation_id
     assert south.citation.start == south.found["start"]  # the manifest cites the place taken
-    (once,) = check(home, report_of(cite(s.url("/a"), "in the north", prefix="x")), client).verdicts
-    assert "occurrences" not in once.found
+    once, line_break = check(home, report_of(cite(s.url("/a"), "in the north", suffix=" Prices   WENT"),
+                                             cite(s.url("/a"), q, prefix="north\n", suffix="in\tmay.")),
+                             client).verdicts
+    assert once.verdict == "quote_found" and "occurrences" not in once.found
+    assert line_break.verdict == "quote_found" and line_break.found["occurrence"] == 1  # whitespace is no difference
 
 
 def test_the_read_made_when_the_author_read_the_page_is_the_evidence(home: EvidenceHome, client: CheckedClient,

@@ -157,3 +157,25 @@ def test_a_source_answering_with_another_paper_is_no_evidence_of_the_cited_one(
 ])
 def test_the_paper_answered_must_be_the_one_cited(ids: dict, source: str, same: bool) -> None:
     assert is_paper(ids, source) is same
+
+
+def test_a_pin_on_a_paper_holds_when_it_is_a_read_of_the_papers_page(
+        home: EvidenceHome, routed: CheckedClient, world: tuple[LocalSite, object]) -> None:
+    """A pinned receipt on a paper citation is checked against the page the paper sources name for it (the
+    attack test of finding 5 is the other side): a read of that page is the evidence, with the search page
+    that named it in ``detail.search`` (so a bundle carries it); a read of another page is not."""
+    s, sources = world
+    client = routed
+    first = check(home, report_of(cite("doi:10.1000/bills", QUOTE), cite(s.url("/landing"), QUOTE)), client,
+                  sources=sources)
+    paper, other = first.verdicts
+    run = check(home, report_of(cite("doi:10.1000/bills", QUOTE, receipt_id=paper.receipt_id),
+                                cite("doi:10.1000/bills", QUOTE, receipt_id=other.receipt_id),
+                                cite("arxiv:2401.00001", QUOTE, receipt_id=paper.receipt_id)), None, sources=sources)
+    pinned, wrong, arxiv = run.verdicts
+    assert pinned.verdict == "quote_found" and pinned.read["how"] == "pinned"
+    assert pinned.detail["search"] == paper.detail["search"]
+    assert wrong.verdict == "source_failed" and "not of the page of doi:10.1000/bills" in wrong.reason
+    assert wrong.detail["search"] == paper.detail["search"]
+    # no arXiv search page in the home and nothing fetched: the pin cannot be shown to be the paper's
+    assert arxiv.verdict == "source_failed" and "cannot be shown to be a read of arxiv:" in arxiv.reason

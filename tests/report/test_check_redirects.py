@@ -43,6 +43,36 @@ def test_a_redirect_that_reaches_the_page_is_not_elsewhere(final: str | None) ->
     assert elsewhere(A, final) is None
 
 
+@pytest.mark.parametrize(("final", "why"), [
+    ("https://news.example.org/?from=2026-bills", "the site's home page"),
+    ("https://news.example.org/home.html", "the site's home page"),
+    ("https://news.example.org/index.asp?ref=old", "the site's home page"),
+    ("https://news.example.org/en/index.html", "the site's home page"),
+    ("https://news.example.org/Default.aspx", "the site's home page"),
+    ("https://news.example.org/login.php", "a sign-in page"),
+    ("https://news.example.org/blog/wp-login.php?redirect_to=x", "a sign-in page"),
+    ("https://news.example.org/404.html", "an error page"),
+    ("https://news.example.org/errors/500.html", "an error page"),
+])
+def test_a_segment_is_compared_by_its_stem_and_the_home_page_with_a_query_is_the_home_page(final: str,
+                                                                                           why: str) -> None:
+    """Finding 9 of the attack tests, as the pure rule: ``login.php``, ``404.html``, ``home.html``, ``index.*`` are
+    what ``login``, ``404``, ``home``, ``index`` are, and the site's root with any query is its home page."""
+    got = elsewhere(A, final)
+    assert got is not None and got.startswith(why), got
+
+
+@pytest.mark.parametrize(("requested", "final"), [
+    (A, "https://news.example.org/2026/bills.html"), (A, "https://news.example.org/2026/home"),
+    (A, "https://news.example.org/2026/index-of-bills"), (A, "https://news.example.org/homework/bills"),
+    (A, "https://news.example.org/2026/bills.php?id=4"),
+    ("https://example.org/", "https://example.org/?lang=en"), ("https://example.org/", "https://example.org/home.html"),
+    ("https://example.org/?p=1", "https://example.org/?p=1&lang=en"),
+])
+def test_a_stem_or_a_query_alone_does_not_make_a_page_elsewhere(requested: str, final: str) -> None:
+    assert elsewhere(requested, final) is None
+
+
 def test_the_home_page_of_a_home_page_is_the_page() -> None:
     assert elsewhere("https://example.org/", "https://www.example.org/en/") is None
     assert elsewhere("https://example.org/?p=1", "https://example.org/") == "the site's home page"

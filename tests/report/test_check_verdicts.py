@@ -9,6 +9,7 @@ from pathlib import Path
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.cite.cite import cite_web
 from g6.demo.site import LocalSite, Reply
+from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 from g6.report.verdicts import HINT, MAX_QUOTE
 from tests.report.check_helpers import LEAD, QUOTE, article, check, cite, report_of, same
@@ -200,6 +201,46 @@ def test_a_run_file_is_not_evidence(home: EvidenceHome, client: CheckedClient, s
     again = check(home, report, client, run_id="run_edit")
     assert again.resumed == 2 and same(again) == same(first)
     assert len([q for q in s.requests if q.path != "/robots.txt"]) == asked  # neither page read again
+
+
+def test_a_resumed_run_does_not_read_a_failed_page_again_unless_a_newer_read_came_since(
+        home: EvidenceHome, client: CheckedClient, site: Site) -> None:
+    """What a run file is for: a page this run read and failed on (a 404, no ok read to rest on) is not read again
+    when the run is resumed; the run's line only spares that read while it is the newest read of the URL. Once a
+    newer read of it is in the home (another fetch since), the rule chooses as it would without the file."""
+    state = {"gone": True}
+    s = site({"/gone": lambda req: Reply(404, article(QUOTE)) if state["gone"] else Reply(body=article(QUOTE)),
+              "/robots.txt": Reply(404)})
+    report = report_of(cite(s.url("/gone"), QUOTE))
+    (first,) = check(home, report, client, run_id="run_gone").verdicts
+    assert first.verdict == "source_failed" and first.detail["http_status"] == 404
+    for _ in range(2):  # resumed, and resumed again
+        (again,) = check(home, report, client, run_id="run_gone").verdicts
+        assert again.receipt_id == first.receipt_id and again.read["how"] == "fetched"
+    assert [q.path for q in s.requests].count("/gone") == 1
+    state["gone"] = False
+    newer = fetch(home, client, s.url("/gone"))
+    (third,) = check(home, report, client, run_id="run_gone").verdicts
+    assert third.verdict == "quote_found" and third.receipt_id == newer.receipt_id
+
+
+def test_a_url_with_a_secret_parameter_rests_on_no_stored_read(home: EvidenceHome, client: CheckedClient,
+                                                                site: Site) -> None:
+    """Receipts record ``/doc?key=AAAA`` as ``/doc?key=REDACTED``, so a stored read of it cannot be told from one of
+    ``/doc?key=BBBB`` (another document): the check reads such a URL now, each value once; with --receipts-only
+    (and a pin) it has no evidence, and the reason shows the URL redacted (the attack test is finding 4's)."""
+    s = site({"/doc": lambda req: Reply(body=article(f"Document {req.path[-4:]}: {QUOTE}")), "/robots.txt": Reply(404)})
+    report = report_of(cite(s.url("/doc?key=AAAA"), QUOTE), cite(s.url("/doc?key=AAAA"), QUOTE),
+                       cite(s.url("/doc?key=BBBB"), QUOTE))
+    a1, a2, b = check(home, report, client).verdicts
+    assert [v.verdict for v in (a1, a2, b)] == ["quote_found"] * 3
+    assert a1.receipt_id == a2.receipt_id != b.receipt_id and [q.path for q in s.requests].count("/doc?key=AAAA") == 1
+    again = check(home, report, client).verdicts  # nothing stored is reused: read again
+    assert {v.receipt_id for v in again}.isdisjoint({a1.receipt_id, b.receipt_id})
+    offline = check(home, report_of(cite(s.url("/doc?key=AAAA"), QUOTE),
+                                    cite(s.url("/doc?key=AAAA"), QUOTE, receipt_id=a1.receipt_id)), None).verdicts
+    assert [v.verdict for v in offline] == ["source_failed"] * 2
+    assert all("secret parameter" in v.reason and "AAAA" not in v.reason for v in offline), [v.reason for v in offline]
 
 
 def test_a_pinned_receipt_of_another_page_is_no_evidence_of_this_one(home: EvidenceHome, client: CheckedClient,

@@ -30,10 +30,11 @@ def pages(site: Site) -> LocalSite:
 def _report(s: LocalSite, tmp: Path) -> Path:
     r = report_of(cite(s.url("/a"), QUOTE, "Bills rose 12%.", claim_start=0, claim_end=15),
                   cite(s.url("/a"), "Water prices fell.", "Water fell.", claim_start=16, claim_end=27),
-                  cite(s.url("/a"), None, "Water prices were flat.", claim_start=16, claim_end=27),
-                  cite(s.url("/gone"), QUOTE, "Gone.", claim_start=28, claim_end=33),
-                  cite(s.url("/old"), QUOTE, "Moved.", claim_start=34, claim_end=40),
-                  text="Bills rose 12%. Water fell. Gone. Moved. Unsourced.", uncited=["Unsourced."])
+                  cite(s.url("/a"), None, "Water prices were flat.", claim_start=28, claim_end=51),
+                  cite(s.url("/gone"), QUOTE, "Gone.", claim_start=52, claim_end=57),
+                  cite(s.url("/old"), QUOTE, "Moved.", claim_start=58, claim_end=64),
+                  text="Bills rose 12%. Water fell. Water prices were flat. Gone. Moved. Unsourced.",
+                  uncited=["Unsourced."])
     return write_report(tmp / "report.json", r)
 
 

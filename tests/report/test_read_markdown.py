@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from g6.errors import ReportMalformed
+from g6.report.formats.markdown import MAX_NESTING
 from g6.report.model import Report
 from g6.report.read import read_report
 
@@ -153,3 +157,27 @@ def test_a_link_alone_in_a_paragraph_claims_nothing() -> None:
     r = md("## Sources\n\n1. [Harbour Gazette](http://a.example/g)\n2. [The essay](http://b.example/e)\n")
     assert [(c.source, c.claim, c.claim_start) for c in r.citations] == [("http://a.example/g", "", None),
                                                                          ("http://b.example/e", "", None)]
+
+
+def test_deep_nesting_is_read_to_the_bound_and_refused_past_it() -> None:
+    """markdown-it drops whatever is nested past its maxNesting without a word (attack finding 12): here a list 40
+    deep, a quotation 90 deep and a link inside emphasis 90 deep are read with their citations; past the bound
+    (100 levels) the report is refused whole, never read with a citation missing."""
+    lists = "".join("  " * i + "- item\n" for i in range(40)) + "  " * 40 + f"- Cures all [b]({B}/b).\n"
+    quotes = "> " * 90 + f"The vaccine cures all [b]({B}/b).\n"
+    spans = "*" * 45 + "_" * 45 + f"Cures [b]({B}/b)." + "_" * 45 + "*" * 45 + "\n"
+    for nested in (lists, quotes, spans):
+        r = md(f"Bills rose [a]({A}/a).\n\n" + nested)
+        assert [c.source for c in r.citations] == [f"{A}/a", f"{B}/b"]
+    for nested in ("> " * MAX_NESTING + f"Cures all [b]({B}/b).\n", "- " * (MAX_NESTING // 2) + f"[b]({B}/b)\n",
+                   "[" * MAX_NESTING + f"[b]({B}/b)" + "]" * MAX_NESTING + "\n", "> " * 100_000 + "x\n"):
+        with pytest.raises(ReportMalformed, match="nested"):
+            md(f"Bills rose [a]({A}/a).\n\n" + nested)
+
+
+def test_a_marker_alone_in_the_last_paragraph_claims_nothing() -> None:
+    """Found by the fuzz test (``[^1]: \\n\\na\\n\\n[^1]``): the text's trailing line breaks are cut after the markers'
+    offsets were taken, so a marker alone in the last paragraph sat past the text's end (an IndexError, exit 70)."""
+    r = md(f"a [b]({A}/b)\n\n[^1]\n\n[^1]: {B}/n\n")
+    assert [(c.source, c.claim) for c in r.citations] == [(f"{A}/b", "a b"), (f"{B}/n", "")]
+    assert [u.written for u in md("[^1]: \n\na\n\n[^1]").unusable] == ["[^1]"]

@@ -91,6 +91,8 @@ class ReportBuilder:
         """The claim a citation at ``[a, b)`` makes: the sentences it overlaps; for a marker (``b`` None or
         ``b == a``) the sentence it follows (``Sentences.index_before``)."""
         s = self.sentences
+        if a > len(self.text):  # past the text's end (a reader cut trailing line breaks): no sentence on its line
+            return "", None, None
         if b is None or b <= a:
             i = s.index_before(a)
             if i is None:

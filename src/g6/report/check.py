@@ -32,17 +32,41 @@ from g6.fetch.batch import usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.report.evidence import READ_KINDS, EvidenceSource, choose, ok_read, read_at, said_read, url_key
+from g6.report.evidence import (
+    READ_KINDS,
+    EvidenceSource,
+    choose,
+    fetch_key,
+    ok_read,
+    read_at,
+    recorded_whole,
+    said_read,
+    url_key,
+)
 from g6.report.fetching import Page, fetch_pages, judge_forked
 from g6.report.model import Report, ReportCitation, UnusableCitation, source_kind
 from g6.report.runfile import Line, citation_key, run_state
 from g6.report.texts_cache import encode, open_cache
-from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts, texts_source, unreadable
+from g6.report.verdicts import (
+    Verdict,
+    body_texts,
+    capture_text_ref,
+    failed,
+    is_pdf,
+    judge,
+    shown_texts,
+    text_texts,
+    texts_source,
+    unreadable,
+)
 from g6.runs import RunState
 
 STORED_BATCH = 1024  # verdicts on stored reads written to the run file at once (one fsync)
 FORK_AT = 16  # stored reads from which their pages are judged on forked processes
 PAPERS = ("doi", "arxiv", "openalex")
+_NOT_WHOLE = ("{url} carries a secret parameter that receipts record redacted: a stored read cannot be told to be "
+              "of this URL rather than of the same URL with another value (another page), so none in this {ev} is "
+              "its evidence (it is read now, but not with --receipts-only or from a bundle)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +99,8 @@ class _Check:
         self.done: dict[int, Verdict] = {}
         # The reads an earlier run with this id made: a URL is read once a run, whatever its outcome. Its
         # verdicts are not taken from the file (a run file is not evidence, and anyone can edit one): each is
-        # decided again from the receipt it names, which must be in the evidence and a read of that URL.
+        # decided again from the receipts, and a line only spares a read the evidence rule would make again
+        # (``_run_read``), never chooses which read is evidence.
         self.run_reads = {url_key(str(line.verdict.read["url"])): line.verdict.receipt_id
                           for line in loaded.values() if line.verdict.read is not None and line.verdict.receipt_id
                           and line.verdict.read.get("how") == "fetched"}
@@ -144,11 +169,11 @@ class _Check:
             kind, value = target
             searched = None
             if kind == "receipt":
-                got = self._pinned(c, value)
+                got = self._pinned_read(c, value)
                 if isinstance(got, Verdict):
                     decided.append((i, got))
                 else:
-                    stored[got.receipt_id].append((i, c, None, "pinned"))
+                    stored[got[0].receipt_id].append((i, c, got[1], "pinned"))
                 continue
             if kind == "paper":
                 from g6.report.papers import resolve
@@ -158,16 +183,24 @@ class _Check:
                     decided.append((i, landing))
                     continue
                 value, searched = landing
-            key = url_key(value)
-            r = self._read_at(i, c, value) if kind == "url" else None
-            r = r or self._run_read(key) or choose(self.ev.reads(value), self.may_fetch)
+            # a URL whose secret parameter receipts redact has no stored read told to be of it: read now
+            whole = recorded_whole(value)
+            r = self._read_at(i, c, value) if kind == "url" and whole else None
+            reads = self.ev.reads(value) if whole else []
+            how = self.ev.name
+            r = r or choose(reads, self.may_fetch)
+            if r is None and (r := self._run_read(url_key(value), reads)) is not None:
+                how = "fetched"  # by this run, before it stopped: said so again, so a second resume spares it too
             if r is not None:
-                stored[r.receipt_id].append((i, c, searched, self.ev.name))
-            elif self.may_fetch:
-                page = pages.setdefault(key, Page(value))
+                stored[r.receipt_id].append((i, c, searched, how))
+            elif self.may_fetch:  # one read a run per request, told apart by its real URL (fetch_key)
+                page = pages.setdefault(fetch_key(value), Page(value))
                 page.items.append((i, c))
                 if searched:
                     page.searched[i] = searched
+            elif not whole:
+                decided.append((i, failed(_NOT_WHOLE.format(url=url_key(value)[:200], ev=self.ev.name),
+                                          url=url_key(value)[:500])))
             else:
                 decided.append((i, failed(f"no read of {value[:200]} in this {self.ev.name} (nothing is fetched "
                                           "with --receipts-only or from a bundle)", url=value[:500])))
@@ -183,7 +216,8 @@ class _Check:
         if processes > 1 and self.ev.name == "home":
             # a page whose texts the cache holds is judged here; the others' texts are extracted on forked
             # processes when there are enough of them to be worth the fork
-            misses = [(r, e) for r, e in items if ok_read(r) and not self._cached(r)]
+            # (a rendered capture is judged here too: its shown text is read through the evidence source)
+            misses = [(r, e) for r, e in items if ok_read(r) and capture_text_ref(r) is None and not self._cached(r)]
             if len(misses) >= FORK_AT:
                 got = judge_forked(self, misses, processes)
         decided: list[tuple[int, Verdict]] = []
@@ -195,10 +229,31 @@ class _Check:
                 decided = []
         self.decide(decided)
 
-    def _pinned(self, c: ReportCitation, receipt_id: str) -> Receipt | Verdict:
+    def _pinned_read(self, c: ReportCitation, receipt_id: str) -> tuple[Receipt, str | None] | Verdict:
+        """The receipt a citation pins and, for a paper, the search receipt that named the paper's page; or the
+        citation's verdict. A pin on a paper (``doi:``, ``arxiv:``, ``openalex:``) must be a read of that
+        paper's page as the paper sources resolve it (the same search, and the same check that the source
+        answered with the cited paper, as an unpinned paper citation gets): a pinned read of any other page is
+        no evidence of the paper's words, whatever the report calls it."""
+        if source_kind(c.source) not in PAPERS:
+            got = self._pinned(c, receipt_id)
+            return got if isinstance(got, Verdict) else (got, None)
+        from g6.report.papers import resolve
+
+        landing = resolve(self, c.source)
+        if isinstance(landing, Verdict):
+            return replace(landing, reason=f"the pinned receipt {receipt_id[:80]} cannot be shown to be a read of "
+                           f"{c.source[:80]}: {landing.reason}", detail={**dict(landing.detail),
+                                                                        "receipt_id": receipt_id[:80]})
+        url, searched = landing
+        got = self._pinned(c, receipt_id, url)
+        return self.with_search(got, searched) if isinstance(got, Verdict) else (got, searched)
+
+    def _pinned(self, c: ReportCitation, receipt_id: str, paper_url: str | None = None) -> Receipt | Verdict:
         """The receipt a citation pins (or a ``document:N`` is mapped to), when it may be the citation's evidence:
         in the evidence, a read of a page, and, for a citation of a URL, a read of that URL (requested or, after
-        redirects, final): a receipt of another page is no evidence of this one."""
+        redirects, final), for a paper a read of ``paper_url`` (its page, as resolved) the same way: a receipt
+        of another page is no evidence of this one."""
         r = self.ev.get(receipt_id)
         if r is None:
             why = getattr(self.ev, "refused", {}).get(receipt_id)
@@ -207,10 +262,16 @@ class _Check:
         if r.kind not in READ_KINDS:
             return failed(f"the pinned receipt {r.receipt_id} is a {r.kind} receipt, not a read of a page",
                           receipt_id=r.receipt_id)
-        if source_kind(c.source) == "url" and url_key(c.source) not in {
-                url_key(str(r.request.get("url", ""))), url_key(r.final_url or "")}:
+        want = paper_url if paper_url is not None else c.source if source_kind(c.source) == "url" else None
+        if want is not None and not recorded_whole(want):
+            return failed(f"{url_key(want)[:200]} carries a secret parameter that receipts record redacted: the "
+                          f"pinned receipt {r.receipt_id} cannot be told to be a read of this URL rather than of the "
+                          "same URL with another value (another page)", receipt_id=r.receipt_id)
+        if want is not None and url_key(want) not in {url_key(str(r.request.get("url", ""))),
+                                                      url_key(r.final_url or "")}:
+            of = "the cited URL" if paper_url is None else f"the page of {c.source[:80]} ({paper_url[:200]})"
             return failed(f"the pinned receipt {r.receipt_id} is a read of {str(r.request.get('url'))[:200]}, not of "
-                          "the cited URL", receipt_id=r.receipt_id)
+                          f"{of}", receipt_id=r.receipt_id)
         return r
 
     def _read_at(self, i: int, c: ReportCitation, url: str) -> Receipt | None:
@@ -223,13 +284,14 @@ class _Check:
         self.notes[i] = {"read_at": {"said": when[2][:100], "matched": r is not None}}
         return r
 
-    def _run_read(self, key: str) -> Receipt | None:
-        """The read an earlier run with this id made of the URL ``key``, when the evidence holds it as that."""
+    def _run_read(self, key: str, reads: list[Receipt]) -> Receipt | None:
+        """The read an earlier run with this id made of the URL ``key`` (a failed one: an ok read is chosen by
+        the rule before this is asked), so a resumed run does not read the page again: only when it is the
+        newest read of that URL in the evidence (``reads``, newest first, each verified and a read of that
+        URL), which is what the run's own fetch left it. A line naming an older read, or another URL's, is
+        ignored (the page is read now), so an edited run file chooses nothing."""
         rid = self.run_reads.get(key)
-        r = self.ev.get(rid) if rid else None
-        if r is None or r.kind not in READ_KINDS or url_key(str(r.request.get("url", ""))) != key:
-            return None
-        return r
+        return reads[0] if rid and reads and reads[0].receipt_id == rid else None
 
     @staticmethod
     def with_search(v: Verdict, search_receipt: str | None) -> Verdict:
@@ -250,9 +312,23 @@ class _Check:
                 got = failed(f"the body of receipt {r.receipt_id} cannot be read from the {self.ev.name}: "
                              f"{str(e)[:200]}", receipt_id=r.receipt_id)
             else:
-                got = self._pdf(r, body) if is_pdf(r, body) else (self._page_texts(r, body), None)
+                got = self._pdf(r, body) if is_pdf(r, body) else self._rendered(r, self._page_texts(r, body))
         self._texts[r.receipt_id] = got
         return got
+
+    def _rendered(self, r: Receipt, texts: Any) -> tuple[Any, Receipt | None] | Verdict:
+        """A page's texts, and for a rendered capture the text the browser showed a reader with them (what
+        ``g6 cite`` cites a capture in): the DOM a capture keeps as its body is not what the reader saw (a style
+        sheet the static reader never fetches, a script, hid some of it)."""
+        ref = capture_text_ref(r)
+        if ref is None:
+            return texts, None
+        try:
+            shown = self.ev.body(ref).decode("utf-8", "replace")
+        except Exception as e:  # noqa: BLE001 - a capture judged on its DOM would be judged on what no one saw
+            return failed(f"the text the browser showed for capture {r.receipt_id} cannot be read from the "
+                          f"{self.ev.name}: {str(e)[:200]}", receipt_id=r.receipt_id)
+        return shown_texts(texts, shown), None
 
     def _page_texts(self, r: Receipt, body: bytes) -> Any:
         """The texts of an ok read's body (read and checked against its receipt already): from the cache when
@@ -272,7 +348,7 @@ class _Check:
         checked, so that a body gone or changed is never judged from its old texts)."""
         if r.receipt_id in self._texts:
             return True
-        if self.cache is None:
+        if self.cache is None or capture_text_ref(r) is not None:  # a capture: judge_stored reads its shown text
             return False
         url, ctype = texts_source(r)
         texts = self.cache.get(str((r.content or {})["blake3"]), url, ctype)

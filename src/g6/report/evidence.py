@@ -12,7 +12,8 @@ Which receipt a citation rests on, in this order:
 3. else the newest *ok read* of the URL: a ``fetch`` or ``recheck`` receipt whose request was that URL
    (compared as g6 stores URLs: userinfo and secret parameters redacted, scheme and host lowercased,
    default port and fragment dropped), outcome ``ok`` with a 2xx status, a body, and no login,
-   challenge or consent wall;
+   challenge or consent wall; a URL whose secret parameter the receipts redact (:func:`recorded_whole`) has
+   no stored read that can be told to be of it, so it goes on to 4.;
 4. else, when the check may fetch, a fetch now (:mod:`g6.report.check`); when it may not
    (``--receipts-only``, a bundle), the newest read of the URL whatever its outcome, so a failed read
    gives the verdict it gave when it was made; none at all: no evidence.
@@ -52,6 +53,24 @@ def url_key(url: str) -> str:
         return normalise_url(shown).url
     except (URLError, ValueError, UnicodeError, TypeError):
         return shown
+
+
+@functools.lru_cache(maxsize=65536)
+def fetch_key(url: str) -> str:
+    """``url`` as the request it names: normalised as :func:`url_key` but not redacted, so two URLs that differ
+    only in a secret-named parameter (``/doc?key=A``, ``/doc?key=B``: two documents on many sites) are two pages
+    to read. The redacted form is for receipts and display only."""
+    try:
+        return normalise_url(url).url
+    except (URLError, ValueError, UnicodeError, TypeError):
+        return url
+
+
+def recorded_whole(url: str) -> bool:
+    """Whether receipts record the request ``url`` names as it is: not when redaction takes a secret-named
+    parameter's value out of it. Stored reads of such a URL cannot be told from reads of the same URL with
+    another secret (both are ``/doc?key=REDACTED`` in their receipts), so none of them is evidence of it."""
+    return url_key(url) == fetch_key(url)
 
 
 def search_key(source: str, request: Mapping[str, Any]) -> str:

@@ -1,15 +1,15 @@
 """The model itself as JSON (format ``g6-report-model``, ``schemas/report-model.v1.schema.json``): a ``Report``
 written out field for field, for reports built by hand or by a program that already found the citations, and
-for tests. Read strictly: every field typed, offsets inside the text, nothing unknown."""
+for tests. Read strictly: every field typed, offsets inside the text and holding the claim, nothing unknown."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from g6.errors import InputError
+from g6.errors import InputError, ReportMalformed, ReportOffsetError
+from g6.report.decode import decode, parse_json
 from g6.report.model import Report, ReportCitation, UnusableCitation
 
 FORMAT = "g6-report-model"
@@ -24,6 +24,24 @@ def report_to_json(report: Report) -> dict[str, Any]:
             "citations": [{f.name: getattr(c, f.name) for f in fields(ReportCitation)} for c in report.citations],
             "uncited_claims": list(report.uncited_claims),
             "unusable": [{f.name: getattr(u, f.name) for f in fields(UnusableCitation)} for u in report.unusable]}
+
+
+def _offsets(d: Mapping[str, Any], where: str, text: str) -> tuple[int | None, int | None]:
+    """A claim's offsets, inside the text, in order, and (when both are given) holding the claim itself: the
+    docs promise ``text[claim_start:claim_end] == claim``, and ``--html`` marks the text at the offsets with the
+    verdict the claim got (a claim that is not the text there would colour another sentence)."""
+    start, end = d.get("claim_start"), d.get("claim_end")
+    for k, v in (("claim_start", start), ("claim_end", end)):
+        if v is not None and (type(v) is not int or not 0 <= v <= len(text)):
+            raise InputError(f"{where}.{k} is {str(v)[:20]}, outside the text (0 to {len(text)})")
+    if start is not None and end is not None:
+        if start > end:
+            raise InputError(f"{where}: claim_start {start} is after claim_end {end}")
+        claim = d.get("claim", "")
+        if text[start:end] != claim:
+            raise ReportOffsetError(f"{where}.claim is not the text at its offsets {start}-{end} (which says "
+                                    f"{text[start:end][:60]!r}; the claim says {str(claim)[:60]!r})", where)
+    return start, end
 
 
 def _citation(d: Any, i: int, text: str) -> ReportCitation:
@@ -45,12 +63,7 @@ def _citation(d: Any, i: int, text: str) -> ReportCitation:
     for k in _OPTIONAL_STR:
         if d.get(k) is not None and not isinstance(d[k], str):
             raise InputError(f"{where}.{k} is not a string")
-    start, end = d.get("claim_start"), d.get("claim_end")
-    for k, v in (("claim_start", start), ("claim_end", end)):
-        if v is not None and (type(v) is not int or not 0 <= v <= len(text)):
-            raise InputError(f"{where}.{k} is {str(v)[:20]}, outside the text (0 to {len(text)})")
-    if start is not None and end is not None and start > end:
-        raise InputError(f"{where}: claim_start {start} is after claim_end {end}")
+    start, end = _offsets(d, where, text)
     return ReportCitation(n=n, source=d["source"], claim=d.get("claim", ""), claim_start=start, claim_end=end,
                           **{k: d.get(k) for k in _OPTIONAL_STR}, where=str(d.get("where") or where))
 
@@ -70,20 +83,22 @@ def _unusable(d: Any, i: int, text: str) -> UnusableCitation:
             raise InputError(f"{where}.{k} is not a string")
     if not d.get("reason"):
         raise InputError(f"{where}.reason is missing or empty")
-    start, end = d.get("claim_start"), d.get("claim_end")
-    for k, v in (("claim_start", start), ("claim_end", end)):
-        if v is not None and (type(v) is not int or not 0 <= v <= len(text)):
-            raise InputError(f"{where}.{k} is {str(v)[:20]}, outside the text (0 to {len(text)})")
+    start, end = _offsets(d, where, text)
     return UnusableCitation(n, d.get("written", ""), d["reason"], d.get("claim", ""), start, end,
                             str(d.get("where") or where))
 
 
-def report_from_json(data: bytes) -> Report:
-    """A ``Report`` from its JSON; an InputError naming the first thing wrong."""
+def report_from_json(data: bytes, name: str = "REPORT") -> Report:
+    """A ``Report`` from its JSON; an InputError naming the first thing wrong. Decoded and parsed as the other
+    formats are (``g6.report.decode``: UTF-8, or UTF-16/32 with a byte order mark; orjson, nesting bounded), so
+    a string that is not Unicode text (a lone surrogate escape, ``"\\ud800"``, which ``json.loads`` keeps and
+    which nothing can sign or store) is refused here, before anything is read, not when the result is signed."""
     try:
-        d = json.loads(data)
-    except (ValueError, RecursionError) as e:
-        raise InputError(f"the report is not JSON: {str(e)[:200]}") from None
+        d = parse_json(decode(data, name), name)
+    except ReportMalformed as e:
+        if "surrogate" not in str(e):
+            raise
+        raise ReportMalformed(f"{e} (an escape of half a UTF-16 surrogate pair is not Unicode text)", e.where) from None
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
         raise InputError(f"not a {FORMAT} report (no \"schema\": \"{SCHEMA}\")")
     text = d.get("text", "")

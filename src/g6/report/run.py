@@ -48,7 +48,7 @@ def load_report(data: bytes, fmt: str | None = None, name: str = "REPORT", base:
     from g6.report.read import read_report
 
     if fmt == FORMAT or (fmt is None and _is_model_json(data, SCHEMA)):
-        return report_from_json(data)
+        return report_from_json(data, name)
     return read_report(data, format=fmt, name=name, base=base)
 
 

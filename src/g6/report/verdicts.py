@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -41,8 +40,8 @@ from g6.adapters.urls import URLError, normalise_url
 from g6.adapters.web import MAX_EXTRACT_BYTES, media_type
 from g6.cite.cite import locate, read_failure, short_quote, web_citation, why_not_citable
 from g6.cite.manifest import Citation
-from g6.cite.page_text import PageTexts, read_texts
-from g6.cite.passages import align, chunk, normalise, normalised
+from g6.cite.page_text import RENDERED, PageTexts, read_texts
+from g6.cite.passages import align, chunk, find, normalise, normalised
 from g6.ledger.receipts import Receipt
 from g6.report.model import UnusableCitation
 
@@ -53,13 +52,16 @@ MAX_SHOWN = 2_000  # characters of a quote, claim or found text a result shows (
 HINT_NEEDLE = 1_000  # characters of a quote or claim a hint is computed from
 HINTS = 3  # passages most similar to the claim, for a citation without a quote
 
-# The redirect rule (:func:`elsewhere`)
-HOME_PATHS = frozenset({"/", "/index.html", "/index.htm", "/index.php", "/home", "/default.aspx"})
-_LOCALE_HOME = re.compile(r"^/[a-z]{2}(?:[-_][a-z]{2})?$")
-SIGN_IN = frozenset({"login", "log-in", "log_in", "signin", "sign-in", "sign_in", "logon", "auth", "authenticate",
-                     "sso", "session", "sessions", "oauth", "oauth2", "cas", "saml"})
+# The redirect rule (:func:`elsewhere`). Path segments are compared by their stem (the part before the first
+# ".": ``login.php``, ``404.html``, ``index.asp`` are ``login``, ``404``, ``index``), as sites name them.
+HOME_STEMS = frozenset({"index", "default", "home", "homepage"})  # the one segment of a home page's path
+_LOCALE = re.compile(r"[a-z]{2}(?:[-_][a-z]{2})?")
+SIGN_IN = frozenset({"login", "log-in", "log_in", "signin", "sign-in", "sign_in", "logon", "signon", "sign-on",
+                     "wp-login", "auth", "authenticate", "sso", "session", "sessions", "oauth", "oauth2", "cas",
+                     "saml"})
 SIGN_IN_HOSTS = ("login.", "signin.", "accounts.", "auth.", "sso.", "idp.")
-ERROR_PAGES = frozenset({"404", "410", "not-found", "notfound", "not_found", "page-not-found", "error", "errors"})
+ERROR_PAGES = frozenset({"403", "404", "410", "500", "503", "not-found", "notfound", "not_found", "page-not-found",
+                         "pagenotfound", "error", "errors"})
 RETURN_PARAMS = frozenset({"next", "return", "returnto", "return_to", "returnurl", "return_url", "redirect",
                            "redirect_to", "redirect_uri", "redirect_url", "continue", "destination", "dest",
                            "target", "came_from", "from", "origin", "ref", "goto", "url"})
@@ -144,9 +146,17 @@ def _page_key(url: str) -> tuple[str, str, str] | None:
     return host, parts.path.rstrip("/") or "/", parts.query
 
 
+def _stem(segment: str) -> str:
+    return segment.split(".", 1)[0]
+
+
 def _is_home(path: str) -> bool:
-    p = path.lower()
-    return p in HOME_PATHS or bool(_LOCALE_HOME.fullmatch(p))
+    """``/``, a bare locale (``/en``, ``/en-gb``), or one segment whose stem is a home page's (``/index.asp``,
+    ``/home.html``, ``/default.aspx``), after a locale or not (``/en/index.html``)."""
+    segments = [s for s in path.lower().split("/") if s]
+    if segments and _LOCALE.fullmatch(segments[0]):
+        segments = segments[1:]
+    return not segments or (len(segments) == 1 and _stem(segments[0]) in HOME_STEMS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -155,14 +165,17 @@ def elsewhere(requested: str, final: str | None) -> str | None:
     or None when it did not. The rule: after normalising both (host without ``www.``, path without a
     trailing slash; scheme and default port ignored), a final address that differs is a different page when
 
-    * it is the site's home page (path ``/``, ``/index.html``, ``/index.htm``, ``/index.php``, ``/home``,
-      ``/default.aspx`` or a bare locale such as ``/en`` or ``/en-gb``, and no query) and the requested one
-      was not (``/?p=1`` is a page, not the home page);
-    * it is a sign-in page: a path segment ``login``, ``signin``, ``sign-in``, ``logon``, ``auth``, ``sso``,
-      ``session``, ``oauth``… or a host starting ``login.``, ``accounts.``, ``auth.``, ``sso.``, ``idp.``…;
-      or a query parameter (``next``, ``return_to``, ``redirect``, ``continue``…) that sends the reader
-      back to the requested address (a gate to pass first);
-    * it is an error page: a path segment ``404``, ``410``, ``not-found``, ``error``….
+    * it is the site's home page (path ``/``, a bare locale such as ``/en`` or ``/en-gb``, or one segment,
+      after a locale or not, whose stem is ``index``, ``default``, ``home`` or ``homepage``: ``/index.asp``,
+      ``/home.html``), with any query (``/?from=article``), and the requested one was not the home page;
+      or it is the home page without a query and the requested one was the home page with one (``/?p=1``
+      is a page, not the home page);
+    * it is a sign-in page: a path segment whose stem is ``login``, ``signin``, ``sign-in``, ``logon``,
+      ``wp-login``, ``auth``, ``sso``, ``session``, ``oauth``… (``login.php``) or a host starting ``login.``,
+      ``accounts.``, ``auth.``, ``sso.``, ``idp.``…; or a query parameter (``next``, ``return_to``,
+      ``redirect``, ``continue``…) that sends the reader back to the requested address (a gate to pass first);
+    * it is an error page: a path segment whose stem is ``404``, ``410``, ``403``, ``500``, ``not-found``,
+      ``error``… (``404.html``).
 
     Any other redirect (``http`` to ``https``, ``www.``, a trailing slash, an article that moved, a DOI or a
     short link resolving to its page) reaches the page, which is then checked."""
@@ -173,9 +186,9 @@ def elsewhere(requested: str, final: str | None) -> str | None:
         return None
     host, path, query = f
     segments = [s for s in path.lower().split("/") if s]
-    if _is_home(path) and not query and not (_is_home(r[1]) and not r[2]):
+    if _is_home(path) and (not _is_home(r[1]) or (not query and r[2])):
         return "the site's home page"
-    if any(s in SIGN_IN for s in segments) or host.lower().startswith(SIGN_IN_HOSTS):
+    if any(_stem(s) in SIGN_IN for s in segments) or host.lower().startswith(SIGN_IN_HOSTS):
         return "a sign-in page"
     req_path = (urlsplit(requested).path or "/").rstrip("/")
     back = {requested.rstrip("/"), *((req_path,) if req_path else ())}
@@ -183,7 +196,7 @@ def elsewhere(requested: str, final: str | None) -> str | None:
         value = unquote(v).rstrip("/")
         if k.lower() in RETURN_PARAMS and value and (value in back or _page_key(value) == r):
             return "a page that sends the reader back to the requested address once passed (a gate)"
-    if any(s in ERROR_PAGES for s in segments):
+    if any(_stem(s) in ERROR_PAGES for s in segments):
         return "an error page"
     return None
 
@@ -204,6 +217,27 @@ def body_texts(r: Receipt, body: bytes | None) -> PageTexts:
     return read_texts(body, *texts_source(r))
 
 
+def capture_text_ref(r: Receipt) -> Mapping[str, Any] | None:
+    """The blob of the text the browser showed a reader, when ``r`` is a rendered capture (``g6 fetch --render``):
+    the text ``g6 cite`` cites a capture in (``g6.cite.cite.receipt_texts``), and so the text it is judged on."""
+    ref = r.capture.get("text") if isinstance(r.capture, Mapping) else None
+    return ref if isinstance(ref, Mapping) else None
+
+
+def shown_texts(texts: PageTexts, shown: str) -> PageTexts:
+    """A capture's texts as ``g6 cite`` reads them: the browser's text (``rendered``) is the one a quote is looked
+    for in (``PageTexts.sources``), the DOM's static texts and hidden pieces kept beside it for the hints."""
+    if not shown.strip():
+        return PageTexts(Outcome.EMPTY, "no_text (the rendered page showed none)", hidden=texts.hidden,
+                         media_type=texts.media_type)
+    return replace(texts, outcome=Outcome.OK, reason="", rendered=shown)
+
+
+def reader_text(texts: PageTexts) -> tuple[str, str]:
+    """(source, text) of the whole text a reader saw: a capture's rendered text, else the visible text."""
+    return (RENDERED, texts.rendered) if texts.rendered is not None else ("visible", texts.visible or "")
+
+
 def is_pdf(r: Receipt, body: bytes | None) -> bool:
     return body is not None and media_type(r.detail.get("content_type"), body[:1024]) == "application/pdf"
 
@@ -220,8 +254,9 @@ def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts 
           converted: Receipt | None = None, context: tuple[str | None, str | None] = (None, None)) -> Verdict:
     """The verdict on one citation (its ``quote``, ``claim``) given the read ``r`` it rests on and the texts of
     its body (``texts``; for a PDF, those of ``converted``, its conversion's receipt). ``context``: the text the
-    report says comes just before and after the quote (a TextQuoteSelector's ``prefix`` and ``suffix``), which
-    picks among the places a quote occurs more than once; it never makes a quote found."""
+    report says comes just before and after the quote (a TextQuoteSelector's ``prefix`` and ``suffix``): the quote
+    is found only at a place they surround, which picks among the places a quote occurs more than once; it never
+    makes a quote found."""
     base = Verdict("", "", r.receipt_id, read_of(r, how))
     why = read_failure(r.outcome, r.http_status)
     if why is not None:
@@ -239,7 +274,7 @@ def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts 
         met = wall.words() if wall is not None else "a wall"
         return replace(base, verdict="source_failed", reason=f"the read met {met}, not the page: its words are the "
                        "wall's", detail={"interstitial": dict(r.interstitial or {})})
-    if texts is None or texts.outcome is not Outcome.OK or texts.visible is None:
+    if texts is None or texts.outcome is not Outcome.OK or (texts.visible is None and texts.rendered is None):
         what = (texts.reason or texts.outcome.value) if texts is not None else "no body"
         mtype = texts.media_type if texts is not None else ""
         return replace(base, verdict="source_failed", reason=f"the read holds no text to look in ({what}"
@@ -261,8 +296,11 @@ def _quote(base: Verdict, quote: str, r: Receipt, texts: PageTexts, detail: dict
                        reason=f"the quote is {len(quote):,} characters, over the {MAX_QUOTE:,} a quote is looked "
                               "for up to: not searched")
     at = locate(texts, quote=quote)
-    if at is not None:
-        at, occurrences = _occurrence(texts, quote, at, context)
+    placed = _occurrence(texts, quote, at, context) if at is not None else None
+    if at is not None and placed is None and not r.truncated:  # (a truncated read: its end may hold the suffix)
+        return _not_surrounded(base, quote, texts, at, detail)
+    if placed is not None:
+        at, occurrences = placed
         source, start, end, pid = at
         text = texts.text(source) or ""
         cited = text[start:end]
@@ -287,54 +325,92 @@ def _quote(base: Verdict, quote: str, r: Receipt, texts: PageTexts, detail: dict
         detail["hidden"] = hidden.how
         detail["hidden_in"] = "structured_data" if hidden.reason == STRUCTURED_DATA else hidden.reason
     reason = why_not_citable(texts, quote, r.receipt_id)
+    if hidden is None and texts.rendered is not None and find(quote, texts.visible or "") is not None:
+        # in the captured DOM's text, not in what the browser showed: a style sheet or a script hid it
+        detail["hidden"] = "in the captured page's DOM, not in the text the browser showed (hidden by its style " \
+                           "sheets or scripts)"
+        detail["hidden_in"] = "rendering"
+        reason = (f"the quote is in the DOM of capture {r.receipt_id} but not in the text the browser showed a "
+                  "reader (a style sheet or script hid it); only what a reader saw can be cited")
     return replace(base, verdict="quote_not_found", reason=reason, detail=detail,
                    hints=_closest(quote, texts))
 
 
 MAX_OCCURRENCES = 1_000  # places of one quote in one text weighed against the report's prefix and suffix
+Place = tuple[str, int, int, str | None]  # as locate gives it: text source, start, end, passage id
 
 
-def _occurrence(texts: PageTexts, quote: str, at: tuple[str, int, int, str | None],
-                context: tuple[str | None, str | None]) -> tuple[tuple[str, int, int, str | None], dict[str, Any]]:
-    """Which of the places the quote occurs in its text (the one ``locate`` found it in) it cites: with a prefix
-    or a suffix (a TextQuoteSelector's), the place whose surroundings share the most of them (compared after the
-    same normaliser, the nearer characters first), the first among equals; else the first place, as ``g6 cite``
-    cites. ``found`` then says how many places there were and which one was taken."""
-    source = at[0]
-    text = texts.text(source) or ""
+def _squeezed(text: str) -> str:
+    """Normalised text without its whitespace: a prefix or suffix is compared with the page this way, so where
+    the report's author and g6's reader put a space or a line break (between blocks, around a link) is no
+    difference, while every letter, digit and mark is."""
+    return "".join(normalise(text).split())
+
+
+def _surrounds(h: str, k: int, n: int, before: str, after: str) -> bool:
+    """Whether the page's normalised text ``h`` holds ``before`` just before ``h[k:k+n]`` and ``after`` just after
+    it (both squeezed, compared in full: text the page lacks there, the page's start or end too, is a
+    difference). A window of 2L+1 normalised characters holds L that are not spaces (no two spaces meet)."""
+    if before and _squeezed(h[max(0, k - 2 * len(before) - 1):k])[-len(before):] != before:
+        return False
+    return not after or _squeezed(h[k + n:k + n + 2 * len(after) + 1])[:len(after)] == after
+
+
+def _places(text: str, quote: str) -> tuple[Any, str, list[int]]:
     h, n = normalised(text), normalise(quote)
     places, i = [], h.text.find(n)
     while i >= 0 and len(places) < MAX_OCCURRENCES:
         places.append(i)
         i = h.text.find(n, i + 1)
-    if len(places) < 2:
-        return at, {}
-    before, after = normalise(context[0] or ""), normalise(context[1] or "")
+    return h, n, places
+
+
+def _occurrence(texts: PageTexts, quote: str, at: Place,
+                context: tuple[str | None, str | None]) -> tuple[Place, dict[str, Any]] | None:
+    """Which place of the quote it cites. Without a prefix or suffix: the first place ``locate`` found, as
+    ``g6 cite`` cites (``found`` says how many places there were when more than one). With them (a
+    TextQuoteSelector's), the quote is found only where they surround it: the first such place, in the texts
+    in ``locate``'s order (main, then visible); None when the text around every place says otherwise (the
+    selector selects nothing on this page: "was not effective" is not "was effective")."""
+    before, after = _squeezed(context[0] or ""), _squeezed(context[1] or "")
     if not (before or after):
-        return at, {"occurrences": len(places), "occurrence": 1, "chosen_by": "first"}
+        _, _, places = _places(texts.text(at[0]) or "", quote)
+        return at, ({"occurrences": len(places), "occurrence": 1, "chosen_by": "first"} if len(places) > 1 else {})
+    for source in texts.sources:
+        text = texts.text(source) or ""
+        h, n, places = _places(text, quote)
+        for j, k in enumerate(places):
+            if _surrounds(h.text, k, len(n), before, after):
+                start, end = h.raw_span(k, k + len(n))
+                pid = next((p.passage_id for p in chunk(text) if p.start <= start and end <= p.end), None)
+                return (source, start, end, pid), ({"occurrences": len(places), "occurrence": j + 1,
+                                                    "chosen_by": "prefix_suffix"} if len(places) > 1 else {})
+    return None
 
-    def shared(k: int) -> int:
-        got = h.text[max(0, k - len(before) - 1):k].rstrip()
-        a = len(os.path.commonprefix([got[::-1], before[::-1]])) if before else 0
-        rest = h.text[k + len(n):k + len(n) + len(after) + 1].lstrip()
-        return a + (len(os.path.commonprefix([rest, after])) if after else 0)
 
-    best = max(range(len(places)), key=lambda j: (shared(places[j]), -j))
-    if shared(places[best]) == 0:
-        return at, {"occurrences": len(places), "occurrence": 1, "chosen_by": "first"}
-    start, end = h.raw_span(places[best], places[best] + len(n))
-    pid = next((p.passage_id for p in chunk(text) if p.start <= start and end <= p.end), None)
-    return (source, start, end, pid), {"occurrences": len(places), "occurrence": best + 1,
-                                       "chosen_by": "prefix_suffix"}
+def _not_surrounded(base: Verdict, quote: str, texts: PageTexts, at: Place, detail: dict[str, Any]) -> Verdict:
+    """``quote_not_found`` for a quote whose every place on the page has other text around it than the report's
+    prefix and suffix: the first place is a hint."""
+    source, start, end, pid = at
+    places = len(_places(texts.text(source) or "", quote)[2])
+    hint = {"label": HINT, "text_source": source, "text": short_quote((texts.text(source) or "")[start:end]),
+            "start": start, "end": end, "similarity": 1.0, **({"passage_id": pid} if pid else {})}
+    where = f"{places:,} place{'s' * (places != 1)}"
+    return replace(base, verdict="quote_not_found", hints=(hint,), detail={**detail, "context": "not_around"},
+                   reason=f"the quote's words are in the page's {source} text ({where}), but not with the text the "
+                          "report says is just before and after them (its prefix and suffix, compared after "
+                          "normalising): what the report quotes is not what the page says there")
 
 
 def _closest(quote: str, texts: PageTexts) -> tuple[Mapping[str, Any], ...]:
-    """The span of the visible text most like the quote (its first HINT_NEEDLE characters): a hint."""
+    """The span of the reader's text (``reader_text``) most like the quote (its first HINT_NEEDLE characters): a
+    hint."""
     needle = quote[:HINT_NEEDLE]
-    near = align(needle, texts.visible or "", slack=6)
+    source, text = reader_text(texts)
+    near = align(needle, text, slack=6)
     if near is None:
         return ()
-    return ({"label": HINT, "text_source": "visible", "text": short_quote(near.text), "start": near.start,
+    return ({"label": HINT, "text_source": source, "text": short_quote(near.text), "start": near.start,
              "end": near.end, "similarity": near.similarity, "word_overlap": near.word_overlap,
              **({"of": f"the quote's first {HINT_NEEDLE} characters"} if len(quote) > HINT_NEEDLE else {})},)
 
@@ -352,11 +428,12 @@ def _no_quote(base: Verdict, claim: str, texts: PageTexts, detail: dict[str, Any
     hints: list[Mapping[str, Any]] = []
     c = normalise(claim[:HINT_NEEDLE])
     if c:
-        passages = chunk(texts.visible or "")
+        source, text = reader_text(texts)
+        passages = chunk(text)
         choices = [normalise(p.text) for p in passages]
         for _, score, i in process.extract(c, choices, scorer=_claim_score, limit=HINTS):
             p = passages[i]
-            hints.append({"label": HINT, "text_source": "visible", "passage_id": p.passage_id,
+            hints.append({"label": HINT, "text_source": source, "passage_id": p.passage_id,
                           "text": short_quote(p.text), "start": p.start, "end": p.end,
                           "similarity": round(score / 100, 4)})
         reason += "; the passages most like the claim are listed as hints"

@@ -7,7 +7,8 @@ export (``annotations[]``), where the claim is ``text``.
 Each target of each annotation is one citation:
 
 * the source is the target's ``source`` (a ``SpecificResource``), or the target itself when it is an IRI;
-* the quote is the first ``TextQuoteSelector``'s ``exact``, with its ``prefix`` and ``suffix`` (hints only);
+* the quote is the first ``TextQuoteSelector``'s ``exact``, with its ``prefix`` and ``suffix`` (the check finds the
+  quote only where they surround it);
 * a ``TimeState`` gives ``read_at`` (``sourceDate``, which must be an ISO 8601 date-time) and ``cached`` (an
   archived copy, a hint);
 * the claim is the annotation's body: the ``value`` of its ``TextualBody`` bodies (tags left out) or its

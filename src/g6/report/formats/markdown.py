@@ -44,10 +44,37 @@ _ATTRIBUTION = re.compile(r"\s*(?:[-–—―~]|sources?:|from:|via\b)", re.I)
 _PUNCT = re.compile(r"[\s\-–—―~:,;.()\[\]]*")
 _QUOTED = re.compile(r'"([^"\n]+)"|“([^”\n]+)”|„([^“”\n]+)[“”]|«\s?([^»\n]+?)\s?»')
 Claim = tuple[str, int | None, int | None]
+# How deep blocks (a list is two levels: the list and its item; a blockquote one) and inline spans (a link, an
+# emphasis) are read. markdown-it stops at its maxNesting (CommonMark's preset: 20, a list 10 deep) and drops
+# everything deeper without a word, citations included; here it runs one level past MAX_NESTING and the first
+# rule of each chain refuses the report at MAX_NESTING, so nothing is ever dropped: a report nested deeper is
+# refused whole (the depth also bounds markdown-it's recursion, a few frames a level).
+MAX_NESTING = 100
+
+
+class _TooDeep(Exception):
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+
+def _depth_block(state: Any, start: int, end: int, silent: bool) -> bool:
+    if state.level >= MAX_NESTING:
+        raise _TooDeep(f"line {start + 1}")
+    return False
+
+
+def _depth_inline(state: Any, silent: bool) -> bool:
+    if state.level >= MAX_NESTING:
+        raise _TooDeep(f"character {state.pos:,} of a paragraph")
+    return False
 
 
 def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "table"]).use(footnote_plugin)
+    md = MarkdownIt("commonmark", {"linkify": True, "maxNesting": MAX_NESTING + 1}).enable(["linkify", "table"])
+    md.use(footnote_plugin)
+    md.block.ruler.before(md.block.ruler.get_all_rules()[0], "g6_depth", _depth_block)
+    md.inline.ruler.before(md.inline.ruler.get_all_rules()[0], "g6_depth", _depth_inline)
     md.validateLink = lambda url: True  # javascript:, data: links are kept, to be reported as unusable
     return md
 
@@ -282,6 +309,10 @@ def read(text: str, name: str, base: str | None = None) -> Report:
                               f"character {nul}")
     try:
         tokens = _parser().parse(text)
+    except _TooDeep as e:
+        raise ReportMalformed(f"{name}: Markdown nested more than {MAX_NESTING} levels deep at {e.where} (a list "
+                              "is two levels, a quotation or a link one): deeper than the reader reads",
+                              e.where) from None
     except RecursionError:
         raise ReportMalformed(f"{name}: Markdown nested too deeply to read") from None
     main, note_tokens = _split_footnotes(tokens)
