@@ -1,0 +1,52 @@
+"""What a judge's answer line must be to be kept: I-JSON (it goes into a result signed over RFC 8785 canonical
+JSON), bound to its own pair. Real judge processes (small Python scripts), no mocks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from g6.ledger.receipts import canonical_json
+from g6.report.judge import MAX_DEPTH, ask_judge
+
+
+def _pairs(n: int) -> list[tuple[int, dict[str, object]]]:
+    return [(i, {"n": i + 1, "claim": f"claim {i + 1}", "passage": "p", "passage_is": "found"}) for i in range(n)]
+
+
+def _fixed(tmp: Path, answer: str) -> list[str]:
+    """A judge that answers every pair with the line ``answer``, byte for byte."""
+    p = tmp / "fixed.py"
+    p.write_text("import sys\nfor line in sys.stdin:\n    sys.stdout.write(" + repr(answer + "\n")
+                 + ")\n    sys.stdout.flush()\n")
+    return [sys.executable, str(p)]
+
+
+def _nested(depth: int) -> str:
+    return '{"label": "supports", "x": ' + "[" * depth + "1" + "]" * depth + "}"
+
+
+@pytest.mark.parametrize("answer", [
+    '{"label": "supports", "score": 1e400}', '{"label": "supports", "score": -1e400}',
+    '{"label": "supports", "score": -Infinity}', '{"label": "supports", "n": -9007199254740992}',
+    '{"label": "supports", "\\udc00": 1}', '{"label": "supports", "why": ["ok", "\\udfff"]}',
+    _nested(MAX_DEPTH + 1)],
+    ids=["overflow", "negative_overflow", "minus_infinity", "below_minus_2_53", "surrogate_key", "nested_surrogate",
+         "too_deep"])
+def test_an_answer_that_is_not_i_json_is_judge_garbage(tmp_path: Path, answer: str) -> None:
+    (got,) = ask_judge(_fixed(tmp_path, answer), _pairs(1), 30).values()
+    assert got.error == "judge_garbage" and ("I-JSON" in got.message or "not JSON" in got.message), got
+    assert got.answer is None
+
+
+@pytest.mark.parametrize("answer", [
+    '{"label": "supports", "n": 9007199254740991, "m": -9007199254740991}', '{"label": "supports", "score": 0.5}',
+    '{"label": "supports", "score": -0.0, "big": 1.7e308}', '{"label": "caf\\u00e9 \\ud83d\\ude00"}',
+    _nested(MAX_DEPTH - 1)], ids=["2_53", "float", "edge_floats", "surrogate_pair", "deep_enough"])
+def test_an_i_json_answer_is_kept_and_can_be_signed(tmp_path: Path, answer: str) -> None:
+    (got,) = ask_judge(_fixed(tmp_path, answer), _pairs(1), 30).values()
+    assert got.error is None and got.answer == json.loads(answer)
+    assert canonical_json(got.to_json("judge"))  # what the result's signature covers
