@@ -43,10 +43,40 @@ def test_an_answer_that_is_not_i_json_is_judge_garbage(tmp_path: Path, answer: s
 
 
 @pytest.mark.parametrize("answer", [
-    '{"label": "supports", "n": 9007199254740991, "m": -9007199254740991}', '{"label": "supports", "score": 0.5}',
+    '{"label": "supports", "k": 9007199254740991, "m": -9007199254740991}', '{"label": "supports", "score": 0.5}',
     '{"label": "supports", "score": -0.0, "big": 1.7e308}', '{"label": "caf\\u00e9 \\ud83d\\ude00"}',
     _nested(MAX_DEPTH - 1)], ids=["2_53", "float", "edge_floats", "surrogate_pair", "deep_enough"])
 def test_an_i_json_answer_is_kept_and_can_be_signed(tmp_path: Path, answer: str) -> None:
     (got,) = ask_judge(_fixed(tmp_path, answer), _pairs(1), 30).values()
     assert got.error is None and got.answer == json.loads(answer)
     assert canonical_json(got.to_json("judge"))  # what the result's signature covers
+
+
+def _script(tmp: Path, body: str) -> list[str]:
+    p = tmp / "judge.py"
+    p.write_text("import json, os, sys\nfor line in sys.stdin:\n    n = json.loads(line)['n']\n" + body)
+    return [sys.executable, str(p)]
+
+
+def test_two_lines_for_one_pair_answer_it_once_and_the_next_pair_is_not_shifted(tmp_path: Path) -> None:
+    """A judge that does not echo ``n`` writes two lines for each pair in one write (so both are there when
+    the first is read): the first answers the pair, the second is waiting when the next pair would be sent, so
+    that pair is ``judge_garbage`` (never the line about the pair before) and a new judge answers the one
+    after."""
+    argv = _script(tmp_path, "    os.write(1, (json.dumps({'label': 'supports', 'about': n}) + '\\n'\n"
+                             "                 + json.dumps({'label': 'neutral', 'about': n}) + '\\n').encode())\n")
+    got = ask_judge(argv, _pairs(4), 30)
+    assert [o.answer["about"] if o.answer else o.error for o in got.values()] == \
+        [1, "judge_garbage", 3, "judge_garbage"]
+    assert "before this pair was sent" in got[1].message
+
+
+def test_an_answer_that_echoes_another_pairs_n_answers_no_pair(tmp_path: Path) -> None:
+    """A judge whose answer echoes another pair's ``n`` (or an ``n`` that is not the number) is
+    ``judge_garbage`` for that pair; an answer that echoes its own is kept."""
+    argv = _script(tmp_path, "    said = {1: 1, 2: 3, 3: '3', 4: True}.get(n, n)\n"
+                             "    print(json.dumps({'label': 'supports', 'n': said}), flush=True)\n")
+    got = ask_judge(argv, _pairs(5), 30)
+    assert [o.answer["n"] if o.answer else o.error for o in got.values()] == \
+        [1, "judge_garbage", "judge_garbage", "judge_garbage", 5]
+    assert "not this pair's n=2" in got[1].message

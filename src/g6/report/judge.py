@@ -16,13 +16,18 @@ not judged.
 
 The answer must be I-JSON (RFC 7493), as the signed result it goes into is RFC 8785 canonical JSON: no ``NaN``
 or ``Infinity``, no number past a double's range, no integer past 2**53, no lone surrogate, nested at most
-``MAX_DEPTH`` deep.
+``MAX_DEPTH`` deep. An answer is bound to its pair: pairs are asked one at a time, an answer that echoes ``n``
+(as a judge should) must echo its own pair's, and anything the program writes before a pair is sent (a second
+line about the pair before) answers no pair: that pair is ``judge_garbage`` and the program is started again,
+so one extra line never shifts the opinions onto the next citations. A judge that does not echo ``n`` is bound by
+order alone: an extra line that comes only after the next pair was sent cannot be told from that pair's answer.
 
 Whatever the program does, each pair gets an opinion or a typed error, never a crash of the check:
 ``judge_timeout`` (no answer line within the deadline: the program is stopped, and started again for the next
 pair), ``judge_crashed`` (it ended before answering), ``judge_garbage`` (a line that is not an I-JSON object with
-a string ``label``, or longer than ``MAX_ANSWER`` bytes), ``judge_not_started`` (it could not be started), and
-``judge_gave_up`` (after ``GIVE_UP`` pairs in a row timed out or crashed, the rest are not asked).
+a string ``label``, longer than ``MAX_ANSWER`` bytes, another pair's answer, or written before its pair was sent),
+``judge_not_started`` (it could not be started), and ``judge_gave_up`` (after ``GIVE_UP`` pairs in a row timed out
+or crashed, the rest are not asked).
 """
 
 from __future__ import annotations
@@ -110,13 +115,38 @@ class _Process:
         os.set_blocking(self.out, False)
         os.set_blocking(self.inp, False)
         self.buffer = b""
+        self.out_of_step = False  # it said something no pair asked for: its next line may not be the next answer
 
-    def ask(self, line: bytes, deadline: float) -> Opinion:
+    def ask(self, line: bytes, n: Any, deadline: float) -> Opinion:
+        """The answer to the pair ``line`` (whose number is ``n``), bound to it: output already waiting before
+        the pair is sent, or an answer that echoes another pair's ``n``, answers no pair."""
+        if self._waiting():
+            self.out_of_step = True
+            return Opinion(error="judge_garbage", message="the judge wrote before this pair was sent (more than one "
+                                                          "line for an earlier pair): that line answers no pair")
         sel = selectors.DefaultSelector()
         try:
-            return self._ask(sel, line, deadline)
+            got = self._ask(sel, line, deadline)
         finally:
             sel.close()
+        said = got.answer.get("n", n) if got.answer is not None else n
+        if type(said) is not type(n) or said != n:
+            self.out_of_step = True
+            return Opinion(error="judge_garbage", message=f"the answer is for n={str(said)[:40]}, not this pair's "
+                                                          f"n={n}: it answers no pair")
+        return got
+
+    def _waiting(self) -> bool:
+        """Whether the program wrote anything before the next pair is sent (read without waiting)."""
+        while len(self.buffer) <= MAX_ANSWER:
+            try:
+                chunk = os.read(self.out, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:  # it closed its output: the ask says so
+                break
+            self.buffer += chunk
+        return bool(self.buffer)
 
     def _ask(self, sel: selectors.BaseSelector, line: bytes, deadline: float) -> Opinion:
         todo = memoryview(line)
@@ -229,8 +259,9 @@ def ask_judge(argv: list[str], items: list[tuple[int, dict[str, Any]]], timeout:
                     in_a_row += 1
                     continue
             line = json.dumps(pair, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
-            got = proc.ask(line, time.monotonic() + timeout)
-            if got.error in ("judge_timeout", "judge_crashed") or (got.error == "judge_garbage" and proc.buffer):
+            got = proc.ask(line, pair.get("n"), time.monotonic() + timeout)
+            if got.error in ("judge_timeout", "judge_crashed") or proc.out_of_step or \
+                    (got.error == "judge_garbage" and proc.buffer):
                 proc.stop()  # out of step with its answers, or not answering: a new one for the next pair
                 proc = None
             in_a_row = in_a_row + 1 if got.error in ("judge_timeout", "judge_crashed") else 0
