@@ -127,10 +127,8 @@ def test_enormous_nesting_and_malformed_reports_are_input_errors(tmp_path: Path)
         assert r.returncode == 2 and b"Traceback" not in r.stderr and len(r.stderr.splitlines()) <= 3, r.stderr
 
 
-# -- finding 19: verify on a hostile result --------------------------------------------------------------------
+# -- finding 19 (fixed): verify on a hostile result --------------------------------------------------------------------
 @pytest.mark.parametrize("citation_id", [["c_1"], {"id": "c_1"}, 5], ids=["list", "object", "number"])
-@pytest.mark.xfail(strict=True, reason="finding 19: g6 report verify (and report bundle) crash with exit 70 on a "
-                                       "result whose citation_id is not a string")
 def test_verify_fails_closed_on_a_hostile_result_without_crashing(tmp_path: Path, citation_id: object) -> None:
     """A result is a file anyone can hand a grader. ``_manifest_check`` builds ``sorted({c["citation_id"] …})``
     before anything says a citation id is a string: a list or an object is unhashable, a number beside a

@@ -273,13 +273,20 @@ def verify_cmd(c: Ctx, result_path: str, keys: tuple[str, ...], as_json: bool) -
         said = "a key this home trusts"
     checks = verify_result(result, trusted, said)
     ok = all(ch.ok for ch in checks)
-    if as_json:
-        emit_json({"ok": ok, "result_id": result.get("result_id"), "checks": [ch.to_json() for ch in checks]})
+    rid = result.get("result_id")
+    if as_json:  # the result's own words (its id, a key id in a detail) are untrusted: no lone surrogate is printed
+        emit_json({"ok": ok, "result_id": _text(rid) if isinstance(rid, str) else None,
+                   "checks": [{**ch.to_json(), "detail": _text(ch.detail)} for ch in checks]})
     else:
         for ch in checks:
             click.echo(shown(f"{ch.check:<10} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}"))
-        click.echo(f"result {str(result.get('result_id'))[:80]} {'holds' if ok else 'FAILED'}")
+        click.echo(shown(f"result {str(rid)[:80]} {'holds' if ok else 'FAILED'}"))
     sys.exit(0 if ok else 1)
+
+
+def _text(s: str) -> str:
+    """``s`` with any lone surrogate (a ``\\ud800`` escape in a hostile file) written as its escape."""
+    return s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @report_group.command("bundle", short_help="Bundle the evidence of a check result.")

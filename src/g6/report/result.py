@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -173,7 +173,7 @@ def load_result(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_RESULT:
         raise InputError(f"the result is {len(data):,} bytes; at most {MAX_RESULT:,} are read")
     try:
-        d = json.loads(data)
+        d = json.loads(data, parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:
         raise InputError(f"the result is not JSON: {str(e)[:200]}") from None
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
@@ -181,17 +181,35 @@ def load_result(data: bytes) -> dict[str, Any]:
     return d
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _shape(d: Mapping[str, Any]) -> str | None:
-    """What is wrong with the result's shape, or None."""
+    """What is wrong with the result's shape, or None: every field the checks below read is of its type, so a
+    hostile result fails a check and never crashes one."""
     cites = d.get("citations")
     if not isinstance(cites, list) or not all(isinstance(c, dict) for c in cites):
         return "citations is not a list of objects"
-    bad = [i for i, c in enumerate(cites) if c.get("verdict") not in VERDICTS]
-    if bad:
-        return f"citation {bad[0]} has no known verdict"
+    for i, c in enumerate(cites):
+        if not isinstance(c.get("verdict"), str) or c["verdict"] not in VERDICTS:
+            return f"citation {i} has no known verdict"
+        if not isinstance(c.get("citation_id"), str | None):
+            return f"citation {i}'s citation_id is not a string"
     if not isinstance(d.get("figures"), dict) or not isinstance(d.get("result_id"), str):
         return "figures or result_id missing"
+    if not isinstance(d.get("manifest"), dict | None) or not isinstance(d.get("signature"), dict | None):
+        return "manifest or signature is not an object"
     return None
+
+
+def _guarded(name: str, check: Callable[[], Check]) -> Check:
+    """``check()``, or its failure when the result holds what it cannot read (a value RFC 8785 cannot put in
+    canonical JSON, nesting past the recursion limit, a field of another type): fails closed, never a crash."""
+    try:
+        return check()
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+        return Check(name, False, f"unreadable: {type(e).__name__}: {str(e)[:160]}")
 
 
 def _figures_check(d: Mapping[str, Any]) -> Check:
@@ -232,7 +250,11 @@ def verify_result(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str
     shape = _shape(d)
     if shape is not None:
         return [Check("shape", False, shape)]
-    checks = [Check("shape", True, "")]
+    return [Check("shape", True, ""), _guarded("signature", lambda: _signature_check(d, keys, said)),
+            _guarded("figures", lambda: _figures_check(d)), _guarded("manifest", lambda: _manifest_check(d, keys))]
+
+
+def _signature_check(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str) -> Check:
     sig = d.get("signature")
     try:
         signature = Signature(sig["alg"], sig["key_id"], sig["value"]) if sig is not None else None
@@ -243,7 +265,4 @@ def verify_result(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str
         why = f"signed by {signature.key_id} ({said})"
     elif not keys:
         why = f"{why}; no key to check it with ({said})"
-    checks.append(Check("signature", ok, why))
-    checks.append(_figures_check(d))
-    checks.append(_manifest_check(d, keys))
-    return checks
+    return Check("signature", ok, why)
