@@ -127,7 +127,7 @@ def test_enormous_nesting_and_malformed_reports_are_input_errors(tmp_path: Path)
         assert r.returncode == 2 and b"Traceback" not in r.stderr and len(r.stderr.splitlines()) <= 3, r.stderr
 
 
-# -- finding 19 (fixed): verify on a hostile result --------------------------------------------------------------------
+# -- finding 19 (fixed): verify on a hostile result -------------------------------------------------------------------
 @pytest.mark.parametrize("citation_id", [["c_1"], {"id": "c_1"}, 5], ids=["list", "object", "number"])
 def test_verify_fails_closed_on_a_hostile_result_without_crashing(tmp_path: Path, citation_id: object) -> None:
     """A result is a file anyone can hand a grader. ``_manifest_check`` builds ``sorted({c["citation_id"] …})``
@@ -168,7 +168,7 @@ def test_an_edited_or_re_signed_result_does_not_verify(tmp_path: Path, site: Sit
     assert g6(home, "report", "verify", "forged.json", "--key", mine).returncode == 1
 
 
-# -- finding 20 (fixed): an output path inside the home ----------------------------------------------------------------
+# -- finding 20 (fixed): an output path inside the home ---------------------------------------------------------------
 @pytest.mark.parametrize("flag", ["-o", "--manifest", "--html"])
 def test_an_output_path_never_replaces_the_homes_ledger(tmp_path: Path, pages: LocalSite, flag: str) -> None:
     """``-o $G6_HOME/knowledge/ledger.sqlite`` (a slip of the shell, a script's variable) is accepted: the
@@ -240,7 +240,7 @@ def test_report_check_over_mcp_never_overwrites_the_homes_ledger(tmp_path: Path,
     assert r.returncode == 0 and json.loads(r.stdout)["ok"], r.stdout.decode()[-300:]
 
 
-# -- finding 22: how a bundle's keys were trusted ---------------------------------------------------------------
+# -- finding 22 (fixed): how a bundle's keys were trusted -------------------------------------------------------------
 @pytest.fixture
 def bundled(tmp_path: Path, pages: LocalSite) -> tuple[Path, Path, str]:
     home = tmp_path / "home"
@@ -251,9 +251,6 @@ def bundled(tmp_path: Path, pages: LocalSite) -> tuple[Path, Path, str]:
     return report, tmp_path / "evidence.zip", key
 
 
-@pytest.mark.xfail(strict=True, reason="finding 22: a result checked against a bundle does not say whether the "
-                                       "bundle was verified with a pinned key or with --trust-bundle-keys (its "
-                                       "own): the two results' evidence are the same")
 def test_a_result_says_how_the_bundles_keys_were_trusted(tmp_path: Path, bundled: tuple[Path, Path, str]) -> None:
     """With ``--trust-bundle-keys`` a bundle is verified with the keys it ships: anyone can make one that
     holds (a home of their own, any page they like, receipts signed by themselves). With ``--key`` it is

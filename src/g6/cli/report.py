@@ -275,6 +275,14 @@ def _print_result(result: dict[str, Any]) -> None:
                f"quote_not_found {f['quote_not_found']}, no_quote {f['no_quote']}, source_failed "
                f"{f['source_failed']}, redirected_elsewhere {f['redirected_elsewhere']}; sources {f['sources']} "
                f"({f['sources_failed']} failed); claims without citations {f['claims_without_citations']}")
+    ev = result["evidence"]
+    if ev["source"] == "bundle":  # how far the evidence can be trusted is part of the answer, not a diagnostic
+        b = ev["bundle"]
+        ids = ", ".join(k["key_id"] for k in b["keys"])
+        click.echo(shown(f"evidence: the bundle {b['sha256']}, its keys pinned with --key ({ids})"
+                         if b["trust"] == "pinned" else
+                         f"evidence: the bundle {b['sha256']}, verified only with the keys it ships ({ids}, "
+                         f"--trust-bundle-keys): anyone can make a bundle that holds with its own keys"))
     info(f"result {result['result_id']}, run {result['run_id']} (resume with --run {result['run_id']})")
 
 

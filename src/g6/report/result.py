@@ -33,6 +33,7 @@ from g6.ledger.receipts import (
     new_receipt_id,
     utc_now,
 )
+from g6.prove.bundle_report import PINNED, SHIPPED
 from g6.report.check import CheckRun, iter_citations
 from g6.report.model import ReportCitation
 from g6.report.verdicts import VERDICTS, Verdict, bounded, sha256_text
@@ -251,7 +252,38 @@ def verify_result(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str
     if shape is not None:
         return [Check("shape", False, shape)]
     return [Check("shape", True, ""), _guarded("signature", lambda: _signature_check(d, keys, said)),
-            _guarded("figures", lambda: _figures_check(d)), _guarded("manifest", lambda: _manifest_check(d, keys))]
+            _guarded("figures", lambda: _figures_check(d)), _guarded("manifest", lambda: _manifest_check(d, keys)),
+            _guarded("evidence", lambda: _evidence_check(d))]
+
+
+def _evidence_check(d: Mapping[str, Any]) -> Check:
+    """What the verdicts rest on, said: the home's own receipts, or a bundle and how its keys were trusted. A
+    bundle's keys pinned with --key are the publisher's; keys the bundle ships (--trust-bundle-keys) vouch for
+    themselves, which holds but is said. A bundle whose trust the result does not record, or records against
+    its keys, fails: nothing says the evidence was the publisher's."""
+    ev = d.get("evidence")
+    if not isinstance(ev, dict) or ev.get("source") not in ("home", "bundle"):
+        return Check("evidence", False, "the result does not say where its evidence came from")
+    if ev["source"] == "home":
+        log = f" (log {str(ev['origin'])[:200]})" if ev.get("origin") else ""
+        return Check("evidence", True, f"the receipts of the home that signed it{log}")
+    b = ev.get("bundle")
+    keys = b.get("keys") if isinstance(b, dict) else None
+    if not isinstance(keys, list) or not keys or not all(
+            isinstance(k, dict) and isinstance(k.get("key_id"), str) and k.get("source") in (PINNED, SHIPPED)
+            for k in keys):
+        return Check("evidence", False, "a bundle whose keys the result does not name: how they were trusted is "
+                                        "not recorded")
+    trust, sources = b.get("trust"), {k["source"] for k in keys}
+    ids = ", ".join(str(k["key_id"])[:100] for k in keys[:8])
+    where = f"a bundle (sha256 {str(b.get('sha256'))[:80]}" + (f", log {str(ev['origin'])[:200]})" if
+                                                                ev.get("origin") else ")")
+    if trust == "pinned" and sources == {PINNED}:
+        return Check("evidence", True, f"{where} verified with {ids} {PINNED}")
+    if trust == "shipped" and sources == {SHIPPED}:
+        return Check("evidence", True, f"{where} verified only with {ids} {SHIPPED} (--trust-bundle-keys): anyone "
+                                       "can make a bundle that holds with the keys it ships")
+    return Check("evidence", False, f"{where}: its trust {str(trust)[:40]!r} is not what its keys say")
 
 
 def _signature_check(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str) -> Check:
