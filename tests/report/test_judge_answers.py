@@ -4,13 +4,17 @@ JSON), bound to its own pair. Real judge processes (small Python scripts), no mo
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from g6.demo.site import LocalSite, Reply
 from g6.ledger.receipts import canonical_json
 from g6.report.judge import MAX_DEPTH, ask_judge
+from tests.report.check_helpers import QUOTE, article, cite, g6, report_of, write_report
 
 
 def _pairs(n: int) -> list[tuple[int, dict[str, object]]]:
@@ -80,3 +84,21 @@ def test_an_answer_that_echoes_another_pairs_n_answers_no_pair(tmp_path: Path) -
     assert [o.answer["n"] if o.answer else o.error for o in got.values()] == \
         [1, "judge_garbage", "judge_garbage", "judge_garbage", 5]
     assert "not this pair's n=2" in got[1].message
+
+
+def test_a_file_name_or_judge_argument_that_is_not_utf8_is_shown_escaped_and_the_result_signed(
+        tmp_path: Path, site: Callable[..., LocalSite]) -> None:
+    """A report whose file name has a byte that is not UTF-8, and a judge given such an argument: Python reads
+    each as a lone surrogate, which RFC 8785 cannot sign (internal error, exit 70, the result lost, before the
+    fix). The result shows them escaped, is signed, and verifies."""
+    s = site({"/a": Reply(body=article(QUOTE)), "/robots.txt": Reply(404)})
+    name = os.fsdecode(b"r\xff.json")
+    write_report(tmp_path / name, report_of(cite(s.url("/a"), QUOTE)))
+    argv = _script(tmp_path, "    print(json.dumps({'label': 'supports', 'n': n}), flush=True)\n")
+    judge = " ".join([*argv, os.fsdecode(b"\xfe")])
+    r = g6(tmp_path / "home", "report", "check", name, "--judge", judge, "-o", "result.json", "--json")
+    assert r.returncode == 0, r.stderr[-300:]
+    result = json.loads(r.stdout)
+    assert result["report"]["name"] == "r\\udcff.json" and result["judge"]["command"].endswith("\\udcfe")
+    assert result["citations"][0]["judge"]["opinion"]["label"] == "supports"
+    assert g6(tmp_path / "home", "report", "verify", "result.json").returncode == 0

@@ -154,9 +154,12 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
         fail_on(e)
     pinned = _pinned(keys)
 
-    inputs = CheckInputs(report, Path(report_path).name if report_path != "-" else "-",
+    # the name and the judge's command as the result shows them: a byte that is not UTF-8 in a file name or an
+    # argument (read as a lone surrogate) is written as its escape, so the result can be signed (RFC 8785)
+    inputs = CheckInputs(report, _text(Path(report_path).name) if report_path != "-" else "-",
                          "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, bundle_path, pinned,
-                         trust_bundle_keys, run_id, mapped, argv, judge_cmd, judge_timeout, workers,
+                         trust_bundle_keys, run_id, mapped, argv, _text(judge_cmd) if judge_cmd else None,
+                         judge_timeout, workers,
                          processes or min(os.cpu_count() or 1, workers))
     policy = c.policy() if not (receipts_only or bundle_path) else None
     html = None

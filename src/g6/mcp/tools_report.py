@@ -75,7 +75,8 @@ def report_check(ctx: ToolContext,
         got = normalise_source(base)
         if isinstance(got, Unusable) or source_kind(got.source) != "url":
             raise InputError(f"base {base[:80]!r} is not an http(s) URL")
-    inputs = CheckInputs(load_report(data, format, path.name, base), path.name,
+    name = path.name.encode("utf-8", "backslashreplace").decode("utf-8")  # no lone surrogate in a signed result
+    inputs = CheckInputs(load_report(data, format, name, base), name,
                          "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, run_id=run_id,
                          documents=mapped)
     with ctx.home() as ev:
