@@ -352,10 +352,7 @@ def test_a_model_report_whose_claim_is_not_the_text_at_its_offsets_is_refused() 
 
 
 
-# -- finding 23: a judge's answer taken for the next pair ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 23: a judge line that arrived before its pair was sent is taken as "
-                                       "that pair's answer: one extra line shifts every later opinion onto the "
-                                       "wrong citation")
+# -- finding 23 (fixed): a judge's answer taken for the next pair -----------------------------------------------------
 def test_a_judges_extra_line_is_not_taken_as_the_next_pairs_answer(tmp_path: Path) -> None:
     """The judge answers each pair with two lines (a chatty model, a wrapper that echoes). ``_Process.ask`` takes
     the first line in its buffer as the answer, so pair 2 gets the second line said about pair 1, pair 3 the

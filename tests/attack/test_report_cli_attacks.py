@@ -59,14 +59,11 @@ def test_a_report_with_citations_g6_could_not_check_does_not_exit_0(tmp_path: Pa
     assert r.returncode != 0 and result["exit_code"] != 0, result["figures"]
 
 
-# -- finding 17: a judge's answer that is JSON but not canonical JSON ----------------------------------------
+# -- finding 17 (fixed): a judge's answer that is JSON but not canonical JSON ----------------------------------------
 @pytest.mark.parametrize("answer", ['{"label": "supports", "score": NaN}', '{"label": "supports", "score": Infinity}',
                                     '{"label": "supports", "n": 123456789012345678901234567890}',
                                     '{"label": "supports\\ud800"}'],
                          ids=["nan", "infinity", "big_integer", "lone_surrogate"])
-@pytest.mark.xfail(strict=True, reason="finding 17: a judge answer with NaN, Infinity, an integer past 2**53 or a "
-                                       "lone surrogate escape is kept, then cannot be signed (RFC 8785): internal "
-                                       "error, exit 70, the result lost")
 def test_a_judge_answer_that_cannot_be_signed_is_a_typed_judge_error(tmp_path: Path, pages: LocalSite,
                                                                      answer: str) -> None:
     """Python's ``json.loads`` accepts ``NaN``, ``Infinity``, integers of any size and ``"\\ud800"``; the judge
@@ -127,10 +124,8 @@ def test_enormous_nesting_and_malformed_reports_are_input_errors(tmp_path: Path)
         assert r.returncode == 2 and b"Traceback" not in r.stderr and len(r.stderr.splitlines()) <= 3, r.stderr
 
 
-# -- finding 19: verify on a hostile result --------------------------------------------------------------------
+# -- finding 19 (fixed): verify on a hostile result -------------------------------------------------------------------
 @pytest.mark.parametrize("citation_id", [["c_1"], {"id": "c_1"}, 5], ids=["list", "object", "number"])
-@pytest.mark.xfail(strict=True, reason="finding 19: g6 report verify (and report bundle) crash with exit 70 on a "
-                                       "result whose citation_id is not a string")
 def test_verify_fails_closed_on_a_hostile_result_without_crashing(tmp_path: Path, citation_id: object) -> None:
     """A result is a file anyone can hand a grader. ``_manifest_check`` builds ``sorted({c["citation_id"] …})``
     before anything says a citation id is a string: a list or an object is unhashable, a number beside a
@@ -170,10 +165,8 @@ def test_an_edited_or_re_signed_result_does_not_verify(tmp_path: Path, site: Sit
     assert g6(home, "report", "verify", "forged.json", "--key", mine).returncode == 1
 
 
-# -- finding 20: an output path inside the home ----------------------------------------------------------------
+# -- finding 20 (fixed): an output path inside the home ---------------------------------------------------------------
 @pytest.mark.parametrize("flag", ["-o", "--manifest", "--html"])
-@pytest.mark.xfail(strict=True, reason="finding 20: -o, --manifest and --html replace whatever file they name, the "
-                                       "home's own ledger database included: every receipt lost")
 def test_an_output_path_never_replaces_the_homes_ledger(tmp_path: Path, pages: LocalSite, flag: str) -> None:
     """``-o $G6_HOME/knowledge/ledger.sqlite`` (a slip of the shell, a script's variable) is accepted: the
     result is written beside it and renamed over it, and the home's ledger, every receipt it held, is gone
@@ -189,22 +182,25 @@ def test_an_output_path_never_replaces_the_homes_ledger(tmp_path: Path, pages: L
     assert r.returncode == 0 and json.loads(r.stdout)["ok"], r.stdout.decode()[-300:]
 
 
-def test_an_output_path_that_is_a_symlink_or_a_fifo_is_replaced_not_followed(tmp_path: Path,
-                                                                              pages: LocalSite) -> None:
-    """Defended: ``-o`` and ``--html`` naming a symbolic link replace the link (its target is untouched), and
-    naming a FIFO replace it (nothing blocks on a reader that never comes)."""
+def test_an_output_path_that_is_a_symlink_is_replaced_not_followed_and_a_fifo_is_refused(tmp_path: Path,
+                                                                                          pages: LocalSite) -> None:
+    """Defended: ``-o`` and ``--html`` naming a symbolic link replace the link (its target is untouched). A FIFO
+    (like a folder, a device or a socket) is not a file to replace: ``--manifest`` naming one is refused, exit 2,
+    one line, before anything is read (nothing blocks on a reader that never comes, the FIFO stays)."""
     report = one_citation(tmp_path, pages)
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
     (tmp_path / "link.json").symlink_to(target)
     (tmp_path / "link.html").symlink_to(target)
-    os.mkfifo(tmp_path / "fifo.json")
-    r = g6(tmp_path / "home", "report", "check", str(report), "-o", "link.json", "--html", "link.html",
-           "--manifest", "fifo.json", timeout=120)
+    r = g6(tmp_path / "home", "report", "check", str(report), "-o", "link.json", "--html", "link.html", timeout=120)
     assert r.returncode == 0, r.stderr
     assert target.read_text() == "keep me" and not (tmp_path / "link.json").is_symlink()
     assert json.loads((tmp_path / "link.json").read_text())["figures"]["quote_found"] == 1
-    assert json.loads((tmp_path / "fifo.json").read_text())["schema"] == "g6.manifest.v1"
+    os.mkfifo(tmp_path / "fifo.json")
+    seen = len(pages.requests)
+    r = g6(tmp_path / "home", "report", "check", str(report), "--manifest", "fifo.json", timeout=120)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and b"FIFO" in r.stderr, r.stderr
+    assert (tmp_path / "fifo.json").is_fifo() and len(pages.requests) == seen
 
 
 def test_a_citation_of_a_loopback_or_private_address_is_refused_and_receipted(tmp_path: Path,
@@ -223,10 +219,7 @@ def test_a_citation_of_a_loopback_or_private_address_is_refused_and_receipted(tm
     assert pages.requests == []
 
 
-# -- finding 21: the MCP tool's output path -------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 21: report_check over MCP writes its output to any path the agent "
-                                       "names (Path.write_text: in place, through symlinks), the home's ledger "
-                                       "included; the tool is annotated destructiveHint: false")
+# -- finding 21 (fixed): the MCP tool's output path -------------------------------------------------------------------
 def test_report_check_over_mcp_never_overwrites_the_homes_ledger(tmp_path: Path, pages: LocalSite) -> None:
     """An agent (or a page's prompt injection reaching it) calls ``report_check`` with ``output`` set to the
     home's ``knowledge/ledger.sqlite``: the tool truncates and rewrites it in place (``Path.write_text``,
@@ -244,7 +237,7 @@ def test_report_check_over_mcp_never_overwrites_the_homes_ledger(tmp_path: Path,
     assert r.returncode == 0 and json.loads(r.stdout)["ok"], r.stdout.decode()[-300:]
 
 
-# -- finding 22: how a bundle's keys were trusted ---------------------------------------------------------------
+# -- finding 22 (fixed): how a bundle's keys were trusted -------------------------------------------------------------
 @pytest.fixture
 def bundled(tmp_path: Path, pages: LocalSite) -> tuple[Path, Path, str]:
     home = tmp_path / "home"
@@ -255,9 +248,6 @@ def bundled(tmp_path: Path, pages: LocalSite) -> tuple[Path, Path, str]:
     return report, tmp_path / "evidence.zip", key
 
 
-@pytest.mark.xfail(strict=True, reason="finding 22: a result checked against a bundle does not say whether the "
-                                       "bundle was verified with a pinned key or with --trust-bundle-keys (its "
-                                       "own): the two results' evidence are the same")
 def test_a_result_says_how_the_bundles_keys_were_trusted(tmp_path: Path, bundled: tuple[Path, Path, str]) -> None:
     """With ``--trust-bundle-keys`` a bundle is verified with the keys it ships: anyone can make one that
     holds (a home of their own, any page they like, receipts signed by themselves). With ``--key`` it is

@@ -65,7 +65,7 @@ def test_check_writes_a_signed_result_a_manifest_and_a_page(tmp_path: Path, page
     assert '<mark class="good"' in page and "a hint, not support" in page
     v = g6(home, "report", "verify", "result.json", "--json")
     assert v.returncode == 0, v.stdout
-    assert [c["ok"] for c in json.loads(v.stdout)["checks"]] == [True] * 4
+    assert [c["ok"] for c in json.loads(v.stdout)["checks"]] == [True] * 5  # and evidence
 
 
 def test_a_result_that_was_changed_or_not_signed_fails_verify(tmp_path: Path, pages: LocalSite) -> None:

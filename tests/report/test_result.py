@@ -53,7 +53,7 @@ def test_the_result_is_its_schema_bounded_and_verifies(signed: dict, home: Evide
     assert signed["figures"]["claims_without_citations"] == 1 and signed["exit_code"] == 1
     checks = verify_result(signed, home.trusted(), "the home's")
     assert [(c.check, c.ok) for c in checks] == [("shape", True), ("signature", True), ("figures", True),
-                                                 ("manifest", True)]
+                                                 ("manifest", True), ("evidence", True)]
 
 
 @pytest.mark.parametrize("change", [

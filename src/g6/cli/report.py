@@ -14,9 +14,8 @@ from typing import Any, NoReturn
 import click
 
 from g6.cli.app import (
+    EXIT_FAILED,
     Ctx,
-    check_html_out,
-    check_out,
     cli,
     emit_json,
     fail,
@@ -26,8 +25,6 @@ from g6.cli.app import (
     progress,
     read_key,
     shown,
-    write_html,
-    write_out,
 )
 from g6.cli.options import json_option, quiet_option
 from g6.cli.words import counted
@@ -107,7 +104,8 @@ class _Tenths:
 @click.option("--judge-timeout", type=click.FloatRange(min=0.001), default=60.0, show_default=True,
               help="Seconds the judge has for each answer.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the signed result (schemas/report-check.v1) to this file.")
+              help="Write the signed result (schemas/report-check.v1) to this file (whole; never inside the "
+                   "evidence home, never over what is not a regular file).")
 @click.option("--manifest", "manifest_out", type=click.Path(path_type=Path), default=None,
               help="Write the signed manifest of the citations whose quotes were found to this file.")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
@@ -132,10 +130,10 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     report that cannot be read."""
     from g6.report.judge import judge_argv
 
-    for path, flag in ((output, "-o"), (manifest_out, "--manifest")):
+    protected = _protected(c)
+    for path, flag in ((output, "-o"), (manifest_out, "--manifest"), (html_out, "--html")):
         if path is not None:
-            check_out(path, flag)
-    check_html_out(html_out)
+            _check_output(path, protected, flag)
     argv = judge_argv(judge_cmd) if judge_cmd is not None else None
     if (keys or trust_bundle_keys) and bundle_path is None:
         fail("--key and --trust-bundle-keys are for --bundle")
@@ -156,9 +154,12 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
         fail_on(e)
     pinned = _pinned(keys)
 
-    inputs = CheckInputs(report, Path(report_path).name if report_path != "-" else "-",
+    # the name and the judge's command as the result shows them: a byte that is not UTF-8 in a file name or an
+    # argument (read as a lone surrogate) is written as its escape, so the result can be signed (RFC 8785)
+    inputs = CheckInputs(report, _text(Path(report_path).name) if report_path != "-" else "-",
                          "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, bundle_path, pinned,
-                         trust_bundle_keys, run_id, mapped, argv, judge_cmd, judge_timeout, workers,
+                         trust_bundle_keys, run_id, mapped, argv, _text(judge_cmd) if judge_cmd else None,
+                         judge_timeout, workers,
                          processes or min(os.cpu_count() or 1, workers))
     policy = c.policy() if not (receipts_only or bundle_path) else None
     html = None
@@ -177,7 +178,7 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
             from g6.export.report_html import render_report_check
 
             html = render_report_check(result, run.report.text)
-    _write_outputs(result, output, manifest_out, html_out, html)
+    _write_outputs(result, protected, output, manifest_out, html_out, html)
     if as_json:
         emit_json(result)
     else:
@@ -198,22 +199,55 @@ def _pinned(keys: tuple[str, ...]) -> list[Any]:
     return pinned
 
 
-def _write_outputs(result: dict[str, Any], output: Path | None, manifest_out: Path | None,
-                   html_out: Path | None, html: str | None) -> None:
+def _protected(c: Ctx) -> tuple[Path, ...]:
+    """The evidence home as files and folders (``--home``/``G6_HOME``, and a ledger or blob folder the settings
+    put elsewhere): no output of a report command is written there."""
+    from g6.report.outputs import home_paths
+
+    return home_paths(c.settings.home, c.settings.values)
+
+
+def _check_output(path: Path, protected: tuple[Path, ...], flag: str) -> None:
+    from g6.report.outputs import check_output
+
+    try:
+        check_output(path, protected, flag)
+    except G6Error as e:
+        fail_on(e)
+
+
+def _write(path: Path, text: str, protected: tuple[Path, ...], flag: str) -> None:
+    """One output written whole (checked again, a temporary file beside it, then a rename), or the command
+    ends: exit 2 for a path refused now, 1 for a write that failed (the old file is left as it was)."""
+    from g6.report.outputs import write_output
+
+    try:
+        write_output(path, text, protected, flag)
+    except G6Error as e:
+        fail_on(e)
+    except OSError as e:
+        fail(f"cannot write {flag} {path}: {e.strerror or e}", EXIT_FAILED)
+
+
+def _write_outputs(result: dict[str, Any], protected: tuple[Path, ...], output: Path | None,
+                   manifest_out: Path | None, html_out: Path | None, html: str | None) -> None:
     import json
 
     if output is not None:
-        write_out(output, json.dumps(result, indent=2, ensure_ascii=False) + "\n", "-o")
+        _write(output, json.dumps(result, indent=2, ensure_ascii=False) + "\n", protected, "-o")
+        info(f"wrote {output}")
     if manifest_out is not None:
-        from g6.cite.manifest import Manifest, save_manifest
+        from g6.cite.manifest import Manifest
 
         if result["manifest"] is None:
             info(f"g6: no quote was found in a page, so no manifest is written to {manifest_out}")
         else:
-            save_manifest(Manifest.from_json(result["manifest"]), manifest_out)
+            text = json.dumps(Manifest.from_json(result["manifest"]).to_json(), indent=2, ensure_ascii=False)
+            _write(manifest_out, text + "\n", protected, "--manifest")
             info(f"manifest: {manifest_out} ({counted(len(result['manifest']['citations']), 'citation')})")
     if html_out is not None and html is not None:
-        write_html(html_out, html)
+        _write(html_out, html, protected, "--html")
+        info(f"report: {html_out}")
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -244,6 +278,14 @@ def _print_result(result: dict[str, Any]) -> None:
                f"quote_not_found {f['quote_not_found']}, no_quote {f['no_quote']}, source_failed "
                f"{f['source_failed']}, redirected_elsewhere {f['redirected_elsewhere']}; sources {f['sources']} "
                f"({f['sources_failed']} failed); claims without citations {f['claims_without_citations']}")
+    ev = result["evidence"]
+    if ev["source"] == "bundle":  # how far the evidence can be trusted is part of the answer, not a diagnostic
+        b = ev["bundle"]
+        ids = ", ".join(k["key_id"] for k in b["keys"])
+        click.echo(shown(f"evidence: the bundle {b['sha256']}, its keys pinned with --key ({ids})"
+                         if b["trust"] == "pinned" else
+                         f"evidence: the bundle {b['sha256']}, verified only with the keys it ships ({ids}, "
+                         f"--trust-bundle-keys): anyone can make a bundle that holds with its own keys"))
     info(f"result {result['result_id']}, run {result['run_id']} (resume with --run {result['run_id']})")
 
 
@@ -273,13 +315,20 @@ def verify_cmd(c: Ctx, result_path: str, keys: tuple[str, ...], as_json: bool) -
         said = "a key this home trusts"
     checks = verify_result(result, trusted, said)
     ok = all(ch.ok for ch in checks)
-    if as_json:
-        emit_json({"ok": ok, "result_id": result.get("result_id"), "checks": [ch.to_json() for ch in checks]})
+    rid = result.get("result_id")
+    if as_json:  # the result's own words (its id, a key id in a detail) are untrusted: no lone surrogate is printed
+        emit_json({"ok": ok, "result_id": _text(rid) if isinstance(rid, str) else None,
+                   "checks": [{**ch.to_json(), "detail": _text(ch.detail)} for ch in checks]})
     else:
         for ch in checks:
             click.echo(shown(f"{ch.check:<10} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}"))
-        click.echo(f"result {str(result.get('result_id'))[:80]} {'holds' if ok else 'FAILED'}")
+        click.echo(shown(f"result {str(rid)[:80]} {'holds' if ok else 'FAILED'}"))
     sys.exit(0 if ok else 1)
+
+
+def _text(s: str) -> str:
+    """``s`` with any lone surrogate (a ``\\ud800`` escape in a hostile file) written as its escape."""
+    return s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @report_group.command("bundle", short_help="Bundle the evidence of a check result.")
@@ -300,7 +349,7 @@ def bundle_cmd(c: Ctx, result_path: str, output: Path, as_json: bool) -> None:
     from g6.report.bundled import result_receipts
     from g6.report.result import load_result, verify_result
 
-    check_out(output, "-o")
+    _check_output(output, _protected(c), "-o")
     data = _read_input(result_path, "the result", 512 * 1024 * 1024)
     try:
         result = load_result(data)

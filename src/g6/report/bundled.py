@@ -10,7 +10,9 @@ Read back, nothing is taken on trust: the bundle is first verified as ``g6 bundl
 checkpoint, history, index, every manifest citation) and refused whole if any of that fails; then each receipt
 is checked against the same keys (its signature) and the same checkpoint (its inclusion proof), and each body
 against its receipt's digests as it is read. The check then runs on those receipts as on a home's with
-``--receipts-only``: the same receipts give the same verdicts.
+``--receipts-only``: the same receipts give the same verdicts. The result records how the bundle's keys were
+trusted (``describe``): pinned by the grader, or only the bundle's own (``--trust-bundle-keys``), which anyone can
+make hold; ``g6 report verify`` says which.
 """
 
 from __future__ import annotations
@@ -77,6 +79,11 @@ class BundleEvidence:
         report = _refuse_unless_verified(path, keys, trust_bundle_keys)
         self.path = path
         self.trusted = {k.key_id: k.key for k in report.keys}
+        # how the keys were trusted goes into the signed result: a bundle verified with the keys it ships
+        # vouches for itself (anyone can make one that holds), one verified with a pinned key does not
+        self.trust = "pinned" if report.pinned else "shipped"
+        self.keys = [{"key_id": k.key_id, "source": k.source} for k in report.keys]
+        self.checkpoint_key: str | None = None
         self.origin_pin = next((k.origin for k in report.keys if k.origin), None)
         self.index = ReceiptIndex()
         self.receipts: dict[str, Receipt] = {}
@@ -107,7 +114,12 @@ class BundleEvidence:
         self._fp.close()
 
     def describe(self) -> dict[str, Any]:
-        return {"origin": self.origin, "bundle": {"sha256": self.sha256, "receipts": len(self.receipts)}}
+        """The evidence as the result records it: the bundle, how its keys were trusted (``pinned`` with --key,
+        or ``shipped`` inside it and taken with --trust-bundle-keys), each key and where it came from, and the
+        key that signed its checkpoint."""
+        return {"origin": self.origin, "bundle": {"sha256": self.sha256, "receipts": len(self.receipts),
+                                                  "trust": self.trust, "keys": self.keys,
+                                                  "checkpoint_key": self.checkpoint_key}}
 
     def _signer(self) -> tuple[Any, str]:
         for key in self.trusted.values():
@@ -120,6 +132,7 @@ class BundleEvidence:
 
     def _load(self, names: list[str]) -> None:
         key, origin = self._signer()
+        self.checkpoint_key = key.key_id
         placed: list[tuple[int, Receipt]] = []
         for name in names:
             rid = name.removeprefix("receipts/").removesuffix(".json")

@@ -14,16 +14,26 @@ span most like a quote that was not found: a hint) or ``most_similar`` (the pass
 citation without a quote: a hint). Citations without a claim or without a passage (a source that failed) are
 not judged.
 
+The answer must be I-JSON (RFC 7493), as the signed result it goes into is RFC 8785 canonical JSON: no ``NaN``
+or ``Infinity``, no number past a double's range, no integer past 2**53, no lone surrogate, nested at most
+``MAX_DEPTH`` deep. An answer is bound to its pair: pairs are asked one at a time, an answer that echoes ``n``
+(as a judge should) must echo its own pair's, and anything the program writes before a pair is sent (a second
+line about the pair before) answers no pair: that pair is ``judge_garbage`` and the program is started again,
+so one extra line never shifts the opinions onto the next citations. A judge that does not echo ``n`` is bound by
+order alone: an extra line that comes only after the next pair was sent cannot be told from that pair's answer.
+
 Whatever the program does, each pair gets an opinion or a typed error, never a crash of the check:
 ``judge_timeout`` (no answer line within the deadline: the program is stopped, and started again for the next
-pair), ``judge_crashed`` (it ended before answering), ``judge_garbage`` (a line that is not a JSON object with a
-string ``label``, or longer than ``MAX_ANSWER`` bytes), ``judge_not_started`` (it could not be started), and
-``judge_gave_up`` (after ``GIVE_UP`` pairs in a row timed out or crashed, the rest are not asked).
+pair), ``judge_crashed`` (it ended before answering), ``judge_garbage`` (a line that is not an I-JSON object with
+a string ``label``, longer than ``MAX_ANSWER`` bytes, another pair's answer, or written before its pair was sent),
+``judge_not_started`` (it could not be started), and ``judge_gave_up`` (after ``GIVE_UP`` pairs in a row timed out
+or crashed, the rest are not asked).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import selectors
 import shlex
@@ -41,6 +51,8 @@ from g6.report.verdicts import bounded
 MAX_ANSWER = 64 * 1024  # bytes of an answer line
 GIVE_UP = 3  # pairs in a row that timed out or crashed, after which the judge is not asked again
 PAIR_CHARS = 4_000  # characters of a claim, passage or quote handed over
+MAX_DEPTH = 32  # arrays and objects nested in an answer; deeper is garbage, well inside every encoder's recursion
+SAFE_INT = 2**53 - 1  # I-JSON's integers (RFC 7493 2.2): what RFC 8785 signs exactly
 
 
 def judge_argv(command: str) -> list[str]:
@@ -103,13 +115,38 @@ class _Process:
         os.set_blocking(self.out, False)
         os.set_blocking(self.inp, False)
         self.buffer = b""
+        self.out_of_step = False  # it said something no pair asked for: its next line may not be the next answer
 
-    def ask(self, line: bytes, deadline: float) -> Opinion:
+    def ask(self, line: bytes, n: Any, deadline: float) -> Opinion:
+        """The answer to the pair ``line`` (whose number is ``n``), bound to it: output already waiting before
+        the pair is sent, or an answer that echoes another pair's ``n``, answers no pair."""
+        if self._waiting():
+            self.out_of_step = True
+            return Opinion(error="judge_garbage", message="the judge wrote before this pair was sent (more than one "
+                                                          "line for an earlier pair): that line answers no pair")
         sel = selectors.DefaultSelector()
         try:
-            return self._ask(sel, line, deadline)
+            got = self._ask(sel, line, deadline)
         finally:
             sel.close()
+        said = got.answer.get("n", n) if got.answer is not None else n
+        if type(said) is not type(n) or said != n:
+            self.out_of_step = True
+            return Opinion(error="judge_garbage", message=f"the answer is for n={str(said)[:40]}, not this pair's "
+                                                          f"n={n}: it answers no pair")
+        return got
+
+    def _waiting(self) -> bool:
+        """Whether the program wrote anything before the next pair is sent (read without waiting)."""
+        while len(self.buffer) <= MAX_ANSWER:
+            try:
+                chunk = os.read(self.out, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:  # it closed its output: the ask says so
+                break
+            self.buffer += chunk
+        return bool(self.buffer)
 
     def _ask(self, sel: selectors.BaseSelector, line: bytes, deadline: float) -> Opinion:
         todo = memoryview(line)
@@ -159,13 +196,46 @@ class _Process:
                     pass
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _not_i_json(value: Any, depth: int = 0) -> str | None:
+    """What keeps ``value`` (as ``json.loads`` gave it) from being I-JSON, which the signed result's canonical
+    JSON (RFC 8785) requires, or None. Python's reader takes what RFC 8785 refuses: a number that is no double
+    (``1e400`` read as infinity), an integer past 2**53, a ``\\ud800`` escape read as a lone surrogate."""
+    if depth > MAX_DEPTH:
+        return f"nested more than {MAX_DEPTH} deep"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a string with a lone surrogate"
+        return None
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return None if -SAFE_INT <= value <= SAFE_INT else "an integer past 2**53"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "a number past the largest double"
+    items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+    for k, v in items:
+        why = (_not_i_json(k, depth + 1) if k is not None else None) or _not_i_json(v, depth + 1)
+        if why is not None:
+            return why
+    return None
+
+
 def _answer(line: bytes) -> Opinion:
     try:
-        d = json.loads(line)
-    except (ValueError, RecursionError):
-        return Opinion(error="judge_garbage", message=f"not JSON: {line[:80]!r}")
+        d = json.loads(line, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as e:
+        return Opinion(error="judge_garbage", message=f"not JSON ({str(e)[:80]}): {line[:80]!r}")
     if not isinstance(d, dict) or not isinstance(d.get("label"), str):
         return Opinion(error="judge_garbage", message="not a JSON object with a string label")
+    why = _not_i_json(d)
+    if why is not None:  # it could not be signed in the result: the pair's error, never the check's crash
+        return Opinion(error="judge_garbage", message=f"not I-JSON (RFC 7493): {why}")
     return Opinion(answer=d)
 
 
@@ -189,8 +259,9 @@ def ask_judge(argv: list[str], items: list[tuple[int, dict[str, Any]]], timeout:
                     in_a_row += 1
                     continue
             line = json.dumps(pair, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
-            got = proc.ask(line, time.monotonic() + timeout)
-            if got.error in ("judge_timeout", "judge_crashed") or (got.error == "judge_garbage" and proc.buffer):
+            got = proc.ask(line, pair.get("n"), time.monotonic() + timeout)
+            if got.error in ("judge_timeout", "judge_crashed") or proc.out_of_step or \
+                    (got.error == "judge_garbage" and proc.buffer):
                 proc.stop()  # out of step with its answers, or not answering: a new one for the next pair
                 proc = None
             in_a_row = in_a_row + 1 if got.error in ("judge_timeout", "judge_crashed") else 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,6 +33,7 @@ from g6.ledger.receipts import (
     new_receipt_id,
     utc_now,
 )
+from g6.prove.bundle_report import PINNED, SHIPPED
 from g6.report.check import CheckRun, iter_citations
 from g6.report.model import ReportCitation
 from g6.report.verdicts import VERDICTS, Verdict, bounded, sha256_text
@@ -173,7 +174,7 @@ def load_result(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_RESULT:
         raise InputError(f"the result is {len(data):,} bytes; at most {MAX_RESULT:,} are read")
     try:
-        d = json.loads(data)
+        d = json.loads(data, parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:
         raise InputError(f"the result is not JSON: {str(e)[:200]}") from None
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
@@ -181,17 +182,35 @@ def load_result(data: bytes) -> dict[str, Any]:
     return d
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _shape(d: Mapping[str, Any]) -> str | None:
-    """What is wrong with the result's shape, or None."""
+    """What is wrong with the result's shape, or None: every field the checks below read is of its type, so a
+    hostile result fails a check and never crashes one."""
     cites = d.get("citations")
     if not isinstance(cites, list) or not all(isinstance(c, dict) for c in cites):
         return "citations is not a list of objects"
-    bad = [i for i, c in enumerate(cites) if c.get("verdict") not in VERDICTS]
-    if bad:
-        return f"citation {bad[0]} has no known verdict"
+    for i, c in enumerate(cites):
+        if not isinstance(c.get("verdict"), str) or c["verdict"] not in VERDICTS:
+            return f"citation {i} has no known verdict"
+        if not isinstance(c.get("citation_id"), str | None):
+            return f"citation {i}'s citation_id is not a string"
     if not isinstance(d.get("figures"), dict) or not isinstance(d.get("result_id"), str):
         return "figures or result_id missing"
+    if not isinstance(d.get("manifest"), dict | None) or not isinstance(d.get("signature"), dict | None):
+        return "manifest or signature is not an object"
     return None
+
+
+def _guarded(name: str, check: Callable[[], Check]) -> Check:
+    """``check()``, or its failure when the result holds what it cannot read (a value RFC 8785 cannot put in
+    canonical JSON, nesting past the recursion limit, a field of another type): fails closed, never a crash."""
+    try:
+        return check()
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+        return Check(name, False, f"unreadable: {type(e).__name__}: {str(e)[:160]}")
 
 
 def _figures_check(d: Mapping[str, Any]) -> Check:
@@ -232,7 +251,42 @@ def verify_result(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str
     shape = _shape(d)
     if shape is not None:
         return [Check("shape", False, shape)]
-    checks = [Check("shape", True, "")]
+    return [Check("shape", True, ""), _guarded("signature", lambda: _signature_check(d, keys, said)),
+            _guarded("figures", lambda: _figures_check(d)), _guarded("manifest", lambda: _manifest_check(d, keys)),
+            _guarded("evidence", lambda: _evidence_check(d))]
+
+
+def _evidence_check(d: Mapping[str, Any]) -> Check:
+    """What the verdicts rest on, said: the home's own receipts, or a bundle and how its keys were trusted. A
+    bundle's keys pinned with --key are the publisher's; keys the bundle ships (--trust-bundle-keys) vouch for
+    themselves, which holds but is said. A bundle whose trust the result does not record, or records against
+    its keys, fails: nothing says the evidence was the publisher's."""
+    ev = d.get("evidence")
+    if not isinstance(ev, dict) or ev.get("source") not in ("home", "bundle"):
+        return Check("evidence", False, "the result does not say where its evidence came from")
+    if ev["source"] == "home":
+        log = f" (log {str(ev['origin'])[:200]})" if ev.get("origin") else ""
+        return Check("evidence", True, f"the receipts of the home that signed it{log}")
+    b = ev.get("bundle")
+    keys = b.get("keys") if isinstance(b, dict) else None
+    if not isinstance(keys, list) or not keys or not all(
+            isinstance(k, dict) and isinstance(k.get("key_id"), str) and k.get("source") in (PINNED, SHIPPED)
+            for k in keys):
+        return Check("evidence", False, "a bundle whose keys the result does not name: how they were trusted is "
+                                        "not recorded")
+    trust, sources = b.get("trust"), {k["source"] for k in keys}
+    ids = ", ".join(str(k["key_id"])[:100] for k in keys[:8])
+    where = f"a bundle (sha256 {str(b.get('sha256'))[:80]}" + (f", log {str(ev['origin'])[:200]})" if
+                                                                ev.get("origin") else ")")
+    if trust == "pinned" and sources == {PINNED}:
+        return Check("evidence", True, f"{where} verified with {ids} {PINNED}")
+    if trust == "shipped" and sources == {SHIPPED}:
+        return Check("evidence", True, f"{where} verified only with {ids} {SHIPPED} (--trust-bundle-keys): anyone "
+                                       "can make a bundle that holds with the keys it ships")
+    return Check("evidence", False, f"{where}: its trust {str(trust)[:40]!r} is not what its keys say")
+
+
+def _signature_check(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str) -> Check:
     sig = d.get("signature")
     try:
         signature = Signature(sig["alg"], sig["key_id"], sig["value"]) if sig is not None else None
@@ -243,7 +297,4 @@ def verify_result(d: Mapping[str, Any], keys: Mapping[str, VerifyKey], said: str
         why = f"signed by {signature.key_id} ({said})"
     elif not keys:
         why = f"{why}; no key to check it with ({said})"
-    checks.append(Check("signature", ok, why))
-    checks.append(_figures_check(d))
-    checks.append(_manifest_check(d, keys))
-    return checks
+    return Check("signature", ok, why)
