@@ -28,6 +28,8 @@ from g6.adapters.browser.launch import BrowserInfo, BrowserProcess
 ENDINGS = ("settled", "deadline", "scroll_limit", "subrequest_limit", "byte_limit", "navigation_failed",
            "renderer_crashed", "browser_crashed", "browser_hung")
 BROKEN = ("renderer_crashed", "browser_crashed", "browser_hung")  # the browser is closed after these
+MAX_DIALOGS_KEPT = 10  # dialogs named in the capture (each one is dismissed and counted)
+MAX_DIALOG_MESSAGE = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,8 @@ class RenderResult:
     idents: list[Any] = field(default_factory=list)  # fetch's handle on each request, in answer order
     navigations: list[Navigation] = field(default_factory=list)  # the top frame's requests
     message: str = ""
+    dialogs: int = 0  # alert/confirm/prompt/beforeunload dialogs the page opened, each dismissed
+    dialogs_seen: list[dict[str, str]] = field(default_factory=list)  # the first MAX_DIALOGS_KEPT: type, message
 
     @property
     def broken(self) -> bool:
@@ -88,6 +92,8 @@ class _Targets:
         self.loaded = threading.Event()
         self.crashed: str | None = None
         self.page_lockdown = True
+        self.dialogs = 0
+        self.dialogs_seen: list[dict[str, str]] = []
 
     def on_event(self, method: str, params: dict[str, Any], session: str | None) -> None:
         if method == "Fetch.requestPaused":
@@ -111,10 +117,24 @@ class _Targets:
                 _submit(self.icpt, self._setup_other, info, sid, waiting, info.get("browserContextId") == self.context)
         elif method == "Page.loadEventFired" and session is not None and session == self.page_session():
             self.loaded.set()
+        elif method == "Page.javascriptDialogOpening" and session is not None:
+            self._dismiss(params, session)
         elif method == "Inspector.targetCrashed" and session is not None and session == self.page_session():
             self._crash(session)
         elif method == "Target.detachedFromTarget" and params.get("targetId") == self.page_target:
             self._crash(self.page_session())
+
+    def _dismiss(self, params: dict[str, Any], session: str) -> None:
+        """A dialog (alert, confirm, prompt, beforeunload) blocks its page's scripts until answered: it is
+        dismissed at once, as a reader closing it would (confirm false, prompt null, beforeunload: stay), and
+        noted. Posted, not awaited: this runs on the reader thread."""
+        with self.attached:
+            self.dialogs += 1
+            if len(self.dialogs_seen) < MAX_DIALOGS_KEPT:
+                self.dialogs_seen.append({"type": str(params.get("type") or "")[:20],
+                                          "message": str(params.get("message") or "")[:MAX_DIALOG_MESSAGE]})
+        with contextlib.suppress(BrowserError):
+            self.b.cdp.post("Page.handleJavaScriptDialog", {"accept": False}, session=session)
 
     def _crash(self, session: str | None) -> None:
         self.crashed = self.crashed or "renderer_crashed"
@@ -248,6 +268,8 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
                 result.ended, result.message = "browser_hung", f"the capture's context would not close: {e}"
         dispatch.current = None
         icpt.close()
+        if targets is not None:
+            result.dialogs, result.dialogs_seen = targets.dialogs, list(targets.dialogs_seen)
         result.counts, result.idents, result.navigations = icpt.counts, icpt.idents, icpt.navigations
         result.render_ms = int((clock() - t0) * 1000)
     return result

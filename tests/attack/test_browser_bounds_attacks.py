@@ -39,8 +39,6 @@ def pool() -> Iterator[BrowserPool]:
 
 
 # -- finding 10: a dialog ends the capture as a hung browser ----------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 10: alert(), confirm() and prompt() block the page; the capture ends "
-                                       "browser_hung with nothing kept and the healthy browser is thrown away")
 @pytest.mark.parametrize("dialog", ["alert('Welcome!')", "confirm('Are you sure?')", "prompt('Your name?')"],
                          ids=["alert", "confirm", "prompt"])
 def test_a_dialog_does_not_end_the_capture(home: EvidenceHome, dialog: str) -> None:

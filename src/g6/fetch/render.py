@@ -176,7 +176,8 @@ def shown_url(url: str | None) -> str | None:
     return u if len(u) <= MAX_SHOWN_URL else u[:MAX_SHOWN_URL - 1] + "…"
 
 
-def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None]) -> dict[str, Any]:
+def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None],
+                 secrets: tuple[str, ...] = ()) -> dict[str, Any]:
     """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``)."""
     subs = [i for i in r.idents if isinstance(i, _Sub)]
     d: dict[str, Any] = {
@@ -192,6 +193,10 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
     }
     if r.screenshot_clipped:
         d["screenshot_clipped"] = True
+    if r.dialogs:  # a dialog a reader would have seen (and closed): dismissed, and named here
+        d["dialogs"] = {"dismissed": r.dialogs,
+                        "seen": [{"type": x["type"], "message": redact_text(x["message"], secrets)}
+                                 for x in r.dialogs_seen]}
     return d
 
 
@@ -239,7 +244,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         allowlist=nav.allowlist if nav else AllowlistDecision("not_configured", None, pol.allowlist),
         outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
         detail=d, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
-        capture=capture_json(r, shown, refs))
+        capture=capture_json(r, shown, refs, secrets))
     text = r.text or ""
     docs: tuple[Document, ...] = ()
     if outcome is Outcome.OK and dom is not None:
