@@ -73,6 +73,12 @@ class RenderResult:
     navigations: list[Navigation] = field(default_factory=list)  # the top frame's requests
     message: str = ""
     dialogs: int = 0  # alert/confirm/prompt/beforeunload dialogs the page opened, each dismissed
+    # the document the top frame showed when the capture was taken: its URL as the browser committed it
+    # (an error page: the URL it could not show), None when nothing committed after the page's own request;
+    # ``committed`` is the top-frame request whose answer it is (None: no request of the capture's was)
+    document_url: str | None = None
+    error_page: bool = False
+    committed: Navigation | None = None
     dialogs_seen: list[dict[str, str]] = field(default_factory=list)  # the first MAX_DIALOGS_KEPT: type, message
 
     @property
@@ -94,6 +100,8 @@ class _Targets:
         self.page_lockdown = True
         self.dialogs = 0
         self.dialogs_seen: list[dict[str, str]] = []
+        # each document the top frame committed: (its URL, whether an error page, top-frame requests answered by then)
+        self.commits: list[tuple[str, bool, int]] = []
 
     def on_event(self, method: str, params: dict[str, Any], session: str | None) -> None:
         if method == "Fetch.requestPaused":
@@ -119,6 +127,10 @@ class _Targets:
             self.loaded.set()
         elif method == "Page.javascriptDialogOpening" and session is not None:
             self._dismiss(params, session)
+        elif method == "Page.frameNavigated" and session is not None and session == self.page_session():
+            frame = params.get("frame") or {}
+            if frame.get("id") == self.page_target and not frame.get("parentId"):
+                self._committed(frame)
         elif method == "Inspector.targetCrashed" and session is not None and session == self.page_session():
             self._crash(session)
         elif method == "Target.detachedFromTarget" and params.get("targetId") == self.page_target:
@@ -135,6 +147,33 @@ class _Targets:
                                           "message": str(params.get("message") or "")[:MAX_DIALOG_MESSAGE]})
         with contextlib.suppress(BrowserError):
             self.b.cdp.post("Page.handleJavaScriptDialog", {"accept": False}, session=session)
+
+    def _committed(self, frame: dict[str, Any]) -> None:
+        """The top frame committed a document. Its answer was handed over before the commit, so it is among the
+        top-frame requests answered by now; the tab's first, empty document (before any request) is not one."""
+        answered = len(self.icpt.navigations)
+        if not answered:
+            return
+        unreachable = frame.get("unreachableUrl")
+        if isinstance(unreachable, str) and unreachable:
+            url, error = unreachable, True
+        else:
+            url, error = str(frame.get("url") or "") + str(frame.get("urlFragment") or ""), False
+        with self.attached:
+            self.commits.append((url, error, answered))
+
+    def committed(self, navigations: list[Navigation]) -> tuple[str | None, bool, Navigation | None]:
+        """The document the top frame shows now: its URL, whether an error page, and the request it is the answer
+        of (the last one of that URL answered before it committed; a navigation the browser asked for and never
+        showed, such as a download or a 204, is not it)."""
+        with self.attached:
+            if not self.commits:
+                return None, False, None
+            url, error, answered = self.commits[-1]
+        for nav in reversed(navigations[:answered]):
+            if nav.url == url:
+                return url, error, nav
+        return url, error, None
 
     def _crash(self, session: str | None) -> None:
         self.crashed = self.crashed or "renderer_crashed"
@@ -247,6 +286,8 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
         targets.page_lockdown = lim.page_lockdown
         dispatch.current = targets
         _load(browser, url, lim, icpt, targets, result, t0, clock)
+        # the document is the one committed when the snapshot begins (requests stopped: no new one is answered)
+        result.document_url, result.error_page, result.committed = targets.committed(icpt.navigations)
         if not result.broken and result.ended != "navigation_failed":
             _snapshot(browser, lim, targets, result)
     except BrowserError as e:
@@ -271,6 +312,8 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
         if targets is not None:
             result.dialogs, result.dialogs_seen = targets.dialogs, list(targets.dialogs_seen)
         result.counts, result.idents, result.navigations = icpt.counts, icpt.idents, icpt.navigations
+        if targets is not None and (result.broken or result.ended == "navigation_failed"):
+            result.document_url, result.error_page, result.committed = targets.committed(result.navigations)
         result.render_ms = int((clock() - t0) * 1000)
     return result
 

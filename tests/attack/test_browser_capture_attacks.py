@@ -129,8 +129,6 @@ def test_a_404_page_captured_is_not_found_and_cite_refuses_it(home: EvidenceHome
         cite_web(home, c.result.receipt_id, quote="No such article on this site.")
 
 
-@pytest.mark.xfail(strict=True, reason="finding 5: the capture's outcome is the last top-frame request's, committed or "
-                                       "not: a 404 page that starts a download is receipted ok/200")
 @pytest.mark.parametrize("target", ["/file.bin", "/nothing"], ids=["download", "no_content"])
 def test_a_navigation_that_never_commits_does_not_change_what_the_capture_says(
         home: EvidenceHome, pool: BrowserPool, target: str) -> None:

@@ -38,3 +38,25 @@ def test_a_page_without_a_dialog_names_none(home: EvidenceHome, client: CheckedC
     r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=10))
     cap = home.ledger.get(r.receipt_id).capture
     assert cap is not None and "dialogs" not in cap
+
+
+def test_the_document_shown_decides_the_outcome_and_its_requests_are_the_hops(
+        home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site) -> None:
+    """Both sides of the rule: a script navigation that commits (to a 404) is the capture's document; one the
+    browser never shows (a download) is a resource of the capture, not its document nor a hop."""
+    go = b"<p>Zqfirst.</p><script>setTimeout(() => { location.href = '%s'; }, 50);</script>"
+    s = site({"/": Reply(body=go % b"/gone"), "/dl": Reply(body=go % b"/file.bin"),
+              "/gone": Reply(404, b"<p>Zqgone.</p>"), "/robots.txt": ROBOTS,
+              "/file.bin": Reply(body=b"\x00 a file", content_type="application/octet-stream")})
+    lim = RenderLimits(deadline=10, quiet=1)
+    moved = home.ledger.get(fetch_rendered(home, client, pool, s.url("/"), limits=lim).receipt_id)
+    assert (moved.outcome, moved.http_status) == ("not_found", 404)
+    assert [h.url for h in moved.hops] == [s.url("/"), s.url("/gone")]
+
+    stayed = home.ledger.get(fetch_rendered(home, client, pool, s.url("/dl"), limits=lim).receipt_id)
+    assert (stayed.outcome, stayed.http_status) == ("ok", 200)
+    assert [h.url for h in stayed.hops] == [s.url("/dl")]
+    subs = {str(e.receipt.request["url"]): e.receipt for e in home.ledger.entries()
+            if e.receipt.links.get("capture") == stayed.receipt_id}
+    assert subs[s.url("/file.bin")].outcome == "ok"
+    assert {x["receipt_id"] for x in (stayed.capture or {})["resources"]} >= {subs[s.url("/file.bin")].receipt_id}

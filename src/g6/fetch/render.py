@@ -34,6 +34,7 @@ from g6.adapters.browser import (
     SubResponse,
     render,
 )
+from g6.adapters.browser.intercept import Navigation
 from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.interstitial import Interstitial, detect
@@ -147,12 +148,30 @@ def _put(store: BlobBackend, data: bytes | None) -> BlobRef | None:
         return w.commit()
 
 
+def _document_nav(r: RenderResult) -> tuple[Navigation | None, list[Navigation]]:
+    """The top-frame request whose answer is the document the capture shows, and the top-frame requests up to it
+    (the capture receipt's hops). A navigation the browser asked for and never showed (a download, a 204, one
+    still loading when the capture was taken) is a resource of the capture, not its document. When no document
+    committed at all, the last top-frame request stands for it (a 204 to the page's own request)."""
+    if r.committed is not None:
+        at = next(i for i in range(len(r.navigations) - 1, -1, -1) if r.navigations[i] is r.committed)
+        return r.committed, r.navigations[:at + 1]
+    if r.document_url is None and r.navigations:
+        return r.navigations[-1], list(r.navigations)
+    return None, list(r.navigations)
+
+
 def _document_outcome(r: RenderResult) -> tuple[Outcome, str, Receipt | None]:
-    """The capture's outcome: the broken browser's, else the page's last top-frame read's, refined by the text."""
-    nav = r.navigations[-1].ident if r.navigations else None
-    receipt = nav.receipt if isinstance(nav, _Sub) else None
+    """The capture's outcome: the broken browser's, else the read of the document the top frame shows (not the
+    last top-frame request's: one that never committed describes nothing shown), refined by the text."""
+    nav, _ = _document_nav(r)
+    receipt = nav.ident.receipt if nav is not None and isinstance(nav.ident, _Sub) else None
     if r.broken:
         return Outcome.PARSE_FAILED, r.ended, receipt
+    if receipt is None and r.document_url is not None:
+        # the top frame shows a document no read of the capture's answered (an error page for a request past a
+        # limit, or one the browser made up): nothing of it is evidence
+        return Outcome.UNREACHABLE, "document_not_read", None
     if receipt is None:
         return Outcome.UNREACHABLE, r.ended if r.ended != "settled" else "no_document", None
     outcome = Outcome(receipt.outcome)
@@ -218,9 +237,11 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         r = render(b, url, fetcher, lim)
         if r.broken:
             pool.discard(b)
+    outcome, reason, nav = _document_outcome(r)
+    if reason == "document_not_read":  # nothing of a document no read answered is kept
+        r.dom = r.text = r.screenshot = None
     refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8", "replace") if r.text else None),
             "screenshot": _put(store, r.screenshot)}
-    outcome, reason, nav = _document_outcome(r)
     wall = None
     if outcome in (Outcome.OK, Outcome.EMPTY) and r.dom is not None:
         wall = detect(r.dom, status=nav.http_status if nav else None, final_url=r.final_url, content_type=HTML_UTF8)
@@ -228,7 +249,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     req: dict[str, Any] = dict(request) if request is not None else {"url": shown, "extract": extract, "render": True}
     if request is None and pol.max_bytes is not None:
         req["max_bytes"] = pol.max_bytes
-    hops = tuple(Hop(h.url, h.status, h.connected_address) for n in r.navigations if isinstance(n.ident, _Sub)
+    hops = tuple(Hop(h.url, h.status, h.connected_address) for n in _document_nav(r)[1] if isinstance(n.ident, _Sub)
                  for h in (n.ident.receipt.hops or (Hop(n.ident.receipt.request["url"], None, None),)))
     d: dict[str, Any] = {"content_type": HTML_UTF8} if refs["dom"] is not None else {}
     if reason:
