@@ -62,7 +62,7 @@ class RenderResult:
     height: int
     started: float  # time.time() when the render began
     render_ms: int = 0
-    final_url: str | None = None
+    location: str | None = None  # the page's location.href when captured (a script may have set it: replaceState)
     title: str | None = None
     dom: bytes | None = None  # UTF-8 HTML
     text: str | None = None
@@ -452,7 +452,7 @@ def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, res
     sid, target = targets.page_session(), targets.page_target
     assert sid is not None and target is not None
     world = _world(cdp, sid, target, to)  # a new one: a navigation since the load replaced the old
-    result.final_url = _eval(cdp, sid, world, page_js.LOCATION, to)
+    result.location = _eval(cdp, sid, world, page_js.LOCATION, to)
     title = _eval(cdp, sid, world, "document.title", to)
     result.title = title[:1000] if isinstance(title, str) and title.strip() else None
     pairs, roots = _closed_roots(cdp, sid, world, to)

@@ -150,8 +150,6 @@ def test_a_navigation_that_never_commits_does_not_change_what_the_capture_says(
 
 
 # -- finding 6: a URL never fetched, named as the page's --------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 6: history.replaceState makes the receipt's final_url a URL never "
-                                       "fetched")
 def test_the_receipts_final_url_is_a_url_that_was_fetched(home: EvidenceHome, pool: BrowserPool) -> None:
     """The page at /a calls ``history.replaceState(null, "", "/official/statement?id=7")``. The capture receipt's
     ``final_url`` (and the cited document's URL) becomes http://site.example/official/statement?id=7, a URL g6

@@ -60,3 +60,18 @@ def test_the_document_shown_decides_the_outcome_and_its_requests_are_the_hops(
             if e.receipt.links.get("capture") == stayed.receipt_id}
     assert subs[s.url("/file.bin")].outcome == "ok"
     assert {x["receipt_id"] for x in (stayed.capture or {})["resources"]} >= {subs[s.url("/file.bin")].receipt_id}
+
+
+def test_the_final_url_is_the_url_read_and_the_address_a_script_showed_is_kept_apart(
+        home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site) -> None:
+    page = b"<p>Zqpage a.</p><script>history.pushState(null, '', '/shown/elsewhere?x=1');</script>"
+    s = site({"/a": Reply(body=page), "/b": Reply(body=b"<p>Zqpage b.</p>"), "/robots.txt": ROBOTS})
+    lim = RenderLimits(deadline=10)
+    r = fetch_rendered(home, client, pool, s.url("/a"), limits=lim)
+    receipt = home.ledger.get(r.receipt_id)
+    assert receipt.final_url == s.url("/a") == r.documents[0].url
+    assert receipt.capture is not None and receipt.capture["final_url"] == s.url("/a")
+    assert receipt.capture["location_url"] == s.url("/shown/elsewhere?x=1")
+    plain = home.ledger.get(fetch_rendered(home, client, pool, s.url("/b"), limits=lim).receipt_id)
+    assert plain.capture is not None and plain.final_url == plain.capture["final_url"] == s.url("/b")
+    assert "location_url" not in plain.capture

@@ -196,12 +196,15 @@ def shown_url(url: str | None) -> str | None:
 
 
 def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None],
-                 secrets: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``)."""
+                 secrets: tuple[str, ...] = (), final_url: str | None = None) -> dict[str, Any]:
+    """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``). ``final_url``
+    is the URL of the read whose answer is the document shown; the address the page showed, when a script made it
+    another (``history.replaceState``, ``pushState``), is ``location_url``, never read."""
     subs = [i for i in r.idents if isinstance(i, _Sub)]
+    location = shown_url(redact_text(r.location, secrets) if r.location else None)
     d: dict[str, Any] = {
         "page_url": page_url,
-        "final_url": shown_url(r.final_url),
+        "final_url": final_url,
         "engine": r.info.to_json(),
         "viewport": {"width": r.width, "height": r.height},
         "render_ms": r.render_ms,
@@ -212,6 +215,8 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
     }
     if r.screenshot_clipped:
         d["screenshot_clipped"] = True
+    if location is not None and location != final_url and r.dom is not None:
+        d["location_url"] = location
     if r.dialogs:  # a dialog a reader would have seen (and closed): dismissed, and named here
         d["dialogs"] = {"dismissed": r.dialogs,
                         "seen": [{"type": x["type"], "message": redact_text(x["message"], secrets)}
@@ -238,13 +243,16 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         if r.broken:
             pool.discard(b)
     outcome, reason, nav = _document_outcome(r)
+    # the receipt's final_url is the URL g6 read the document shown from (the checked read's), never the address a
+    # script gave the page afterwards
+    final_url = nav.final_url if nav is not None else None
     if reason == "document_not_read":  # nothing of a document no read answered is kept
         r.dom = r.text = r.screenshot = None
     refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8", "replace") if r.text else None),
             "screenshot": _put(store, r.screenshot)}
     wall = None
     if outcome in (Outcome.OK, Outcome.EMPTY) and r.dom is not None:
-        wall = detect(r.dom, status=nav.http_status if nav else None, final_url=r.final_url, content_type=HTML_UTF8)
+        wall = detect(r.dom, status=nav.http_status if nav else None, final_url=final_url, content_type=HTML_UTF8)
     shown = redact_text(url, secrets)
     req: dict[str, Any] = dict(request) if request is not None else {"url": shown, "extract": extract, "render": True}
     if request is None and pol.max_bytes is not None:
@@ -260,16 +268,16 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     dom = refs["dom"]
     receipt = Receipt(
         receipt_id=capture_id, kind=kind, source="web", request=req,
-        final_url=shown_url(r.final_url) if r.final_url and r.final_url.startswith(("http:", "https:")) else None,
+        final_url=final_url,
         hops=hops, http_status=nav.http_status if nav else None, byte_count=dom.size if dom else 0,
         allowlist=nav.allowlist if nav else AllowlistDecision("not_configured", None, pol.allowlist),
         outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
         detail=d, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
-        capture=capture_json(r, shown, refs, secrets))
+        capture=capture_json(r, shown, refs, secrets, final_url))
     text = r.text or ""
     docs: tuple[Document, ...] = ()
     if outcome is Outcome.OK and dom is not None:
-        docs = (Document(url=r.final_url or url, content_type="text/html", blake3=dom.blake3, title=r.title,
+        docs = (Document(url=final_url or url, content_type="text/html", blake3=dom.blake3, title=r.title,
                          text=text if extract == "text" else None,
                          text_source="rendered" if extract == "text" else None,
                          instruction_flags=tuple(f.to_json() for f in flag_instructions(text))),)
