@@ -57,7 +57,7 @@ class RenderLimits:
 class RenderResult:
     url: str
     ended: str  # one of ENDINGS
-    info: BrowserInfo
+    info: BrowserInfo | None  # None: no browser was used (a URL refused before one started)
     width: int
     height: int
     started: float  # time.time() when the render began

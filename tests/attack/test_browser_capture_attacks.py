@@ -239,8 +239,6 @@ def test_a_file_url_is_refused_by_the_interception_and_nothing_of_it_is_kept(hom
     assert c.cap["dom"] is None and c.cap["text"] is None and c.cap["screenshot"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="finding 9: a non-http(s) URL given to --render is opened by the browser "
-                                       "(chrome:// pages, view-source: captured ok, data:) instead of refused")
 @pytest.mark.parametrize("url", ["chrome://version", "view-source:http://site.example/",
                                  "data:text/html,<p>Zqdata words</p>"], ids=["chrome", "view_source", "data"])
 def test_a_url_the_checked_client_refuses_is_not_opened_by_the_browser(home: EvidenceHome, pool: BrowserPool,

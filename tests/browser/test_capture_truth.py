@@ -4,11 +4,17 @@ capture receipt records of each fix."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
 
 from g6.adapters import CheckedClient
 from g6.adapters.browser import RenderLimits
 from g6.adapters.browser.pool import BrowserPool
+from g6.cli import cli
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.render import fetch_rendered
 from g6.home import EvidenceHome
@@ -75,3 +81,46 @@ def test_the_final_url_is_the_url_read_and_the_address_a_script_showed_is_kept_a
     plain = home.ledger.get(fetch_rendered(home, client, pool, s.url("/b"), limits=lim).receipt_id)
     assert plain.capture is not None and plain.final_url == plain.capture["final_url"] == s.url("/b")
     assert "location_url" not in plain.capture
+
+
+@pytest.mark.parametrize("url", ["chrome://version", "view-source:http://127.0.0.1/", "data:text/html,<p>x</p>",
+                                 "file:///etc/hostname", "javascript:alert(1)", "about:blank"])
+def test_render_refuses_a_url_that_is_not_http_before_any_browser_starts(tmp_path: Path, url: str) -> None:
+    """An input error (exit 2, refusal.v1 under --json), with nothing started, fetched or receipted; a raw read of the
+    same URL is receipted refused as before."""
+    r = CliRunner().invoke(cli, ["--home", str(tmp_path / "h"), "fetch", url, "--render", "--json"],
+                           env={"G6_CHROMIUM": str(tmp_path / "no-such-browser")})
+    assert r.exit_code == 2, r.output
+    out = json.loads(r.stdout)
+    assert (out["outcome"], out["code"]) == ("rejected", "G6_E_KNOWLEDGE_FETCH_INPUT")
+    assert "http and https pages only" in out["message"]
+
+
+def test_a_url_that_is_not_http_is_receipted_refused_without_a_browser(home: EvidenceHome, client: CheckedClient,
+                                                                       tmp_path: Path) -> None:
+    """The library's render of such a URL: refused (scheme) as the raw read is, no browser asked for (the pool here
+    can start none), no DOM, text or screenshot, engine null."""
+    with BrowserPool(1, executable=str(tmp_path / "no-such-browser")) as none:
+        r = fetch_rendered(home, client, none, "chrome://version", limits=RenderLimits(deadline=5))
+        assert none.started == 0
+    receipt = home.ledger.get(r.receipt_id)
+    assert (receipt.outcome, receipt.detail["reason"]) == ("refused", "scheme")
+    cap = receipt.capture
+    assert cap is not None and cap["engine"] is None and cap["resources"] == []
+    assert cap["dom"] is None and cap["text"] is None and cap["screenshot"] is None
+
+
+@pytest.mark.parametrize("target", ["'about:blank'", "URL.createObjectURL(new Blob(['<p>Zqmade up.</p>'], "
+                                                     "{type: 'text/html'}))"], ids=["about_blank", "blob"])
+def test_a_document_the_page_opens_that_is_not_http_is_refused_and_nothing_of_it_kept(
+        home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site, target: str) -> None:
+    """The page's script sends the top frame to a document no request answers (about:blank, a blob: URL of its own
+    making): the capture shows no read of g6's, so it is refused (scheme) and keeps no DOM, text or screenshot."""
+    page = f"<p>Zqreal.</p><script>setTimeout(() => {{ location.href = {target}; }}, 50);</script>".encode()
+    s = site({"/": Reply(body=page), "/robots.txt": ROBOTS})
+    r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=10, quiet=1))
+    receipt = home.ledger.get(r.receipt_id)
+    assert (receipt.outcome, receipt.detail["reason"]) == ("refused", "scheme"), receipt.detail
+    assert receipt.final_url is None and not r.documents
+    cap = receipt.capture
+    assert cap is not None and cap["dom"] is None and cap["text"] is None and cap["screenshot"] is None

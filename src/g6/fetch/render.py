@@ -20,6 +20,7 @@ transaction, the sub-resources' first, so the capture never names a receipt the 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -41,10 +42,11 @@ from g6.adapters.interstitial import Interstitial, detect
 from g6.adapters.outcomes import Outcome
 from g6.adapters.redact import redact_text
 from g6.adapters.untrusted import flag_instructions
-from g6.adapters.urls import redact_url
+from g6.adapters.urls import URLError, normalise_url, redact_url
 from g6.adapters.web import MAX_EXTRACT_BYTES, Document, PageRead
 from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
 from g6.fetch.shell import shell_verdict
+from g6.errors import FetchInputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import AllowlistDecision, Hop, Receipt, new_receipt_id
 from g6.store import BlobBackend, BlobRef
@@ -92,6 +94,11 @@ class _SubFetcher:
         with self._lock:
             self.receipts.append(r)
         return _Sub(r, req.url)
+
+    def taken(self) -> tuple[Receipt, ...]:
+        """The receipts of every request the page made, in the order they were made."""
+        with self._lock:
+            return tuple(self.receipts)
 
     def __call__(self, req: SubRequest) -> SubResponse:
         if req.method != "GET" or req.service_worker_script:
@@ -169,8 +176,11 @@ def _document_outcome(r: RenderResult) -> tuple[Outcome, str, Receipt | None]:
     if r.broken:
         return Outcome.PARSE_FAILED, r.ended, receipt
     if receipt is None and r.document_url is not None:
-        # the top frame shows a document no read of the capture's answered (an error page for a request past a
-        # limit, or one the browser made up): nothing of it is evidence
+        # the top frame shows a document no read of the capture's answered: one that is not http(s) (about:blank,
+        # a blob: or data: URL the page opened) is refused as the checked client refuses its scheme; an error page
+        # (a request past a limit) is unreachable. Nothing of either is evidence.
+        if not r.error_page and not r.document_url.startswith(("http:", "https:")):
+            return Outcome.REFUSED, "scheme", None
         return Outcome.UNREACHABLE, "document_not_read", None
     if receipt is None:
         return Outcome.UNREACHABLE, r.ended if r.ended != "settled" else "no_document", None
@@ -205,7 +215,7 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
     d: dict[str, Any] = {
         "page_url": page_url,
         "final_url": final_url,
-        "engine": r.info.to_json(),
+        "engine": r.info.to_json() if r.info is not None else None,
         "viewport": {"width": r.width, "height": r.height},
         "render_ms": r.render_ms,
         "ended": r.ended,
@@ -224,13 +234,37 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
     return d
 
 
+def url_refusal(url: str) -> tuple[Outcome, str, str] | None:
+    """Why the checked client would not read ``url`` itself (outcome, reason, message), or None: a URL that is
+    not http(s) (``chrome://``, ``view-source:``, ``data:``, ``file:``…) is never handed to the browser, which
+    would open it without a request g6 answers."""
+    try:
+        normalise_url(url)
+    except URLError as e:
+        return (Outcome.REFUSED if e.reason == "scheme" else Outcome.REJECTED), e.reason, str(e)
+    except (ValueError, UnicodeError, TypeError) as e:
+        return Outcome.REJECTED, "bad_url", f"unparseable URL: {str(e)[:200]}"
+    return None
+
+
+def check_render_url(url: str) -> None:
+    """``g6 fetch URL --render``: a URL the browser would be given but the checked client refuses is the user's
+    input error (before any browser starts)."""
+    why = url_refusal(url)
+    if why is not None and why[1] == "scheme":
+        scheme = url.split(":", 1)[0][:20] if ":" in url else "a relative URL"
+        raise FetchInputError(f"--render opens http and https pages only, not {scheme!r}")
+    if why is not None:
+        raise FetchInputError(f"--render: {why[2]}")
+
+
 def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool, url: str, *,
                    limits: RenderLimits | None = None, extract: str = "text", policy: FetchPolicy | None = None,
                    kind: str = "fetch", links: Mapping[str, Any] | None = None,
                    request: Mapping[str, Any] | None = None, detail: Mapping[str, Any] | None = None) -> PreparedRender:
     """Render ``url``; keep every sub-resource, the DOM, the text and the screenshot in ``store``; make the
     receipts (unsigned). ``request`` replaces the capture receipt's request and ``detail`` adds to its detail
-    (a re-check's)."""
+    (a re-check's). A URL the checked client refuses is receipted refused as a raw read is, no browser used."""
     lim = limits or RenderLimits()
     if not 1 <= lim.max_requests <= MAX_REQUESTS_LIMIT:
         raise ValueError(f"a render makes 1 to {MAX_REQUESTS_LIMIT} requests (its receipt lists each one)")
@@ -238,15 +272,24 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     capture_id = new_receipt_id()
     pol = policy or client.policy
     fetcher = _SubFetcher(store, client, pol, capture_id, secrets)
-    with pool.browser() as b:
-        r = render(b, url, fetcher, lim)
-        if r.broken:
-            pool.discard(b)
-    outcome, reason, nav = _document_outcome(r)
+    refused = url_refusal(url)
+    if refused is not None:
+        r = RenderResult(url, "navigation_failed", None, lim.width, lim.height, time.time(), message=refused[2])
+    else:
+        with pool.browser() as b:
+            r = render(b, url, fetcher, lim)
+            if r.broken:
+                pool.discard(b)
+    if refused is not None:
+        outcome, reason, nav = refused[0], refused[1], None
+    else:
+        outcome, reason, nav = _document_outcome(r)
+        if reason == "scheme" and r.document_url:
+            r.message = f"the page opened a document that is not http(s): {r.document_url.split(':', 1)[0][:20]}:"
     # the receipt's final_url is the URL g6 read the document shown from (the checked read's), never the address a
     # script gave the page afterwards
     final_url = nav.final_url if nav is not None else None
-    if reason == "document_not_read":  # nothing of a document no read answered is kept
+    if reason in ("document_not_read", "scheme"):  # nothing of a document no read answered is kept
         r.dom = r.text = r.screenshot = None
     refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8", "replace") if r.text else None),
             "screenshot": _put(store, r.screenshot)}
@@ -274,20 +317,24 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
         detail=d, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
         capture=capture_json(r, shown, refs, secrets, final_url))
+    return PreparedRender((*fetcher.taken(), receipt), _page_read(r, receipt, dom, url, extract, reason),
+                          r, shown, refs["text"], wall)
+
+
+def _page_read(r: RenderResult, receipt: Receipt, dom: BlobRef | None, url: str, extract: str, reason: str) -> PageRead:
+    """The capture as a read: its one document (the reader's text) when it is ``ok``."""
+    outcome = Outcome(receipt.outcome)
     text = r.text or ""
     docs: tuple[Document, ...] = ()
     if outcome is Outcome.OK and dom is not None:
-        docs = (Document(url=final_url or url, content_type="text/html", blake3=dom.blake3, title=r.title,
+        docs = (Document(url=receipt.final_url or url, content_type="text/html", blake3=dom.blake3, title=r.title,
                          text=text if extract == "text" else None,
                          text_source="rendered" if extract == "text" else None,
                          instruction_flags=tuple(f.to_json() for f in flag_instructions(text))),)
-    resp = FetchResponse(url, outcome, final_url=receipt.final_url, hops=hops, status=receipt.http_status,
+    resp = FetchResponse(url, outcome, final_url=receipt.final_url, hops=receipt.hops, status=receipt.http_status,
                          body=dom, byte_count=receipt.byte_count, allowlist=receipt.allowlist,
                          content_type=HTML_UTF8 if dom else None, reason=reason)
-    page = PageRead(resp, outcome, reason, docs, {k: v for k, v in d.items() if k not in ("reason",)})
-    with fetcher._lock:
-        subs = tuple(fetcher.receipts)
-    return PreparedRender((*subs, receipt), page, r, shown, refs["text"], wall)
+    return PageRead(resp, outcome, reason, docs, {k: v for k, v in receipt.detail.items() if k != "reason"})
 
 
 def fetch_rendered(home: EvidenceHome, client: CheckedClient, pool: BrowserPool, url: str, *,
