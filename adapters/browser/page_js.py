@@ -41,27 +41,59 @@ SCROLL_STEP = r"""new Promise((resolve) => {
 
 SCROLL_TOP = "window.scrollTo(0, 0); (document.scrollingElement || document.documentElement || {}).scrollHeight || 0"
 
-LOCATION = "location.href"
+LOCATION = "location.href.slice(0, 8193)"  # a receipt keeps 8,192 characters of it (and marks a longer one cut)
+
+# The elements a walk of the page from g6's world reaches (the document and its open shadow roots): what
+# DOM.getDocument would bring over before the closed roots are counted.
+ELEMENT_COUNT = r"""(() => {
+  let n = 0;
+  const walk = (root) => {
+    const w = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let e = w.nextNode(); e; e = w.nextNode()) { n++; if (e.shadowRoot) walk(e.shadowRoot); }
+  };
+  walk(document);
+  return n;
+})()"""
+
+# What the DOM and the text functions return: {value, cut}, the value at most ``limit`` bytes of UTF-8 (cut at a
+# character), so what g6 is handed is bounded whatever a script wrote.
+_CAP = r"""const cap = (s, limit) => {
+    const buf = new Uint8Array(Math.min(limit, s.length * 3));
+    const {read} = new TextEncoder().encodeInto(s, buf);
+    return read < s.length ? {value: s.slice(0, read), cut: true} : {value: s, cut: false};
+  };"""
 
 HEIGHT = "(document.scrollingElement || document.documentElement || {}).scrollHeight || 0"
 
-# The DOM after scripts, with the page's shadow roots (open, and the closed ones g6 found over the
-# DevTools DOM domain, passed in) kept as declarative shadow DOM where the browser can serialise them.
-DOM = r"""function (...roots) {
+# The DOM after scripts, with the page's shadow roots (open, found here, and the closed ones g6 found over the
+# DevTools DOM domain, passed in) kept as declarative shadow DOM where the browser can serialise them; at most
+# ``limit`` bytes.
+DOM = r"""function (limit, ...closed) {
+  """ + _CAP + r"""
+  const byHost = new Map(closed.filter((r) => r && r.host).map((r) => [r.host, r]));
+  const roots = [...byHost.values()];
+  const walk = (root) => {
+    const w = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let e = w.nextNode(); e; e = w.nextNode()) {
+      const sr = e.shadowRoot || byHost.get(e);
+      if (sr) { if (e.shadowRoot) roots.push(sr); walk(sr); }
+    }
+  };
+  walk(document);
   const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "";
   const root = document.documentElement;
-  if (!root) return doctype;
+  if (!root) return cap(doctype, limit);
   try {
-    if (root.getHTML) return doctype + "<html" + [...root.attributes].map(
+    if (root.getHTML) return cap(doctype + "<html" + [...root.attributes].map(
         (a) => " " + a.name + '="' + a.value.replace(/&/g, "&amp;").replace(/"/g, "&quot;") + '"').join("")
-      + ">" + root.getHTML({serializableShadowRoots: true, shadowRoots: roots}) + "</html>";
+      + ">" + root.getHTML({serializableShadowRoots: true, shadowRoots: roots}) + "</html>", limit);
   } catch (e) {}
-  return doctype + root.outerHTML;
+  return cap(doctype + root.outerHTML, limit);
 }"""
 
 # The text a reader sees. Where nothing below an element needs a closer look, it is the browser's own innerText
 # of that element. The flat tree is walked instead on the way to a shadow root (open, or closed: passed in as
-# host, root pairs found over the DevTools DOM domain), so text inside shadow roots and slotted text are read
+# roots found over the DevTools DOM domain), so text inside shadow roots and slotted text are read
 # where they are shown, which Chromium's innerText leaves out; and on the way to any text that the computed
 # style and layout say no reader sees, which innerText keeps: text whose opacity (or filter: opacity()) is 0,
 # of font-size 0, in a transparent colour or the colour of what lies behind it, outside the page (left of or
@@ -69,9 +101,9 @@ DOM = r"""function (...roots) {
 # options a closed <select> does not show. Text partly clipped (an ellipsis, a line clamp) keeps the words shown.
 # When the page does not say enough to tell (a background image, a blend mode, something painted under the
 # text), the text is kept: this leaves out what is plainly hidden, it does not guess.
-READER_TEXT = r"""function (...pairs) {
-  const closed = new Map();
-  for (let i = 0; i + 1 < pairs.length; i += 2) closed.set(pairs[i], pairs[i + 1]);
+READER_TEXT = r"""function (limit, ...roots) {
+  """ + _CAP + r"""
+  const closed = new Map(roots.filter((r) => r && r.host).map((r) => [r.host, r]));
   const rootOf = (el) => el.shadowRoot || closed.get(el) || null;
   const SKIP = ["script", "style", "template", "noscript", "head", "title", "meta", "link"];
   const styles = new Map();
@@ -374,5 +406,6 @@ READER_TEXT = r"""function (...pairs) {
     if (b) out.push("\n");
   };
   emit(document.body || document.documentElement);
-  return out.join("").replace(/[ \t]+\n/g, "\n").replace(/\n[ \t]+/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
+  return cap(out.join("").replace(/[ \t]+\n/g, "\n").replace(/\n[ \t]+/g, "\n").replace(/\n{3,}/g, "\n\n").trim(),
+             limit);
 }"""

@@ -28,6 +28,8 @@ from g6.adapters.browser.launch import BrowserInfo, BrowserProcess
 ENDINGS = ("settled", "deadline", "scroll_limit", "subrequest_limit", "byte_limit", "navigation_failed",
            "renderer_crashed", "browser_crashed", "browser_hung")
 BROKEN = ("renderer_crashed", "browser_crashed", "browser_hung")  # the browser is closed after these
+MAX_CLOSED_ROOTS = 200  # closed shadow roots read (each one DevTools command, all sent at once)
+MAX_PIERCED_NODES = 50_000  # elements in reach past which closed shadow roots are not looked for (DOM.getDocument)
 MAX_DIALOGS_KEPT = 10  # dialogs named in the capture (each one is dismissed and counted)
 MAX_DIALOG_MESSAGE = 200
 
@@ -79,6 +81,7 @@ class RenderResult:
     document_url: str | None = None
     error_page: bool = False
     committed: Navigation | None = None
+    truncated: list[str] = field(default_factory=list)  # what was cut to its bound: dom, text, screenshot, shadow_roots
     dialogs_seen: list[dict[str, str]] = field(default_factory=list)  # the first MAX_DIALOGS_KEPT: type, message
 
     @property
@@ -412,38 +415,49 @@ def _eval(cdp: Any, sid: str, world: int, expression: str, timeout: float, promi
     return (res.get("result") or {}).get("value")
 
 
-def _closed_roots(cdp: Any, sid: str, world: int, timeout: float) -> tuple[list[str], list[str]]:
-    """Every shadow root of the page, open and closed, found over the DevTools DOM domain (which sees closed
-    ones): ([host, root, host, root…] object ids, [root…] object ids) in g6's world."""
+def _closed_roots(cdp: Any, sid: str, world: int, timeout: float, max_nodes: int) -> tuple[list[str], bool]:
+    """The page's closed shadow roots, found over the DevTools DOM domain (which sees them; an open one g6's world
+    reaches itself): at most MAX_CLOSED_ROOTS object ids in g6's world, resolved in one round trip, and whether
+    any were left out. The whole tree DOM.getDocument brings over is bounded first: a page with more than
+    ``max_nodes`` elements in reach has its closed roots left out instead."""
+    count = _eval(cdp, sid, world, page_js.ELEMENT_COUNT, timeout)
+    if not isinstance(count, int) or count > max_nodes:
+        return [], True
     doc = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True}, session=sid, timeout=timeout)
-    pairs: list[tuple[int, int]] = []
+    found: list[int] = []
     stack = [doc.get("root") or {}]
-    while stack:
+    while stack and len(found) <= MAX_CLOSED_ROOTS:
         node = stack.pop()
         for sr in node.get("shadowRoots") or ():
-            if sr.get("shadowRootType") in ("open", "closed"):
-                pairs.append((node["backendNodeId"], sr["backendNodeId"]))
+            if sr.get("shadowRootType") == "closed":
+                found.append(sr["backendNodeId"])
             stack.append(sr)
         stack.extend(node.get("children") or ())  # not a frame's contentDocument: its text is the frame's
-    flat: list[str] = []
+    del doc, stack
+    started = [cdp.start("DOM.resolveNode", {"backendNodeId": b, "executionContextId": world}, session=sid)
+               for b in found[:MAX_CLOSED_ROOTS]]
     roots: list[str] = []
-    for host, root in pairs:
-        h = cdp.send("DOM.resolveNode", {"backendNodeId": host, "executionContextId": world},
-                     session=sid, timeout=timeout)["object"]["objectId"]
-        r = cdp.send("DOM.resolveNode", {"backendNodeId": root, "executionContextId": world},
-                     session=sid, timeout=timeout)["object"]["objectId"]
-        flat += [h, r]
-        roots.append(r)
-    return flat, roots
+    for one in started:
+        try:
+            roots.append(cdp.result(one, timeout)["object"]["objectId"])
+        except (BrowserGone, BrowserHung):
+            raise
+        except BrowserError:
+            continue  # gone since (a script removed it): nothing of it to read
+    with contextlib.suppress(BrowserError):
+        cdp.post("DOM.disable", session=sid)  # no DOM events for the rest of the capture
+    return roots, len(found) > MAX_CLOSED_ROOTS
 
 
-def _call(cdp: Any, sid: str, world: int, fn: str, args: list[str], timeout: float) -> Any:
+def _call(cdp: Any, sid: str, world: int, fn: str, limit: int, args: list[str], timeout: float) -> tuple[Any, bool]:
+    """``fn(limit, ...args)`` in g6's world: its ``{value, cut}``, as (value, cut)."""
     res = cdp.send("Runtime.callFunctionOn", {"functionDeclaration": fn, "executionContextId": world,
-                                              "arguments": [{"objectId": a} for a in args],
+                                              "arguments": [{"value": limit}, *({"objectId": a} for a in args)],
                                               "returnByValue": True}, session=sid, timeout=timeout)
     if "exceptionDetails" in res:
-        return None
-    return (res.get("result") or {}).get("value")
+        return None, False
+    got = (res.get("result") or {}).get("value")
+    return (got.get("value"), bool(got.get("cut"))) if isinstance(got, dict) else (None, False)
 
 
 def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, result: RenderResult) -> None:
@@ -455,18 +469,41 @@ def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, res
     result.location = _eval(cdp, sid, world, page_js.LOCATION, to)
     title = _eval(cdp, sid, world, "document.title", to)
     result.title = title[:1000] if isinstance(title, str) and title.strip() else None
-    pairs, roots = _closed_roots(cdp, sid, world, to)
-    dom = _call(cdp, sid, world, page_js.DOM, roots, to)
+    # what the capture keeps of its own is bounded by its byte limit too, whatever a script wrote
+    roots, left_out = _closed_roots(cdp, sid, world, to, min(MAX_PIERCED_NODES, lim.max_bytes // 1024))
+    dom, dom_cut = _call(cdp, sid, world, page_js.DOM, lim.max_bytes // 2, roots, to)
     result.dom = dom.encode("utf-8", "replace") if isinstance(dom, str) else None
-    text = _call(cdp, sid, world, page_js.READER_TEXT, pairs, to)
+    text, text_cut = _call(cdp, sid, world, page_js.READER_TEXT, lim.max_bytes // 4, roots, to)
     result.text = text if isinstance(text, str) else None
+    result.screenshot, shot_cut = _screenshot(cdp, sid, lim, result)
+    result.truncated = [name for name, cut in (("dom", dom_cut), ("text", text_cut), ("screenshot", shot_cut),
+                                               ("shadow_roots", left_out)) if cut]
+    if result.ended == "settled" and (dom_cut or text_cut or shot_cut):
+        result.ended = "byte_limit"
+
+
+def _screenshot(cdp: Any, sid: str, lim: RenderLimits, result: RenderResult) -> tuple[bytes | None, bool]:
+    """A full-page PNG (at most ``max_screenshot_height`` tall) of at most a quarter of the byte limit: one too large
+    is taken again shorter, once, then dropped. Whether it was cut (shorter or none)."""
+    to, budget = lim.command_timeout, lim.max_bytes // 4
     metrics = cdp.send("Page.getLayoutMetrics", session=sid, timeout=to)
     size = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
     height = max(1, int(size.get("height") or lim.height))
     result.screenshot_clipped = height > lim.max_screenshot_height
     height = min(height, lim.max_screenshot_height)
-    shot = cdp.send("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": lim.width, "height": height, "scale": 1}}, session=sid, timeout=to)
-    data = shot.get("data")
-    result.screenshot = base64.b64decode(data) if isinstance(data, str) else None
+    for attempt in (1, 2):
+        shot = cdp.send("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": lim.width, "height": height, "scale": 1}}, session=sid, timeout=to)
+        data = shot.get("data")
+        if not isinstance(data, str):
+            return None, False
+        if len(data) // 4 * 3 <= budget:
+            return base64.b64decode(data), attempt > 1
+        smaller = int(height * budget / (len(data) // 4 * 3) * 0.8)
+        del shot, data
+        if attempt == 2 or smaller < 1:
+            break
+        height = smaller
+        result.screenshot_clipped = True
+    return None, True

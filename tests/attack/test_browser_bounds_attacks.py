@@ -110,8 +110,6 @@ def test_print_and_beforeunload_do_not_hang_the_capture(home: EvidenceHome, pool
 
 
 # -- finding 11: the snapshot has no bound ------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 11: every closed shadow root costs two DevTools round trips after the "
-                                       "deadline: the snapshot is bounded by nothing")
 def test_the_snapshot_is_bounded_whatever_the_number_of_shadow_roots(home: EvidenceHome, pool: BrowserPool,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A tiny page attaches 3,000 closed shadow roots. After the deadline, the snapshot resolves each host and root
@@ -139,8 +137,6 @@ document.body.append(d); d.attachShadow({mode: "closed"}).innerHTML = "<b>r" + i
 
 
 # -- finding 12: the capture's own blobs are not bounded ----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 12: the DOM and text a script writes are kept whatever their size: "
-                                       "a 100-byte page stores megabytes past the capture's byte limit")
 def test_a_capture_keeps_no_more_than_its_byte_limit(home: EvidenceHome, pool: BrowserPool) -> None:
     """The byte limit (``G6_RENDER_MAX_BYTES``) counts the bodies handed to the browser; the DOM, the text and the
     screenshot a capture keeps are bounded only by the DevTools message cap (256 MiB each). A page of 100 bytes

@@ -5,6 +5,7 @@ capture receipt records of each fix."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,3 +125,35 @@ def test_a_document_the_page_opens_that_is_not_http_is_refused_and_nothing_of_it
     assert receipt.final_url is None and not r.documents
     cap = receipt.capture
     assert cap is not None and cap["dom"] is None and cap["text"] is None and cap["screenshot"] is None
+
+
+def test_what_a_capture_keeps_of_its_own_is_cut_to_its_byte_limit_and_says_so(
+        home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site) -> None:
+    """A 100-byte page whose script writes 3 MB of text, and paints a canvas of noise, under a 400 kB limit: the
+    DOM keeps at most half of it, the text and the screenshot a quarter each, all named in ``truncated``."""
+    page = (b"<p>Zqsmall page.</p><canvas id=c width=1200 height=700></canvas><script>"
+            b"const x = document.getElementById('c').getContext('2d'), d = x.createImageData(1200, 700);"
+            b"for (let i = 0; i < d.data.length; i++) d.data[i] = (i % 4 === 3) ? 255 : Math.random() * 256;"
+            b"x.putImageData(d, 0, 0); document.body.append('\\u00e9'.repeat(1500000));</script>")
+    s = site({"/": Reply(body=page), "/robots.txt": ROBOTS})
+    limit = 400_000
+    r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=10, max_bytes=limit))
+    cap = home.ledger.get(r.receipt_id).capture
+    assert cap is not None and cap["ended"] == "byte_limit"
+    assert cap["truncated"] == ["dom", "text", "screenshot"]
+    assert cap["dom"]["size"] <= limit // 2 and cap["text"]["size"] <= limit // 4
+    assert cap["screenshot"] is None or cap["screenshot"]["size"] <= limit // 4
+    text = home.store.read_as(cap["text"]).decode("utf-8")  # cut at a character: still UTF-8
+    assert text.startswith("Zqsmall page.") and r.outcome.value == "ok"
+
+
+def test_closed_shadow_roots_past_the_bound_are_left_out_and_said_to_be(
+        home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site) -> None:
+    page = (b"<p>Zqroots.</p><script>for (let i = 0; i < 260; i++) { const d = document.createElement('div');"
+            b"document.body.append(d); d.attachShadow({mode: 'closed'}).innerHTML = '<b>Zqroot' + i + '</b>'; }"
+            b"</script>")
+    s = site({"/": Reply(body=page), "/robots.txt": ROBOTS})
+    r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=10))
+    cap = home.ledger.get(r.receipt_id).capture
+    assert cap is not None and cap["truncated"] == ["shadow_roots"] and cap["ended"] == "settled"
+    assert len(re.findall(r"Zqroot\d+", r.documents[0].text or "")) == 200

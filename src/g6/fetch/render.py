@@ -227,6 +227,8 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
         d["screenshot_clipped"] = True
     if location is not None and location != final_url and r.dom is not None:
         d["location_url"] = location
+    if r.truncated:  # cut to the capture's byte limit (or, for shadow_roots, to the roots a capture reads)
+        d["truncated"] = list(r.truncated)
     if r.dialogs:  # a dialog a reader would have seen (and closed): dismissed, and named here
         d["dialogs"] = {"dismissed": r.dialogs,
                         "seen": [{"type": x["type"], "message": redact_text(x["message"], secrets)}
