@@ -101,8 +101,12 @@ DOM = r"""function (limit, ...closed) {
 # options a closed <select> does not show. Text partly clipped (an ellipsis, a line clamp) keeps the words shown.
 # When the page does not say enough to tell (a background image, a blend mode, something painted under the
 # text), the text is kept: this leaves out what is plainly hidden, it does not guess.
-READER_TEXT = r"""function (limit, ...roots) {
+READER_TEXT = r"""function (limit, ms, ...roots) {
   """ + _CAP + r"""
+  // a page of very many text nodes: the walk stops at ``ms`` and the text is cut where it got to (never innerText
+  // of what it did not look at)
+  const t0 = performance.now(), scanUntil = t0 + ms * 0.7, emitUntil = t0 + ms;
+  let late = false, done = false;
   const closed = new Map(roots.filter((r) => r && r.host).map((r) => [r.host, r]));
   const rootOf = (el) => el.shadowRoot || closed.get(el) || null;
   const SKIP = ["script", "style", "template", "noscript", "head", "title", "meta", "link"];
@@ -174,35 +178,40 @@ READER_TEXT = r"""function (limit, ...roots) {
     for (let n = el; n && !states.has(n); n = flatParent(n)) chain.push(n);
     for (let i = chain.length - 1; i >= 0; i--) {
       const e = chain[i], p = flatParent(e), ps = p ? states.get(p) : TOP;
-      const c = style(e), pos = c.position, d = c.display;
+      const c = style(e), pos = c.position, d = c.display, f = c.filter, cp = c.clipPath, contain = c.contain || "";
       const own = pos === "fixed" ? ps.fixed : pos === "absolute" ? ps.abs : ps.all;
       const o = parseFloat(c.opacity);
-      const alpha = ps.alpha * (isNaN(o) ? 1 : o) * filterAlpha(c.filter);
+      const alpha = ps.alpha * (isNaN(o) ? 1 : o) * (f === "none" ? 1 : filterAlpha(f));
       let all = own, effects = null;
       if (d !== "contents" && d !== "none") {
-        const box = R(e.getBoundingClientRect());
         const boxy = d !== "inline" && !d.startsWith("table-row") && !d.startsWith("table-column");
-        const contain = /paint|strict|content/.test(c.contain || "");
-        if (boxy && !viewportOverflow(e) && (c.overflowX !== "visible" || c.overflowY !== "visible" || contain)) {
-          const x = contain ? "clip" : c.overflowX, y = contain ? "clip" : c.overflowY;
-          // hidden and clip cut the content off; scroll and auto let a reader scroll to all of it
-          const sx = x === "scroll" || x === "auto", sy = y === "scroll" || y === "auto";
-          const l = box.l - (sx ? e.scrollLeft : 0), t = box.t - (sy ? e.scrollTop : 0);
-          all = cut(all, {l: x === "visible" ? -I : l, r: x === "visible" ? I : (sx ? l + Math.max(e.scrollWidth, box.r - box.l) : box.r),
-                          t: y === "visible" ? -I : t, b: y === "visible" ? I : (sy ? t + Math.max(e.scrollHeight, box.b - box.t) : box.b)});
-        }
-        for (const k of [c.clipPath && c.clipPath !== "none" ? clipPath(c.clipPath, box) : null,
-                         (pos === "absolute" || pos === "fixed") && c.clip && c.clip !== "auto" ? clipProp(c.clip, box) : null]) {
-          if (k) { all = cut(all, k); effects = effects ? cut(effects, k) : k; }
+        const ox = c.overflowX, oy = c.overflowY, paint = /paint|strict|content/.test(contain);
+        const clips = boxy && !viewportOverflow(e) && (ox !== "visible" || oy !== "visible" || paint);
+        const clipped = (pos === "absolute" || pos === "fixed") && c.clip !== "auto" && c.clip;
+        if (clips || (cp && cp !== "none") || clipped) {
+          const box = R(e.getBoundingClientRect());
+          if (clips) {
+            const x = paint ? "clip" : ox, y = paint ? "clip" : oy;
+            // hidden and clip cut the content off; scroll and auto let a reader scroll to all of it
+            const sx = x === "scroll" || x === "auto", sy = y === "scroll" || y === "auto";
+            const l = box.l - (sx ? e.scrollLeft : 0), t = box.t - (sy ? e.scrollTop : 0);
+            all = cut(all, {l: x === "visible" ? -I : l,
+                            r: x === "visible" ? I : (sx ? l + Math.max(e.scrollWidth, box.r - box.l) : box.r),
+                            t: y === "visible" ? -I : t,
+                            b: y === "visible" ? I : (sy ? t + Math.max(e.scrollHeight, box.b - box.t) : box.b)});
+          }
+          for (const k of [cp && cp !== "none" ? clipPath(cp, box) : null, clipped ? clipProp(c.clip, box) : null]) {
+            if (k) { all = cut(all, k); effects = effects ? cut(effects, k) : k; }
+          }
         }
       }
-      const isCB = (c.transform && c.transform !== "none") || (c.perspective && c.perspective !== "none")
-        || (c.filter && c.filter !== "none") || /paint|layout|strict|content/.test(c.contain || "")
-        || /transform|perspective|filter/.test(c.willChange || "") || (c.backdropFilter && c.backdropFilter !== "none");
+      const isCB = f !== "none" || /paint|layout|strict|content/.test(contain) || c.transform !== "none"
+        || c.perspective !== "none" || /transform|perspective|filter/.test(c.willChange || "")
+        || (c.backdropFilter && c.backdropFilter !== "none");
       const abs = pos !== "static" || isCB ? all : (effects ? cut(ps.abs, effects) : ps.abs);
       const fixed = isCB ? all : (effects ? cut(ps.fixed, effects) : ps.fixed);
       const unsure = ps.unsure || (c.mixBlendMode && c.mixBlendMode !== "normal")
-        || (c.filter && c.filter !== "none" && !/^(opacity\([^)]*\)\s*)+$/.test(c.filter));
+        || (f !== "none" && !/^(opacity\([^)]*\)\s*)+$/.test(f));
       states.set(e, {all, abs, fixed, alpha, unsure});
     }
     return states.get(el) || TOP;
@@ -232,22 +241,21 @@ READER_TEXT = r"""function (limit, ...roots) {
   };
   // what lies behind an element's text, from its own and its ancestors' backgrounds: [colour, the element whose
   // opaque background it is]; null when it cannot be told (a background image, a dark canvas)
+  const backdrops = new Map();
+  const canvas = () => /dark/.test(style(document.documentElement).colorScheme || "") ? null : [[255, 255, 255, 1], null];
   const backdrop = (el) => {
-    const layers = [];
-    let base = null, owner = null;
-    for (let n = el; n && !base; n = flatParent(n)) {
-      const c = style(n);
-      if (c.backgroundImage && c.backgroundImage !== "none") return null;
+    const chain = [];
+    for (let n = el; n && !backdrops.has(n); n = flatParent(n)) chain.push(n);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const e = chain[i], p = flatParent(e), under = p ? backdrops.get(p) : canvas(), c = style(e);
       const b = rgba(c.backgroundColor);
-      if (b && b[3] > 0) { if (b[3] >= 0.999) { base = b; owner = n; } else layers.push(b); }
+      let v = under;
+      if (c.backgroundImage && c.backgroundImage !== "none") v = null;
+      else if (b && b[3] >= 0.999) v = [b, e];
+      else if (b && b[3] > 0) v = under && [over(b, under[0]), under[1]];
+      backdrops.set(e, v);
     }
-    if (!base) {
-      if (/dark/.test(style(document.documentElement).colorScheme || "")) return null;
-      base = [255, 255, 255, 1];
-    }
-    let col = base;
-    for (let i = layers.length - 1; i >= 0; i--) col = over(layers[i], col);
-    return [col, owner];
+    return backdrops.get(el);
   };
   let painters = null;  // elements that paint something of their own (an image, a background) and where
   const painted = () => {
@@ -271,30 +279,48 @@ READER_TEXT = r"""function (limit, ...roots) {
     walk(document);
     return painters;
   };
-  // whether letters of ``el``'s text (in ``rects``) are drawn in a colour a reader can tell from what is behind
-  const inked = (el, c, s, rects) => {
+  // how the letters of an element's text are drawn: "ink" (a colour a reader tells from what is behind), "none"
+  // (not at all), or "background" (the colour of the backgrounds behind them: hidden unless something else is
+  // painted where they are, which only their boxes tell)
+  const inkOf = (el, c, s) => {
     if (el instanceof SVGElement) {
       const none = (paint, op) => paint === "none" || parseFloat(op) === 0;
-      return !(none(c.fill, c.fillOpacity) && (none(c.stroke, c.strokeOpacity) || parseFloat(c.strokeWidth) === 0));
+      return none(c.fill, c.fillOpacity) && (none(c.stroke, c.strokeOpacity) || parseFloat(c.strokeWidth) === 0)
+        ? "none" : "ink";
     }
-    if (s.unsure || (c.textShadow && c.textShadow !== "none")) return true;
+    if (s.unsure || (c.textShadow && c.textShadow !== "none")) return "ink";
     const fill = rgba(c.webkitTextFillColor) || rgba(c.color);
     const stroke = parseFloat(c.webkitTextStrokeWidth) > 0 ? rgba(c.webkitTextStrokeColor) : null;
-    if (!fill) return true;
+    if (!fill) return "ink";
     const inks = [fill, stroke].filter((k) => k && k[3] >= 0.05);
-    if (!inks.length) return clippedToText(el);  // transparent letters: seen only as a window on a background
+    if (!inks.length) return clippedToText(el) ? "ink" : "none";  // transparent: seen only as a window on a background
     const behind = backdrop(el);
-    if (!behind) return true;
-    const [bg, owner] = behind;
-    if (inks.some((k) => contrast(over(k, bg), bg) >= 1.1)) return true;
-    // the letters are the colour of the background their ancestors give them: hidden, unless something else
-    // (an image, another element's background) is painted where they are
+    if (!behind || inks.some((k) => contrast(over(k, behind[0]), behind[0]) >= 1.1)) return "ink";
+    return {bg: behind[0], owner: behind[1]};
+  };
+  const paintedUnder = (el, look, rects) => {
     for (const [e, box, b, plain] of painted()) {
-      if (e === owner || e.contains(el)) continue;  // the backgrounds behind it, counted above
-      if (plain && contrast(over(b, bg), bg) < 1.1) continue;  // a background of the same colour changes nothing
+      if (e === look.owner || e.contains(el)) continue;  // the backgrounds behind it, counted already
+      if (plain && contrast(over(b, look.bg), look.bg) < 1.1) continue;  // the same colour changes nothing
       for (const r of rects) if (area(cut(r, box)) > 0) return true;
     }
     return false;
+  };
+  // what of a text's look is its element's: null when no text of it is shown at all
+  const looks = new Map();
+  const lookOf = (el) => {
+    if (looks.has(el)) return looks.get(el);
+    let v = null;
+    const c = style(el);
+    if (c.visibility === "visible" && el.checkVisibility()) {
+      const s = stateOf(el);
+      if (s.alpha >= 0.05 && parseFloat(c.fontSize) >= 1) {
+        const ink = inkOf(el, c, s);
+        if (ink !== "none") v = {s, ink, skipped: !el.checkVisibility({contentVisibilityAuto: true})};
+      }
+    }
+    looks.set(el, v);
+    return v;
   };
 
   // -- each text node: shown whole ("v"), not at all ("h"), or only some of its words (the words shown) ----------
@@ -302,17 +328,15 @@ READER_TEXT = r"""function (limit, ...roots) {
   const shownPart = (r, clip) => { const a = area(r); return a > 0 && r.b - r.t >= 2 ? area(cut(r, clip)) / a : 0; };
   const classify = (t) => {
     const el = flatParent(t);
-    if (!el) return "h";
-    const c = style(el);
-    if (c.visibility !== "visible" || !el.checkVisibility()) return "h";
-    const s = stateOf(el);
-    if (s.alpha < 0.05 || parseFloat(c.fontSize) < 1) return "h";
+    const look = el ? lookOf(el) : null;
+    if (!look) return "h";
+    const s = look.s;
     range.selectNodeContents(t);
     const rects = [...range.getClientRects()].map(R);
     const parts = rects.map((r) => shownPart(r, s.all));
-    if (!parts.some((f) => f > 0) || !inked(el, c, s, rects)) return "h";
+    if (!parts.some((f) => f > 0) || (look.ink !== "ink" && !paintedUnder(el, look.ink, rects))) return "h";
     // shown whole; text off-screen under content-visibility: auto is too, but innerText leaves it out: walked
-    if (parts.every((f) => f >= 0.99)) return el.checkVisibility({contentVisibilityAuto: true}) ? "v" : t.data;
+    if (parts.every((f) => f >= 0.99)) return look.skipped ? t.data : "v";
     let out = "";
     for (const m of t.data.matchAll(/(\s*)(\S+)/g)) {  // part shown: each word on its own
       range.setStart(t, m.index + m[1].length);
@@ -336,11 +360,15 @@ READER_TEXT = r"""function (limit, ...roots) {
     }
   };
   const texts = new Map();
+  const seen = new Set();
+  let visited = 0;
   const scan = (root, inShadow) => {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
       acceptNode: (n) => n.nodeType === Node.ELEMENT_NODE && SKIP.includes(n.localName)
         ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    for (let n = walker.nextNode(); n && !late; n = walker.nextNode()) {
+      if ((++visited & 255) === 0 && performance.now() > scanUntil) { late = true; mark(n); return; }
+      seen.add(n);
       if (n.nodeType === Node.TEXT_NODE) {
         if (!n.data.trim()) continue;
         const k = classify(n);
@@ -370,6 +398,7 @@ READER_TEXT = r"""function (limit, ...roots) {
     return !(d.startsWith("inline") || d === "contents" || d === "ruby" || d === "none");
   };
   const emit = (node) => {
+    if (done || ((late && !seen.has(node)) || performance.now() > emitUntil)) { done = true; return; }
     if (node.nodeType === Node.TEXT_NODE) {
       const k = texts.get(node);
       if (k === "h") return;
@@ -406,6 +435,8 @@ READER_TEXT = r"""function (limit, ...roots) {
     if (b) out.push("\n");
   };
   emit(document.body || document.documentElement);
-  return cap(out.join("").replace(/[ \t]+\n/g, "\n").replace(/\n[ \t]+/g, "\n").replace(/\n{3,}/g, "\n\n").trim(),
-             limit);
+  const text = cap(out.join("").replace(/[ \t]+\n/g, "\n").replace(/\n[ \t]+/g, "\n").replace(/\n{3,}/g, "\n\n")
+    .trim(), limit);
+  if (done) text.late = true;
+  return text;
 }"""

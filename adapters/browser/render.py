@@ -49,6 +49,9 @@ class RenderLimits:
     max_scroll_steps: int = 40
     max_screenshot_height: int = 16384
     command_timeout: float = 20.0
+    # seconds the walk of the reader's text may take before it stops where it got to (the text then cut);
+    # None: 60 % of command_timeout, so the command itself is answered in time
+    text_seconds: float | None = None
     workers: int = 6
     # the page-world lockdown script (defence in depth); off only in tests that show the proxy and the
     # interception hold without it
@@ -449,15 +452,20 @@ def _closed_roots(cdp: Any, sid: str, world: int, timeout: float, max_nodes: int
     return roots, len(found) > MAX_CLOSED_ROOTS
 
 
-def _call(cdp: Any, sid: str, world: int, fn: str, limit: int, args: list[str], timeout: float) -> tuple[Any, bool]:
-    """``fn(limit, ...args)`` in g6's world: its ``{value, cut}``, as (value, cut)."""
+def _call(cdp: Any, sid: str, world: int, fn: str, values: list[int], args: list[str],
+          timeout: float) -> tuple[Any, bool, bool]:
+    """``fn(...values, ...args)`` in g6's world: its ``{value, cut, late}`` as (value, cut to its bytes, cut for
+    time)."""
     res = cdp.send("Runtime.callFunctionOn", {"functionDeclaration": fn, "executionContextId": world,
-                                              "arguments": [{"value": limit}, *({"objectId": a} for a in args)],
+                                              "arguments": [*({"value": v} for v in values),
+                                                            *({"objectId": a} for a in args)],
                                               "returnByValue": True}, session=sid, timeout=timeout)
     if "exceptionDetails" in res:
-        return None, False
+        return None, False, False
     got = (res.get("result") or {}).get("value")
-    return (got.get("value"), bool(got.get("cut"))) if isinstance(got, dict) else (None, False)
+    if not isinstance(got, dict):
+        return None, False, False
+    return got.get("value"), bool(got.get("cut")), bool(got.get("late"))
 
 
 def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, result: RenderResult) -> None:
@@ -471,12 +479,15 @@ def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, res
     result.title = title[:1000] if isinstance(title, str) and title.strip() else None
     # what the capture keeps of its own is bounded by its byte limit too, whatever a script wrote
     roots, left_out = _closed_roots(cdp, sid, world, to, min(MAX_PIERCED_NODES, lim.max_bytes // 1024))
-    dom, dom_cut = _call(cdp, sid, world, page_js.DOM, lim.max_bytes // 2, roots, to)
+    dom, dom_cut, _ = _call(cdp, sid, world, page_js.DOM, [lim.max_bytes // 2], roots, to)
     result.dom = dom.encode("utf-8", "replace") if isinstance(dom, str) else None
-    text, text_cut = _call(cdp, sid, world, page_js.READER_TEXT, lim.max_bytes // 4, roots, to)
+    # the walk of the text has most of a command's time, then stops where it got to (a page of very many nodes)
+    walk = lim.text_seconds if lim.text_seconds is not None else to * 0.6
+    text, text_cut, late = _call(cdp, sid, world, page_js.READER_TEXT, [lim.max_bytes // 4, int(walk * 1000)], roots,
+                                 to)
     result.text = text if isinstance(text, str) else None
     result.screenshot, shot_cut = _screenshot(cdp, sid, lim, result)
-    result.truncated = [name for name, cut in (("dom", dom_cut), ("text", text_cut), ("screenshot", shot_cut),
+    result.truncated = [name for name, cut in (("dom", dom_cut), ("text", text_cut or late), ("screenshot", shot_cut),
                                                ("shadow_roots", left_out)) if cut]
     if result.ended == "settled" and (dom_cut or text_cut or shot_cut):
         result.ended = "byte_limit"

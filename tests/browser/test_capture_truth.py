@@ -157,3 +157,19 @@ def test_closed_shadow_roots_past_the_bound_are_left_out_and_said_to_be(
     cap = home.ledger.get(r.receipt_id).capture
     assert cap is not None and cap["truncated"] == ["shadow_roots"] and cap["ended"] == "settled"
     assert len(re.findall(r"Zqroot\d+", r.documents[0].text or "")) == 200
+
+
+def test_a_text_walk_out_of_time_stops_where_it_got_to_and_says_so(
+        home: EvidenceHome, client: CheckedClient, pool: BrowserPool, site: Site) -> None:
+    """The walk of the reader's text has a time of its own (most of a command's): on a page of very many nodes it
+    stops and the text is cut there, named in ``truncated``; what it kept is the start of the whole text."""
+    page = "".join(f"<p>Zqline {i} of the page.</p>" for i in range(3000)).encode()
+    s = site({"/": Reply(body=page), "/robots.txt": ROBOTS})
+    whole = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=10))
+    cut = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=10, text_seconds=0.0))
+    assert "truncated" not in (home.ledger.get(whole.receipt_id).capture or {})
+    cap = home.ledger.get(cut.receipt_id).capture
+    assert cap is not None and cap["truncated"] == ["text"]
+    kept = home.store.read_as(cap["text"]).decode() if cap["text"] else ""
+    full = whole.documents[0].text or ""
+    assert len(kept) < len(full) and full.startswith(kept) and "Zqline 2999 of the page." in full
