@@ -192,8 +192,6 @@ def test_a_document_the_browser_will_not_take_ends_typed_without_a_hung_browser(
 
 
 # -- finding 14: a request sent and never receipted -----------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 14: a request still being read when the capture stops early is sent "
-                                       "to the server but its receipt is never kept")
 def test_every_request_the_checked_client_sends_has_a_receipt(home: EvidenceHome, pool: BrowserPool) -> None:
     """The page asks for /slow.png (its server answers only when the test lets it) and, from another host, an image
     over the byte limit: the limit stops the capture at once. The capture waits ``command_timeout`` for what is in

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from g6.adapters import CheckedClient
+from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.browser import RenderLimits
 from g6.adapters.browser.pool import BrowserPool
 from g6.cli import cli
-from g6.demo.site import LocalSite, Reply
+from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.fetch.render import fetch_rendered
 from g6.home import EvidenceHome
 
@@ -173,3 +174,39 @@ def test_a_text_walk_out_of_time_stops_where_it_got_to_and_says_so(
     kept = home.store.read_as(cap["text"]).decode() if cap["text"] else ""
     full = whole.documents[0].text or ""
     assert len(kept) < len(full) and full.startswith(kept) and "Zqline 2999 of the page." in full
+
+
+def test_a_request_still_being_read_when_the_capture_stops_is_receipted_as_cut_short(
+        home: EvidenceHome, pool: BrowserPool, site: Site) -> None:
+    """The page asks for /slow.png (answered only when the test lets it) and then an image past the byte limit: the
+    limit stops the capture while /slow.png is being read. Its receipt is in the capture (``unreachable``,
+    ``capture_ended``), listed with the others, and the capture verifies."""
+    release = threading.Event()
+
+    def slow(req: SeenRequest) -> Reply:
+        release.wait(60)
+        return Reply(body=b"\x89PNG slow", content_type="image/png")
+
+    other = site({"/big.png": Reply(body=bytes(60_000), content_type="image/png"), "/robots.txt": ROBOTS},
+                 host="127.0.0.2")  # another host: the slow read holds its own host's turn
+    page = (b"<p>Zqslow page.</p><img src='/slow.png'><script>setTimeout(() => { new Image().src = '%s'; }, 200);"
+            b"</script>") % other.url("/big.png").encode()
+    s = site({"/": Reply(body=page), "/slow.png": slow, "/robots.txt": ROBOTS})
+    patient = FetchPolicy(allow_loopback=True, host_pause=0.0, connect_timeout=5, read_timeout=60, total_timeout=60)
+    try:
+        with CheckedClient(patient) as client:
+            r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(
+                deadline=60, quiet=600, command_timeout=3, max_bytes=50_000))
+            asked = [q.path for q in s.requests]
+            release.set()
+    finally:
+        release.set()
+    cap = home.ledger.get(r.receipt_id).capture
+    assert cap is not None and cap["ended"] == "byte_limit"
+    subs = {str(e.receipt.request["url"]): e.receipt for e in home.ledger.entries()
+            if e.receipt.links.get("capture") == r.receipt_id}
+    cut = subs[s.url("/slow.png")]
+    assert (cut.outcome, cut.detail["reason"], cut.content) == ("unreachable", "capture_ended", None)
+    assert {x["receipt_id"] for x in cap["resources"]} == {x.receipt_id for x in subs.values()}
+    assert len(cap["resources"]) == cap["counts"]["requests"]
+    assert "/slow.png" in asked and home.verify().ok

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from g6.adapters.browser import (
+    FAIL_BLOCKED,
     FAIL_REFUSED,
     FAIL_TIMEOUT,
     FAIL_UNREACHABLE,
@@ -71,10 +72,6 @@ class _Sub:
     receipt: Receipt
     url: str
 
-    def entry(self) -> dict[str, Any]:
-        c = self.receipt.content
-        return {"receipt_id": self.receipt.receipt_id, "sha256": c["sha256"] if c else None}
-
 
 class _SubFetcher:
     """The one callable the browser is given: every request through the checked client, each receipted."""
@@ -85,22 +82,52 @@ class _SubFetcher:
         self.capture_id, self.secrets = capture_id, secrets
         self.receipts: list[Receipt] = []
         self._lock = threading.Lock()
+        self._pending: dict[int, SubRequest] = {}  # requests handed to the checked client and not yet answered
+        self._sealed = False
 
-    def _receipted(self, resp: FetchResponse, req: SubRequest, **kw: Any) -> _Sub:
+    def _receipt(self, resp: FetchResponse, req: SubRequest) -> Receipt:
         request = {"url": redact_text(req.url, self.secrets), "method": req.method[:16],
                    "resource_type": req.resource_type[:40]}
-        r = receipt_from_response(resp, kind="fetch", source="web", request=request,
-                                  links={"capture": self.capture_id}, **kw)
+        return receipt_from_response(resp, kind="fetch", source="web", request=request,
+                                     links={"capture": self.capture_id})
+
+    def _receipted(self, resp: FetchResponse, req: SubRequest) -> _Sub | None:
+        """The request's receipt, kept for the capture; None once the capture is sealed (it was receipted then)."""
+        r = self._receipt(resp, req)
         with self._lock:
+            if self._sealed:
+                return None
             self.receipts.append(r)
         return _Sub(r, req.url)
 
-    def taken(self) -> tuple[Receipt, ...]:
-        """The receipts of every request the page made, in the order they were made."""
+    def seal(self) -> tuple[Receipt, ...]:
+        """The capture is over: every request the page made, in the order receipted. One still being read (the capture
+        stopped early: a limit, the deadline, a crash) is receipted now, ``unreachable`` (``capture_ended``): it
+        was sent and its answer is not kept. Nothing is handed to the checked client from now on, and a read that
+        ends later is dropped."""
         with self._lock:
+            self._sealed = True
+            pending, self._pending = list(self._pending.values()), {}
+        cut = [self._receipt(FetchResponse(req.url, Outcome.UNREACHABLE, reason="capture_ended", detail={
+            "message": "the capture ended while this request was being read: it was sent, its answer is not kept"}),
+            req) for req in pending]
+        with self._lock:
+            self.receipts.extend(cut)
             return tuple(self.receipts)
 
     def __call__(self, req: SubRequest) -> SubResponse:
+        with self._lock:
+            if self._sealed:  # too late for the capture: nothing sent
+                return SubResponse(None, fail=FAIL_BLOCKED)
+            key = id(req)
+            self._pending[key] = req
+        try:
+            return self._answer(req)
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+
+    def _answer(self, req: SubRequest) -> SubResponse:
         if req.method != "GET" or req.service_worker_script:
             why = "service_worker_script" if req.method == "GET" else "method_not_get"
             message = ("a service worker would outlive the page: never started in a capture"
@@ -116,6 +143,10 @@ class _SubFetcher:
                                  pause=None if req.main_frame else 0.0, follow_redirects=False,
                                  pass_headers=RENDER_HEADERS)
         sub = self._receipted(resp, req)
+        if sub is None:  # read after the capture was sealed: receipted as cut short, its bytes not handed over
+            if resp.body is not None:
+                self.store._kept.pop(resp.body.blake3, None)
+            return SubResponse(None, fail=FAIL_BLOCKED)
         complete = resp.status is not None and not resp.truncated and resp.outcome not in (
             Outcome.TOO_LARGE, Outcome.UNREACHABLE, Outcome.PARSE_FAILED)
         if not complete:
@@ -206,11 +237,15 @@ def shown_url(url: str | None) -> str | None:
 
 
 def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None],
-                 secrets: tuple[str, ...] = (), final_url: str | None = None) -> dict[str, Any]:
+                 secrets: tuple[str, ...] = (), final_url: str | None = None,
+                 receipts: tuple[Receipt, ...] = ()) -> dict[str, Any]:
     """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``). ``final_url``
     is the URL of the read whose answer is the document shown; the address the page showed, when a script made it
     another (``history.replaceState``, ``pushState``), is ``location_url``, never read."""
-    subs = [i for i in r.idents if isinstance(i, _Sub)]
+    # in the order answered; then any answered after the browser was done with them, and those cut short
+    listed = [i.receipt for i in r.idents if isinstance(i, _Sub)]
+    ids = {x.receipt_id for x in listed}
+    listed += [x for x in receipts if x.receipt_id not in ids]
     location = shown_url(redact_text(r.location, secrets) if r.location else None)
     d: dict[str, Any] = {
         "page_url": page_url,
@@ -219,7 +254,8 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
         "viewport": {"width": r.width, "height": r.height},
         "render_ms": r.render_ms,
         "ended": r.ended,
-        "resources": [s.entry() for s in subs],
+        "resources": [{"receipt_id": x.receipt_id, "sha256": x.content["sha256"] if x.content else None}
+                      for x in listed],
         "counts": r.counts.to_json(),
         **{k: (ref.to_json() if ref is not None else None) for k, ref in refs.items()},
     }
@@ -282,6 +318,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
             r = render(b, url, fetcher, lim)
             if r.broken:
                 pool.discard(b)
+    subs = fetcher.seal()
     if refused is not None:
         outcome, reason, nav = refused[0], refused[1], None
     else:
@@ -318,8 +355,8 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         allowlist=nav.allowlist if nav else AllowlistDecision("not_configured", None, pol.allowlist),
         outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
         detail=d, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
-        capture=capture_json(r, shown, refs, secrets, final_url))
-    return PreparedRender((*fetcher.taken(), receipt), _page_read(r, receipt, dom, url, extract, reason),
+        capture=capture_json(r, shown, refs, secrets, final_url, subs))
+    return PreparedRender((*subs, receipt), _page_read(r, receipt, dom, url, extract, reason),
                           r, shown, refs["text"], wall)
 
 
