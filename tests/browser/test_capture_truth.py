@@ -210,3 +210,19 @@ def test_a_request_still_being_read_when_the_capture_stops_is_receipted_as_cut_s
     assert {x["receipt_id"] for x in cap["resources"]} == {x.receipt_id for x in subs.values()}
     assert len(cap["resources"]) == cap["counts"]["requests"]
     assert "/slow.png" in asked and home.verify().ok
+
+
+def test_a_rendered_https_capture_names_and_keeps_the_servers_certificate(home: EvidenceHome, pool: BrowserPool,
+                                                                        tmp_path: Path) -> None:
+    """The capture receipt's hop of an https page carries the tls block of the document's read (the same one, not a
+    copy made up), whose certificate ``ledger verify`` then checks as a blob the capture names."""
+    from tests.attack._browser_world import secure_world
+
+    with secure_world({"/": Reply(body=b"<p>Zqsecure words.</p>")}, tmp_path / "pki") as (s, client, pki):
+        r = fetch_rendered(home, client, pool, "https://site.example/", limits=RenderLimits(deadline=10))
+    receipt = home.ledger.get(r.receipt_id)
+    doc = next(e.receipt for e in home.ledger.entries() if e.receipt.links.get("capture") == r.receipt_id
+               and e.receipt.request["url"] == "https://site.example/")
+    assert receipt.hops == doc.hops and receipt.hops[-1].tls is not None
+    assert receipt.hops[-1].tls["protocol"].startswith("TLS")
+    assert home.verify().ok

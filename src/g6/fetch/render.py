@@ -339,7 +339,8 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     req: dict[str, Any] = dict(request) if request is not None else {"url": shown, "extract": extract, "render": True}
     if request is None and pol.max_bytes is not None:
         req["max_bytes"] = pol.max_bytes
-    hops = tuple(Hop(h.url, h.status, h.connected_address) for n in _document_nav(r)[1] if isinstance(n.ident, _Sub)
+    # each hop as its read has it: the address connected and, over https, what the server presented (tls)
+    hops = tuple(h for n in _document_nav(r)[1] if isinstance(n.ident, _Sub)
                  for h in (n.ident.receipt.hops or (Hop(n.ident.receipt.request["url"], None, None),)))
     d: dict[str, Any] = {"content_type": HTML_UTF8} if refs["dom"] is not None else {}
     if reason:
