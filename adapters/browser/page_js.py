@@ -228,7 +228,10 @@ READER_TEXT = r"""function (limit, ms, ...roots) {
     const f = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
   };
-  const contrast = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  const contrast = (a, b) => {
+    const x = lum(a), y = lum(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  };
   const textClip = new Map();  // whether a background is painted through the text (background-clip: text)
   const clippedToText = (el) => {
     for (let n = el; n; n = flatParent(n)) {
@@ -242,7 +245,8 @@ READER_TEXT = r"""function (limit, ms, ...roots) {
   // what lies behind an element's text, from its own and its ancestors' backgrounds: [colour, the element whose
   // opaque background it is]; null when it cannot be told (a background image, a dark canvas)
   const backdrops = new Map();
-  const canvas = () => /dark/.test(style(document.documentElement).colorScheme || "") ? null : [[255, 255, 255, 1], null];
+  const canvas = () => /dark/.test(style(document.documentElement).colorScheme || "") ? null
+    : [[255, 255, 255, 1], null];
   const backdrop = (el) => {
     const chain = [];
     for (let n = el; n && !backdrops.has(n); n = flatParent(n)) chain.push(n);
@@ -385,8 +389,9 @@ READER_TEXT = r"""function (limit, ms, ...roots) {
     const w = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
     for (let e = w.nextNode(); e; e = w.nextNode()) {
       const sr = rootOf(e);
-      if (sr) { for (const slot of sr.querySelectorAll("slot")) for (const a of slot.assignedNodes()) slotOf.set(a, slot);
-                slots(sr); }
+      if (!sr) continue;
+      for (const slot of sr.querySelectorAll("slot")) for (const a of slot.assignedNodes()) slotOf.set(a, slot);
+      slots(sr);
     }
   };
   slots(document);

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from g6.adapters import CheckedClient
+from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.browser import RenderLimits
 from g6.adapters.browser.pool import BrowserPool
 from g6.demo.site import LocalSite, Reply
@@ -17,6 +17,7 @@ from g6.home import EvidenceHome
 
 Site = Callable[..., LocalSite]
 ROBOTS = Reply(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
+POLICY = FetchPolicy(allow_loopback=True, host_pause=0.0, connect_timeout=2, read_timeout=5, total_timeout=10)
 PIXEL = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00"
          b"\x00\x0cIDATx\x9cc\x10\x10\x10\x00\x00\x00D\x00!\xc1\xb7\x8a\xd6\x00\x00\x00\x00IEND\xaeB`\x82")
 
@@ -62,17 +63,11 @@ def text(pool: BrowserPool, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     home = EvidenceHome(tmp_path_factory.mktemp("reader") / "h", fsync=False)
     home.keys.init()
     with LocalSite({"/": Reply(body=page), "/p.png": Reply(body=PIXEL, content_type="image/png"),
-                    "/robots.txt": ROBOTS}).start() as s, CheckedClient(_policy()) as client:
+                    "/robots.txt": ROBOTS}).start() as s, CheckedClient(POLICY) as client:
         r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=15))
     assert r.outcome.value == "ok"
     yield r.documents[0].text or ""
     home.close()
-
-
-def _policy():  # type: ignore[no-untyped-def]
-    from g6.adapters import FetchPolicy
-
-    return FetchPolicy(allow_loopback=True, host_pause=0.0, connect_timeout=2, read_timeout=2, total_timeout=5)
 
 
 @pytest.mark.parametrize("case", sorted(SHOWN))

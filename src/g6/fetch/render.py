@@ -45,9 +45,9 @@ from g6.adapters.redact import redact_text
 from g6.adapters.untrusted import flag_instructions
 from g6.adapters.urls import URLError, normalise_url, redact_url
 from g6.adapters.web import MAX_EXTRACT_BYTES, Document, PageRead
+from g6.errors import FetchInputError
 from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
 from g6.fetch.shell import shell_verdict
-from g6.errors import FetchInputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import AllowlistDecision, Hop, Receipt, new_receipt_id
 from g6.store import BlobBackend, BlobRef
