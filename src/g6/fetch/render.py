@@ -261,8 +261,8 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
     }
     if r.screenshot_clipped:
         d["screenshot_clipped"] = True
-    if location is not None and location != final_url and r.dom is not None:
-        d["location_url"] = location
+    if location is not None and location.split("#", 1)[0] != final_url and r.dom is not None:
+        d["location_url"] = location  # a fragment alone is no other address: the same document, the same read
     if r.truncated:  # cut to the capture's byte limit (or, for shadow_roots, to the roots a capture reads)
         d["truncated"] = list(r.truncated)
     if r.dialogs:  # a dialog a reader would have seen (and closed): dismissed, and named here
