@@ -192,8 +192,8 @@ def _document_nav(r: RenderResult) -> tuple[Navigation | None, list[Navigation]]
     still loading when the capture was taken) is a resource of the capture, not its document. When no document
     committed at all, the last top-frame request stands for it (a 204 to the page's own request)."""
     if r.committed is not None:
-        at = next(i for i in range(len(r.navigations) - 1, -1, -1) if r.navigations[i] is r.committed)
-        return r.committed, r.navigations[:at + 1]
+        at = next((i for i in range(len(r.navigations) - 1, -1, -1) if r.navigations[i] is r.committed), None)
+        return r.committed, (r.navigations[:at + 1] if at is not None else [r.committed])
     if r.document_url is None and r.navigations:
         return r.navigations[-1], list(r.navigations)
     return None, list(r.navigations)
