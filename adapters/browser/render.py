@@ -28,6 +28,10 @@ from g6.adapters.browser.launch import BrowserInfo, BrowserProcess
 ENDINGS = ("settled", "deadline", "scroll_limit", "subrequest_limit", "byte_limit", "navigation_failed",
            "renderer_crashed", "browser_crashed", "browser_hung")
 BROKEN = ("renderer_crashed", "browser_crashed", "browser_hung")  # the browser is closed after these
+MAX_CLOSED_ROOTS = 200  # closed shadow roots read (each one DevTools command, all sent at once)
+MAX_PIERCED_NODES = 50_000  # elements in reach past which closed shadow roots are not looked for (DOM.getDocument)
+MAX_DIALOGS_KEPT = 10  # dialogs named in the capture (each one is dismissed and counted)
+MAX_DIALOG_MESSAGE = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +49,9 @@ class RenderLimits:
     max_scroll_steps: int = 40
     max_screenshot_height: int = 16384
     command_timeout: float = 20.0
+    # seconds the walk of the reader's text may take before it stops where it got to (the text then cut);
+    # None: 60 % of command_timeout, so the command itself is answered in time
+    text_seconds: float | None = None
     workers: int = 6
     # the page-world lockdown script (defence in depth); off only in tests that show the proxy and the
     # interception hold without it
@@ -55,12 +62,12 @@ class RenderLimits:
 class RenderResult:
     url: str
     ended: str  # one of ENDINGS
-    info: BrowserInfo
+    info: BrowserInfo | None  # None: no browser was used (a URL refused before one started)
     width: int
     height: int
     started: float  # time.time() when the render began
     render_ms: int = 0
-    final_url: str | None = None
+    location: str | None = None  # the page's location.href when captured (a script may have set it: replaceState)
     title: str | None = None
     dom: bytes | None = None  # UTF-8 HTML
     text: str | None = None
@@ -70,6 +77,15 @@ class RenderResult:
     idents: list[Any] = field(default_factory=list)  # fetch's handle on each request, in answer order
     navigations: list[Navigation] = field(default_factory=list)  # the top frame's requests
     message: str = ""
+    dialogs: int = 0  # alert/confirm/prompt/beforeunload dialogs the page opened, each dismissed
+    # the document the top frame showed when the capture was taken: its URL as the browser committed it
+    # (an error page: the URL it could not show), None when nothing committed after the page's own request;
+    # ``committed`` is the top-frame request whose answer it is (None: no request of the capture's was)
+    document_url: str | None = None
+    error_page: bool = False
+    committed: Navigation | None = None
+    truncated: list[str] = field(default_factory=list)  # what was cut to its bound: dom, text, screenshot, shadow_roots
+    dialogs_seen: list[dict[str, str]] = field(default_factory=list)  # the first MAX_DIALOGS_KEPT: type, message
 
     @property
     def broken(self) -> bool:
@@ -88,6 +104,10 @@ class _Targets:
         self.loaded = threading.Event()
         self.crashed: str | None = None
         self.page_lockdown = True
+        self.dialogs = 0
+        self.dialogs_seen: list[dict[str, str]] = []
+        # each document the top frame committed: (its URL, whether an error page, top-frame requests answered by then)
+        self.commits: list[tuple[str, bool, int]] = []
 
     def on_event(self, method: str, params: dict[str, Any], session: str | None) -> None:
         if method == "Fetch.requestPaused":
@@ -111,10 +131,55 @@ class _Targets:
                 _submit(self.icpt, self._setup_other, info, sid, waiting, info.get("browserContextId") == self.context)
         elif method == "Page.loadEventFired" and session is not None and session == self.page_session():
             self.loaded.set()
+        elif method == "Page.javascriptDialogOpening" and session is not None:
+            self._dismiss(params, session)
+        elif method == "Page.frameNavigated" and session is not None and session == self.page_session():
+            frame = params.get("frame") or {}
+            if frame.get("id") == self.page_target and not frame.get("parentId"):
+                self._committed(frame)
         elif method == "Inspector.targetCrashed" and session is not None and session == self.page_session():
             self._crash(session)
         elif method == "Target.detachedFromTarget" and params.get("targetId") == self.page_target:
             self._crash(self.page_session())
+
+    def _dismiss(self, params: dict[str, Any], session: str) -> None:
+        """A dialog (alert, confirm, prompt, beforeunload) blocks its page's scripts until answered: it is
+        dismissed at once, as a reader closing it would (confirm false, prompt null, beforeunload: stay), and
+        noted. Posted, not awaited: this runs on the reader thread."""
+        with self.attached:
+            self.dialogs += 1
+            if len(self.dialogs_seen) < MAX_DIALOGS_KEPT:
+                self.dialogs_seen.append({"type": str(params.get("type") or "")[:20],
+                                          "message": str(params.get("message") or "")[:MAX_DIALOG_MESSAGE]})
+        with contextlib.suppress(BrowserError):
+            self.b.cdp.post("Page.handleJavaScriptDialog", {"accept": False}, session=session)
+
+    def _committed(self, frame: dict[str, Any]) -> None:
+        """The top frame committed a document. Its answer was handed over before the commit, so it is among the
+        top-frame requests answered by now; the tab's first, empty document (before any request) is not one."""
+        answered = len(self.icpt.navigations)
+        if not answered:
+            return
+        unreachable = frame.get("unreachableUrl")
+        if isinstance(unreachable, str) and unreachable:
+            url, error = unreachable, True
+        else:
+            url, error = str(frame.get("url") or "") + str(frame.get("urlFragment") or ""), False
+        with self.attached:
+            self.commits.append((url, error, answered))
+
+    def committed(self, navigations: list[Navigation]) -> tuple[str | None, bool, Navigation | None]:
+        """The document the top frame shows now: its URL, whether an error page, and the request it is the answer
+        of (the last one of that URL answered before it committed; a navigation the browser asked for and never
+        showed, such as a download or a 204, is not it)."""
+        with self.attached:
+            if not self.commits:
+                return None, False, None
+            url, error, answered = self.commits[-1]
+        for nav in reversed(navigations[:answered]):
+            if nav.url == url:
+                return url, error, nav
+        return url, error, None
 
     def _crash(self, session: str | None) -> None:
         self.crashed = self.crashed or "renderer_crashed"
@@ -227,6 +292,8 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
         targets.page_lockdown = lim.page_lockdown
         dispatch.current = targets
         _load(browser, url, lim, icpt, targets, result, t0, clock)
+        # the document is the one committed when the snapshot begins (requests stopped: no new one is answered)
+        result.document_url, result.error_page, result.committed = targets.committed(icpt.navigations)
         if not result.broken and result.ended != "navigation_failed":
             _snapshot(browser, lim, targets, result)
     except BrowserError as e:
@@ -248,7 +315,11 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
                 result.ended, result.message = "browser_hung", f"the capture's context would not close: {e}"
         dispatch.current = None
         icpt.close()
+        if targets is not None:
+            result.dialogs, result.dialogs_seen = targets.dialogs, list(targets.dialogs_seen)
         result.counts, result.idents, result.navigations = icpt.counts, icpt.idents, icpt.navigations
+        if targets is not None and (result.broken or result.ended == "navigation_failed"):
+            result.document_url, result.error_page, result.committed = targets.committed(result.navigations)
         result.render_ms = int((clock() - t0) * 1000)
     return result
 
@@ -347,38 +418,54 @@ def _eval(cdp: Any, sid: str, world: int, expression: str, timeout: float, promi
     return (res.get("result") or {}).get("value")
 
 
-def _closed_roots(cdp: Any, sid: str, world: int, timeout: float) -> tuple[list[str], list[str]]:
-    """Every shadow root of the page, open and closed, found over the DevTools DOM domain (which sees closed
-    ones): ([host, root, host, root…] object ids, [root…] object ids) in g6's world."""
+def _closed_roots(cdp: Any, sid: str, world: int, timeout: float, max_nodes: int) -> tuple[list[str], bool]:
+    """The page's closed shadow roots, found over the DevTools DOM domain (which sees them; an open one g6's world
+    reaches itself): at most MAX_CLOSED_ROOTS object ids in g6's world, resolved in one round trip, and whether
+    any were left out. The whole tree DOM.getDocument brings over is bounded first: a page with more than
+    ``max_nodes`` elements in reach has its closed roots left out instead."""
+    count = _eval(cdp, sid, world, page_js.ELEMENT_COUNT, timeout)
+    if not isinstance(count, int) or count > max_nodes:
+        return [], True
     doc = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True}, session=sid, timeout=timeout)
-    pairs: list[tuple[int, int]] = []
+    found: list[int] = []
     stack = [doc.get("root") or {}]
-    while stack:
+    while stack and len(found) <= MAX_CLOSED_ROOTS:
         node = stack.pop()
         for sr in node.get("shadowRoots") or ():
-            if sr.get("shadowRootType") in ("open", "closed"):
-                pairs.append((node["backendNodeId"], sr["backendNodeId"]))
+            if sr.get("shadowRootType") == "closed":
+                found.append(sr["backendNodeId"])
             stack.append(sr)
         stack.extend(node.get("children") or ())  # not a frame's contentDocument: its text is the frame's
-    flat: list[str] = []
+    del doc, stack
+    started = [cdp.start("DOM.resolveNode", {"backendNodeId": b, "executionContextId": world}, session=sid)
+               for b in found[:MAX_CLOSED_ROOTS]]
     roots: list[str] = []
-    for host, root in pairs:
-        h = cdp.send("DOM.resolveNode", {"backendNodeId": host, "executionContextId": world},
-                     session=sid, timeout=timeout)["object"]["objectId"]
-        r = cdp.send("DOM.resolveNode", {"backendNodeId": root, "executionContextId": world},
-                     session=sid, timeout=timeout)["object"]["objectId"]
-        flat += [h, r]
-        roots.append(r)
-    return flat, roots
+    for one in started:
+        try:
+            roots.append(cdp.result(one, timeout)["object"]["objectId"])
+        except (BrowserGone, BrowserHung):
+            raise
+        except BrowserError:
+            continue  # gone since (a script removed it): nothing of it to read
+    with contextlib.suppress(BrowserError):
+        cdp.post("DOM.disable", session=sid)  # no DOM events for the rest of the capture
+    return roots, len(found) > MAX_CLOSED_ROOTS
 
 
-def _call(cdp: Any, sid: str, world: int, fn: str, args: list[str], timeout: float) -> Any:
+def _call(cdp: Any, sid: str, world: int, fn: str, values: list[int], args: list[str],
+          timeout: float) -> tuple[Any, bool, bool]:
+    """``fn(...values, ...args)`` in g6's world: its ``{value, cut, late}`` as (value, cut to its bytes, cut for
+    time)."""
     res = cdp.send("Runtime.callFunctionOn", {"functionDeclaration": fn, "executionContextId": world,
-                                              "arguments": [{"objectId": a} for a in args],
+                                              "arguments": [*({"value": v} for v in values),
+                                                            *({"objectId": a} for a in args)],
                                               "returnByValue": True}, session=sid, timeout=timeout)
     if "exceptionDetails" in res:
-        return None
-    return (res.get("result") or {}).get("value")
+        return None, False, False
+    got = (res.get("result") or {}).get("value")
+    if not isinstance(got, dict):
+        return None, False, False
+    return got.get("value"), bool(got.get("cut")), bool(got.get("late"))
 
 
 def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, result: RenderResult) -> None:
@@ -387,21 +474,47 @@ def _snapshot(browser: BrowserProcess, lim: RenderLimits, targets: _Targets, res
     sid, target = targets.page_session(), targets.page_target
     assert sid is not None and target is not None
     world = _world(cdp, sid, target, to)  # a new one: a navigation since the load replaced the old
-    result.final_url = _eval(cdp, sid, world, page_js.LOCATION, to)
+    result.location = _eval(cdp, sid, world, page_js.LOCATION, to)
     title = _eval(cdp, sid, world, "document.title", to)
     result.title = title[:1000] if isinstance(title, str) and title.strip() else None
-    pairs, roots = _closed_roots(cdp, sid, world, to)
-    dom = _call(cdp, sid, world, page_js.DOM, roots, to)
+    # what the capture keeps of its own is bounded by its byte limit too, whatever a script wrote
+    roots, left_out = _closed_roots(cdp, sid, world, to, min(MAX_PIERCED_NODES, lim.max_bytes // 1024))
+    dom, dom_cut, _ = _call(cdp, sid, world, page_js.DOM, [lim.max_bytes // 2], roots, to)
     result.dom = dom.encode("utf-8", "replace") if isinstance(dom, str) else None
-    text = _call(cdp, sid, world, page_js.READER_TEXT, pairs, to)
+    # the walk of the text has most of a command's time, then stops where it got to (a page of very many nodes)
+    walk = lim.text_seconds if lim.text_seconds is not None else to * 0.6
+    text, text_cut, late = _call(cdp, sid, world, page_js.READER_TEXT, [lim.max_bytes // 4, int(walk * 1000)], roots,
+                                 to)
     result.text = text if isinstance(text, str) else None
+    result.screenshot, shot_cut = _screenshot(cdp, sid, lim, result)
+    result.truncated = [name for name, cut in (("dom", dom_cut), ("text", text_cut or late), ("screenshot", shot_cut),
+                                               ("shadow_roots", left_out)) if cut]
+    if result.ended == "settled" and (dom_cut or text_cut or shot_cut):
+        result.ended = "byte_limit"
+
+
+def _screenshot(cdp: Any, sid: str, lim: RenderLimits, result: RenderResult) -> tuple[bytes | None, bool]:
+    """A full-page PNG (at most ``max_screenshot_height`` tall) of at most a quarter of the byte limit: one too large
+    is taken again shorter, once, then dropped. Whether it was cut (shorter or none)."""
+    to, budget = lim.command_timeout, lim.max_bytes // 4
     metrics = cdp.send("Page.getLayoutMetrics", session=sid, timeout=to)
     size = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
     height = max(1, int(size.get("height") or lim.height))
     result.screenshot_clipped = height > lim.max_screenshot_height
     height = min(height, lim.max_screenshot_height)
-    shot = cdp.send("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": lim.width, "height": height, "scale": 1}}, session=sid, timeout=to)
-    data = shot.get("data")
-    result.screenshot = base64.b64decode(data) if isinstance(data, str) else None
+    for attempt in (1, 2):
+        shot = cdp.send("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": lim.width, "height": height, "scale": 1}}, session=sid, timeout=to)
+        data = shot.get("data")
+        if not isinstance(data, str):
+            return None, False
+        if len(data) // 4 * 3 <= budget:
+            return base64.b64decode(data), attempt > 1
+        smaller = int(height * budget / (len(data) // 4 * 3) * 0.8)
+        del shot, data
+        if attempt == 2 or smaller < 1:
+            break
+        height = smaller
+        result.screenshot_clipped = True
+    return None, True

@@ -39,8 +39,6 @@ def pool() -> Iterator[BrowserPool]:
 
 
 # -- finding 10: a dialog ends the capture as a hung browser ----------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 10: alert(), confirm() and prompt() block the page; the capture ends "
-                                       "browser_hung with nothing kept and the healthy browser is thrown away")
 @pytest.mark.parametrize("dialog", ["alert('Welcome!')", "confirm('Are you sure?')", "prompt('Your name?')"],
                          ids=["alert", "confirm", "prompt"])
 def test_a_dialog_does_not_end_the_capture(home: EvidenceHome, dialog: str) -> None:
@@ -112,8 +110,6 @@ def test_print_and_beforeunload_do_not_hang_the_capture(home: EvidenceHome, pool
 
 
 # -- finding 11: the snapshot has no bound ------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 11: every closed shadow root costs two DevTools round trips after the "
-                                       "deadline: the snapshot is bounded by nothing")
 def test_the_snapshot_is_bounded_whatever_the_number_of_shadow_roots(home: EvidenceHome, pool: BrowserPool,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A tiny page attaches 3,000 closed shadow roots. After the deadline, the snapshot resolves each host and root
@@ -141,8 +137,6 @@ document.body.append(d); d.attachShadow({mode: "closed"}).innerHTML = "<b>r" + i
 
 
 # -- finding 12: the capture's own blobs are not bounded ----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 12: the DOM and text a script writes are kept whatever their size: "
-                                       "a 100-byte page stores megabytes past the capture's byte limit")
 def test_a_capture_keeps_no_more_than_its_byte_limit(home: EvidenceHome, pool: BrowserPool) -> None:
     """The byte limit (``G6_RENDER_MAX_BYTES``) counts the bodies handed to the browser; the DOM, the text and the
     screenshot a capture keeps are bounded only by the DevTools message cap (256 MiB each). A page of 100 bytes
@@ -194,8 +188,6 @@ def test_a_document_the_browser_will_not_take_ends_typed_without_a_hung_browser(
 
 
 # -- finding 14: a request sent and never receipted -----------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 14: a request still being read when the capture stops early is sent "
-                                       "to the server but its receipt is never kept")
 def test_every_request_the_checked_client_sends_has_a_receipt(home: EvidenceHome, pool: BrowserPool) -> None:
     """The page asks for /slow.png (its server answers only when the test lets it) and, from another host, an image
     over the byte limit: the limit stops the capture at once. The capture waits ``command_timeout`` for what is in

@@ -92,8 +92,6 @@ def test_text_hidden_by_display_or_visibility_is_left_out(hidden_capture: Captur
     assert f"Zq{mark}" not in hidden_capture.text
 
 
-@pytest.mark.xfail(strict=True, reason="finding 4: text hidden from the eye (opacity 0, font-size 0, colour of the "
-                                       "background, off-screen, clipped, cut…) is kept as the text a reader saw")
 @pytest.mark.parametrize("technique", sorted(HIDDEN))
 def test_text_no_reader_sees_is_not_the_readers_text(hidden_capture: Capture, technique: str) -> None:
     """A page shows a reader one thing and hides other words in the layout: ``opacity:0``, ``font-size:0``, the
@@ -106,7 +104,6 @@ def test_text_no_reader_sees_is_not_the_readers_text(hidden_capture: Capture, te
     assert f"Zq{MARK[technique]}" not in hidden_capture.text
 
 
-@pytest.mark.xfail(strict=True, reason="finding 4: g6 cite quotes text no reader saw from a rendered capture")
 def test_cite_refuses_a_quote_no_reader_saw(hidden_capture: Capture) -> None:
     """What finding 4 costs: ``g6 cite`` accepts a quote of words painted with opacity 0 as text the reader saw."""
     with pytest.raises(InputError):
@@ -129,8 +126,6 @@ def test_a_404_page_captured_is_not_found_and_cite_refuses_it(home: EvidenceHome
         cite_web(home, c.result.receipt_id, quote="No such article on this site.")
 
 
-@pytest.mark.xfail(strict=True, reason="finding 5: the capture's outcome is the last top-frame request's, committed or "
-                                       "not: a 404 page that starts a download is receipted ok/200")
 @pytest.mark.parametrize("target", ["/file.bin", "/nothing"], ids=["download", "no_content"])
 def test_a_navigation_that_never_commits_does_not_change_what_the_capture_says(
         home: EvidenceHome, pool: BrowserPool, target: str) -> None:
@@ -152,8 +147,6 @@ def test_a_navigation_that_never_commits_does_not_change_what_the_capture_says(
 
 
 # -- finding 6: a URL never fetched, named as the page's --------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 6: history.replaceState makes the receipt's final_url a URL never "
-                                       "fetched")
 def test_the_receipts_final_url_is_a_url_that_was_fetched(home: EvidenceHome, pool: BrowserPool) -> None:
     """The page at /a calls ``history.replaceState(null, "", "/official/statement?id=7")``. The capture receipt's
     ``final_url`` (and the cited document's URL) becomes http://site.example/official/statement?id=7, a URL g6
@@ -239,8 +232,6 @@ def test_a_file_url_is_refused_by_the_interception_and_nothing_of_it_is_kept(hom
     assert c.cap["dom"] is None and c.cap["text"] is None and c.cap["screenshot"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="finding 9: a non-http(s) URL given to --render is opened by the browser "
-                                       "(chrome:// pages, view-source: captured ok, data:) instead of refused")
 @pytest.mark.parametrize("url", ["chrome://version", "view-source:http://site.example/",
                                  "data:text/html,<p>Zqdata words</p>"], ids=["chrome", "view_source", "data"])
 def test_a_url_the_checked_client_refuses_is_not_opened_by_the_browser(home: EvidenceHome, pool: BrowserPool,

@@ -85,8 +85,6 @@ def pool() -> Iterator[BrowserPool]:
         yield p
 
 
-@pytest.mark.xfail(strict=True, reason="finding 16: the capture receipt's hops of a rendered https page drop the TLS "
-                                       "block the document's own receipt has")
 def test_a_rendered_https_capture_names_the_servers_certificate_in_its_hops(home: EvidenceHome, pool: BrowserPool,
                                                                            tmp_path: Path) -> None:
     """The issue asks for the certificate "for every https read, raw or rendered … named in the receipt". A capture

@@ -76,6 +76,13 @@ def fetch_cmd(c: Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | 
     why = not_a_url(url)
     if why is not None:
         fail(redact_text(why, c.settings.secret_values()))
+    if render_mode == "always":
+        from g6.fetch.render import check_render_url
+
+        try:
+            check_render_url(url)  # chrome://, view-source:, data:… never reach the browser
+        except InputError as e:
+            fail(redact_text(str(e), c.settings.secret_values()))
     if shape == "runx":
         if render_mode != "off":
             fail("--as runx reads the page as runx does: without --render")

@@ -20,11 +20,13 @@ transaction, the sub-resources' first, so the capture never names a receipt the 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from g6.adapters.browser import (
+    FAIL_BLOCKED,
     FAIL_REFUSED,
     FAIL_TIMEOUT,
     FAIL_UNREACHABLE,
@@ -35,14 +37,16 @@ from g6.adapters.browser import (
     SubResponse,
     render,
 )
+from g6.adapters.browser.intercept import Navigation
 from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.interstitial import Interstitial, detect
 from g6.adapters.outcomes import Outcome
 from g6.adapters.redact import redact_text
 from g6.adapters.untrusted import flag_instructions
-from g6.adapters.urls import redact_url
+from g6.adapters.urls import URLError, normalise_url, redact_url
 from g6.adapters.web import MAX_EXTRACT_BYTES, Document, PageRead
+from g6.errors import FetchInputError
 from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
 from g6.fetch.shell import shell_verdict
 from g6.home import EvidenceHome
@@ -70,10 +74,6 @@ class _Sub:
     receipt: Receipt
     url: str
 
-    def entry(self) -> dict[str, Any]:
-        c = self.receipt.content
-        return {"receipt_id": self.receipt.receipt_id, "sha256": c["sha256"] if c else None}
-
 
 class _SubFetcher:
     """The one callable the browser is given: every request through the checked client, each receipted."""
@@ -84,17 +84,52 @@ class _SubFetcher:
         self.capture_id, self.secrets = capture_id, secrets
         self.receipts: list[Receipt] = []
         self._lock = threading.Lock()
+        self._pending: dict[int, SubRequest] = {}  # requests handed to the checked client and not yet answered
+        self._sealed = False
 
-    def _receipted(self, resp: FetchResponse, req: SubRequest, **kw: Any) -> _Sub:
+    def _receipt(self, resp: FetchResponse, req: SubRequest) -> Receipt:
         request = {"url": redact_text(req.url, self.secrets), "method": req.method[:16],
                    "resource_type": req.resource_type[:40]}
-        r = receipt_from_response(resp, kind="fetch", source="web", request=request,
-                                  links={"capture": self.capture_id}, **kw)
+        return receipt_from_response(resp, kind="fetch", source="web", request=request,
+                                     links={"capture": self.capture_id})
+
+    def _receipted(self, resp: FetchResponse, req: SubRequest) -> _Sub | None:
+        """The request's receipt, kept for the capture; None once the capture is sealed (it was receipted then)."""
+        r = self._receipt(resp, req)
         with self._lock:
+            if self._sealed:
+                return None
             self.receipts.append(r)
         return _Sub(r, req.url)
 
+    def seal(self) -> tuple[Receipt, ...]:
+        """The capture is over: every request the page made, in the order receipted. One still being read (the capture
+        stopped early: a limit, the deadline, a crash) is receipted now, ``unreachable`` (``capture_ended``): it
+        was sent and its answer is not kept. Nothing is handed to the checked client from now on, and a read that
+        ends later is dropped."""
+        with self._lock:
+            self._sealed = True
+            pending, self._pending = list(self._pending.values()), {}
+        cut = [self._receipt(FetchResponse(req.url, Outcome.UNREACHABLE, reason="capture_ended", detail={
+            "message": "the capture ended while this request was being read: it was sent, its answer is not kept"}),
+            req) for req in pending]
+        with self._lock:
+            self.receipts.extend(cut)
+            return tuple(self.receipts)
+
     def __call__(self, req: SubRequest) -> SubResponse:
+        with self._lock:
+            if self._sealed:  # too late for the capture: nothing sent
+                return SubResponse(None, fail=FAIL_BLOCKED)
+            key = id(req)
+            self._pending[key] = req
+        try:
+            return self._answer(req)
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+
+    def _answer(self, req: SubRequest) -> SubResponse:
         if req.method != "GET" or req.service_worker_script:
             why = "service_worker_script" if req.method == "GET" else "method_not_get"
             message = ("a service worker would outlive the page: never started in a capture"
@@ -110,6 +145,10 @@ class _SubFetcher:
                                  pause=None if req.main_frame else 0.0, follow_redirects=False,
                                  pass_headers=RENDER_HEADERS)
         sub = self._receipted(resp, req)
+        if sub is None:  # read after the capture was sealed: receipted as cut short, its bytes not handed over
+            if resp.body is not None:
+                self.store._kept.pop(resp.body.blake3, None)
+            return SubResponse(None, fail=FAIL_BLOCKED)
         complete = resp.status is not None and not resp.truncated and resp.outcome not in (
             Outcome.TOO_LARGE, Outcome.UNREACHABLE, Outcome.PARSE_FAILED)
         if not complete:
@@ -149,12 +188,33 @@ def _put(store: BlobBackend, data: bytes | None) -> BlobRef | None:
         return w.commit()
 
 
+def _document_nav(r: RenderResult) -> tuple[Navigation | None, list[Navigation]]:
+    """The top-frame request whose answer is the document the capture shows, and the top-frame requests up to it
+    (the capture receipt's hops). A navigation the browser asked for and never showed (a download, a 204, one
+    still loading when the capture was taken) is a resource of the capture, not its document. When no document
+    committed at all, the last top-frame request stands for it (a 204 to the page's own request)."""
+    if r.committed is not None:
+        at = next((i for i in range(len(r.navigations) - 1, -1, -1) if r.navigations[i] is r.committed), None)
+        return r.committed, (r.navigations[:at + 1] if at is not None else [r.committed])
+    if r.document_url is None and r.navigations:
+        return r.navigations[-1], list(r.navigations)
+    return None, list(r.navigations)
+
+
 def _document_outcome(r: RenderResult) -> tuple[Outcome, str, Receipt | None]:
-    """The capture's outcome: the broken browser's, else the page's last top-frame read's, refined by the text."""
-    nav = r.navigations[-1].ident if r.navigations else None
-    receipt = nav.receipt if isinstance(nav, _Sub) else None
+    """The capture's outcome: the broken browser's, else the read of the document the top frame shows (not the
+    last top-frame request's: one that never committed describes nothing shown), refined by the text."""
+    nav, _ = _document_nav(r)
+    receipt = nav.ident.receipt if nav is not None and isinstance(nav.ident, _Sub) else None
     if r.broken:
         return Outcome.PARSE_FAILED, r.ended, receipt
+    if receipt is None and r.document_url is not None:
+        # the top frame shows a document no read of the capture's answered: one that is not http(s) (about:blank,
+        # a blob: or data: URL the page opened) is refused as the checked client refuses its scheme; an error page
+        # (a request past a limit) is unreachable. Nothing of either is evidence.
+        if not r.error_page and not r.document_url.startswith(("http:", "https:")):
+            return Outcome.REFUSED, "scheme", None
+        return Outcome.UNREACHABLE, "document_not_read", None
     if receipt is None:
         return Outcome.UNREACHABLE, r.ended if r.ended != "settled" else "no_document", None
     outcome = Outcome(receipt.outcome)
@@ -178,23 +238,64 @@ def shown_url(url: str | None) -> str | None:
     return u if len(u) <= MAX_SHOWN_URL else u[:MAX_SHOWN_URL - 1] + "…"
 
 
-def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None]) -> dict[str, Any]:
-    """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``)."""
-    subs = [i for i in r.idents if isinstance(i, _Sub)]
+def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None],
+                 secrets: tuple[str, ...] = (), final_url: str | None = None,
+                 receipts: tuple[Receipt, ...] = ()) -> dict[str, Any]:
+    """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``). ``final_url``
+    is the URL of the read whose answer is the document shown; the address the page showed, when a script made it
+    another (``history.replaceState``, ``pushState``), is ``location_url``, never read."""
+    # in the order answered; then any answered after the browser was done with them, and those cut short
+    listed = [i.receipt for i in r.idents if isinstance(i, _Sub)]
+    ids = {x.receipt_id for x in listed}
+    listed += [x for x in receipts if x.receipt_id not in ids]
+    location = shown_url(redact_text(r.location, secrets) if r.location else None)
     d: dict[str, Any] = {
         "page_url": page_url,
-        "final_url": shown_url(r.final_url),
-        "engine": r.info.to_json(),
+        "final_url": final_url,
+        "engine": r.info.to_json() if r.info is not None else None,
         "viewport": {"width": r.width, "height": r.height},
         "render_ms": r.render_ms,
         "ended": r.ended,
-        "resources": [s.entry() for s in subs],
+        "resources": [{"receipt_id": x.receipt_id, "sha256": x.content["sha256"] if x.content else None}
+                      for x in listed],
         "counts": r.counts.to_json(),
         **{k: (ref.to_json() if ref is not None else None) for k, ref in refs.items()},
     }
     if r.screenshot_clipped:
         d["screenshot_clipped"] = True
+    if location is not None and location.split("#", 1)[0] != final_url and r.dom is not None:
+        d["location_url"] = location  # a fragment alone is no other address: the same document, the same read
+    if r.truncated:  # cut to the capture's byte limit (or, for shadow_roots, to the roots a capture reads)
+        d["truncated"] = list(r.truncated)
+    if r.dialogs:  # a dialog a reader would have seen (and closed): dismissed, and named here
+        d["dialogs"] = {"dismissed": r.dialogs,
+                        "seen": [{"type": x["type"], "message": redact_text(x["message"], secrets)}
+                                 for x in r.dialogs_seen]}
     return d
+
+
+def url_refusal(url: str) -> tuple[Outcome, str, str] | None:
+    """Why the checked client would not read ``url`` itself (outcome, reason, message), or None: a URL that is
+    not http(s) (``chrome://``, ``view-source:``, ``data:``, ``file:``…) is never handed to the browser, which
+    would open it without a request g6 answers."""
+    try:
+        normalise_url(url)
+    except URLError as e:
+        return (Outcome.REFUSED if e.reason == "scheme" else Outcome.REJECTED), e.reason, str(e)
+    except (ValueError, UnicodeError, TypeError) as e:
+        return Outcome.REJECTED, "bad_url", f"unparseable URL: {str(e)[:200]}"
+    return None
+
+
+def check_render_url(url: str) -> None:
+    """``g6 fetch URL --render``: a URL the browser would be given but the checked client refuses is the user's
+    input error (before any browser starts)."""
+    why = url_refusal(url)
+    if why is not None and why[1] == "scheme":
+        scheme = url.split(":", 1)[0][:20] if ":" in url else "a relative URL"
+        raise FetchInputError(f"--render opens http and https pages only, not {scheme!r}")
+    if why is not None:
+        raise FetchInputError(f"--render: {why[2]}")
 
 
 def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool, url: str, *,
@@ -203,7 +304,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
                    request: Mapping[str, Any] | None = None, detail: Mapping[str, Any] | None = None) -> PreparedRender:
     """Render ``url``; keep every sub-resource, the DOM, the text and the screenshot in ``store``; make the
     receipts (unsigned). ``request`` replaces the capture receipt's request and ``detail`` adds to its detail
-    (a re-check's)."""
+    (a re-check's). A URL the checked client refuses is receipted refused as a raw read is, no browser used."""
     lim = limits or RenderLimits()
     if not 1 <= lim.max_requests <= MAX_REQUESTS_LIMIT:
         raise ValueError(f"a render makes 1 to {MAX_REQUESTS_LIMIT} requests (its receipt lists each one)")
@@ -211,21 +312,37 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     capture_id = new_receipt_id()
     pol = policy or client.policy
     fetcher = _SubFetcher(store, client, pol, capture_id, secrets)
-    with pool.browser() as b:
-        r = render(b, url, fetcher, lim)
-        if r.broken:
-            pool.discard(b)
+    refused = url_refusal(url)
+    if refused is not None:
+        r = RenderResult(url, "navigation_failed", None, lim.width, lim.height, time.time(), message=refused[2])
+    else:
+        with pool.browser() as b:
+            r = render(b, url, fetcher, lim)
+            if r.broken:
+                pool.discard(b)
+    subs = fetcher.seal()
+    if refused is not None:
+        outcome, reason, nav = refused[0], refused[1], None
+    else:
+        outcome, reason, nav = _document_outcome(r)
+        if reason == "scheme" and r.document_url:
+            r.message = f"the page opened a document that is not http(s): {r.document_url.split(':', 1)[0][:20]}:"
+    # the receipt's final_url is the URL g6 read the document shown from (the checked read's), never the address a
+    # script gave the page afterwards
+    final_url = nav.final_url if nav is not None else None
+    if reason in ("document_not_read", "scheme"):  # nothing of a document no read answered is kept
+        r.dom = r.text = r.screenshot = None
     refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8", "replace") if r.text else None),
             "screenshot": _put(store, r.screenshot)}
-    outcome, reason, nav = _document_outcome(r)
     wall = None
     if outcome in (Outcome.OK, Outcome.EMPTY) and r.dom is not None:
-        wall = detect(r.dom, status=nav.http_status if nav else None, final_url=r.final_url, content_type=HTML_UTF8)
+        wall = detect(r.dom, status=nav.http_status if nav else None, final_url=final_url, content_type=HTML_UTF8)
     shown = redact_text(url, secrets)
     req: dict[str, Any] = dict(request) if request is not None else {"url": shown, "extract": extract, "render": True}
     if request is None and pol.max_bytes is not None:
         req["max_bytes"] = pol.max_bytes
-    hops = tuple(Hop(h.url, h.status, h.connected_address) for n in r.navigations if isinstance(n.ident, _Sub)
+    # each hop as its read has it: the address connected and, over https, what the server presented (tls)
+    hops = tuple(h for n in _document_nav(r)[1] if isinstance(n.ident, _Sub)
                  for h in (n.ident.receipt.hops or (Hop(n.ident.receipt.request["url"], None, None),)))
     d: dict[str, Any] = {"content_type": HTML_UTF8} if refs["dom"] is not None else {}
     if reason:
@@ -236,26 +353,30 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     dom = refs["dom"]
     receipt = Receipt(
         receipt_id=capture_id, kind=kind, source="web", request=req,
-        final_url=shown_url(r.final_url) if r.final_url and r.final_url.startswith(("http:", "https:")) else None,
+        final_url=final_url,
         hops=hops, http_status=nav.http_status if nav else None, byte_count=dom.size if dom else 0,
         allowlist=nav.allowlist if nav else AllowlistDecision("not_configured", None, pol.allowlist),
         outcome=outcome.value, outcome_code=outcome.code("fetch"), content=dom.to_json() if dom else None,
         detail=d, links=dict(links or {}), interstitial=wall.to_json() if wall else None,
-        capture=capture_json(r, shown, refs))
+        capture=capture_json(r, shown, refs, secrets, final_url, subs))
+    return PreparedRender((*subs, receipt), _page_read(r, receipt, dom, url, extract, reason),
+                          r, shown, refs["text"], wall)
+
+
+def _page_read(r: RenderResult, receipt: Receipt, dom: BlobRef | None, url: str, extract: str, reason: str) -> PageRead:
+    """The capture as a read: its one document (the reader's text) when it is ``ok``."""
+    outcome = Outcome(receipt.outcome)
     text = r.text or ""
     docs: tuple[Document, ...] = ()
     if outcome is Outcome.OK and dom is not None:
-        docs = (Document(url=r.final_url or url, content_type="text/html", blake3=dom.blake3, title=r.title,
+        docs = (Document(url=receipt.final_url or url, content_type="text/html", blake3=dom.blake3, title=r.title,
                          text=text if extract == "text" else None,
                          text_source="rendered" if extract == "text" else None,
                          instruction_flags=tuple(f.to_json() for f in flag_instructions(text))),)
-    resp = FetchResponse(url, outcome, final_url=receipt.final_url, hops=hops, status=receipt.http_status,
+    resp = FetchResponse(url, outcome, final_url=receipt.final_url, hops=receipt.hops, status=receipt.http_status,
                          body=dom, byte_count=receipt.byte_count, allowlist=receipt.allowlist,
                          content_type=HTML_UTF8 if dom else None, reason=reason)
-    page = PageRead(resp, outcome, reason, docs, {k: v for k, v in d.items() if k not in ("reason",)})
-    with fetcher._lock:
-        subs = tuple(fetcher.receipts)
-    return PreparedRender((*subs, receipt), page, r, shown, refs["text"], wall)
+    return PageRead(resp, outcome, reason, docs, {k: v for k, v in receipt.detail.items() if k != "reason"})
 
 
 def fetch_rendered(home: EvidenceHome, client: CheckedClient, pool: BrowserPool, url: str, *,
