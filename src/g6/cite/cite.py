@@ -13,8 +13,8 @@ from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
 from g6.cite.page_text import RENDERED, TEXT_SOURCES, PageTexts, read_texts
-from g6.cite.passages import Passage, chunk, find, normalise, passage_id, text_hash
-from g6.errors import FailedReadError, InputError, InterstitialReadError
+from g6.cite.passages import Passage, chunk, find, normalise, passage_id, quote_too_short, text_hash
+from g6.errors import FailedReadError, InputError, InterstitialReadError, QuoteTooShort
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 
@@ -139,7 +139,11 @@ def short_quote(text: str) -> str:
 
 
 def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
-    """The reason a quote found in neither text cannot be cited: hidden (and how), or not there."""
+    """The reason a quote found in neither text cannot be cited: too short to look for, hidden (and how), or
+    not there."""
+    short = quote_too_short(quote)
+    if short is not None:
+        return short
     hit = texts.hidden_match(quote)
     if hit is not None:
         if hit.reason == STRUCTURED_DATA:
@@ -163,8 +167,12 @@ def locate(texts: PageTexts, *, passage: str | None = None,
            quote: str | None = None) -> tuple[str, int, int, str | None] | None:
     """Where a passage id or a quote is in a page's texts: (text source, start, end, passage id or None),
     the main-content text tried first, then the whole reader-visible text; None when in neither. The one
-    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser). A rendered capture has one
-    text, the browser's (``PageTexts.sources``)."""
+    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser, same rules:
+    :func:`g6.cite.passages.find`). A rendered capture has one text, the browser's (``PageTexts.sources``).
+    A quote too short to be evidence of anything (:func:`g6.cite.passages.quote_too_short`) is not looked for:
+    None (``cite_web`` refuses it, ``why_not_citable`` says why)."""
+    if quote is not None and quote_too_short(quote) is not None:
+        return None
     for source in texts.sources:
         text = texts.text(source) or ""
         passages = _passages(text)
@@ -209,6 +217,9 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
     texts = receipt_texts(home, r)
     if quote is not None and not normalise(quote):
         raise InputError("the quote is empty")
+    short = quote_too_short(quote) if quote is not None else None
+    if short is not None:
+        raise QuoteTooShort(short)
     found = locate(texts, passage=passage, quote=quote)
     if found is None:
         if passage is not None:
