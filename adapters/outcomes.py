@@ -142,6 +142,8 @@ REFUSALS: dict[str, str] = {
                                "`interstitial`): its words are the wall's"),
     "G6_E_STORE_BLOB_NOT_FOUND": "a digest the store does not hold",
     "G6_E_STORE_BAD_DIGEST": "a digest string that is not algo:hex",
+    "G6_E_STORE_BLOB_REDACTED": "bytes a redaction entry took out of the home (the message names its seq and reason): "
+                                "never served or read again; the receipts that read them stay",
     "G6_E_STORE_BLOB_CORRUPT": "bytes that do not hash to the digest they are kept or asked under (nothing served)",
     "G6_E_STORE_DISK_FULL": "the disk ran out while writing a blob; nothing half-written is visible",
     "G6_E_STORE_BACKEND": "the blob store (S3) is down or refuses; the message names it and what to check",
@@ -198,6 +200,15 @@ REFUSALS: dict[str, str] = {
                                 "cosignature",
     "G6_E_TSA": "an RFC 3161 time-stamping authority that could not be reached, answered otherwise, refused, or "
                 "sent a token that does not hold; the message names the TSA",
+    "G6_E_BLOB_REDACTION": "`g6 blob redact|hold|release|expire` refused (another reason); nothing was appended or "
+                           "removed",
+    "G6_E_BLOB_UNREFERENCED": "a digest, receipt or URL no read of this ledger names (or whose reads kept no body): "
+                              "there are no bytes a redaction or hold would cover",
+    "G6_E_BLOB_ALREADY_REDACTED": "a body a redaction entry already covers (the message names its seq and reason); "
+                                  "nothing was appended",
+    "G6_E_BLOB_ON_HOLD": "a body under a legal hold: `g6 blob redact` refuses it until `g6 blob release` (the "
+                         "message names the hold's seq)",
+    "G6_E_BLOB_NOT_HELD": "a release of bodies no hold covers",
     "G6_E_FAILED": "a command that failed (exit 1) for a reason no more precise code names; under `--json` the "
                    "refusal object carries it",
     "G6_E_INTERNAL": "an error g6 raised on purpose without a more precise code",
@@ -212,6 +223,10 @@ DONE: dict[str, str] = {
                            "signed result)",
     "G6_E_LEDGER_KEY_ADDED": "a key entry: a writer key added to the log (signed by a key valid there)",
     "G6_E_LEDGER_KEY_RETIRED": "a key entry: a key retired in the log; nothing it signs after counts",
+    "G6_E_BLOB_REDACTED": "a redaction entry: bodies (and the copies derived from them) taken out of the store, with "
+                          "the reason, the note and the receipts that read them; readers say redacted",
+    "G6_E_BLOB_HOLD": "a hold entry: bodies put under a legal hold (redact, expire and gc leave them)",
+    "G6_E_BLOB_HOLD_RELEASED": "a hold entry: a legal hold lifted",
     "G6_E_LEDGER_WACZ_KEY_ADDED": "a WACZ key entry: the P-384 key that signs WACZ exports, bound to the log",
     "G6_E_LEDGER_WACZ_KEY_RETIRED": "a WACZ key entry: a WACZ signing key retired; WACZ files it signs after "
                                     "are not vouched for",

@@ -1,6 +1,7 @@
 """`g6 report check` end to end: a report of 2,000 citations over 400 pages on 20 loopback hosts, fetched, kept,
 located and signed, against raw httpx fetching the same pages with the same concurrency; then the same report
-with `--receipts-only` on the same home, in citations a second."""
+with `--receipts-only` on the same home, in citations a second (with the page texts the first check kept, then
+without them)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from g6.adapters import CheckedClient, FetchPolicy
 from g6.home import EvidenceHome
 from g6.report.model import Report, ReportCitation
 from g6.report.run import CheckInputs, run_check
+from g6.report.texts_cache import DERIVED, FILE
 
 PER_PAGE = 5
 PROCESSES = min(os.cpu_count() or 1, CONCURRENCY)  # what `g6 report check` uses by default
@@ -48,7 +50,7 @@ def run(quick: bool = False) -> None:
         urls = farm.urls()
         report = _report(urls)
         n = len(report.citations)
-        raw, ours, stored, batch = [], [], [], []
+        raw, ours, stored, batch, cold = [], [], [], [], []
         for _ in range(rounds):  # interleaved: a change in the machine's load falls on all three
             plain = [u for _, _, u in urls]
             raw.append(_raw(plain))
@@ -58,6 +60,10 @@ def run(quick: bool = False) -> None:
             took, _ = _check(home, report, False, PROCESSES)
             ours.append(took)
             stored.append(_check(home, report, True, PROCESSES)[0])
+            # and once more without the texts the two checks kept (g6.report.texts_cache): every page's text
+            # extracted again, on the worker processes, as a home that never checked these pages would
+            (home.root / DERIVED / FILE).unlink()
+            cold.append(_check(home, report, True, PROCESSES)[0])
             home.close()
         label = f"report check {n:,} citations / {len(urls)} pages / {hosts} hosts"
         # pages a second, ours against the reference's: the reference fetches each page once, as the check does
@@ -69,3 +75,5 @@ def run(quick: bool = False) -> None:
         best = min(stored)
         print(f"{'report check --receipts-only, same home':<44} ours {n / best:>12,.1f} citations/s "
               f"(median {n / statistics.median(stored):,.0f}; target 2,000)")
+        print(f"{'  the same, the texts cache removed first':<44} ours {n / min(cold):>12,.1f} citations/s "
+              f"(median {n / statistics.median(cold):,.0f}; every page's text extracted again)")

@@ -94,9 +94,9 @@ class Check:
 
 # the verdicts a report shows, in this order; the optional ones only when a check of that kind ran
 CHECK_NAMES = ("database", "consistency", "signature", "chain", "binding", "duplicates", "keys", "wacz_keys", "time",
-               "blob", "tree", "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
-OPTIONAL_CHECKS = ("database", "consistency", "binding", "duplicates", "keys", "wacz_keys", "time", "tree",
-                   "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
+               "blob", "redaction", "tree", "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
+OPTIONAL_CHECKS = ("database", "consistency", "binding", "duplicates", "keys", "wacz_keys", "time", "redaction",
+                   "tree", "checkpoint", "kept_checkpoint", "witnesses", "timestamp", "fetched_at")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +109,8 @@ class LedgerVerifyReport:
     stats: Mapping[str, int] = field(default_factory=dict)
     keys: tuple[Mapping[str, Any], ...] = ()  # which keys verify trusted, why, and where they were valid
     timestamps: tuple[Mapping[str, Any], ...] = ()  # every RFC 3161 token checked (``g6.ledger.timestamped``)
+    # redaction entries that count, blobs they redact, of those still in the store, held (``g6.ledger.redactions``)
+    redactions: Mapping[str, int] = field(default_factory=dict)
 
     def warnings(self) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if c.warning and c.ok)
@@ -143,6 +145,8 @@ class LedgerVerifyReport:
             out["keys"] = [dict(k) for k in self.keys]
         if self.timestamps:
             out["timestamps"] = [dict(t) for t in self.timestamps]
+        if self.redactions:
+            out["redactions"] = dict(self.redactions)
         return out
 
 

@@ -121,12 +121,15 @@ class Ledger:
         """Sign ``receipt`` and append it. Returns the signed receipt."""
         return self.append_many([receipt], key)[0]
 
-    def append_many(self, receipts: Iterable[Receipt], key: SigningKey) -> list[Receipt]:
+    def append_many(self, receipts: Iterable[Receipt], key: SigningKey, *,
+                    decide: Callable[[], Iterable[Receipt]] | None = None) -> list[Receipt]:
         """Sign and append several receipts in one transaction (all or none). Each is signed inside the
         write lock, bound to the place it gets (``log``: this log's origin and its row's seq), so the
         same receipt cannot stand at another place. A key retired in this log signs nothing more. A receipt
         whose signed canonical JSON is over 65,535 bytes (an entry of a published log) is refused
-        (``ReceiptTooLarge``), and with it the whole batch."""
+        (``ReceiptTooLarge``), and with it the whole batch. ``decide``: called inside the write lock, after
+        the head is read, for the receipts to append instead of ``receipts`` (an entry that depends on what
+        the log holds, a redaction refused for a digest held meanwhile; what it raises appends nothing)."""
         unsigned = list(receipts)
         try:
             rows = self._writable()
@@ -137,6 +140,8 @@ class Ledger:
                     raise SigningKeyError(f"{key.key_id} was retired in {self.origin} at seq {retired}: it signs "
                                           "nothing more here; use the key that replaced it (`g6 keys show`)")
                 origin = self.origin
+                if decide is not None:
+                    unsigned = list(decide())
                 self._tree_catch_up(seq)
                 new, signed, bodies = [], [], []
                 for r in unsigned:

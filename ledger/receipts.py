@@ -33,8 +33,9 @@ from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
 
 SCHEMA = "runx.receipt.v1"
-KINDS = ("fetch", "search", "es", "recheck", "convert", "key", "wacz-key")  # "key": a writer key added or retired;
-# "wacz-key": the P-384 key that signs WACZ exports, added or retired (g6.ledger.wacz_keys)
+KINDS = ("fetch", "search", "es", "recheck", "convert", "key", "wacz-key", "redaction", "hold")
+# "key": a writer key added or retired; "wacz-key": the P-384 key that signs WACZ exports, added or retired
+# (g6.ledger.wacz_keys); "redaction", "hold": bytes removed, or held (``g6.ledger.redactions``)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 

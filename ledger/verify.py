@@ -31,6 +31,7 @@ from g6.ledger.keyring import KeyTimeline, timeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import MerkleTree, ProofError, verify_consistency, verify_inclusion
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
+from g6.ledger.redactions import Redactions, redactions_of
 from g6.ledger.row_rules import join_rules
 from g6.ledger.rows import LedgerRows, LedgerView
 from g6.ledger.wacz_keys import KIND as WACZ_KEY_KIND
@@ -76,24 +77,27 @@ def verify_ledger(ledger: LedgerView, keys: Mapping[str, VerifyKey] | Trust, sto
         # Worker processes read only rows up to this head and hashes up to this tree's size, which no
         # append ever changes.
         with rows.read_snapshot():
-            n, passed, stats, tl = _verify_in_snapshot(ledger, trust, store, kept, workers, since, progress, checks)
+            n, passed, stats, tl, red = _verify_in_snapshot(ledger, trust, store, kept, workers, since, progress,
+                                                            checks)
     except rows.unreadable as e:
         checks.append(Check("database", False, None, None, f"ledger database unreadable: {e}"))
         return LedgerVerifyReport(n, tuple(checks), passed)
-    return LedgerVerifyReport(n, tuple(checks), passed, stats, tuple(tl.described()) if tl is not None else ())
+    return LedgerVerifyReport(n, tuple(checks), passed, stats, tuple(tl.described()) if tl is not None else (),
+                              redactions=red)
 
 
 def _verify_in_snapshot(ledger: LedgerView, trust: Trust, store: BlobBackend | None,
                         kept: Sequence[tuple[str, str]], workers: int | None, since: Checkpoint | None,
                         progress: Callable[[int, int], None] | None,
-                        checks: list[Check]) -> tuple[int, dict[str, int], dict[str, int], KeyTimeline | None]:
+                        checks: list[Check]) -> tuple[int, dict[str, int], dict[str, int], KeyTimeline | None,
+                                                      dict[str, int]]:
     """``verify_ledger``'s work, inside its read transaction; appends to ``checks``, returns (rows checked,
-    passing checks counted, binding and clock counts, the key timeline)."""
+    passing checks counted, binding and clock counts, the key timeline, the redactions' counts)."""
     rows = ledger.rows
     problem = rows.layout_problem()
     if problem is not None:
         checks += [Check("database", False, None, None, problem), *check_kept_checkpoints(ledger, kept, trust.keys)]
-        return 0, {}, {}, None
+        return 0, {}, {}, None, {}
     last_seq, _ = ledger.head()
     origin = ledger.origin
     tl = timeline(trust.roots(), ((r[0], r[1], r[5]) for r in rows.select(kind="key")), origin=origin)
@@ -105,23 +109,25 @@ def _verify_in_snapshot(ledger: LedgerView, trust: Trust, store: BlobBackend | N
     # the P-384 keys the log binds for signing WACZ exports: each entry well formed (its signature is checked
     # with every row's, by the writer keys above)
     checks.extend(wacz_key_checks((r[0], r[1], r[5]) for r in rows.select(kind=WACZ_KEY_KIND)))
+    red = redactions_of(rows, tl, origin)  # what a missing body may be instead of damage (g6.ledger.redactions)
+    checks.extend(red.checks())
     stray = _rows_outside_sequence(rows)
     if stray is not None:
         checks.append(stray)
     checks.extend(duplicate_checks(rows))
     rules = verify_ranges.RuleSettings(origin, trust.now if trust.now is not None else time.time(), trust.strict_time)
     if since is not None:
-        found, counts, n, stats = verify_since(rows, tl, store, origin, since, last_seq, progress, rules)
+        found, counts, n, stats = verify_since(rows, tl, store, origin, since, last_seq, progress, rules, red)
     else:
         tree_size, found = tree_count_check(rows, last_seq)
         more, counts, n, stats = verify_ranges.verify_ranges(rows, tl, store, last_seq, tree_size, workers, progress,
-                                                            rules)
+                                                            rules, red)
         found += more
     checks.extend(found)
     tree_ok = not any(c.check == "tree" and not c.ok for c in checks)
     checks.extend(checkpoint_checks(ledger, tl, trust_stored_tree=tree_ok))
     checks.extend(check_kept_checkpoints(ledger, kept, tl.keys()))
-    return n, dict(counts), stats, tl
+    return n, dict(counts), stats, tl, red.counts(store)
 
 
 def duplicate_checks(rows: LedgerRows) -> list[Check]:
@@ -227,7 +233,8 @@ Start = tuple[list[Check], stored_tree.Frontier, tuple[int, str]]  # (checks so 
 
 def verify_since(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None, origin: str,
                  cp: Checkpoint, last_seq: int, progress: Callable[[int, int], None] | None = None,
-                 rule_settings: verify_ranges.RuleSettings | None = None) -> Found:
+                 rule_settings: verify_ranges.RuleSettings | None = None,
+                 redactions: Redactions | None = None) -> Found:
     """Consistency from checkpoint ``cp`` (already signature-checked) to the head, then the new rows
     (``progress(new rows checked, new rows)``)."""
     s = cp.size
@@ -252,7 +259,8 @@ def verify_since(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None,
     rules = rule_settings.for_range(compact, bound_before=_bound(rows, s)) if rule_settings is not None else None
     r = verify_ranges.verify_range(rows, keys, store, s + 1, last_seq, prev=prev, frontier=fr,
                                    tree_ids=(stored_tree.stored_hash_count(s), stored_tree.stored_hash_count(last_seq))
-                                   if kept else None, compact=compact, progress=progress, rules=rules)
+                                   if kept else None, compact=compact, progress=progress, rules=rules,
+                                   redactions=redactions)
     if progress is not None:
         progress(r.rows, last_seq - s)
     checks.extend(r.checks)

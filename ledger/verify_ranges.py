@@ -50,9 +50,11 @@ from g6.ledger.receipts import (
     signed_message_fast,
     unsigned_bytes_of_stored,
 )
+from g6.ledger.redactions import ENTRY_KINDS, Redactions
 from g6.ledger.row_rules import RowRules, join_rules
 from g6.ledger.rows import LedgerRows
-from g6.store import BlobBackend, BlobRef
+from g6.ledger.verify_blobs import blob_check
+from g6.store import BlobBackend
 
 CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
 PROGRESS_EVERY = 1 << 10  # rows between two progress calls inside a range
@@ -96,12 +98,12 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
                  lo_seq: int, hi_seq: int, *, prev: tuple[int, str] | None,
                  frontier: stored_tree.Frontier | None = None, tree_ids: tuple[int, int] | None = None,
                  compact: bool = False, progress: Callable[[int, int], None] | None = None,
-                 rules: RowRules | None = None) -> RangeResult:
+                 rules: RowRules | None = None, redactions: Redactions | None = None) -> RangeResult:
     """Check rows with lo_seq <= seq <= hi_seq. ``prev`` is (seq, entry_hash) of the row before, or
     None to take it on trust from the first row (the caller then checks that boundary).
     ``tree_ids`` is the id range [start, end) of the stored hashes these rows' leaves produce on top
     of ``frontier``; None skips the tree check (no stored tree). ``progress(rows checked, rows in the
-    range)`` is called every PROGRESS_EVERY rows.
+    range)`` is called every PROGRESS_EVERY rows; ``redactions``: see ``blob_check``.
 
     A row is first tried on the fast path (``_row_passes``), which only ever says "every check
     holds"; a row it does not pass is checked again from scratch by the checked path
@@ -110,7 +112,7 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
     verification, and a call or an object more per row is a visible part of that."""
     timeline = keys if isinstance(keys, KeyTimeline) else KeyTimeline.of_roots(
         {k: (v, "given") for k, v in keys.items()})
-    rc = _RangeCheck(rows, timeline, store, tree_ids, compact, frontier)
+    rc = _RangeCheck(rows, timeline, store, tree_ids, compact, frontier, redactions)
     out = rc.out
     out.rules = rules
     row_rule = rules.row if rules is not None else None
@@ -157,8 +159,10 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
         if data.get("kind") == "key" and seq not in timeline.entries:
             add(Check("keys", False, seq, rid, "a key entry the key pass did not read (its kind column says "
                                                "otherwise?): its key's window is unknown"))
+        if data.get("kind") in ENTRY_KINDS and redactions is not None and seq not in redactions.entries:
+            add(Check("redaction", False, seq, rid, "an entry the redaction pass did not read (kind column?)"))
         if store is not None:
-            for what, ref in named_blobs(data):  # the body, and the certificates of hops over TLS
+            for what, ref in named_blobs(data):  # the body, a capture's blobs, the certificates of hops over TLS
                 rc.blob(store, seq, rid, ref, what)
     return rc.finish(n, prev, lo_seq, hi_seq, n_fast)
 
@@ -168,8 +172,9 @@ class _RangeCheck:
     hashes of the range, the blobs already checked, and the passing checks counted."""
 
     def __init__(self, rows: LedgerRows, timeline: KeyTimeline, store: BlobBackend | None,
-                 tree_ids: tuple[int, int] | None, compact: bool, frontier: stored_tree.Frontier | None) -> None:
-        self.out = RangeResult(frontier=frontier or stored_tree.Frontier())
+                 tree_ids: tuple[int, int] | None, compact: bool, frontier: stored_tree.Frontier | None,
+                 redactions: Redactions | None = None) -> None:
+        self.out, self.redactions = RangeResult(frontier=frontier or stored_tree.Frontier()), redactions
         self.timeline = timeline
         self.loaded: Mapping[str, Any] = {k: _LoadedKey(life.key, life.valid_from, life.valid_to)
                                           for k, life in timeline.lives.items()}
@@ -263,7 +268,7 @@ class _RangeCheck:
         return True
 
     def blob(self, store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any], what: str = "content") -> None:
-        c = blob_check(store, seq, rid, content, self.blob_cache, what)
+        c = blob_check(store, seq, rid, content, self.blob_cache, what, self.redactions)
         if c.ok and self.compact:
             self.n_blob += 1
         else:
@@ -284,30 +289,6 @@ class _RangeCheck:
             elif not self.tree_bad:
                 out.add(Check("tree", True, None, None, f"stored hashes of rows {lo_seq}..{hi_seq}"), self.compact)
         return out
-
-
-def blob_check(store: BlobBackend, seq: int, rid: str, content: Mapping[str, Any] | None,
-               cache: dict[tuple[str, str, int], tuple[bool, str]], what: str = "content") -> Check:
-    """The blob a receipt names (``what``: its ``content``, or a certificate of a hop over TLS): present,
-    re-hashing to both digests and the size, and the one its sha256 index entry points at (each blob
-    checked once, ``cache``). A certificate's failure names the certificate, a body's reads as before."""
-    label = "" if what == "content" else f"{what}: "
-    try:
-        expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))  # type: ignore[index]
-    except (KeyError, TypeError, ValueError):
-        return Check("blob", False, seq, rid, f"receipt's {what} block is malformed")
-    key = (expect.blake3, expect.sha256, expect.size)
-    if key not in cache:
-        c = store.check(expect.blake3, expect)
-        if not c.ok:
-            cache[key] = (False, f"{expect.blake3}: {c.detail}")
-        elif (indexed := store.indexed_as(expect.sha256)) != expect.blake3:
-            cache[key] = (False, f"{expect.sha256}: " + (f"the sha256 index points at {indexed}" if indexed
-                                                         else "not indexed"))
-        else:
-            cache[key] = (True, "")
-    ok, detail = cache[key]
-    return Check("blob", ok, seq, rid, label + detail if detail else detail)
 
 
 SIGNATURE_MEMBERS = {"alg", "key_id", "value"}
@@ -405,13 +386,13 @@ def _range_tree_ids(lo_seq: int, hi_seq: int, tree_end: int | None) -> tuple[int
 
 def _worker(opener: Callable[[], LedgerRows], timeline: KeyTimeline,
             store_opener: Callable[[], BlobBackend] | None, lo_seq: int, hi_seq: int, tree_end: int | None,
-            compact: bool, rules: RowRules) -> RangeResult:
+            compact: bool, rules: RowRules, redactions: Redactions | None = None) -> RangeResult:
     """One range in a worker process: its own read-only rows and store, nothing written."""
     rows = opener()
     try:
         store = store_opener() if store_opener is not None else None
-        return verify_range(rows, timeline, store, lo_seq, hi_seq, prev=None,
-                            tree_ids=_range_tree_ids(lo_seq, hi_seq, tree_end), compact=compact, rules=rules)
+        return verify_range(rows, timeline, store, lo_seq, hi_seq, prev=None, compact=compact, rules=rules,
+                            tree_ids=_range_tree_ids(lo_seq, hi_seq, tree_end), redactions=redactions)
     finally:
         rows.close()
 
@@ -475,7 +456,8 @@ class RuleSettings:
 def verify_ranges(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None, last_seq: int,
                   tree_size: int | None, workers: int | None,
                   progress: Callable[[int, int], None] | None = None,
-                  rule_settings: RuleSettings | None = None) -> tuple[list[Check], Counter[str], int, dict[str, int]]:
+                  rule_settings: RuleSettings | None = None,
+                  redactions: Redactions | None = None) -> tuple[list[Check], Counter[str], int, dict[str, int]]:
     """Every row from seq 1 to ``last_seq`` in ranges of ``range_size`` rows, then what spans ranges.
     ``tree_size``: the leaves the stored tree covers (checked up to there), or None to skip it.
     ``workers``: processes (default: every core; 1, or a backend without a ``worker_opener``: this
@@ -491,7 +473,7 @@ def verify_ranges(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None
     workers = 1 if opener is None else default_workers() if workers is None else max(1, workers)
     chunk = range_size(last_seq, workers)
     bounds = [(lo, min(lo + chunk - 1, last_seq)) for lo in range(1, last_seq + 1, chunk)]
-    job = _Job(keys, store, tree_end, compact, last_seq, progress, rule_settings)
+    job = _Job(keys, store, tree_end, compact, last_seq, progress, rule_settings, redactions)
     if opener is None or workers == 1 or len(bounds) <= 1:
         results = _ranges_here(rows, bounds, job)
     else:
@@ -500,7 +482,7 @@ def verify_ranges(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None
         except BrokenProcessPool:
             # no worker could start (e.g. spawn, for a script without a ``__main__`` guard): the
             # same ranges, in this process
-            return verify_ranges(rows, keys, store, last_seq, tree_size, 1, progress, rule_settings)
+            return verify_ranges(rows, keys, store, last_seq, tree_size, 1, progress, rule_settings, redactions)
     checks, passed, n = _join_ranges(results)
     stats: dict[str, int] = {}
     if rule_settings is not None:
@@ -525,6 +507,7 @@ class _Job:
     last_seq: int
     progress: Callable[[int, int], None] | None
     rule_settings: RuleSettings | None
+    redactions: Redactions | None = None
 
     def rules(self) -> RowRules | None:
         return self.rule_settings.for_range(self.compact) if self.rule_settings is not None else None
@@ -538,7 +521,7 @@ def _ranges_here(rows: LedgerRows, bounds: Sequence[tuple[int, int]], job: _Job)
         step = None if progress is None else (lambda n, _, base=done: progress(base + n, job.last_seq))
         results.append(verify_range(rows, job.timeline, job.store, lo, hi, prev=None,
                                     tree_ids=_range_tree_ids(lo, hi, job.tree_end), compact=job.compact,
-                                    progress=step, rules=job.rules()))
+                                    progress=step, rules=job.rules(), redactions=job.redactions))
         done += hi - lo + 1
         if progress is not None:
             progress(done, job.last_seq)
@@ -555,7 +538,7 @@ def _ranges_in_workers(opener: Callable[[], LedgerRows], bounds: Sequence[tuple[
             # Python 3.12+ warns on a fork of a process with any native thread (see _pool_context)
             warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
             futures = {pool.submit(_worker, opener, job.timeline, store_opener, lo, hi, job.tree_end, job.compact,
-                                   job.rules()): j
+                                   job.rules(), job.redactions): j
                        for j, (lo, hi) in enumerate(bounds)}
         for f in as_completed(futures):
             j = futures[f]

@@ -573,6 +573,12 @@ class BlobStore(StreamedPut, VerifiedReads):
 
         return collect(self, referenced, grace_seconds=grace_seconds, dry_run=dry_run, progress=progress)
 
+    def remove(self, ref: BlobRef) -> bool:
+        """Take one blob out on purpose (a redaction): bytes, meta, then index entry (``g6.store.folder_gc``)."""
+        from g6.store.folder_gc import remove_blob
+
+        return remove_blob(self, ref)
+
     def worker_opener(self) -> Callable[[], BlobBackend] | None:
         return functools.partial(BlobStore, self.root, fsync=False, create=False)
 

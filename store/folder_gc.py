@@ -1,5 +1,6 @@
 """``g6 blob gc`` on the folder store: unreferenced blobs past a grace period, the temp files of puts that
-stopped, and the meta and sha256 index entries a put left before its last rename.
+stopped, and the meta and sha256 index entries a put left before its last rename; and ``remove``, one blob
+taken out on purpose (a redaction, ``g6.ledger.takedown``).
 
 Nothing is removed through a symbolic link (the folders are reached as every read reaches them,
 ``g6.store.folder_files``), and a link, or a folder that cannot be read, is left for ``verify`` to report:
@@ -95,6 +96,32 @@ def collect(store: BlobStore, referenced: Iterable[str], *, grace_seconds: float
             _remove(store, rel)
     return GcReport(tuple(removed), kept, len(old), tuple(young),
                     _sweep_unfinished(store, now, grace_seconds, dry_run))
+
+def remove_blob(store: BlobStore, ref: BlobRef) -> bool:
+    """Take one blob out: its bytes first (raw or compressed), then its meta, then its sha256 index entry when
+    it names this blob. Whatever a crash leaves is a blob gone with leftovers ``verify`` calls dangling and
+    ``gc`` sweeps, never an index entry without its bytes being missing; a second call finishes the first.
+    Whether anything was removed. Nothing through a link (``StoreError``: ``verify`` reports it)."""
+    b3 = Digest.parse(ref.blake3)
+    sha = Digest.parse(ref.sha256)
+    if b3.algo != "blake3" or sha.algo != "sha256":
+        raise BadDigest(f"a blob is removed by its blake3 and sha256 digests, not {ref.blake3} and {ref.sha256}")
+    removed = False
+    try:
+        for name in (b3.hex, b3.hex + ".zst"):
+            removed |= files.unlink(store._root, f"blake3/{b3.hex[:2]}/{b3.hex[2:4]}/{name}")
+        removed |= files.unlink(store._root, store._meta_rel(b3.hex))
+        rel = store._sha_rel(sha.hex)
+        try:
+            target = files.read_head(store._root, rel, INDEX_MAX).decode().strip()
+        except (OSError, UnicodeDecodeError):
+            target = None
+        if target == str(b3):  # another blob's entry (a redirection) is for `verify` to report, not ours to drop
+            removed |= files.unlink(store._root, rel)
+    except OSError as e:
+        raise StoreError(f"could not remove blob {b3}: {files.why(e)}") from None
+    return removed
+
 
 def _sweep_unfinished(store: BlobStore, now: float, grace_seconds: float, dry_run: bool) -> int:
     """Meta and sha256 index entries whose blob is absent: a put that stopped before its data

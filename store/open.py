@@ -8,7 +8,7 @@ every blob from one to another, re-hashing each on the way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ class BlobCopyReport:
     copied: int
     already: int
     bad: tuple[BlobCheck, ...]
+    skipped: int = 0  # blobs left behind on purpose (``skip``: redacted bytes are never copied anywhere)
 
     @property
     def ok(self) -> bool:
@@ -60,23 +61,27 @@ class BlobCopyReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "copied": self.copied, "already_there": self.already,
-                "bad": [{"digest": b.digest, "detail": b.detail} for b in self.bad]}
+                "bad": [{"digest": b.digest, "detail": b.detail} for b in self.bad], "skipped": self.skipped}
 
 
-def copy_blobs(src: BlobBackend, dst: BlobBackend, *,
+def copy_blobs(src: BlobBackend, dst: BlobBackend, *, skip: Collection[str] = (),
                progress: Callable[[int, int], None] | None = None) -> BlobCopyReport:
     """Copy every blob of ``src`` into ``dst``, streamed and re-hashed on the way
     (``progress(blobs done, blobs)`` after each, copied, skipped or refused).
 
     A blob ``dst`` holds already (same digest, whole) is skipped, so a stopped copy resumes. A blob
-    whose bytes no longer match its name or its recorded sha256/size is not copied and is reported.
+    whose bytes no longer match its name or its recorded sha256/size is not copied and is reported. A blob
+    named (by blake3) in ``skip`` is left behind and counted (the caller's redacted blobs).
     """
-    copied, already = 0, 0
+    copied, already, skipped = 0, 0, 0
     bad: list[BlobCheck] = []
     total = sum(1 for _ in src.iter_digests()) if progress is not None else 0  # a listing, no reads
     for digest in src.iter_digests():
         if progress is not None:
-            progress(copied + already + len(bad), max(total, copied + already + len(bad) + 1))
+            progress(copied + already + skipped + len(bad), max(total, copied + already + skipped + len(bad) + 1))
+        if digest in skip:
+            skipped += 1
+            continue
         if dst.has(digest) and dst.info(digest).size == src.info(digest).size:
             already += 1
             continue
@@ -93,5 +98,5 @@ def copy_blobs(src: BlobBackend, dst: BlobBackend, *,
             raise StoreError(f"{digest}: stored as {ref.blake3}, not what the source holds")
         copied += 1
     if progress is not None:
-        progress(copied + already + len(bad), copied + already + len(bad))
-    return BlobCopyReport(copied, already, tuple(bad))
+        progress(copied + already + skipped + len(bad), copied + already + skipped + len(bad))
+    return BlobCopyReport(copied, already, tuple(bad), skipped)

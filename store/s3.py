@@ -510,6 +510,25 @@ class S3BlobStore(StreamedPut, VerifiedReads):
                         self.s3.abort_multipart_upload(Bucket=self.bucket, Key=up["Key"], UploadId=up["UploadId"])
         return GcReport(tuple(removed), kept, temps, tuple(young))
 
+    def remove(self, ref: BlobRef) -> bool:
+        """Take one blob out on purpose (a redaction): the object, then its sha256 index object when it names this
+        blob (its meta is the object's own metadata). A second call finishes what a crash left of the first."""
+        b3, sha = Digest.parse(ref.blake3), Digest.parse(ref.sha256)
+        if b3.algo != "blake3" or sha.algo != "sha256":
+            raise BadDigest(f"a blob is removed by its blake3 and sha256 digests, not {ref.blake3} and {ref.sha256}")
+        removed = self._exists(self._key("blake3", b3.hex))
+        with self._errors(f"delete blob {b3.hex}"):
+            self.s3.delete_object(Bucket=self.bucket, Key=self._key("blake3", b3.hex))
+        try:
+            pointed = self._resolve(sha) == b3.hex
+        except (BlobNotFound, BlobCorrupt):
+            pointed = False  # gone already, or another blob's entry: for `verify` to report, not ours to drop
+        if pointed:
+            with self._errors(f"delete the sha256 index entry {sha.hex}"):
+                self.s3.delete_object(Bucket=self.bucket, Key=self._key("sha256", sha.hex))
+            removed = True
+        return removed
+
     def worker_opener(self) -> Callable[[], BlobBackend] | None:
         return None  # a boto3 client is not fork-safe: blobs are checked in the process that opened it
 

@@ -3,6 +3,7 @@
     G6Error
     ├── StoreError
     │   ├── BlobNotFound
+    │   │   └── BlobRedacted     (bytes a redaction entry took out of the home: never served again, ``.seq``)
     │   ├── BadDigest            (a digest string that is not ``algo:hex`` of the right length)
     │   ├── StoreDiskFull        (the disk ran out while writing a blob; nothing half-written shows)
     │   ├── BlobCorrupt          (bytes that do not hash to the digest they are kept or asked under)
@@ -38,6 +39,11 @@
     │   │   └── BundleMemberError (a member that is unsafe or not what bundle.json declares)
     │   ├── MonitorStateError    (a ``g6 monitor --state`` folder whose state file is not ours or is garbled)
     │   ├── WaczUnavailable      (export wacz without the wacz package)
+    │   ├── RedactionRefused     (``g6 blob redact|hold|release|expire`` refused before anything was appended)
+    │   │   ├── BlobUnreferenced     (a digest no receipt of this ledger names)
+    │   │   ├── BlobAlreadyRedacted  (a digest a redaction entry already covers: ``.seq``)
+    │   │   ├── BlobOnHold           (a digest under a legal hold: ``.seq`` of the hold)
+    │   │   └── BlobNotHeld          (a release of a digest no hold covers)
     │   └── WaczError            (a WACZ that could not be written or did not validate)
     ├── FetchAdapterError        (a registered source adapter that raised)
     ├── ElasticReadError         (an ``EsIndex.find`` the server did not answer in full; ``.answer``)
@@ -82,6 +88,17 @@ class StoreError(G6Error):
 
 class BlobNotFound(StoreError):
     code = "G6_E_STORE_BLOB_NOT_FOUND"
+
+
+class BlobRedacted(BlobNotFound):
+    """Bytes a redaction entry took out of the home (``seq``: that entry's): never served again, whether or not
+    a copy is still in the store; the receipts that read them still prove they were read."""
+
+    code = "G6_E_STORE_BLOB_REDACTED"
+
+    def __init__(self, message: str, seq: int | None = None) -> None:
+        super().__init__(message)
+        self.seq = seq
 
 
 class BadDigest(StoreError):
@@ -308,6 +325,44 @@ class WaczError(InputError):
     """A WACZ that could not be written (the wacz tool failed, or its output did not validate)."""
 
     code = "G6_E_WACZ"
+
+
+class RedactionRefused(InputError):
+    """A redaction, hold, release or expiry refused before anything was appended or removed."""
+
+    code = "G6_E_BLOB_REDACTION"
+
+
+class BlobUnreferenced(RedactionRefused):
+    """A digest no receipt of this ledger names: there is no read whose bytes a redaction would cover."""
+
+    code = "G6_E_BLOB_UNREFERENCED"
+
+
+class BlobAlreadyRedacted(RedactionRefused):
+    """A digest a redaction entry already covers (``seq``: that entry's)."""
+
+    code = "G6_E_BLOB_ALREADY_REDACTED"
+
+    def __init__(self, message: str, seq: int | None = None) -> None:
+        super().__init__(message)
+        self.seq = seq
+
+
+class BlobOnHold(RedactionRefused):
+    """A digest under a legal hold (``seq``: the hold entry's): redact and gc leave it until it is released."""
+
+    code = "G6_E_BLOB_ON_HOLD"
+
+    def __init__(self, message: str, seq: int | None = None) -> None:
+        super().__init__(message)
+        self.seq = seq
+
+
+class BlobNotHeld(RedactionRefused):
+    """A release of a digest no hold covers (or a hold of one already redacted)."""
+
+    code = "G6_E_BLOB_NOT_HELD"
 
 
 class WorkerLost(G6Error):

@@ -7,12 +7,13 @@ The ledger and the store default to files under the root; ``ledger_url`` / ``blo
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from g6.errors import LedgerError
+from g6.errors import BadDigest, BlobRedacted, LedgerError
 from g6.ledger import (
     KeyDir,
     Ledger,
@@ -22,9 +23,12 @@ from g6.ledger import (
     Trust,
     VerifyKey,
     open_ledger,
+    takedown,
     trusted_keys,
 )
+from g6.ledger.redactions import Redactions
 from g6.store import BlobBackend, open_store
+from g6.store.digest import Digest
 
 
 class EvidenceHome:
@@ -109,6 +113,35 @@ class EvidenceHome:
             # a handover: the new key vouches for the old one's rows, so pinning the current key is enough
             entries.append(self.ledger.retire_key(old.public, new, "rotation", handover=True))
         return new, entries
+
+    # -- redactions and holds, recorded in the log (g6.ledger.redactions, g6.ledger.takedown) --------------
+    def redactions(self) -> Redactions:
+        """The redaction and hold entries of this home's log that count for the keys it trusts: what every
+        reader asks before it serves a body (redacted: never served) and what ``g6 blob gc`` finishes."""
+        return takedown.current(self.ledger, self.trust().roots())
+
+    def removal_roots(self) -> dict[str, tuple[VerifyKey, str]]:
+        """The keys an operation that takes bytes out trusts (``g6 blob redact|expire|gc``): this home's own key
+        folder only. The ledger's trusted-keys table is writable by whoever can write the database, so a key
+        planted there never makes anything delete bytes (readers, which only refuse to serve, trust it too)."""
+        return {kid: (k, f"in {self.keys.trusted_dir}") for kid, k in self.keys.trusted().items()}
+
+    def refuse_redacted(self, asked: str | Mapping[str, Any] | None, red: Redactions | None = None) -> None:
+        """``BlobRedacted`` when ``asked`` (a digest, or a receipt's ``content``: any blob reference) was taken
+        out by a redaction entry: what every reader of a body calls first, so it says redacted, never missing or
+        damaged. ``red``: the redactions already read (a caller asking for many bodies reads them once)."""
+        if red is None:
+            if not self.ledger.present():
+                return  # a store without its ledger (nothing was ever recorded): no redaction either
+            red = self.redactions()
+        if isinstance(asked, str):
+            with contextlib.suppress(BadDigest):
+                asked = str(Digest.parse(asked))  # as entries write it; a bad digest is the read's to refuse
+        gone = red.of(asked) if isinstance(asked, str) else red.of_content(asked)
+        if gone is not None:
+            raise BlobRedacted(f"{gone.blob.blake3} was {gone.said()}: the home no longer serves these bytes; the "
+                               f"receipts that read them still prove they were read (entry {gone.receipt_id})",
+                               gone.seq)
 
     def trusted(self) -> dict[str, VerifyKey]:
         """The keys this home trusts: its own key folder's and those kept with the ledger (``g6 keys trust``)."""

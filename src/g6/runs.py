@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +53,47 @@ class RunState:
                 f.write(b"".join(json.dumps(v.to_json(), ensure_ascii=False).encode() + b"\n" for v in verdicts))
                 f.flush()
                 os.fsync(f.fileno())
+
+
+def scrub(folder: Path, receipt_ids: Collection[str], fields: Sequence[str], detail_fields: Sequence[str] = (),
+          mark: Mapping[str, Any] | None = None) -> int:
+    """Drop ``fields`` (and ``detail_fields`` of each line's ``detail``) from the lines of every run file in
+    ``folder`` whose ``receipt_id`` is one of ``receipt_ids``, adding ``mark`` to their ``detail``: the copies of
+    a redacted read's words a run kept (a re-check verdict's new text, its diff). Each file is replaced whole
+    (a temp file, fsynced, renamed), so a crash leaves it as it was or scrubbed; a second call finds nothing
+    more to do. How many lines were scrubbed."""
+    if not receipt_ids or not folder.is_dir():
+        return 0
+    n = 0
+    for path in sorted(folder.glob("*.jsonl")):
+        lines = path.read_bytes().splitlines(keepends=True)
+        out, changed = [], 0
+        for line in lines:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                out.append(line)  # a torn line: left for the run that reads it
+                continue
+            detail = d.get("detail") if isinstance(d, dict) else None
+            words = isinstance(d, dict) and (any(f in d for f in fields) or isinstance(detail, dict)
+                                             and any(f in detail for f in detail_fields))
+            if not words or d.get("receipt_id") not in receipt_ids:
+                out.append(line)
+                continue
+            for f in fields:
+                d.pop(f, None)
+            if isinstance(detail, dict):
+                for f in detail_fields:
+                    detail.pop(f, None)
+                detail.update(mark or {})
+            out.append(json.dumps(d, ensure_ascii=False).encode() + b"\n")
+            changed += 1
+        if changed:
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            with tmp.open("wb") as f:
+                f.write(b"".join(out))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+            n += changed
+    return n

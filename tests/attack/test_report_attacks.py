@@ -305,8 +305,6 @@ def other_paper(site: Site) -> tuple[LocalSite, Any]:
                             ArxivSource(base_url=s.url("/api/query"), pause=0))
 
 
-@pytest.mark.xfail(strict=True, reason="finding 14: the first paper a source answers is taken without checking "
-                                       "it is the one asked for: the quote is looked for in another paper")
 def test_a_paper_source_that_answers_with_another_paper_is_no_evidence(
         home: EvidenceHome, client: CheckedClient, other_paper: tuple[LocalSite, Any]) -> None:
     """``papers._resolve`` asks arXiv for ``id:2401.00001`` and OpenAlex for ``openalex:W1`` and reads the

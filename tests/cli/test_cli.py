@@ -98,7 +98,7 @@ def test_ledger_list_verify_failure_and_blob_commands(tmp_path: Path, local: Loc
     assert listed[0]["receipt_id"] == out["receipt_id"]
     blob = g6(tmp_path, "blob", "verify", "--json")
     assert blob.returncode == 0 and json.loads(blob.stdout) == {"ok": True, "checked": 1, "index_checked": 1,
-                                                          "bad": [], "dangling": []}
+                                                          "bad": [], "dangling": [], "redacted": 0, "pending": []}
     hexd = out["content"]["blake3"].split(":")[1]
     path = tmp_path / "knowledge" / "fetched" / "blake3" / hexd[:2] / hexd[2:4] / hexd
     path.write_bytes(path.read_bytes().replace(b"Text", b"Test"))

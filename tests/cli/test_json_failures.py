@@ -79,6 +79,8 @@ def _args(cmd: str, t: Path) -> list[str]:
     report.write_text('{"schema": "g6.report-model.v1", "citations": [{"source": "http://127.0.0.1:9/"}]}')
     return {
         "blob copy": ["--to", f"file://{t / 'b'}"], "bundle": [str(manifest), "-o", str(t / "b.zip")],
+        **{f"blob {c}": ["sha256:" + "0" * 64, "--reason", "x"] for c in ("redact", "hold", "release")},
+        "blob expire": ["--older-than", "2020-01-01"],
         "chunk": [RID], "cite": [RID, "--quote", "x", "--manifest", str(manifest)], "convert": ["sha256:" + "0" * 64],
         "demo": ["--home", str(manifest)],  # the demo reads no setting of the home: a home that is a file
         "es count": ["hb", "x"], "es get": ["hb", "1"], "es mapping": ["hb"], "es search": ["hb", "x"],

@@ -71,6 +71,10 @@ TABLE: dict[str, tuple[str, ...]] = {
     "g6 blob verify": ("blob-verify.v1",),
     "g6 blob gc": ("blob-gc.v1",),
     "g6 blob copy": ("blob-copy.v1",),
+    "g6 blob redact": ("blob-redact.v1",),
+    "g6 blob hold": ("blob-hold.v1",),
+    "g6 blob release": ("blob-hold.v1",),
+    "g6 blob expire": ("blob-expire.v1",),
     "g6 demo": ("demo.v1",),
 }
 # commands that print no result a schema could describe
@@ -382,6 +386,16 @@ RUNS: list[tuple[str, str, str, Args, tuple[int, ...], bool]] = [
     ("blob gc", "g6 blob gc", "blob-gc.v1", lambda w, t: ["blob", "gc", "--dry-run", "--grace", "0"], (0,), False),
     ("blob copy", "g6 blob copy", "blob-copy.v1", lambda w, t: ["blob", "copy", "--to", f"file://{t / 'blobs'}"],
      (0,), False),
+    # dry runs: the world's home is shared by every run, so nothing is taken out of it (the real runs:
+    # tests/test_redaction_readers.py, tests/cli/test_blob_redact.py)
+    ("blob redact", "g6 blob redact", "blob-redact.v1",
+     lambda w, t: ["blob", "redact", w.page_sha256, "--reason", "court-order", "--dry-run"], (0,), False),
+    ("blob hold", "g6 blob hold", "blob-hold.v1",
+     lambda w, t: ["blob", "hold", w.page_sha256, "--reason", "litigation", "--dry-run"], (0,), False),
+    ("blob release", "g6 blob release", "blob-hold.v1",
+     lambda w, t: ["blob", "release", w.page_sha256, "--reason", "settled", "--dry-run"], (0,), False),
+    ("blob expire", "g6 blob expire", "blob-expire.v1",
+     lambda w, t: ["blob", "expire", "--older-than", "2999-01-01"], (0,), False),
     ("demo", "g6 demo", "demo.v1", lambda w, t: ["demo", "--home", str(t / "demo")], (0,), False),
 ]
 

@@ -20,10 +20,20 @@ def test_report_check_over_mcp_is_gated_then_answers_the_signed_result(tmp_path:
     assert refused[0]["code"] == "G6_E_MCP_OP_NOT_ALLOWED" and "report_check" in refused[0]["message"]
     assert s.requests == []
     out = str(tmp_path / "result.json")
-    _, (got, stored, missing) = session_calls(env_for(tmp_path / "home", G6_MCP_SENSITIVE="report_check"), [
-        ("report_check", {"report": report, "output": out}),
-        ("report_check", {"report": report, "receipts_only": True}),
-        ("report_check", {"report": str(tmp_path / "none.json")})])
+    (tmp_path / "r.md").write_text(f'The Gazette wrote "{QUOTE}" ([Gazette](a)).\n')
+    (tmp_path / "empty.md").write_text(" \n")
+    _, (got, stored, missing, based, empty, bad_base) = session_calls(
+        env_for(tmp_path / "home", G6_MCP_SENSITIVE="report_check"), [
+            ("report_check", {"report": report, "output": out}),
+            ("report_check", {"report": report, "receipts_only": True}),
+            ("report_check", {"report": str(tmp_path / "none.json")}),
+            ("report_check", {"report": str(tmp_path / "r.md"), "base": s.url("/")}),
+            ("report_check", {"report": str(tmp_path / "empty.md")}),
+            ("report_check", {"report": str(tmp_path / "r.md"), "base": "nowhere"})])
+    assert [c["verdict"] for c in based["citations"]] == ["quote_found"] and based["exit_code"] == 0
+    assert based["citations"][0]["address"] == "a"
+    assert empty["outcome"] == "rejected" and "empty.md: empty" in empty["message"]
+    assert bad_base["outcome"] == "rejected" and "base" in bad_base["message"]
     assert got["code"] == "G6_E_REPORT_CHECKED" and got["untrusted_content"] is True
     assert [c["verdict"] for c in got["citations"]] == ["quote_found", "source_failed"]
     assert [c["receipt_id"] for c in stored["citations"]] == [c["receipt_id"] for c in got["citations"]]

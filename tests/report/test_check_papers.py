@@ -4,7 +4,7 @@ then the paper's landing page (or its PDF, through its conversion) is where the 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -16,6 +16,7 @@ from g6.adapters.openalex import OpenAlexSource
 from g6.adapters.sources import build_sources
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.home import EvidenceHome
+from g6.report.papers import is_paper
 from tests.report.check_helpers import QUOTE, article, check, cite, report_of, same
 from tests.test_convert import make_pdf
 
@@ -43,7 +44,10 @@ def works(site_url: Callable[[str], str]) -> Callable[[SeenRequest], Reply]:
         if f == "doi:10.1000/bills":
             work = {**work, "doi": "https://doi.org/10.1000/bills"}
         elif f == "openalex:W2":
-            work = {**work, "primary_location": {"landing_page_url": site_url("/paper.pdf")}}
+            work = {**work, "id": "https://openalex.org/W2", "primary_location": {"landing_page_url":
+                                                                                site_url("/paper.pdf")}}
+        elif f in ("doi:10.1000/other", "openalex:W3"):  # a source answering with another paper
+            work = {**work, "doi": "https://doi.org/10.1000/bills"}
         elif f != "openalex:W1":
             return Reply(body=json.dumps({"meta": {"count": 0}, "results": []}).encode(),
                          content_type="application/json")
@@ -56,7 +60,7 @@ def feed(site_url: Callable[[str], str]) -> bytes:
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">
 <opensearch:totalResults>1</opensearch:totalResults><opensearch:startIndex>0</opensearch:startIndex>
-<entry><id>{site_url("/abs/2401.00001v1")}</id><title>Bills</title><summary>{QUOTE}</summary></entry></feed>""".encode()
+<entry><id>http://arxiv.org/abs/2401.00001v1</id><title>Bills</title><summary>{QUOTE}</summary></entry></feed>""".encode()
 
 
 @pytest.fixture
@@ -71,8 +75,17 @@ def world(site: Site) -> tuple[LocalSite, object]:
                                                                                           pause=0))
 
 
-def test_papers_resolve_through_the_sources_to_their_landing_page(home: EvidenceHome, client: CheckedClient,
+@pytest.fixture
+def routed(world: tuple[LocalSite, object]) -> Iterator[CheckedClient]:
+    """A checked client whose every request (arxiv.org's abstract pages too) reaches the loopback site."""
+    policy = FetchPolicy(allow_loopback=True, host_pause=0.0)
+    with CheckedClient(policy, transport=ToSite(world[0]), resolver=lambda host, port: ["127.0.0.1"]) as c:
+        yield c
+
+
+def test_papers_resolve_through_the_sources_to_their_landing_page(home: EvidenceHome, routed: CheckedClient,
                                                                   world: tuple[LocalSite, object]) -> None:
+    client = routed
     s, sources = world
     report = report_of(cite("openalex:W1", QUOTE), cite("arxiv:2401.00001", QUOTE), cite("openalex:W404", QUOTE),
                        cite("openalex:W1", "Not in the paper."))
@@ -115,3 +128,32 @@ def test_a_pdf_is_read_through_its_conversion(home: EvidenceHome, client: Checke
     assert found.citation is None and "not in the manifest" in found.detail["manifest"]
     again = check(home, report_of(cite("openalex:W2", PDF_TEXT)), None, sources=sources)
     assert again.verdicts[0].detail["converted"] == conv.receipt_id  # the conversion is reused, not made again
+
+
+def test_a_source_answering_with_another_paper_is_no_evidence_of_the_cited_one(
+        home: EvidenceHome, routed: CheckedClient, world: tuple[LocalSite, object]) -> None:
+    s, sources = world
+    client = routed
+    run = check(home, report_of(cite("doi:10.1000/other", QUOTE), cite("openalex:W3", QUOTE),
+                                cite("arxiv:2401.00002", QUOTE), cite("arxiv:2401.00001v2", QUOTE),
+                                cite("arxiv:2401.00001", QUOTE)), client, sources=sources)
+    *others, arxiv = run.verdicts
+    for v in others:
+        assert v.verdict == "source_failed" and "answered with another paper" in v.reason and v.receipt_id is None
+        assert home.ledger.get(v.detail["search"]).kind == "search"
+    assert "doi 10.1000/bills" in others[0].reason and "arxiv 2401.00001v1" in others[2].reason
+    assert arxiv.verdict == "quote_found"
+    assert not [q for q in s.requests if q.path == "/landing"]  # another paper's page is not read
+
+
+@pytest.mark.parametrize(("ids", "source", "same"), [
+    ({"arxiv": "2401.00001v3"}, "arxiv:2401.00001", True), ({"arxiv": "2401.00001v3"}, "arxiv:2401.00001v3", True),
+    ({"arxiv": "2401.00001v3"}, "arxiv:2401.00001v2", False), ({"arxiv": "2401.000011"}, "arxiv:2401.00001", False),
+    ({"arxiv": "hep-th/9901001v1"}, "arxiv:hep-th/9901001", True),
+    ({"doi": "https://doi.org/10.1000/ABC"}, "doi:10.1000/abc", True),
+    ({"doi": "10.1000/abc"}, "doi:10.1000/ab", False),
+    ({"doi": "10.1000/a%2Fb"}, "doi:10.1000/a/b", True), ({}, "doi:10.1000/abc", False),
+    ({"openalex": "https://openalex.org/W12"}, "openalex:W12", True), ({"openalex": "W123"}, "openalex:W12", False),
+])
+def test_the_paper_answered_must_be_the_one_cited(ids: dict, source: str, same: bool) -> None:
+    assert is_paper(ids, source) is same

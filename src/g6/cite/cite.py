@@ -69,6 +69,7 @@ def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
     if receipt.kind not in ("fetch", "recheck") or not receipt.content:
         raise InputError(f"receipt {receipt.receipt_id} holds no fetched page (kind {receipt.kind}, "
                          f"outcome {receipt.outcome})")
+    home.refuse_redacted(receipt.content)  # taken out on the record: said so, not "no blob"
     body = home.store.read_as(receipt.content)
     url = receipt.final_url or str(receipt.request.get("url", ""))
     texts = read_texts(body, url, receipt.detail.get("content_type"))
@@ -89,6 +90,7 @@ def rendered_text(home: EvidenceHome, receipt: Receipt) -> str | None:
     ref = cap.get("text") if isinstance(cap, Mapping) else None
     if not isinstance(ref, Mapping):
         return None
+    home.refuse_redacted(ref)  # the capture's text taken out on the record: said so, not "no blob"
     return home.store.read_as(ref).decode("utf-8", "replace")
 
 
@@ -238,6 +240,7 @@ def cite_paper(home: EvidenceHome, receipt_id: str, number: int, *, allow_failed
         raise InputError(f"receipt {receipt_id} is not a search page with a body")
     src = SOURCES.get(r.source)
     request = SearchRequest.from_json(r.request)
+    home.refuse_redacted(r.content)
     parsed = src.parse(request, int(r.http_status or 0), r.detail.get("content_type"),
                        home.store.read_as(r.content))
     if not 1 <= number <= len(parsed.papers):

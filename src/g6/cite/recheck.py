@@ -58,10 +58,13 @@ from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.fetch.render import Renderer, prepare_render
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.runs import RunState
+from g6.ledger.redactions import Redacted
+from g6.runs import RunState, scrub
 
 CHECKED = ("unchanged", "current", "changed", "gone")
-FAILING = ("changed", "gone", "unverified")
+# redacted: the cited body was taken out of the home on the record (g6.ledger.redactions); its page is not read
+# again (that would bring the bytes back), and the citation has no evidence left
+FAILING = ("changed", "gone", "unverified", "redacted")
 CHANGED_THRESHOLD = 0.8  # similarity of the best span; docs/commands/cite.md shows the curve behind it
 MIN_WORD_OVERLAP = 0.5  # and at least half the quote's words, in order, in that span
 BATCH = 64  # re-check receipts appended per transaction
@@ -245,6 +248,8 @@ class _Verifier:
             self.signature = {"status": "ok" if ok else "failed", "detail": why}
             self.failed = None if ok else why
         self.receipts: dict[str, Receipt | str] = {}  # receipt id -> the verified receipt, or why not
+        self.redactions = home.redactions()  # entries that count: a redacted body is no evidence, never re-read
+        self.redacted: dict[str, Redacted] = {}  # citation id -> the redaction that took its body out
         self.texts: dict[str, PageTexts | str] = {}
         self.stored: dict[str, bool] = {}  # blob digest -> in the store: several citations quote one page
 
@@ -264,6 +269,11 @@ class _Verifier:
             r = self.receipts[c.receipt_id]
             if isinstance(r, str):
                 problems[c.citation_id] = r
+                continue
+            gone = self.redactions.of_content(r.content)
+            if gone is not None and dict(r.content or {}) == dict(c.content):
+                self.redacted[c.citation_id] = gone
+                problems[c.citation_id] = f"the cited body was {gone.said()}"
                 continue
             why_not = _citation_problem(self.home, c, r, self.texts, unsigned=self.manifest.signature is None,
                                         sources=self.sources, stored=self.stored)
@@ -365,6 +375,14 @@ def run_file(home: EvidenceHome, manifest_id: str, run_id: str, state_dir: Path 
     return path
 
 
+def forget_texts(home: EvidenceHome, receipt_ids: Iterable[str], state_dir: Path | None = None) -> int:
+    """Take the words of redacted reads out of the re-check run files (``g6.ledger.redactions``): a verdict
+    decided on such a read keeps its verdict and loses the text it quoted (``new_text``, ``diff``, the
+    closest span). How many verdicts lost text."""
+    base = state_dir or home.root / "knowledge" / "rechecks"
+    return scrub(base, set(receipt_ids), ("new_text", "diff"), ("closest_text",), {"text": "redacted"})
+
+
 class _Plan:
     """The pages a re-check fetches, host by host: one fetch per (url, policy), with the citations it is
     for. Each host's citations are verified (in the calling thread: the ledger's connection is that
@@ -392,7 +410,11 @@ class _Plan:
             problems = self.verifier.problems(cites)
             pages: dict[tuple[str, FetchPolicy, bool], list[Citation]] = {}
             for c in cites:
-                if c.citation_id in problems:
+                gone = self.verifier.redacted.get(c.citation_id)
+                if gone is not None:  # not fetched: a fresh read would put the redacted bytes back
+                    self.unverified[c.citation_id] = Verdict(c.citation_id, "redacted", c.requested_url, detail={
+                        "reason": problems[c.citation_id], "trust": "no_evidence", "redaction": gone.to_json()})
+                elif c.citation_id in problems:
                     self.unverified[c.citation_id] = Verdict(c.citation_id, "unverified", c.requested_url, detail={
                         "reason": problems[c.citation_id], "trust": "no_evidence"})
                 elif c.citation_id in self.loaded:

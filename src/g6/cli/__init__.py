@@ -6,6 +6,7 @@ module is one command group and registers its commands on :data:`cli` when impor
 
 from g6.cli import (  # noqa: F401 (registers)
     blob,
+    blob_redact,
     bundle,
     cite,
     demo,

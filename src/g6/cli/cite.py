@@ -303,7 +303,8 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
                 html_out: Path | None = None, processes: int | None = None) -> None:
     """Fetch every cited source again; one verdict per citation.
 
-    Exit 0: all unchanged/current; 1: any changed, gone or unverified; 3: any could not be checked.
+    Exit 0: all unchanged/current; 1: any changed, gone, unverified or redacted (its body taken out on the
+    record: not read again); 3: any could not be checked.
     """
     from g6.cite.manifest import load_manifest
     from g6.cite.recheck import recheck

@@ -53,7 +53,9 @@ def export_warc_cmd(c: Ctx, output: Path, manifest_path: Path | None, as_json: b
                    f"{counted(summary.conversions, 'conversion')}, {counted(summary.requests, 'request')}, "
                    f"{counted(summary.metadata, 'metadata record')}"
                    + (f", {counted(summary.certificates, 'certificate')}" if summary.certificates else "")
-                   + f" from {counted(summary.receipts, 'receipt')}")
+                   + f" from {counted(summary.receipts, 'receipt')}"
+                   + (f"; {counted(summary.redacted, 'redacted body', 'redacted bodies')} left out (a resource "
+                      "record says why)" if summary.redacted else ""))
 
 
 @_export_command("wacz", "export-wacz.v1", "The .wacz file to write.",

@@ -43,6 +43,7 @@ from g6.ledger.proofs import (
     verify_consistency_proof,
     verify_inclusion_proof,
 )
+from g6.ledger.receipts import KINDS
 
 
 @cli.group("ledger", short_help="The receipt ledger: verify, checkpoint, prove, publish.")
@@ -51,7 +52,7 @@ def ledger_group() -> None:
 
 
 @ledger_group.command("list", short_help="List the newest receipts.")
-@click.option("--kind", type=click.Choice(["fetch", "search", "es", "recheck", "convert", "key", "wacz-key"]),
+@click.option("--kind", type=click.Choice(KINDS),
               help="Only receipts of this kind.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="At most this many, newest first.")
@@ -72,6 +73,10 @@ def ledger_list(c: Ctx, kind: str | None, limit: int, as_json: bool) -> None:
         target = r.final_url or r.request.get("url") or r.request.get("query") or ""
         if r.kind in ("key", "wacz-key"):  # a key entry: which key, and what happened to it
             target = f"{r.request.get('action')} {r.request.get('key_id')}"
+        elif r.kind in ("redaction", "hold"):  # bytes taken out or held: how many, and why
+            blobs = r.request.get("blobs")
+            target = f"{r.request.get('action')} {counted(len(blobs) if isinstance(blobs, list) else 0, 'blob')}: " \
+                     f"{r.request.get('reason')}"
         click.echo(f"{e.seq:>6} {r.receipt_id} {r.kind:<7} {r.outcome:<17} {r.fetched_at} {target}")
 
 
@@ -219,6 +224,13 @@ def _print_verify(report: Any, since: bool) -> None:
     if rules and rules["old_rule"]:
         click.echo(f"receipts   {rules['bound']} bound to their place in the log, {rules['old_rule']} under the old "
                    "rule (signed before binding existed)")
+    red = data.get("redactions")
+    if red:  # removed on purpose, and said so in the log: not damage
+        pending = f"; {red['pending']} still in the store (`g6 blob gc` finishes the removal)" if red.get("pending") \
+            else ""
+        entries = counted(red['entries'], 'redaction entry', 'redaction entries')
+        click.echo(f"redacted   {counted(red['redacted'], 'blob')} by {entries}{pending}; "
+                   f"held {red['held']}")
     for k in data.get("keys", []):
         until = f"through seq {k['valid_to']} (retired by {k['retired_by']})" if k["valid_to"] is not None else \
             "not retired"

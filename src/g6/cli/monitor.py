@@ -66,6 +66,9 @@ def _print(report: Any) -> None:
         click.echo(f"{ch.check:<22} {'ok' if ch.ok else 'FAILED'}{': ' + ch.detail if ch.detail else ''}")
     was = "first run" if report.previous_size is None else f"was {report.previous_size}"
     size = "?" if report.size is None else report.size
+    for t in report.takedowns:  # the log's own record of bytes taken out or held: shown as it says
+        click.echo(f"{t['kind']:<22} seq {t['seq']} {t['receipt_id']}: {t['action']} {counted(t['blobs'], 'blob')} "
+                   f"({t['reason']})")
     verdict = "ok" if report.ok else ("MISBEHAVIOR DETECTED" if report.misbehavior else "FAILED")
     click.echo(f"monitor {report.url} {report.origin or ''}: size {size} ({was}), "
                f"{counted(report.entries_checked, 'entry', 'entries')} and {counted(report.tiles_checked, 'tile')} "

@@ -85,6 +85,9 @@ class _Tenths:
 @click.option("--format", "fmt", default=None,
               help="The report's format (default: told from the content): openai-responses, openai-chat, anthropic, "
                    "gemini, perplexity, markdown, annotation, g6-manifest, or g6-report-model (the model's own JSON).")
+@click.option("--base", "base", default=None, metavar="URL",
+              help="The URL the report's relative links are resolved on (its own address); without it a relative "
+                   "link is a citation that cannot be read.")
 @click.option("--receipts-only", is_flag=True, help="Fetch nothing: every citation rests on a receipt in the home.")
 @click.option("--bundle", "bundle_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Check against the evidence in this bundle (`g6 report bundle`) instead of the home; fetches "
@@ -115,16 +118,18 @@ class _Tenths:
 @json_option("report-check.v1", help="Print the signed result as JSON")
 @quiet_option
 @pass_ctx
-def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bundle_path: Path | None,
-              keys: tuple[str, ...], trust_bundle_keys: bool, run_id: str | None, documents: tuple[str, ...],
-              judge_cmd: str | None, judge_timeout: float, output: Path | None, manifest_out: Path | None,
-              html_out: Path | None, workers: int, processes: int | None, as_json: bool) -> NoReturn:
+def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, receipts_only: bool,
+              bundle_path: Path | None, keys: tuple[str, ...], trust_bundle_keys: bool, run_id: str | None,
+              documents: tuple[str, ...], judge_cmd: str | None, judge_timeout: float, output: Path | None,
+              manifest_out: Path | None, html_out: Path | None, workers: int, processes: int | None,
+              as_json: bool) -> NoReturn:
     """Check every citation of REPORT ('-': stdin) against the bytes: each rests on a receipt in the home (the one
     the report pins, else the newest ok read of its URL) or on a fetch now; one verdict each: quote_found,
     quote_not_found, no_quote, source_failed or redirected_elsewhere.
 
-    Exit 0: every quote found; 1: a quote not found or a read that ended on another page; 3: otherwise some
-    citation could not be checked (a source failed, or no quote was given)."""
+    Exit 0 only when every citation's quote was found; 1 otherwise (a quote not found, a read that ended on
+    another page, a source that failed or cannot be read, a citation without a quote, no citation at all); 2 a
+    report that cannot be read."""
     from g6.report.judge import judge_argv
 
     for path, flag in ((output, "-o"), (manifest_out, "--manifest")):
@@ -135,11 +140,18 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bu
     if (keys or trust_bundle_keys) and bundle_path is None:
         fail("--key and --trust-bundle-keys are for --bundle")
     mapped = _documents(documents)
+    if base is not None:
+        from g6.report.model import source_kind
+        from g6.report.sources import Unusable, normalise_source
+
+        got = normalise_source(base)
+        if isinstance(got, Unusable) or source_kind(got.source) != "url":
+            fail(f"--base {base[:80]!r}: not an http or https URL to resolve the report's relative links on")
     data = _read_input(report_path, "the report", MAX_REPORT)
     from g6.report.run import CheckInputs, load_report, run_check
 
     try:
-        report = load_report(data, fmt, Path(report_path).name if report_path != "-" else "REPORT")
+        report = load_report(data, fmt, Path(report_path).name if report_path != "-" else "REPORT", base)
     except G6Error as e:
         fail_on(e)
     pinned = _pinned(keys)
@@ -158,8 +170,9 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, receipts_only: bool, bu
             except G6Error as e:
                 fail_on(e)
         if run.resumed:
-            info(f"g6: run {run.run_id}: {counted(run.resumed, 'citation')} were decided by an earlier run with this id; "
-                 f"their pages were not read again, their verdicts were decided again from those receipts")
+            info(f"g6: run {run.run_id}: {counted(run.resumed, 'citation')} were decided by an earlier run "
+                 f"with this id; their pages were not read again, their verdicts were decided again "
+                 f"from those receipts")
         if html_out is not None:
             from g6.export.report_html import render_report_check
 
@@ -207,11 +220,14 @@ def _print_result(result: dict[str, Any]) -> None:
     """A line per citation (its verdict and source), its reason, quote, first hint and judge under it, then the
     figures."""
     for cj in result["citations"]:
-        line = f"[{cj['n']}] {cj['verdict']:<20} {cj['source'][:100]}"
+        label = f"[{cj['n']}]"
+        line = f"{label} {cj['verdict']:<{max(14, 23 - len(label))}} {cj['source'][:100]}"
         found = cj.get("found")
         if found:
             line += f" ({found['text_source']} text {found['start']}-{found['end']}, {found['match']})"
         click.echo(shown(line))
+        if cj.get("address"):
+            click.echo(shown(f"{'':<4}written as {cj['address'][:200]}"))
         if not found:
             click.echo(shown(f"{'':<4}{cj['reason'][:300]}"))
         if cj.get("quote"):

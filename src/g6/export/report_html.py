@@ -82,10 +82,17 @@ def _mono(v: object) -> str:
     return f'<span class="mono">{esc(v)}</span>' if v not in (None, "") else "—"
 
 
+# what the report says of a source besides its address, shown as it says it (never a link, never evidence)
+_SAID = (("address", "written as"), ("locator", "where in the source, as the report says"),
+         ("read_at", "read by the author at"), ("cached", "the report's archived copy (not read)"))
+
+
 def _citation(c: Mapping[str, Any]) -> str:
     read = c.get("read") or {}
-    rows = [_row("source", _mono(c.get("source"))), _row("claim", esc(c.get("claim")) or "—"),
-            _row("why", esc(c.get("reason"))), _row("receipt", _mono(c.get("receipt_id")))]
+    rows = [_row("source", _mono(c.get("source")))]
+    rows += [_row(label, _mono(c[k])) for k, label in _SAID if c.get(k)]
+    rows += [_row("claim", esc(c.get("claim")) or "—"), _row("why", esc(c.get("reason"))),
+             _row("receipt", _mono(c.get("receipt_id")))]
     if read:
         rows.append(_row("read", esc(f"{read.get('outcome')}, HTTP {read.get('http_status')}, "
                                      f"{read.get('how')}, {read.get('fetched_at')}")))

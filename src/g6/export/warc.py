@@ -25,6 +25,17 @@ Per receipt of a read (``fetch``, ``search``, ``recheck``):
   it under its ``urn:`` URI and never serve it as a page; the receipt's metadata record names each
   certificate by the same digest, beside the protocol, cipher and address.
 
+A body a redaction entry took out of the home (``g6.ledger.redactions``) is never written: in place of its
+response (or conversion) stands a ``resource`` record, ``urn:g6:redacted:<receipt id>``, whose JSON says why
+(for each blob of the read that is redacted, its digests, which the log still proves, and the entry's seq,
+receipt id, reason and note); the receipt's metadata record is ``WARC-Concurrent-To`` it, and the redaction
+entry has its own metadata record like any receipt. A replay tool finds no page at the URL (no response, no
+redirect hop leading to it): the page's own URL never replays the redaction either. A rendered capture (whose
+DOM, text and screenshot are never written: they are no server's answer) gets that record when its DOM, text
+or screenshot is redacted; each of its sub-resources is a read of its own, left out when its body is
+redacted. The certificates a redacted read's server presented are still written (concurrent to the resource
+record): a redaction takes out what was read, never what the server presented (``g6.ledger.takedown``).
+
 A ``convert`` receipt becomes a ``conversion`` record (the extracted text) whose ``WARC-Refers-To``
 is the response that carried the source PDF (target URI: that response's URL; ``urn:g6:blob:<blake3>``
 when the PDF's response is not in this export). Receipts without a body (refused, denied,
@@ -49,10 +60,11 @@ from warcio.warcwriter import WARCWriter
 from g6 import TOOL_NAME, __version__
 from g6.adapters.checked_client import USER_AGENT
 from g6.home import EvidenceHome
-from g6.ledger.receipts import Hop, Receipt, named_blobs
+from g6.ledger.receipts import CAPTURE_BLOBS, Hop, Receipt, named_blobs
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 EMPTY_SHA256 = "sha256:" + hashlib.sha256(b"").hexdigest()
+PAGE_BLOBS = ("content", *(f"capture.{name}" for name in CAPTURE_BLOBS))  # what a read kept of the page
 _REASONS = {200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 301: "Moved Permanently",
             302: "Found", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
             404: "Not Found", 410: "Gone", 429: "Too Many Requests", 451: "Unavailable For Legal Reasons",
@@ -79,13 +91,15 @@ class WarcSummary:
     metadata: int
     redirects: int = 0  # response records of redirect hops
     conversions: int = 0
+    redacted: int = 0  # resource records standing for a body a redaction entry took out
     certificates: int = 0  # resource records of the certificates servers presented over TLS
     pages: tuple[Page, ...] = ()  # every read whose answer was archived (response or revisit), in order
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "receipts": self.receipts, "responses": self.responses,
                 "revisits": self.revisits, "requests": self.requests, "metadata": self.metadata,
-                "redirects": self.redirects, "conversions": self.conversions, "certificates": self.certificates}
+                "redirects": self.redirects, "conversions": self.conversions, "redacted": self.redacted,
+                "certificates": self.certificates}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +127,8 @@ class _Exporter:
         self.home = home
         self.w = writer
         self.counts = {"responses": 0, "revisits": 0, "requests": 0, "metadata": 0, "receipts": 0,
-                       "redirects": 0, "conversions": 0, "certificates": 0}
+                       "redirects": 0, "conversions": 0, "redacted": 0, "certificates": 0}
+        self.redactions = home.redactions()  # what is never written, whatever the store still holds
         self.certificates: set[str] = set()  # sha256 of each certificate written
         self.by_sha: dict[str, _Written] = {}  # sha256 of a non-empty body -> its first response
         self.by_blake3: dict[str, _Written] = {}  # blake3 of a body -> the response that carried it
@@ -213,14 +228,41 @@ class _Exporter:
                                         warc_content_type=ctype, warc_headers_dict=extra)
         return self._write(rec, "conversions")
 
+    def redacted(self, r: Receipt, url: str, date: str) -> str | None:
+        """The resource record saying why ``r``'s bytes are left out (its record id), or None when none of what
+        it read is redacted: its body, a capture's DOM, text or screenshot (never a certificate: see
+        ``g6.ledger.takedown``)."""
+        gone = [(what, ref, red) for what, ref in named_blobs(r.to_json(with_signature=False))
+                if what in PAGE_BLOBS and isinstance(ref, dict) and (red := self.redactions.of_content(ref))]
+        if not gone:
+            return None
+        first = gone[0][2]
+        why = {"redacted": True, "receipt_id": r.receipt_id, "url": url or None,
+               "content": dict(r.content) if isinstance(r.content, dict) else None,
+               "redaction": first.to_json(),
+               "blobs": [{"what": what, **{k: ref.get(k) for k in ("blake3", "sha256", "size")},
+                          "redaction": red.to_json()} for what, ref, red in gone],
+               "said": f"the {'body' if gone[0][0] == 'content' else gone[0][0]} was {first.said()}: left out of "
+                       "this export; the log still proves it was read"}
+        payload = json.dumps(why, ensure_ascii=False, sort_keys=True).encode()
+        rec = self.w.create_warc_record(f"urn:g6:redacted:{r.receipt_id}", "resource", payload=BytesIO(payload),
+                                        length=len(payload), warc_content_type="application/json",
+                                        warc_headers_dict={"WARC-Date": date})
+        return self._write(rec, "redacted")
+
     def receipt(self, r: Receipt) -> None:
         self.counts["receipts"] += 1
         date = _warc_date(r.fetched_at)
-        concurrent = None
         url = r.final_url or str(r.request.get("url") or "")
+        concurrent = self.redacted(r, url, date)
+        if concurrent is not None:
+            # no response, revisit, redirect, request or conversion: nothing of the bytes leaves the home; what
+            # the servers presented is no part of what was read, and stays
+            for hop in r.hops:
+                self.presented(hop, date, concurrent)
         # a rendered capture's content is the DOM after scripts, which no server sent: it is no response
         # record (the server's answers are its sub-resources' receipts, each exported as one)
-        if r.kind in ("fetch", "recheck", "search") and url and r.capture is None:
+        elif r.kind in ("fetch", "recheck", "search") and url and r.capture is None:
             self.redirects(r, date)
             if r.content and r.http_status is not None:
                 concurrent = self.answer(r, url, date)

@@ -60,6 +60,7 @@ def pdf_text(data: bytes) -> tuple[str, int]:
 def convert(home: EvidenceHome, digest: str) -> ConvertResult:
     # BlobNotFound / BadDigest are the caller's input errors; bytes that do not hash to the digest
     # asked for (a damaged blob, a lying sha256 index entry) are refused with BlobCorrupt
+    home.refuse_redacted(digest)  # a redacted PDF is never read again (its text would be a copy of it)
     src, data = home.store.read_checked(digest)
     try:
         text, pages = pdf_text(data)

@@ -39,7 +39,10 @@ def report_check(ctx: ToolContext,
                      "document:N sources of the report mapped to a URL or a receipt id: {\"1\": \"https://…\"}."
                  ))] = None,
                  output: Annotated[str | None, Field(description=(
-                     "Also write the signed result to this file on the server."))] = None) -> dict[str, Any]:
+                     "Also write the signed result to this file on the server."))] = None,
+                 base: Annotated[str | None, Field(description=(
+                     "The http(s) URL the report's relative links resolve on (its own address); without it a "
+                     "relative link is a citation that cannot be read."))] = None) -> dict[str, Any]:
     import hashlib
     import json
 
@@ -62,8 +65,16 @@ def report_check(ctx: ToolContext,
         if not str(k).isdigit() or not isinstance(v, str) or not v:
             raise InputError("documents maps a document number to a URL or a receipt id")
         mapped[int(k)] = v
-    inputs = CheckInputs(load_report(data, format), path.name, "sha256:" + hashlib.sha256(data).hexdigest(),
-                         len(data), receipts_only, run_id=run_id, documents=mapped)
+    if base is not None:
+        from g6.report.model import source_kind
+        from g6.report.sources import Unusable, normalise_source
+
+        got = normalise_source(base)
+        if isinstance(got, Unusable) or source_kind(got.source) != "url":
+            raise InputError(f"base {base[:80]!r} is not an http(s) URL")
+    inputs = CheckInputs(load_report(data, format, path.name, base), path.name,
+                         "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, run_id=run_id,
+                         documents=mapped)
     with ctx.home() as ev:
         result, _ = run_check(ev, inputs, client=lambda: ctx.client(ctx.policy()), sources=ctx.settings.sources())
     if output is not None:

@@ -7,6 +7,9 @@
     receipts/<receipt_id>.json  every cited receipt (signed)
     blobs/<blake3 hex>          every cited body, raw bytes, and the certificates (DER) the cited receipts say
                                 servers presented over TLS
+    redactions/<blake3 hex>     instead, for a cited body (or a capture's DOM, text, screenshot) a redaction entry
+                                took out: that entry's receipt id (the entry is under receipts/ and proofs/ like a
+                                cited receipt)
     proofs/<receipt_id>.tlog-proof   C2SP inclusion proof of each receipt
     proofs/consistency/<old>-<new>.tlog-consistency
                                 a consistency proof between the bundle's checkpoint and another checkpoint
@@ -47,7 +50,7 @@ import hashlib
 import json
 import os
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +63,7 @@ from g6.ledger.proofs import ConsistencyProof
 from g6.ledger.receipts import utc_now
 from g6.ledger.timestamp import KIND as TIMESTAMP_KIND
 from g6.prove.bundle_history import consistency_name, timestamp_name
+from g6.prove.bundle_redactions import packed
 from g6.prove.bundle_report import MISBEHAVIOR
 from g6.prove.bundle_verify import BundleCheck, BundleReport, CitationVerdict, PinnedKey, verify_bundle
 from g6.prove.bundle_zip import MAX_INDEX, MAX_MEMBERS, MAX_PARSED_BODY, MAX_RECORDS_TOTAL, SCHEMA
@@ -106,13 +110,23 @@ def build_bundle(home: EvidenceHome, manifest_path: str | os.PathLike[str], out:
         steps[0] += 1
         if progress is not None:
             progress(steps[0], max(steps))
+    # a cited body that was redacted travels as the redaction entry that took it out (g6.prove.bundle_redactions)
+    red = home.redactions()
+    cited = {rid: home.ledger.get(rid) for rid in receipt_ids}
+    gone = {str(ref["blake3"]): g for r in cited.values() for _, ref in r.blobs()
+            if (g := packed(red, ref)) is not None}  # blake3 -> (member, its bytes, the entry's id)
+    receipt_ids = sorted({*receipt_ids, *(g[2] for g in gone.values())})
     # one checkpoint covering every cited receipt, so all proofs share it
     cp, note, _ = covering_checkpoint(home, max(home.ledger.index_of(r) for r in receipt_ids))
     note = cosigned(home.ledger, cp, note)  # the witnesses' cosignatures travel with it
     for rid in receipt_ids:
-        receipt = home.ledger.get(rid)
+        receipt = cited.get(rid) or home.ledger.get(rid)
         files[f"receipts/{rid}.json"] = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False).encode()
-        for _, ref in receipt.blobs():  # its body, and the certificates servers presented over TLS
+        for _, ref in receipt.blobs():  # its body, a capture's blobs, the certificates servers presented over TLS
+            kept_out = gone.get(ref.get("blake3")) if isinstance(ref, Mapping) else None
+            if kept_out is not None:  # taken out on the record: the entry's id stands in its place
+                files[kept_out[0]] = kept_out[1]
+                continue
             data = home.store.read_as(ref)  # BlobCorrupt (one line, exit 1) for a malformed reference too
             files[f"blobs/{str(ref['blake3']).split(':', 1)[1]}"] = data
         step()

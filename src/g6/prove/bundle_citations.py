@@ -29,6 +29,7 @@ from g6.ledger.proofs import ProofCheck, ProofReport, parse_inclusion, verify_in
 from g6.ledger.receipts import Receipt
 from g6.prove.bundle_history import History, described, same_tree
 from g6.prove.bundle_keys import BundleKeys
+from g6.prove.bundle_redactions import verdict as redacted_verdict
 from g6.prove.bundle_report import BundleCheck, CitationVerdict
 from g6.prove.bundle_zip import HEX64, ID, MAX_PLAIN_BODY, RECORD_ERRORS, Members, quoted, strict_json
 
@@ -69,12 +70,13 @@ class _Pending:
     url: str | None = None
     quote: str | None = None
     failed_read: bool = False
+    redaction: dict[str, Any] | None = None  # the redaction entry that took the cited body out
 
     def verdict(self) -> CitationVerdict:
         t = self.trusted
         return CitationVerdict(self.position, tuple(self.checks), self.citation_id, t.receipt_id if t else None,
                                self.url, self.quote, t.outcome if t else None, t.status_shown if t else None,
-                               self.failed_read)
+                               self.failed_read, self.redaction)
 
 
 def _content_ok(content: Mapping[str, Any] | None) -> bool:
@@ -133,7 +135,9 @@ class CitationChecks:
         """Every citation's verdict. ``roots``: the keys used (pinned, or shipped); ``origin``: the log of the
         bundle's verified checkpoint (None when it does not verify: inclusion is then not checked)."""
         receipts: dict[str, _ReceiptResult] = {}
+        self.receipt_results = receipts  # each receipt member is read once, a redaction entry's too
         pending: list[_Pending] = []
+        self.receipt_args = (roots, origin)  # a redaction entry in place of a body is checked as a receipt is
         for i, c in enumerate(citations, 1):
             rid = c.receipt_id
             if not isinstance(rid, str) or not ID.fullmatch(rid):
@@ -276,7 +280,9 @@ class CitationChecks:
                 continue
             name = "blobs/" + str(ref["blake3"]).removeprefix("blake3:")
             if name not in self.cert_cache:
-                self.cert_cache[name] = self._hashed(name, ref, keep=False)[0]
+                gone = self._redacted(name, ref)  # a capture's DOM, text or screenshot taken out on the record
+                self.cert_cache[name] = self._hashed(name, ref, keep=False)[0] if gone is None else \
+                    f"redacted at seq {gone[1]['seq']} ({gone[1]['reason']})" if gone[1] else gone[0].detail
             if self.cert_cache[name]:
                 bad.append(f"{what}: {self.cert_cache[name]}")
         if bad:
@@ -289,6 +295,12 @@ class CitationChecks:
         first = group[0].trusted
         assert first is not None and first.content is not None
         content = first.content
+        gone = self._redacted(name, content)
+        if gone is not None:  # the body was taken out on the record: redacted, never "damaged"
+            for p in group:
+                p.checks += [gone[0], BundleCheck("cited_text", False, "not checked: the body was redacted")]
+                p.redaction = gone[1]
+            return
         size = content.get("size")
         keep = isinstance(size, int) and size <= max(self.max_parsed_body, MAX_PLAIN_BODY)
         why, data = self._hashed(name, content, keep)
@@ -299,6 +311,13 @@ class CitationChecks:
                 p.checks.append(BundleCheck("cited_text", False, "not checked: the blob does not verify"))
                 continue
             self._cited(p, data, memo)
+
+    def _redacted(self, name: str, ref: Mapping[str, Any]) -> tuple[BundleCheck, dict[str, Any] | None] | None:
+        """The ``redaction`` verdict when the bundle carries, in place of member ``name``, the redaction entry
+        that took those bytes out (``g6.prove.bundle_redactions``); None when it says nothing of one."""
+        if name in self.members.declared:
+            return None
+        return redacted_verdict(self, ref, *self.receipt_args)
 
     def _hashed(self, name: str, content: Mapping[str, Any], keep: bool) -> tuple[str, bytes | None]:
         """Member ``name`` streamed against the receipt's ``content`` digests and size: why it fails ("" when

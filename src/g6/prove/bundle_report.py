@@ -4,6 +4,7 @@ bundle-wide checks, and any two signed checkpoints of the log that show two hist
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +84,9 @@ class CitationVerdict:
     outcome: str | None = None
     http_status: int | None = None
     failed_read: bool = False
+    # the cited body was taken out by a redaction entry the bundle carries and proves: its seq, receipt id,
+    # reason and note (``g6.prove.bundle_redactions``); such a citation never holds
+    redaction: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -99,6 +103,7 @@ class CitationVerdict:
         return {"position": self.position, "ok": self.ok, "citation_id": self.citation_id,
                 "receipt_id": self.receipt_id, "url": self.url, "quote": self.quote, "outcome": self.outcome,
                 "http_status": self.http_status, "failed_read": self.failed_read,
+                "redaction": dict(self.redaction) if self.redaction is not None else None,
                 "checks": [c.to_json() for c in self.checks]}
 
 

@@ -45,7 +45,7 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 # the only names a bundle has (see the module docstring); anything else is not a bundle's
 LAYOUT = re.compile(r"manifest\.json|checkpoint\.note|keys/signing\.pub|keys/checkpoint\.vkey"
                      r"|keys/trusted/[A-Za-z0-9_.-]{1,100}\.pub|receipts/[A-Za-z0-9_-]{1,100}\.json"
-                     r"|proofs/[A-Za-z0-9_-]{1,100}\.tlog-proof|blobs/[0-9a-f]{64}"
+                     r"|proofs/[A-Za-z0-9_-]{1,100}\.tlog-proof|blobs/[0-9a-f]{64}|redactions/[0-9a-f]{64}"
                      r"|proofs/consistency/(?:0|[1-9][0-9]{0,18})-(?:0|[1-9][0-9]{0,18})\.tlog-consistency"
                      r"|timestamps/[1-9][0-9]{0,18}-(?:0|[1-9][0-9]{0,5})\.json")
 

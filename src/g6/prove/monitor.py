@@ -42,6 +42,7 @@ from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import leaf_hash
 from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, open_checkpoint
 from g6.ledger.proofs import ProofCheck
+from g6.ledger.redactions import ENTRY_KINDS
 from g6.ledger.tiles import (
     HASH_SIZE,
     HEIGHT,
@@ -88,6 +89,9 @@ class MonitorReport:
     previous_note: str | None = None  # the one this monitor saw last (from the state)
     misbehavior: bool = False  # two signed checkpoints that cannot both be of one append-only log
     state_saved: bool = False
+    # the redaction and hold entries among the new entries, as the log states them (removing is evidence too):
+    # a monitor learns of every takedown as of any other entry (``g6.ledger.redactions``)
+    takedowns: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -103,7 +107,7 @@ class MonitorReport:
                 "entries_checked": self.entries_checked, "tiles_checked": self.tiles_checked,
                 "misbehavior": self.misbehavior, "state_saved": self.state_saved,
                 "checks": [c.to_json() for c in self.checks], "checkpoint": self.note,
-                "previous_checkpoint": self.previous_note}
+                "previous_checkpoint": self.previous_note, "takedowns": list(self.takedowns)}
 
 
 # -- the state folder ----------------------------------------------------------------------------------------
@@ -303,6 +307,8 @@ def _fold(reader: _Reader, report: MonitorReport, old: Checkpoint | None, new: C
         hashes_tile = _tile_in(new.size, 0, b)  # entry bundle b is shaped as level-0 tile b
         entries = reader.bundle(Tile(-1, b, hashes_tile.width))
         for data in entries:
+            if tree.size >= old_size:
+                _takedown(report, tree.size + 1, data)
             for tile, hashes in tree.append(leaf_hash(data)):
                 _compare(reader, report, tile, hashes)
             report.entries_checked += 1
@@ -327,6 +333,22 @@ def _fold(reader: _Reader, report: MonitorReport, old: Checkpoint | None, new: C
                                          f"{old.root.hex()} as that checkpoint signed")
         report.add("consistency", True, f"the tree at size {old.size} has the root the last checkpoint signed; "
                                         f"size {new.size} extends it")
+
+
+def _takedown(report: MonitorReport, seq: int, data: bytes) -> None:
+    """Note a new redaction or hold entry (its kind, action, reason, how many blobs, its id), as the entry says."""
+    if b'"kind":"redaction"' not in data and b'"kind":"hold"' not in data:
+        return  # (a receipt is canonical JSON: the kind is written so, and nothing else is parsed)
+    try:
+        entry = json.loads(data)
+        request = entry["request"]
+        if entry["kind"] not in ENTRY_KINDS:
+            return
+        report.takedowns.append({"seq": seq, "receipt_id": str(entry["receipt_id"]), "kind": entry["kind"],
+                                 "action": str(request["action"]), "reason": str(request["reason"])[:200],
+                                 "blobs": len(request["blobs"])})
+    except (ValueError, KeyError, TypeError):
+        return  # a malformed entry is still an entry: its leaf was checked like every other
 
 
 def _compare(reader: _Reader, report: MonitorReport, tile: Tile, hashes: list[bytes]) -> None:

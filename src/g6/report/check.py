@@ -27,15 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from g6.adapters.checked_client import CheckedClient
+from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.fetch.batch import usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
-from g6.report.evidence import READ_KINDS, EvidenceSource, choose, ok_read, url_key
+from g6.report.evidence import READ_KINDS, EvidenceSource, choose, ok_read, read_at, said_read, url_key
 from g6.report.fetching import Page, fetch_pages, judge_forked
-from g6.report.model import Report, ReportCitation, source_kind
+from g6.report.model import Report, ReportCitation, UnusableCitation, source_kind
 from g6.report.runfile import Line, citation_key, run_state
-from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts
+from g6.report.texts_cache import encode, open_cache
+from g6.report.verdicts import Verdict, body_texts, failed, is_pdf, judge, text_texts, texts_source, unreadable
 from g6.runs import RunState
 
 STORED_BATCH = 1024  # verdicts on stored reads written to the run file at once (one fsync)
@@ -61,8 +63,10 @@ class _Check:
 
     def __init__(self, home: EvidenceHome, ev: EvidenceSource, report: Report, client: CheckedClient | None,
                  documents: Mapping[int, str], sources: Any, state: RunState,
-                 progress: Callable[[int, int], None] | None) -> None:
+                 progress: Callable[[int, int], None] | None,
+                 unusable: Mapping[int, UnusableCitation] | None = None) -> None:
         self.home, self.ev, self.report, self.client = home, ev, report, client
+        self.unusable = dict(unusable or {})  # place -> a citation whose source cannot be read (with_unusable)
         self.documents, self.sources, self.state, self.progress = documents, sources, state, progress
         self.may_fetch = client is not None and ev.name == "home"
         self.keys = [citation_key(c) for c in report.citations]
@@ -78,12 +82,19 @@ class _Check:
         self.fetched = 0
         self._texts: dict[str, Any] = {}  # receipt id -> texts (and conversion): several citations, one page
         self.papers: dict[str, Any] = {}  # paper source -> (landing URL, search receipt) or its verdict
+        self.notes: dict[int, dict[str, Any]] = {}  # place -> what the verdict's detail adds (the read_at match)
         # receipt id -> the citations resting on it: (place, citation, search receipt, how it was chosen)
         self.stored: dict[str, list[tuple[int, ReportCitation, str | None, str]]] = {}
+        # each page's texts kept by body digest across runs (a home's only: a bundle's bodies are read as given)
+        self.cache = open_cache(home) if ev.name == "home" else None
+        self.rows: list[Any] = []  # texts extracted in this run, to keep in the cache with the next verdicts
 
     # -- reporting ------------------------------------------------------------------------------
     def decide(self, decided: list[tuple[int, Verdict]]) -> None:
         """Verdicts on file (their receipts are durable already), then counted."""
+        if self.rows and self.cache is not None:
+            self.cache.put_many(self.rows)
+            self.rows = []
         if not decided:
             return
         self.state.add_many([Line(self.keys[i], v) for i, v in decided])
@@ -123,6 +134,9 @@ class _Check:
         for i, c in enumerate(self.report.citations):
             if i in self.done:
                 continue
+            if i in self.unusable:
+                decided.append((i, unreadable(self.unusable[i])))
+                continue
             target = self._target(c)
             if isinstance(target, Verdict):
                 decided.append((i, target))
@@ -145,12 +159,13 @@ class _Check:
                     continue
                 value, searched = landing
             key = url_key(value)
-            r = self._run_read(key) or choose(self.ev.reads(value), self.may_fetch)
+            r = self._read_at(i, c, value) if kind == "url" else None
+            r = r or self._run_read(key) or choose(self.ev.reads(value), self.may_fetch)
             if r is not None:
                 stored[r.receipt_id].append((i, c, searched, self.ev.name))
             elif self.may_fetch:
                 page = pages.setdefault(key, Page(value))
-                page.items.append((i, c.quote, c.claim))
+                page.items.append((i, c))
                 if searched:
                     page.searched[i] = searched
             else:
@@ -165,8 +180,12 @@ class _Check:
         for all its citations; on forked processes when the home allows it (``fetching.judge_forked``)."""
         items = [(r, entries) for rid, entries in self.stored.items() if (r := self.ev.get(rid)) is not None]
         got: dict[str, list[Verdict] | None] = {}
-        if processes > 1 and len(items) >= FORK_AT and self.ev.name == "home":
-            got = judge_forked(self, items, processes)
+        if processes > 1 and self.ev.name == "home":
+            # a page whose texts the cache holds is judged here; the others' texts are extracted on forked
+            # processes when there are enough of them to be worth the fork
+            misses = [(r, e) for r, e in items if ok_read(r) and not self._cached(r)]
+            if len(misses) >= FORK_AT:
+                got = judge_forked(self, misses, processes)
         decided: list[tuple[int, Verdict]] = []
         for r, entries in items:
             verdicts = got.get(r.receipt_id) or [self.judge_stored(r, c, how) for _, c, _, how in entries]
@@ -192,6 +211,16 @@ class _Check:
                 url_key(str(r.request.get("url", ""))), url_key(r.final_url or "")}:
             return failed(f"the pinned receipt {r.receipt_id} is a read of {str(r.request.get('url'))[:200]}, not of "
                           "the cited URL", receipt_id=r.receipt_id)
+        return r
+
+    def _read_at(self, i: int, c: ReportCitation, url: str) -> Receipt | None:
+        """The read of ``url`` made when the report says its author read it (``evidence.said_read``), noted in
+        the verdict's ``detail.read_at`` either way."""
+        when = said_read(c)
+        if when is None:
+            return None
+        r = read_at(self.ev.reads(url), when)
+        self.notes[i] = {"read_at": {"said": when[2][:100], "matched": r is not None}}
         return r
 
     def _run_read(self, key: str) -> Receipt | None:
@@ -221,9 +250,42 @@ class _Check:
                 got = failed(f"the body of receipt {r.receipt_id} cannot be read from the {self.ev.name}: "
                              f"{str(e)[:200]}", receipt_id=r.receipt_id)
             else:
-                got = self._pdf(r, body) if is_pdf(r, body) else (body_texts(r, body), None)
+                got = self._pdf(r, body) if is_pdf(r, body) else (self._page_texts(r, body), None)
         self._texts[r.receipt_id] = got
         return got
+
+    def _page_texts(self, r: Receipt, body: bytes) -> Any:
+        """The texts of an ok read's body (read and checked against its receipt already): from the cache when
+        it holds them, else extracted (and kept for the next run)."""
+        if self.cache is None or len(body) > MAX_EXTRACT_BYTES:
+            return body_texts(r, body)
+        url, ctype = texts_source(r)
+        blake3 = str((r.content or {})["blake3"])
+        texts = self.cache.get(blake3, url, ctype)
+        if texts is None:
+            texts = body_texts(r, body)
+            self.rows.append(encode(self.cache.key, blake3, url, ctype, texts))
+        return texts
+
+    def _cached(self, r: Receipt) -> bool:
+        """Whether ``r``'s texts are ready without extracting them: the cache holds them (its body then read and
+        checked, so that a body gone or changed is never judged from its old texts)."""
+        if r.receipt_id in self._texts:
+            return True
+        if self.cache is None:
+            return False
+        url, ctype = texts_source(r)
+        texts = self.cache.get(str((r.content or {})["blake3"]), url, ctype)
+        if texts is None:
+            return False
+        try:
+            body = self.ev.body(r.content or {})
+        except Exception:  # noqa: BLE001 - judge_stored reads it again and says why
+            return False
+        if len(body) > MAX_EXTRACT_BYTES or is_pdf(r, body):
+            return False
+        self._texts[r.receipt_id] = (texts, None)
+        return True
 
     def _pdf(self, r: Receipt, body: bytes) -> tuple[Any, Receipt | None] | Verdict:
         """A PDF's text, from its newest ok conversion, or (in a home) converted now and receipted."""
@@ -250,7 +312,24 @@ class _Check:
         if isinstance(got, Verdict):
             return got
         texts, conv = got
-        return judge(c.quote, c.claim, r, how, texts, converted=conv)
+        return judge(c.quote, c.claim, r, how, texts, converted=conv, context=(c.prefix, c.suffix))
+
+
+def with_unusable(report: Report) -> tuple[Report, dict[int, UnusableCitation]]:
+    """The report with every citation it makes whose source g6 cannot read (``Report.unusable``: a
+    ``javascript:`` or ``data:`` link, a relative link with no base, a marker with no source behind it, a file
+    citation) put in its place among the others, by ``n`` (the numbering the readers share), with no
+    ``unusable`` left over: each gets a verdict (``source_failed``, saying why) and counts in the figures like any
+    other citation. Also the places of those citations in the merged list."""
+    if not report.unusable:
+        return report, {}
+    rows: list[tuple[int, int, ReportCitation, UnusableCitation | None]] = [
+        (c.n, 0, c, None) for c in report.citations]
+    rows += [(u.n, 1, ReportCitation(u.n, u.written, u.claim, u.claim_start, u.claim_end, where=u.where), u)
+             for u in report.unusable]
+    rows.sort(key=lambda row: (row[0], row[1]))  # stable: the report's own order among equal numbers
+    merged = replace(report, citations=tuple(c for _, _, c, _ in rows), unusable=())
+    return merged, {i: u for i, (_, _, _, u) in enumerate(rows) if u is not None}
 
 
 def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, client: CheckedClient | None = None,
@@ -259,22 +338,28 @@ def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, clie
                  progress: Callable[[int, int], None] | None = None) -> CheckRun:
     """Check every citation of ``report`` against evidence from ``ev`` (this home's receipts, or a bundle's);
     with a ``client`` (and ``ev`` the home) a URL without a fitting read is fetched now, else it has no
-    evidence. ``documents`` maps ``document:N`` sources to a URL or a receipt id. Resumable by ``run_id``.
+    evidence. ``documents`` maps ``document:N`` sources to a URL or a receipt id. Resumable by ``run_id``. The
+    run's report holds every citation, the unusable ones in their places (:func:`with_unusable`).
     ``progress(decided, citations)`` as verdicts are decided."""
     run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
     state = run_state(home, run_id, state_dir)
-    chk = _Check(home, ev, report, client, dict(documents or {}), sources, state, progress)
+    report, unusable = with_unusable(report)
+    chk = _Check(home, ev, report, client, dict(documents or {}), sources, state, progress, unusable)
     if progress is not None:
         progress(len(chk.done), len(report.citations))
     pages = chk.plan()
     chk.judge_stored_reads(processes if usable_processes(home, processes) > 1 and can_fork() else 1)
     if pages:
         fetch_pages(chk, pages, workers, processes)
+    chk.decide([])  # texts extracted last, into the cache
+    if chk.cache is not None:
+        chk.cache.close()
     missing = [i for i in range(len(report.citations)) if i not in chk.done]
     if missing:  # every citation gets a verdict; none may be dropped on the way
         raise RuntimeError(f"citations {missing[:5]} got no verdict")
-    return CheckRun(run_id, report, tuple(chk.done[i] for i in range(len(report.citations))), chk.resumed,
-                    chk.fetched, ev.name, client is None)
+    verdicts = tuple(replace(v, detail={**dict(v.detail), **chk.notes[i]}) if i in chk.notes else v
+                     for i, v in ((i, chk.done[i]) for i in range(len(report.citations))))
+    return CheckRun(run_id, report, verdicts, chk.resumed, chk.fetched, ev.name, client is None)
 
 
 def iter_citations(run: CheckRun) -> Iterator[tuple[ReportCitation, Verdict]]:

@@ -6,11 +6,14 @@ Which receipt a citation rests on, in this order:
 1. the receipt the report pins (``ReportCitation.receipt_id``, as a g6 manifest gives it), whatever its
    outcome: the author says that read is the evidence; absent from the home or the bundle, the citation
    has no evidence;
-2. else the newest *ok read* of the URL: a ``fetch`` or ``recheck`` receipt whose request was that URL
+2. else, when the report says when its author read the page (a W3C TimeState's ``sourceDate``, or its ``cached``
+   memento's time), the read of that URL made at that time, whatever its outcome (``read_at``): g6's own
+   annotation export names the read each annotation was made on that way;
+3. else the newest *ok read* of the URL: a ``fetch`` or ``recheck`` receipt whose request was that URL
    (compared as g6 stores URLs: userinfo and secret parameters redacted, scheme and host lowercased,
    default port and fragment dropped), outcome ``ok`` with a 2xx status, a body, and no login,
    challenge or consent wall;
-3. else, when the check may fetch, a fetch now (:mod:`g6.report.check`); when it may not
+4. else, when the check may fetch, a fetch now (:mod:`g6.report.check`); when it may not
    (``--receipts-only``, a bundle), the newest read of the URL whatever its outcome, so a failed read
    gives the verdict it gave when it was made; none at all: no evidence.
 
@@ -21,8 +24,10 @@ index their inclusion proofs give, which is the same order.
 from __future__ import annotations
 
 import functools
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from g6.adapters.redact import redact_url
@@ -31,6 +36,8 @@ from g6.cite.cite import read_failure
 from g6.errors import G6Error
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, canonical_json
+from g6.ledger.redactions import Redactions
+from g6.report.model import ReportCitation
 
 READ_KINDS = ("fetch", "recheck")  # receipts whose body is a page read from a URL
 
@@ -64,6 +71,48 @@ def choose(reads: list[Receipt], may_fetch: bool) -> Receipt | None:
     if ok is not None or may_fetch:
         return ok
     return reads[0] if reads else None
+
+
+_MEMENTO = re.compile(r"/web/(\d{14}(?:\d{6})?)(?:[a-z]{2}_)?/(.+)$")
+
+
+def _instant(text: str) -> datetime | None:
+    try:
+        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return (t if t.tzinfo is not None else t.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def said_read(c: ReportCitation) -> tuple[datetime, bool, str] | None:
+    """When the report says its author read the cited page, as (time, to the second only, what it says): its
+    ``read_at`` (a TimeState's ``sourceDate``), else the time in its ``cached`` copy's address when that is a
+    memento of the cited URL (``…/web/<14 or 20 digits>id_/<url>``, as ``g6 serve`` and web archives name
+    them; g6's own annotation export gives both, the receipt's ``fetched_at`` to the microsecond). None when
+    it says nothing usable."""
+    if c.read_at:
+        t = _instant(c.read_at)
+        if t is not None:
+            whole = "." not in c.read_at.split("T", 1)[-1]
+            return t, whole, c.read_at
+    m = _MEMENTO.search(c.cached or "")
+    if m is None or url_key(m.group(2)) != url_key(c.source):
+        return None
+    digits = m.group(1)
+    t = datetime.strptime(digits[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC, microsecond=int(digits[14:] or 0))
+    return t, len(digits) == 14, str(c.cached)
+
+
+def read_at(reads: list[Receipt], when: tuple[datetime, bool, str]) -> Receipt | None:
+    """The read among ``reads`` (newest first) made at the time the report gives (``said_read``), whatever its
+    outcome: the author's own read, when the evidence holds it. Compared to the microsecond, or to the second
+    when the report's time has no fraction."""
+    t, whole, _ = when
+    for r in reads:
+        got = _instant(r.fetched_at or "")
+        if got is not None and (got.replace(microsecond=0) == t.replace(microsecond=0) if whole else got == t):
+            return r
+    return None
 
 
 class EvidenceSource(Protocol):
@@ -118,6 +167,7 @@ class HomeEvidence:
         self._cache: dict[str, Receipt] = {}
         self.refused: dict[str, str] = {}  # receipt id -> why it is no evidence (its signature does not verify)
         self._trusted = home.trusted() if home.ledger.present() else {}
+        self._redactions: Redactions | None = None
         for kind in (*READ_KINDS, "search", "convert"):
             for entry in home.ledger.entries(kind=kind):
                 self.index.file(entry.receipt)
@@ -151,7 +201,11 @@ class HomeEvidence:
         return self._all(self.index.by_pdf.get(blake3, []))
 
     def body(self, content: Mapping[str, Any]) -> bytes:
-        """The bytes the receipt's ``content`` names, hashed and found to be exactly those."""
+        """The bytes the receipt's ``content`` names, hashed and found to be exactly those; ``BlobRedacted`` for
+        bytes a redaction entry took out (so a verdict says redacted, never that the body is missing)."""
+        if self._redactions is None:  # read once a check: a few rows by kind
+            self._redactions = self.home.redactions() if self.home.ledger.present() else Redactions()
+        self.home.refuse_redacted(content, self._redactions)
         return self.home.store.read_as(content)
 
     def add(self, receipts: Iterable[Receipt]) -> None:

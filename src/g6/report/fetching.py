@@ -19,13 +19,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.fetch.batch import usable_processes
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.ledger.receipts import Receipt
 from g6.report.evidence import ok_read
+from g6.report.model import ReportCitation
 from g6.report.runfile import Line
-from g6.report.verdicts import Verdict, body_texts, is_pdf, judge
+from g6.report.texts_cache import encode
+from g6.report.verdicts import Verdict, body_texts, is_pdf, judge, texts_source
 
 
 @dataclass
@@ -33,12 +36,13 @@ class Page:
     """One URL to read, the citations (by place) that rest on it, and their quotes and claims."""
 
     url: str
-    items: list[tuple[int, str | None, str]] = field(default_factory=list)  # (place, quote, claim)
+    items: list[tuple[int, ReportCitation]] = field(default_factory=list)  # (place, the citation)
     searched: dict[int, str] = field(default_factory=dict)  # place -> the search receipt that led here
 
 
 MAX_GROUP = 256  # pages whose receipts go in one transaction at most
-Arrived = tuple[Page, Receipt, list[Verdict] | None]  # a page, its receipt (unsigned), its verdicts (None: a PDF)
+# a page, its receipt (unsigned), its verdicts (None: a PDF), its texts' cache row (texts_cache.encode)
+Arrived = tuple[Page, Receipt, list[Verdict] | None, Any]
 
 
 class _Writer:
@@ -78,14 +82,16 @@ class _Writer:
             ledger.close()
 
     def _write(self, ledger: Any, group: list[Arrived]) -> None:
-        signed = ledger.append_many([r for _, r, _ in group], self.key)
+        signed = ledger.append_many([r for _, r, _, _ in group], self.key)
         self.signed += signed
+        if self.chk.cache is not None:
+            self.chk.cache.put_many(row for _, _, _, row in group)
         lines, decided = [], []
-        for (page, _, verdicts), r in zip(group, signed, strict=True):
+        for (page, _, verdicts, _), r in zip(group, signed, strict=True):
             if verdicts is None:
                 self.pdfs.append((page, r))
                 continue
-            for (i, _, _), v in zip(page.items, verdicts, strict=True):
+            for (i, _), v in zip(page.items, verdicts, strict=True):
                 v = self.chk.with_search(v, page.searched.get(i))
                 lines.append(Line(self.chk.keys[i], v))
                 decided.append((i, v))
@@ -113,21 +119,30 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
     verdicts of the citations resting on each."""
     client, store = chk.client, chk.home.store
     assert client is not None
+    key = chk.cache.key if chk.cache is not None else None
 
-    def work(page: Page) -> tuple[Receipt, list[Verdict] | None]:
+    listed = list(pages.values())
+
+    # a page is handed to a worker by its place in ``listed``: a forked worker holds the list already, so only
+    # the number crosses the pipe (not the page and its citations)
+    def work(k: int) -> tuple[Receipt, list[Verdict] | None, Any]:
+        page = listed[k]
         prepared = prepare_fetch(store, client, page.url, documents=False)
         r = prepared.receipt
-        body = None
+        body, row = None, None
         if ok_read(r):
             body = store.read(str((r.content or {})["blake3"]))
             if is_pdf(r, body):
-                return r, None  # converted in the calling process, which appends the conversion's receipt
+                return r, None, None  # converted in the calling process, which appends the conversion's receipt
         texts = body_texts(r, body) if body is not None else None
-        return r, [judge(q, claim, r, "fetched", texts) for _, q, claim in page.items]
+        if texts is not None and key is not None and body is not None and len(body) <= MAX_EXTRACT_BYTES:
+            row = encode(key, str((r.content or {})["blake3"]), *texts_source(r), texts)  # kept for the next run
+        return r, [judge(c.quote, c.claim, r, "fetched", texts, context=(c.prefix, c.suffix))
+                   for _, c in page.items], row
 
-    by_host: dict[str, list[Page]] = defaultdict(list)
-    for page in pages.values():
-        by_host[host_of(page.url)].append(page)
+    by_host: dict[str, list[int]] = defaultdict(list)
+    for k, page in enumerate(listed):
+        by_host[host_of(page.url)].append(k)
     writer = _Writer(chk)
     with contextlib.ExitStack() as stack:
         if usable_processes(chk.home, processes) > 1 and len(by_host) > 1:
@@ -141,17 +156,17 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
             stack.callback(results.close)
         writer.t.start()
         try:
-            for page, res, _ in results:
+            for k, res, _ in results:
                 if isinstance(res, BaseException):
                     raise res
-                writer.put((page, *res))
+                writer.put((listed[k], *res))
         finally:
             writer.close()
     chk.ev.add(writer.signed)
     chk.fetched += len(writer.signed)
     decided = []
     for page, r in writer.pdfs:  # a PDF: its conversion is made and receipted here, in the check's thread
-        for i, _, _ in page.items:
+        for i, _ in page.items:
             decided.append((i, chk.with_search(chk.judge_stored(r, chk.report.citations[i], "fetched"),
                                              page.searched.get(i))))
     chk.decide(decided)
@@ -160,12 +175,16 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
 def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: int) -> dict[str, list[Verdict] | None]:
     """The verdicts on stored reads, each page's body read and its text extracted on one of ``processes`` forked
     processes (the extraction is most of the cost): receipt id -> its citations' verdicts, or None for one the
-    calling process must judge itself (a PDF, whose conversion it appends; a body the store cannot serve)."""
+    calling process must judge itself (a PDF, whose conversion it appends; a body the store cannot serve). The
+    texts extracted go to the check's cache rows (``chk.rows``)."""
     store = chk.home.store
+    key = chk.cache.key if chk.cache is not None else None
 
-    def work(item: tuple[Receipt, list[tuple[str | None, str, str]]]) -> list[Verdict] | None:
-        r, asked = item
-        texts = None
+    work_items = [(r, [(c, how) for _, c, _, how in entries]) for r, entries in items]
+
+    def work(k: int) -> tuple[list[Verdict], Any] | None:  # by place: the forked worker holds the items already
+        r, asked = work_items[k]
+        texts, row = None, None
         if ok_read(r):
             try:
                 body = store.read_as(r.content or {})
@@ -174,15 +193,21 @@ def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: in
             if is_pdf(r, body):
                 return None
             texts = body_texts(r, body)
-        return [judge(quote, claim, r, how, texts) for quote, claim, how in asked]
+            if key is not None and len(body) <= MAX_EXTRACT_BYTES:
+                row = encode(key, str((r.content or {})["blake3"]), *texts_source(r), texts)
+        return [judge(c.quote, c.claim, r, how, texts, context=(c.prefix, c.suffix)) for c, how in asked], row
 
-    work_items = [(r, [(c.quote, c.claim, how) for _, c, _, how in entries]) for r, entries in items]
     pool = fork_workers(work, processes, processes)
     out: dict[str, list[Verdict] | None] = {}
     try:
-        pool.give([[it] for it in work_items])
-        for (r, _), res, _ in pool:
-            out[r.receipt_id] = None if isinstance(res, BaseException) else res
+        pool.give([[k] for k in range(len(work_items))])
+        for k, res, _ in pool:
+            r = work_items[k][0]
+            if isinstance(res, BaseException) or res is None:
+                out[r.receipt_id] = None
+            else:
+                out[r.receipt_id] = res[0]
+                chk.rows.append(res[1])
     finally:
         pool.close()
     return out

@@ -4,7 +4,9 @@
 * ``doi:DOI`` — the OpenAlex source, ``filter=doi:DOI``;
 * ``openalex:W…`` — the OpenAlex source, ``filter=openalex:W…``.
 
-The search page is read as ``g6 search`` reads one (kept and receipted; in a home that holds a search page
+The paper the source answers with must be the one cited (its arXiv id, DOI or OpenAlex id; :func:`is_paper`):
+another paper is no evidence of the cited one's words, whatever its page says. The search page is read as
+``g6 search`` reads one (kept and receipted; in a home that holds a search page
 for the very same request, that page is used instead, as a stored read of a URL is). Its first paper's
 *locator* (the source's own address for it: arXiv's abstract page; for OpenAlex the DOI URL, else the
 landing page, else the work's OpenAlex address) is then read like any cited URL, and the quote is looked for
@@ -15,7 +17,10 @@ or finds no such paper, leaves the citation ``source_failed`` with the search's 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from g6.adapters.search import SearchRequest
 from g6.cite.cite import read_failure, read_words
@@ -32,6 +37,27 @@ def paper_search(source: str) -> tuple[str, SearchRequest]:
         return "arxiv", SearchRequest(query=f"id:{ident}", max_results=1, max_pages=1)
     key = "doi" if kind.lower() == "doi" else "openalex"
     return "openalex", SearchRequest(filters={key: ident}, max_results=1, max_pages=1)
+
+
+_VERSION = re.compile(r"v\d+$")
+
+
+def is_paper(identifiers: Mapping[str, Any], source: str) -> bool:
+    """Whether a search hit is the paper ``source`` names: its arXiv id (any version when none is cited), DOI
+    (case-insensitive, as DOIs are) or OpenAlex work id is the cited one. A source answering with another paper
+    (a search that matched loosely, a stale mirror) is no evidence of the cited one's words."""
+    kind, ident = source.split(":", 1)
+    want = ident.strip().lower()
+    if kind.lower() == "arxiv":
+        got = str(identifiers.get("arxiv") or "").strip().lower().removeprefix("arxiv:")
+        return bool(got) and (got == want or (not _VERSION.search(want) and _VERSION.sub("", got) == want))
+    if kind.lower() == "doi":
+        got = str(identifiers.get("doi") or "").strip().lower()
+        for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"):
+            got = got.removeprefix(prefix)
+        return bool(got) and unquote(got) == unquote(want)
+    got = str(identifiers.get("openalex") or "").strip().rstrip("/").rsplit("/", 1)[-1].lower()
+    return bool(got) and got == want
 
 
 def _answered(page: Receipt) -> bool:
@@ -97,7 +123,12 @@ def _resolve(chk: Any, source: str) -> tuple[str, str] | Verdict:
                       search=page.receipt_id)
     if not parsed.papers:
         return failed(f"{name} knows no paper {source[:80]} ({parsed.outcome.value})", search=page.receipt_id)
-    paper = parsed.papers[0]
+    paper = next((p for p in parsed.papers if is_paper(p.identifiers, source)), None)
+    if paper is None:
+        other = parsed.papers[0].identifiers
+        said = ", ".join(f"{k} {str(v)[:80]}" for k, v in other.items() if k in ("arxiv", "doi", "openalex"))
+        return failed(f"the {name} search for {source[:80]} answered with another paper ({said or 'no identifier'}), "
+                      "not the one cited: nothing of it is read", search=page.receipt_id)
     if not paper.locator:
         return failed(f"{name} gives no address for {source[:80]}", search=page.receipt_id)
     return paper.locator, page.receipt_id

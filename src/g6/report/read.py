@@ -48,7 +48,11 @@ def _checked(data: bytes, fmt: str | None, name: str) -> str:
         raise ReportFormatError(f"{name}: unknown format {fmt[:40]!r}; the formats are {', '.join(FORMATS)}", FORMATS)
     if len(data) > MAX_REPORT_BYTES:
         raise ReportTooLarge(f"{name}: {len(data):,} bytes, over the {MAX_REPORT_BYTES:,}-byte limit of a report")
-    return decode(data, name)
+    text = decode(data, name)
+    if not text.strip():  # read as Markdown it would be a report with nothing in it, which checks nothing
+        raise ReportMalformed(f"{name}: empty ({len(data):,} bytes" + (", only white space" if data else "")
+                              + "): no text and no citation to check")
+    return text
 
 
 def detect_format(data: bytes, *, name: str = "REPORT") -> str:

@@ -40,15 +40,16 @@ class CheckInputs:
     processes: int = 1
 
 
-def load_report(data: bytes, fmt: str | None = None, name: str = "REPORT") -> Report:
+def load_report(data: bytes, fmt: str | None = None, name: str = "REPORT", base: str | None = None) -> Report:
     """The report in ``data``, read by its format (``fmt``, or told from the content: one of the field's formats
-    that ``g6.report.read`` reads, or the model's own JSON); a ReportError (an InputError) when it cannot be."""
+    that ``g6.report.read`` reads, or the model's own JSON); a ReportError (an InputError) when it cannot be.
+    ``base``: the URL its relative links resolve on (see ``read_report``)."""
     from g6.report.model_json import FORMAT, SCHEMA, report_from_json
     from g6.report.read import read_report
 
     if fmt == FORMAT or (fmt is None and _is_model_json(data, SCHEMA)):
         return report_from_json(data)
-    return read_report(data, format=fmt, name=name)
+    return read_report(data, format=fmt, name=name, base=base)
 
 
 def _is_model_json(data: bytes, schema: str) -> bool:

@@ -88,7 +88,7 @@ def normalise_source(written: str, base: str | None = None) -> Source | Unusable
     if not scheme and base is not None:
         return _resolved(w, base)
     if not scheme:
-        return Unusable("a relative link with no base to resolve it on (give the report's base URL)")
+        return Unusable("a relative link with no base to resolve it on (give the report's base URL: --base URL)")
     if scheme not in ("http", "https"):
         return Unusable(f"a {scheme}: address, not a source g6 reads (http, https, or a DOI, arXiv or OpenAlex id)")
     try:

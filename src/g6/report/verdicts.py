@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -41,8 +42,9 @@ from g6.adapters.web import MAX_EXTRACT_BYTES, media_type
 from g6.cite.cite import locate, read_failure, short_quote, web_citation, why_not_citable
 from g6.cite.manifest import Citation
 from g6.cite.page_text import PageTexts, read_texts
-from g6.cite.passages import align, chunk, normalise
+from g6.cite.passages import align, chunk, normalise, normalised
 from g6.ledger.receipts import Receipt
+from g6.report.model import UnusableCitation
 
 VERDICTS = ("quote_found", "quote_not_found", "no_quote", "source_failed", "redirected_elsewhere")
 HINT = "a hint, not support"
@@ -116,6 +118,12 @@ def failed(reason: str, **detail: Any) -> Verdict:
     return Verdict("source_failed", reason, detail=detail)
 
 
+def unreadable(u: UnusableCitation) -> Verdict:
+    """``source_failed`` for a citation whose source the report's reader found g6 cannot read (nothing is
+    fetched for it): ``detail.unusable`` says why, ``detail.written`` is the source as the report wrote it."""
+    return failed(f"the source cannot be read: {u.reason}", unusable=u.reason, written=u.written)
+
+
 def read_of(r: Receipt, how: str) -> dict[str, Any]:
     """What a verdict shows of the read it rests on (``how``: pinned, home, fetched, bundle)."""
     return {"how": how, "kind": r.kind, "url": str(r.request.get("url", "")), "final_url": r.final_url,
@@ -181,6 +189,11 @@ def elsewhere(requested: str, final: str | None) -> str | None:
 
 
 # -- reading a receipt's body -----------------------------------------------------------------------
+def texts_source(r: Receipt) -> tuple[str, str | None]:
+    """What a read's texts are read with besides its body: the URL (final, else requested) and content type."""
+    return r.final_url or str(r.request.get("url", "")), r.detail.get("content_type")
+
+
 def body_texts(r: Receipt, body: bytes | None) -> PageTexts:
     """The texts of a read's body, as ``g6 cite`` reads them (a body past the size a page is read at has none)."""
     if body is None:
@@ -188,8 +201,7 @@ def body_texts(r: Receipt, body: bytes | None) -> PageTexts:
     if len(body) > MAX_EXTRACT_BYTES:
         return PageTexts(Outcome.PARSE_FAILED, f"body over {MAX_EXTRACT_BYTES} bytes",
                          media_type=media_type(r.detail.get("content_type"), body[:1024]))
-    url = r.final_url or str(r.request.get("url", ""))
-    return read_texts(body, url, r.detail.get("content_type"))
+    return read_texts(body, *texts_source(r))
 
 
 def is_pdf(r: Receipt, body: bytes | None) -> bool:
@@ -205,9 +217,11 @@ def text_texts(text: str) -> PageTexts:
 
 # -- the verdict ------------------------------------------------------------------------------------
 def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts | None, *,
-          converted: Receipt | None = None) -> Verdict:
+          converted: Receipt | None = None, context: tuple[str | None, str | None] = (None, None)) -> Verdict:
     """The verdict on one citation (its ``quote``, ``claim``) given the read ``r`` it rests on and the texts of
-    its body (``texts``; for a PDF, those of ``converted``, its conversion's receipt)."""
+    its body (``texts``; for a PDF, those of ``converted``, its conversion's receipt). ``context``: the text the
+    report says comes just before and after the quote (a TextQuoteSelector's ``prefix`` and ``suffix``), which
+    picks among the places a quote occurs more than once; it never makes a quote found."""
     base = Verdict("", "", r.receipt_id, read_of(r, how))
     why = read_failure(r.outcome, r.http_status)
     if why is not None:
@@ -237,23 +251,24 @@ def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts 
         detail["converted"] = converted.receipt_id
     if quote is None or (len(quote) <= MAX_QUOTE and not normalise(quote)):  # a long one is not normalised
         return _no_quote(base, claim, texts, detail)
-    return _quote(base, quote, r, texts, detail, converted)
+    return _quote(base, quote, r, texts, detail, converted, context)
 
 
 def _quote(base: Verdict, quote: str, r: Receipt, texts: PageTexts, detail: dict[str, Any],
-           converted: Receipt | None) -> Verdict:
+           converted: Receipt | None, context: tuple[str | None, str | None] = (None, None)) -> Verdict:
     if len(quote) > MAX_QUOTE:
         return replace(base, verdict="quote_not_found", detail={**detail, "quote_chars": len(quote)},
                        reason=f"the quote is {len(quote):,} characters, over the {MAX_QUOTE:,} a quote is looked "
                               "for up to: not searched")
     at = locate(texts, quote=quote)
     if at is not None:
+        at, occurrences = _occurrence(texts, quote, at, context)
         source, start, end, pid = at
         text = texts.text(source) or ""
         cited = text[start:end]
         match = "exact" if cited == quote else "normalised"
         found = {"text_source": source, "start": start, "end": end, "passage_id": pid, "match": match,
-                 "text": bounded(cited)}
+                 "text": bounded(cited), **occurrences}
         citation, note = None, None
         if converted is None:
             citation = web_citation(r, texts, at)
@@ -274,6 +289,43 @@ def _quote(base: Verdict, quote: str, r: Receipt, texts: PageTexts, detail: dict
     reason = why_not_citable(texts, quote, r.receipt_id)
     return replace(base, verdict="quote_not_found", reason=reason, detail=detail,
                    hints=_closest(quote, texts))
+
+
+MAX_OCCURRENCES = 1_000  # places of one quote in one text weighed against the report's prefix and suffix
+
+
+def _occurrence(texts: PageTexts, quote: str, at: tuple[str, int, int, str | None],
+                context: tuple[str | None, str | None]) -> tuple[tuple[str, int, int, str | None], dict[str, Any]]:
+    """Which of the places the quote occurs in its text (the one ``locate`` found it in) it cites: with a prefix
+    or a suffix (a TextQuoteSelector's), the place whose surroundings share the most of them (compared after the
+    same normaliser, the nearer characters first), the first among equals; else the first place, as ``g6 cite``
+    cites. ``found`` then says how many places there were and which one was taken."""
+    source = at[0]
+    text = texts.text(source) or ""
+    h, n = normalised(text), normalise(quote)
+    places, i = [], h.text.find(n)
+    while i >= 0 and len(places) < MAX_OCCURRENCES:
+        places.append(i)
+        i = h.text.find(n, i + 1)
+    if len(places) < 2:
+        return at, {}
+    before, after = normalise(context[0] or ""), normalise(context[1] or "")
+    if not (before or after):
+        return at, {"occurrences": len(places), "occurrence": 1, "chosen_by": "first"}
+
+    def shared(k: int) -> int:
+        got = h.text[max(0, k - len(before) - 1):k].rstrip()
+        a = len(os.path.commonprefix([got[::-1], before[::-1]])) if before else 0
+        rest = h.text[k + len(n):k + len(n) + len(after) + 1].lstrip()
+        return a + (len(os.path.commonprefix([rest, after])) if after else 0)
+
+    best = max(range(len(places)), key=lambda j: (shared(places[j]), -j))
+    if shared(places[best]) == 0:
+        return at, {"occurrences": len(places), "occurrence": 1, "chosen_by": "first"}
+    start, end = h.raw_span(places[best], places[best] + len(n))
+    pid = next((p.passage_id for p in chunk(text) if p.start <= start and end <= p.end), None)
+    return (source, start, end, pid), {"occurrences": len(places), "occurrence": best + 1,
+                                       "chosen_by": "prefix_suffix"}
 
 
 def _closest(quote: str, texts: PageTexts) -> tuple[Mapping[str, Any], ...]:

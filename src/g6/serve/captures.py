@@ -47,6 +47,7 @@ from g6.adapters.urls import URLError, normalise_url
 from g6.errors import BadDigest, BlobCorrupt, G6Error
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Hop, Receipt
+from g6.ledger.redactions import Redacted
 from g6.store.base import CHUNK
 from g6.store.digest import Digest
 
@@ -445,6 +446,11 @@ class Captures:
                       outcomes=dict(sorted(ix.outcomes.items())))
 
     # -- bodies -----------------------------------------------------------------------------------
+    def redaction_of(self, capture: Capture) -> Redacted | None:
+        """The redaction entry that took ``capture``'s body out (``g6.ledger.redactions``), or None: read
+        from the log on every call (a few rows, by kind), so a redaction counts from the next request on."""
+        return self._source.home().redactions().of_content(capture.receipt.content)
+
     def body(self, capture: Capture, chunk: int = CHUNK) -> Iterator[bytes]:
         """The stored body of ``capture``, in chunks of at most ``chunk`` bytes, never whole in memory beyond
         what the store holds (see ``open_verified``). The blob is opened (and hashed against the blake3 digest

@@ -46,7 +46,7 @@ from g6.errors import BlobCorrupt, BlobNotFound
 from g6.export.citations import memento_uri
 from g6.serve.captures import Capture, Captures, normalise
 from g6.serve.digests import memento_fields
-from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, refusal
+from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, redacted, refusal
 
 FAILED_REL = "https://g6-evidence.invalid/rel/failed-read"
 LINK_FORMAT = "application/link-format"
@@ -327,6 +327,14 @@ class Memento:
             f', <{header_url(self.receipt_uri(request, c))}>; rel="describedby"; type="application/json"'
         if not e.memento:
             return self._failed(request, e, links)
+        gone = self.caps.redaction_of(c) if e.location is None else None
+        if gone is not None:  # never served, whether or not bytes are still in the store
+            # no cite-as and no digests of the body: there are no bytes here to cite (describedby stays: the
+            # receipt is still served, and says what was read)
+            r = redacted(request, f"the body of {c.receipt_id}", gone,
+                         f"{self.base(request)}/receipt/{gone.receipt_id}")
+            r.headers["Link"] = f"{links}, {r.headers['Link']}"
+            return r
         links += f', <{header_url(self.cite_as(request, e))}>; rel="cite-as"'
         headers = {**SECURITY_HEADERS, "Memento-Datetime": http_date(e.time), "Link": links,
                    "Content-Security-Policy": MEMENTO_CSP}

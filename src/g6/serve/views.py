@@ -42,6 +42,7 @@ from g6.cite.passages import find, text_hash
 from g6.errors import G6Error, InputError
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
+from g6.ledger.redactions import Redacted
 from g6.serve import lookup
 from g6.serve.captures import Captures, named, parse_time
 from g6.serve.memento import Entry, entries
@@ -317,7 +318,8 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
     if not RECEIPT_ID.fullmatch(receipt_id) or not head_of(home):
         raise lookup.NotFound(f"no capture {receipt_id[:80]!r} in this home")
     r = lookup.by_id(caps, receipt_id)
-    text, text_status = _visible_text(home, r)
+    gone = home.redactions().of_content(r.content) if r.content else None
+    text, text_status = _visible_text(home, r, gone)
     cited = []
     for m, c in manifests.citing(r.receipt_id):
         span = _span(c, text)
@@ -334,13 +336,17 @@ def capture_view(caps: Captures, manifests: Manifests, receipt_id: str) -> dict[
             "receipt": f"/receipt/{r.receipt_id}", "proof": f"/receipt/{r.receipt_id}/proof",
             "rechecked": named(r.links.get("rechecks")) if r.kind == "recheck" else [],
             "text": text, "text_status": text_status, "citations": cited,
+            "redaction": gone.to_json() if gone is not None else None,
             "rechecks": [_recheck_summary(x) for x in lookup.rechecks_of(caps, r.receipt_id)]}
 
 
-def _visible_text(home: EvidenceHome, r: Receipt) -> tuple[str | None, str]:
-    """The reader-visible text of the stored body (what a citation quotes), or why there is none."""
+def _visible_text(home: EvidenceHome, r: Receipt, gone: Redacted | None = None) -> tuple[str | None, str]:
+    """The reader-visible text of the stored body (what a citation quotes), or why there is none (``gone``: the
+    redaction that took the body out)."""
     if not r.content:
         return None, "no body was kept"
+    if gone is not None:  # never read again, whether or not bytes are still in the store
+        return None, f"the body was {gone.said()}: the home no longer serves it"
     size = r.content.get("size")
     if isinstance(size, int) and size > MAX_EXTRACT_BYTES:
         return None, f"body over {MAX_EXTRACT_BYTES} bytes: not read as text"
