@@ -1,30 +1,36 @@
 """HTML to the text a reader sees.
 
-Dropped before any text is taken, and counted in ``unread``: ``script``, ``style``, ``template``
-and hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and ``display:none`` or
-``visibility:hidden`` from an inline ``style`` or from the page's own ``<style>`` rules. Style sheets
-are read with tinycss2 and their selectors matched with cssselect; the cascade between the rules
-that set ``display``/``visibility`` is applied (``!important``, inline style, specificity, order).
-Not applied: external style sheets (never fetched), ``@media`` blocks other than ``screen``/``all``
-(a query on width or colour scheme depends on the device), ``@supports``, ``<style media=print>``,
-pseudo-elements, and ``visibility:visible`` inside a hidden element (the whole
-element counts as hidden). The work style sheets can cause is bounded (``MAX_STYLE_CHARS``,
-``MAX_STYLE_VISITS``) and what the bounds leave out is counted in ``unread``. A JSON-LD
-``<script type="application/ld+json">`` is ``structured_data``: its JSON strings are kept as the
-hidden text, so a quote found only in a machine copy of the article says so. Every dropped piece
-is kept in ``hidden`` with the reason in words, so a quote that cannot be cited can say why.
+Dropped before any text is taken, and counted in ``unread``: ``script``, ``style``, ``template``; the
+elements a browser never renders (``NEVER_RENDERED``: ``datalist``, ``noembed``, ``noframes``, ``rp``, a
+``dialog`` without ``open``, SVG's ``desc``, ``title`` and ``metadata``, MathML's ``annotation``); and
+hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and ``display:none`` or
+``visibility:hidden`` from an inline ``style`` or from the page's own ``<style>`` rules. Style sheets are
+read with tinycss2 and their selectors matched with cssselect; the cascade between the rules that set
+``display``/``visibility`` is applied (``!important``, inline style, specificity, order). Not applied:
+external style sheets (never fetched), ``@media`` blocks other than ``screen``/``all`` (a query on width or
+colour scheme depends on the device), ``@supports``, ``<style media=print>``, pseudo-elements, and
+``visibility:visible`` inside a hidden element (the whole element counts as hidden). The work style sheets
+can cause is bounded (``MAX_STYLE_CHARS``, ``MAX_STYLE_VISITS``) and what the bounds leave out is counted in
+``unread``. A JSON-LD ``<script type="application/ld+json">`` is ``structured_data``: its JSON strings are
+kept as the hidden text, so a quote found only in a machine copy of the article says so. Every dropped
+piece is kept in ``hidden`` with the reason in words, so a quote that cannot be cited can say why.
+
+**Fallback content** (``FALLBACKS``: ``noscript``, the text inside an ``iframe``) is shown only by a browser
+without scripts (or frames). A fetch's documents keep it (a reader without scripts sees it: the fetcher's
+contract); the texts a quote is cited from drop it (``extract_html(…, fallbacks=False)``), since g6 cites
+what a browser with scripts on shows, as its rendered capture does.
 
 The bytes are decoded as a browser decodes them (``g6.adapters.html_encoding``); comments and
 processing instructions are removed, the text after each kept where it was.
 
-``noscript`` is kept: a reader without scripts sees it. The ``<title>`` is kept apart from the
-text. Two texts come out: ``visible`` is all the reader-visible text of the body (navigation,
-sidebars, captions, table cells); ``text`` is trafilatura's main content, or the visible text
-where it finds none (very short pages; ``text_source`` says which).
+The ``<title>`` is kept apart from the text. Two texts come out: ``visible`` is all the reader-visible
+text of the body (navigation, sidebars, captions, table cells); ``text`` is trafilatura's main content,
+or the visible text where it finds none (very short pages; ``text_source`` says which).
 
 A page is parsed once: another reading of the same bytes (the wall check,
 ``g6.adapters.interstitial.WallCheck``) is a ``TreeReader`` handed to ``extract_html``, which shows
-it the tree as parsed and again as a reader sees it, before trafilatura prunes it.
+it the tree as parsed and again as a reader sees it, before trafilatura prunes it (fallback content
+still in: a wall's "enable JavaScript" and its consent frame are evidence of the wall).
 """
 
 from __future__ import annotations
@@ -46,6 +52,28 @@ from lxml import html as lxml_html
 from g6.adapters.html_encoding import decode
 
 _DROP_TAGS = ("script", "style", "template")
+# Elements a browser never renders (the HTML standard's UA style sheet gives them display:none, or they are
+# not rendered content): tag -> (reason, how). ``noscript``: g6 reads a page as a browser with scripts on does
+# (its rendered capture too), and such a browser does not show it. SVG's and MathML's are so only inside
+# <svg> or <math> (``_IN_SVG``, ``_IN_MATH``); a dialog only without ``open``.
+NEVER_RENDERED = {
+    "noscript": ("noscript", "inside a <noscript> element, which a browser with scripts on does not show"),
+    "datalist": ("datalist", "inside a <datalist> element (suggestions for a field, not shown as text)"),
+    "noembed": ("noembed", "inside a <noembed> element, which browsers do not show"),
+    "noframes": ("noframes", "inside a <noframes> element, which browsers do not show"),
+    "rp": ("rp", "inside an <rp> element (ruby's fallback parentheses, not shown where ruby is)"),
+    "iframe": ("iframe", "inside an <iframe> element (fallback text: the frame shows another document)"),
+    "dialog": ("dialog_closed", "inside a <dialog> element that is not open"),
+    "desc": ("svg_desc", "in an SVG <desc> (a description for machines, not drawn)"),
+    "metadata": ("svg_metadata", "in an SVG <metadata> element (not drawn)"),
+    "title": ("svg_title", "in an SVG <title> (a tooltip, not drawn)"),
+    "annotation": ("math_annotation", "in a MathML <annotation> (not rendered)"),
+    "annotation-xml": ("math_annotation", "in a MathML <annotation-xml> (not rendered)"),
+}
+FALLBACKS = ("noscript", "iframe")  # fallback content: kept in a fetch's documents, not in cited texts
+_IN_SVG = ("desc", "metadata", "title")
+_IN_MATH = ("annotation", "annotation-xml")
+NEVER_SEEN = frozenset({*_DROP_TAGS, *(r for r, _ in NEVER_RENDERED.values())})  # reasons: never shown at all
 
 
 class HTMLParseError(ValueError):
@@ -311,10 +339,24 @@ def _json_strings(value: Any) -> list[str]:
     return []
 
 
+def _never_rendered(el: etree._Element, tag: str) -> tuple[str, str] | None:
+    if tag not in NEVER_RENDERED or tag in FALLBACKS:  # drop_fallbacks, later
+        return None
+    if tag == "dialog" and el.get("open") is not None:
+        return None
+    if tag in _IN_SVG or tag in _IN_MATH:
+        inside = "svg" if tag in _IN_SVG else "math"
+        if not any(isinstance(a.tag, str) and a.tag.lower() == inside for a in el.iterancestors()):
+            return None
+    return NEVER_RENDERED[tag]
+
+
 def _unseen(el: etree._Element, tag: str, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
     if tag == "script" and (el.get("type") or "").strip().lower() == "application/ld+json":
         return STRUCTURED_DATA, _JSON_LD_HOW
-    return (tag, f"inside a <{tag}> element") if tag in _DROP_TAGS else _hidden_reason(el, css)
+    if tag in _DROP_TAGS:
+        return tag, f"inside a <{tag}> element"
+    return _never_rendered(el, tag) or _hidden_reason(el, css)
 
 
 def _hidden_text(el: etree._Element, reason: str) -> str:
@@ -330,8 +372,8 @@ def _hidden_text(el: etree._Element, reason: str) -> str:
 
 
 def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[HiddenText, ...]]:
-    """Remove what a reader does not see; return what was removed (by reason), if scripts were
-    there, and the removed text with how it was hidden."""
+    """Remove what a reader does not see, fallback content left in (``drop_fallbacks``); return what was
+    removed (by reason), if scripts were there, and the removed text with how it was hidden."""
     unread: dict[str, int] = {"elements": 0, "characters": 0}
     had_scripts = False
     css, skipped = _css_hidden(root)
@@ -344,6 +386,22 @@ def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tup
         if found:
             doomed.append((el, *found))
             had_scripts = had_scripts or tag == "script"
+    hidden = _remove(doomed, unread)
+    unread.update(skipped)
+    return unread, had_scripts, hidden
+
+
+def drop_fallbacks(root: lxml_html.HtmlElement, unread: dict[str, int] | None = None) -> tuple[HiddenText, ...]:
+    """Remove the fallback content a browser with scripts on and frames does not show (``FALLBACKS``:
+    ``noscript``, an ``iframe``'s inner text), counting it in ``unread``; the removed text. After
+    ``strip_unseen``, and after a ``TreeReader`` was shown the tree (a wall's iframe and "enable JavaScript"
+    are evidence of the wall)."""
+    doomed = [(el, *NEVER_RENDERED[el.tag.lower()]) for el in root.iter(*FALLBACKS)
+              if isinstance(el.tag, str) and len(el) + len((el.text or "").strip()) > 0]
+    return _remove(doomed, {"elements": 0, "characters": 0} if unread is None else unread)
+
+
+def _remove(doomed: list[tuple[etree._Element, str, str]], unread: dict[str, int]) -> tuple[HiddenText, ...]:
     removed: set[int] = set()
     hidden: list[HiddenText] = []
     for el, reason, how in doomed:
@@ -357,8 +415,7 @@ def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tup
         if content.strip():
             hidden.append(HiddenText(reason, how, _hidden_text(el, reason)))
         _drop(el)
-    unread.update(skipped)
-    return unread, had_scripts, tuple(hidden)
+    return tuple(hidden)
 
 
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -456,10 +513,13 @@ def main_text(root: lxml_html.HtmlElement, url: str | None) -> str | None:
 
 
 def extract_html(body: bytes, url: str, content_type: str | None = None, *, full_metadata: bool = False,
-                 reader: TreeReader | None = None) -> HtmlText:
+                 reader: TreeReader | None = None, fallbacks: bool = True) -> HtmlText:
     """The reader's text of an HTML page. ``full_metadata`` adds trafilatura's author, date and site
     name (its date search costs more than the text extraction itself, so it runs only when asked).
-    ``reader`` is shown the same tree (``TreeReader``), so the page is not parsed again for it."""
+    ``reader`` is shown the same tree (``TreeReader``), so the page is not parsed again for it.
+    ``fallbacks``: keep the text of ``noscript`` (and an ``iframe``'s fallback text), as a fetch's documents
+    do (a reader without scripts sees it); False drops it (``drop_fallbacks``), as a browser with scripts on
+    shows the page: the texts a quote is cited from (``g6.cite.page_text``)."""
     root = parse_html(body, content_type)
     if reader is not None:
         reader.parsed(root, body)
@@ -473,6 +533,8 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
         title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
     if reader is not None:
         reader.stripped(root)
+    if not fallbacks:
+        hidden += drop_fallbacks(root, unread)
     _noscript_as_text(root)
     links = extract_links(root, url)
     fallback = visible_text(root)

@@ -55,9 +55,6 @@ NEVER_RENDERED = {
 
 
 @pytest.mark.parametrize("case", list(NEVER_RENDERED))
-@pytest.mark.xfail(strict=True, reason="finding 7: text in elements a browser never renders (dialog without open, "
-                                       "datalist, noembed, noframes, rp, SVG desc/title, MathML annotation, "
-                                       "noscript) is counted visible: quote_found")
 def test_a_quote_only_in_an_element_a_browser_never_renders_is_not_found(
         home: EvidenceHome, client: CheckedClient, site: Site, case: str) -> None:
     """The page hides its sentence in an element the HTML rendering rules never show (the UA style sheet's

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from g6.adapters.html_text import STRUCTURED_DATA
+from g6.adapters.html_text import NEVER_SEEN, STRUCTURED_DATA
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
@@ -152,7 +152,7 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
             return (f"the quote is on receipt {receipt_id}'s page only in its structured data (a JSON-LD "
                     '<script type="application/ld+json">, a copy for machines), not in the text readers see; '
                     "only reader-visible text can be cited")
-        if hit.reason in ("script", "style", "template"):
+        if hit.reason in NEVER_SEEN:
             return (f"the quote is {hit.how} of receipt {receipt_id}'s page, which readers never see; "
                     "only reader-visible text can be cited")
         return f"the quote is on receipt {receipt_id}'s page but hidden from readers ({hit.how})"

@@ -3,7 +3,9 @@
 ``main`` is the main-content extraction (trafilatura) a fetch shows; ``visible`` is every piece of
 text a reader sees on the page (navigation, sidebars, captions, table cells). Plain-text bodies
 have one text, used for both. ``hidden`` keeps the text a reader does not see and how it was
-hidden, so a quote that cannot be cited (or a passage a re-check no longer sees) can say why.
+hidden, so a quote that cannot be cited (or a passage a re-check no longer sees) can say why. The
+reader is a browser with scripts on: ``noscript`` and other fallback content are hidden text here
+(``g6.adapters.html_text``: ``fallbacks=False``), though a fetch's documents keep them.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def read_texts(body: bytes, url: str, content_type: str | None, reader: TreeRead
         return PageTexts(Outcome.EMPTY, "no_body", media_type=mtype)
     if mtype in ("text/html", "application/xhtml+xml"):
         try:
-            page = extract_html(body, url, content_type, reader=reader)
+            page = extract_html(body, url, content_type, reader=reader, fallbacks=False)
         except HTMLParseError:
             return PageTexts(Outcome.PARSE_FAILED, "html_unreadable", media_type=mtype)
         if not page.visible.strip() and not page.text.strip():
