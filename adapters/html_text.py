@@ -3,22 +3,24 @@
 Dropped before any text is taken, and counted in ``unread``: ``script``, ``style``, ``template``; the
 elements a browser never renders (``NEVER_RENDERED``: ``datalist``, ``noembed``, ``noframes``, ``rp``, a
 ``dialog`` without ``open``, SVG's ``desc``, ``title`` and ``metadata``, MathML's ``annotation``); and
-hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and ``display:none`` or
-``visibility:hidden`` from an inline ``style`` or from the page's own ``<style>`` rules. Style sheets are
-read with tinycss2 and their selectors matched with cssselect; the cascade between the rules that set
-``display``/``visibility`` is applied (``!important``, inline style, specificity, order). Not applied:
-external style sheets (never fetched), ``@media`` blocks other than ``screen``/``all`` (a query on width or
-colour scheme depends on the device), ``@supports``, ``<style media=print>``, pseudo-elements, and
-``visibility:visible`` inside a hidden element (the whole element counts as hidden). The work style sheets
-can cause is bounded (``MAX_STYLE_CHARS``, ``MAX_STYLE_VISITS``) and what the bounds leave out is counted in
-``unread``. A JSON-LD ``<script type="application/ld+json">`` is ``structured_data``: its JSON strings are
-kept as the hidden text, so a quote found only in a machine copy of the article says so. Every dropped
-piece is kept in ``hidden`` with the reason in words, so a quote that cannot be cited can say why.
+hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and what the page's own CSS hides
+(:mod:`g6.adapters.html_css`: ``<style>`` and ``data:`` style sheets and inline styles, with ``@media``,
+``@supports``, cascade layers, nesting and custom properties applied; ``display: none``, ``visibility:
+hidden``, ``content-visibility: hidden``); external style sheets are never fetched. The work style
+sheets can cause is bounded (``MAX_STYLE_CHARS``, ``MAX_STYLE_VISITS``) and what the bounds leave out is
+counted in ``unread`` (``style_chars_not_read``, ``style_rules_not_applied``; ``g6.cite.page_text`` then
+cites nothing of the page). A JSON-LD ``<script type="application/ld+json">`` is ``structured_data``:
+its JSON strings are kept as the hidden text, so a quote found only in a machine copy of the article says
+so. Every dropped piece is kept in ``hidden`` with the reason in words, so a quote that cannot be cited
+can say why.
 
-**Fallback content** (``FALLBACKS``: ``noscript``, the text inside an ``iframe``) is shown only by a browser
-without scripts (or frames). A fetch's documents keep it (a reader without scripts sees it: the fetcher's
-contract); the texts a quote is cited from drop it (``extract_html(…, fallbacks=False)``), since g6 cites
-what a browser with scripts on shows, as its rendered capture does.
+**Kept in a fetch's documents, not cited.** Fallback content (``FALLBACKS``: ``noscript``, the text inside an
+``iframe``) is shown only by a browser without scripts (or frames); an element the page's CSS may hide where
+g6 cannot tell (``@container``, a selector or value it cannot evaluate: ``CSS_UNDECIDED``) may or may not be
+shown. A fetch's documents keep both (a reader without scripts sees the one, a reader may see the other;
+the fetcher's contract keeps ``noscript``); the texts a quote is cited from drop both
+(``extract_html(…, cited=True)``), kept in ``hidden`` with why: g6 cites only what a browser with scripts on
+certainly shows, as its rendered capture does.
 
 The bytes are decoded as a browser decodes them (``g6.adapters.html_encoding``); comments and
 processing instructions are removed, the text after each kept where it was.
@@ -38,17 +40,17 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
-import cssselect
-import tinycss2
 import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
+from g6.adapters.html_css import MAX_STYLE_CHARS as MAX_STYLE_CHARS  # the bounds, named where they were
+from g6.adapters.html_css import MAX_STYLE_VISITS as MAX_STYLE_VISITS
+from g6.adapters.html_css import CssEffects, css_effects
 from g6.adapters.html_encoding import decode
 
 _DROP_TAGS = ("script", "style", "template")
@@ -73,6 +75,7 @@ NEVER_RENDERED = {
 FALLBACKS = ("noscript", "iframe")  # fallback content: kept in a fetch's documents, not in cited texts
 _IN_SVG = ("desc", "metadata", "title")
 _IN_MATH = ("annotation", "annotation-xml")
+CSS_UNDECIDED = "css_undecided"  # an element the page's CSS may hide, where g6 cannot tell (g6.adapters.html_css)
 NEVER_SEEN = frozenset({*_DROP_TAGS, *(r for r, _ in NEVER_RENDERED.values())})  # reasons: never shown at all
 
 
@@ -135,154 +138,6 @@ def _tidy(text: str) -> str:
     return "\n".join(out)
 
 
-_Key = tuple[bool, bool, tuple[int, int, int], int]  # (!important, inline, specificity, order)
-_HIDING = {"display": ("none",), "visibility": ("hidden", "collapse")}
-_INLINE = (1 << 30, 0, 0)
-
-
-def _declarations(tokens: Any) -> dict[str, tuple[str, bool]]:
-    """``display``/``visibility`` values (lower-cased) of a declaration list, with their !important."""
-    out: dict[str, tuple[str, bool]] = {}
-    for d in tinycss2.parse_declaration_list(tokens, skip_comments=True, skip_whitespace=True):
-        if d.type == "declaration" and d.lower_name in _HIDING:
-            out[d.lower_name] = (tinycss2.serialize(d.value).strip().lower(), bool(d.important))
-    return out
-
-
-_Rule = tuple[str, str, tuple[int, int, int], dict[str, tuple[str, bool]]]
-# Bounds on the work a page's own CSS can cause. Parsing is linear in the sheet; matching costs one
-# walk of the tree per selector, so selectors are matched until ``MAX_STYLE_VISITS`` (selectors x
-# elements) is spent. What is not applied is counted in ``unread`` (``style_rules_not_applied``,
-# ``style_chars_not_read``), so a page that hides text past the bounds says so.
-MAX_STYLE_CHARS = 512 * 1024
-MAX_STYLE_VISITS = 2_500_000
-
-
-def _required(tree: Any, classes: set[str], ids: set[str]) -> None:
-    """Class names and ids every element a selector matches (or an ancestor or sibling it names)
-    must carry: a selector naming one the page never uses cannot match and is not walked."""
-    while tree is not None:
-        if isinstance(tree, cssselect.parser.CombinedSelector):
-            _required(tree.subselector, classes, ids)
-        elif isinstance(tree, cssselect.parser.Class):
-            classes.add(tree.class_name)
-        elif isinstance(tree, cssselect.parser.Hash):
-            ids.add(tree.id)
-        tree = getattr(tree, "selector", None)  # Negation's .selector is the base, not the negated part
-
-
-_SCREEN = {"all", "screen", "only all", "only screen"}
-
-
-def _screen_rules(rules: list[Any], depth: int = 0) -> Iterator[Any]:
-    """The style rules a screen of any size applies: top-level ones and those inside ``@media
-    screen``/``@media all`` (nested up to a few levels). A media query with a feature (a width, a
-    colour scheme) depends on the reader's device and is not applied, nor @supports, @layer…"""
-    for rule in rules:
-        if rule.type == "qualified-rule":
-            yield rule
-        elif (rule.type == "at-rule" and rule.lower_at_keyword == "media" and rule.content is not None
-              and depth < 4):
-            queries = [" ".join(q.split()).lower() for q in tinycss2.serialize(rule.prelude).split(",")]
-            if any(q in _SCREEN for q in queries):
-                yield from _screen_rules(tinycss2.parse_rule_list(rule.content, skip_comments=True,
-                                                                  skip_whitespace=True), depth + 1)
-
-
-@dataclass(slots=True)
-class _Sheets:
-    rules: list[_Rule] = field(default_factory=list)
-    chars_not_read: int = 0
-    rules_not_applied: int = 0
-
-
-def _sheet_rules(root: lxml_html.HtmlElement) -> _Sheets:
-    """(xpath, selector text, specificity, declarations) of the page's own <style> rules that set
-    display or visibility and could match this page, in document order, within the bounds."""
-    out = _Sheets()
-    translator = cssselect.HTMLTranslator()
-    classes = {c for el in root.iter() if isinstance(el.tag, str) for c in (el.get("class") or "").split()}
-    ids = {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
-    size = sum(1 for _ in root.iter())
-    budget, read = MAX_STYLE_VISITS, 0
-    for st in root.iter("style"):
-        media = (st.get("media") or "all").strip().lower()
-        if not any(m.strip() in ("all", "screen", "") for m in media.split(",")):
-            continue
-        css = st.text_content() or ""
-        low = css.lower()
-        if "display" not in low and "visibility" not in low:
-            continue  # nothing that could hide: skip parsing (most sheets of most pages)
-        if read + len(css) > MAX_STYLE_CHARS:  # the part past the bound is not read (a rule cut there is lost)
-            out.chars_not_read += read + len(css) - MAX_STYLE_CHARS
-            css = css[:MAX_STYLE_CHARS - read]
-        read += len(css)
-        for rule in _screen_rules(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True)):
-            decls = _declarations(rule.content)
-            if not decls:
-                continue
-            try:
-                selectors = cssselect.parse(tinycss2.serialize(rule.prelude))
-            except cssselect.SelectorError:
-                continue
-            for sel in selectors:
-                need_classes: set[str] = set()
-                need_ids: set[str] = set()
-                _required(sel.parsed_tree, need_classes, need_ids)
-                if sel.pseudo_element or not need_classes <= classes or not need_ids <= ids:
-                    continue
-                if budget < size:
-                    out.rules_not_applied += 1
-                    continue
-                try:
-                    xpath = translator.selector_to_xpath(sel)
-                except (cssselect.SelectorError, cssselect.xpath.ExpressionError):
-                    continue
-                budget -= size
-                out.rules.append((xpath, sel.canonical(), sel.specificity(), decls))
-    return out
-
-
-def _css_hidden(root: lxml_html.HtmlElement) -> tuple[dict[etree._Element, tuple[str, str]], dict[str, int]]:
-    """Elements the page's CSS (style sheets and inline styles) hides: element -> (reason, how); and
-    what of the page's CSS was not applied (the bounds above), for ``unread``."""
-    won: dict[tuple[etree._Element, str], tuple[_Key, str, str]] = {}  # (el, prop) -> (key, value, where)
-    order = 0
-
-    def offer(el: etree._Element, decls: dict[str, tuple[str, bool]], inline: bool,
-              spec: tuple[int, int, int], where: str) -> None:
-        nonlocal order
-        order += 1
-        for prop, (value, important) in decls.items():
-            key: _Key = (important, inline, spec, order)
-            cur = won.get((el, prop))
-            if cur is None or key > cur[0]:
-                won[(el, prop)] = (key, value, where)
-
-    sheets = _sheet_rules(root)
-    for xpath, selector, spec, decls in sheets.rules:
-        try:
-            matched = root.xpath(xpath)
-        except etree.XPathError:
-            continue
-        for el in matched:
-            if isinstance(el, etree._Element) and isinstance(el.tag, str):
-                offer(el, decls, False, spec, f'the <style> rule "{selector}"')
-    for el in root.iter():
-        if isinstance(el.tag, str) and el.get("style"):
-            decls = _declarations(el.get("style"))
-            if decls:
-                offer(el, decls, True, _INLINE, "an inline style")
-    hidden: dict[etree._Element, tuple[str, str]] = {}
-    for (el, prop), (_, value, where) in won.items():
-        if value in _HIDING[prop] and el not in hidden:
-            reason = "display_none" if prop == "display" else "visibility_hidden"
-            hidden[el] = (reason, f"{prop}:{value} from {where}")
-    skipped = {k: v for k, v in (("style_rules_not_applied", sheets.rules_not_applied),
-                                 ("style_chars_not_read", sheets.chars_not_read)) if v}
-    return hidden, skipped
-
-
 def _hidden_reason(el: etree._Element, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
     if el.get("hidden") is not None:
         return "hidden_attribute", "the hidden attribute"
@@ -340,7 +195,7 @@ def _json_strings(value: Any) -> list[str]:
 
 
 def _never_rendered(el: etree._Element, tag: str) -> tuple[str, str] | None:
-    if tag not in NEVER_RENDERED or tag in FALLBACKS:  # drop_fallbacks, later
+    if tag not in NEVER_RENDERED or tag in FALLBACKS:  # _drop_uncited, later
         return None
     if tag == "dialog" and el.get("open") is not None:
         return None
@@ -351,12 +206,12 @@ def _never_rendered(el: etree._Element, tag: str) -> tuple[str, str] | None:
     return NEVER_RENDERED[tag]
 
 
-def _unseen(el: etree._Element, tag: str, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
+def _unseen(el: etree._Element, tag: str, css: CssEffects) -> tuple[str, str] | None:
     if tag == "script" and (el.get("type") or "").strip().lower() == "application/ld+json":
         return STRUCTURED_DATA, _JSON_LD_HOW
     if tag in _DROP_TAGS:
         return tag, f"inside a <{tag}> element"
-    return _never_rendered(el, tag) or _hidden_reason(el, css)
+    return _never_rendered(el, tag) or _hidden_reason(el, css.hidden)
 
 
 def _hidden_text(el: etree._Element, reason: str) -> str:
@@ -372,12 +227,23 @@ def _hidden_text(el: etree._Element, reason: str) -> str:
 
 
 def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[HiddenText, ...]]:
-    """Remove what a reader does not see, fallback content left in (``drop_fallbacks``); return what was
-    removed (by reason), if scripts were there, and the removed text with how it was hidden."""
+    """Remove what a reader does not see (fallback content and what the page's CSS may hide are left in:
+    ``extract_html(…, cited=True)`` drops them); return what was removed (by reason), if scripts were there,
+    and the removed text with how it was hidden."""
+    unread, had_scripts, hidden, _ = _strip(root)
+    return unread, had_scripts, hidden
+
+
+_Undecided = list[tuple[etree._Element, str]]
+
+
+def _strip(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[HiddenText, ...], _Undecided]:
+    """``strip_unseen``, and the elements the page's CSS may hide (g6 cannot tell), with how."""
     unread: dict[str, int] = {"elements": 0, "characters": 0}
     had_scripts = False
-    css, skipped = _css_hidden(root)
+    css = css_effects(root)
     doomed: list[tuple[etree._Element, str, str]] = []
+    undecided: _Undecided = []
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
@@ -386,19 +252,21 @@ def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tup
         if found:
             doomed.append((el, *found))
             had_scripts = had_scripts or tag == "script"
+        elif el in css.unsure:
+            undecided.append((el, css.unsure[el]))
     hidden = _remove(doomed, unread)
-    unread.update(skipped)
-    return unread, had_scripts, hidden
+    unread.update(css.skipped)
+    return unread, had_scripts, hidden, undecided
 
 
-def drop_fallbacks(root: lxml_html.HtmlElement, unread: dict[str, int] | None = None) -> tuple[HiddenText, ...]:
-    """Remove the fallback content a browser with scripts on and frames does not show (``FALLBACKS``:
-    ``noscript``, an ``iframe``'s inner text), counting it in ``unread``; the removed text. After
-    ``strip_unseen``, and after a ``TreeReader`` was shown the tree (a wall's iframe and "enable JavaScript"
-    are evidence of the wall)."""
-    doomed = [(el, *NEVER_RENDERED[el.tag.lower()]) for el in root.iter(*FALLBACKS)
-              if isinstance(el.tag, str) and len(el) + len((el.text or "").strip()) > 0]
-    return _remove(doomed, {"elements": 0, "characters": 0} if unread is None else unread)
+def _drop_uncited(root: lxml_html.HtmlElement, undecided: _Undecided, unread: dict[str, int]) -> tuple[HiddenText, ...]:
+    """Remove what is not cited though a fetch's documents keep it: fallback content (``FALLBACKS``: a browser
+    with scripts on and frames does not show it) and what the page's CSS may hide where g6 cannot tell
+    (``CSS_UNDECIDED``); the removed text, counted in ``unread``. After a ``TreeReader`` has seen the tree."""
+    doomed = [(el, *NEVER_RENDERED[el.tag.lower()]) for el in root.iter(*FALLBACKS) if isinstance(el.tag, str)]
+    doomed += [(el, CSS_UNDECIDED, f"where the page's CSS may hide it and g6 cannot tell from its bytes ({how})")
+               for el, how in undecided if any(a is root for a in el.iterancestors())]
+    return _remove(doomed, unread)
 
 
 def _remove(doomed: list[tuple[etree._Element, str, str]], unread: dict[str, int]) -> tuple[HiddenText, ...]:
@@ -513,13 +381,13 @@ def main_text(root: lxml_html.HtmlElement, url: str | None) -> str | None:
 
 
 def extract_html(body: bytes, url: str, content_type: str | None = None, *, full_metadata: bool = False,
-                 reader: TreeReader | None = None, fallbacks: bool = True) -> HtmlText:
+                 reader: TreeReader | None = None, cited: bool = False) -> HtmlText:
     """The reader's text of an HTML page. ``full_metadata`` adds trafilatura's author, date and site
     name (its date search costs more than the text extraction itself, so it runs only when asked).
     ``reader`` is shown the same tree (``TreeReader``), so the page is not parsed again for it.
-    ``fallbacks``: keep the text of ``noscript`` (and an ``iframe``'s fallback text), as a fetch's documents
-    do (a reader without scripts sees it); False drops it (``drop_fallbacks``), as a browser with scripts on
-    shows the page: the texts a quote is cited from (``g6.cite.page_text``)."""
+    ``cited``: the texts a quote is cited from (``g6.cite.page_text``): fallback content (``noscript``) and
+    what the page's CSS may hide where g6 cannot tell are dropped too, kept in ``hidden`` (a fetch's documents
+    keep them: a reader without scripts sees the one, a reader may see the other)."""
     root = parse_html(body, content_type)
     if reader is not None:
         reader.parsed(root, body)
@@ -528,13 +396,13 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     metadata: dict[str, Any] = {}
     canonical = canonical_url(root, url)
     description = _meta_content(root, "description", "og:description")
-    unread, had_scripts, hidden = strip_unseen(root)
+    unread, had_scripts, hidden, undecided = _strip(root)
     if title_el is not None and title_el.getparent() is not None:
         title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
     if reader is not None:
         reader.stripped(root)
-    if not fallbacks:
-        hidden += drop_fallbacks(root, unread)
+    if cited:
+        hidden += _drop_uncited(root, undecided, unread)
     _noscript_as_text(root)
     links = extract_links(root, url)
     fallback = visible_text(root)

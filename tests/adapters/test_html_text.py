@@ -214,7 +214,7 @@ def test_text_in_elements_a_browser_never_renders_is_hidden_with_its_reason(reas
     words = "Water bills fell by three percent"
     body = (f"<html><head><title>T</title></head><body><p>{'Lead words of the article. ' * 8}</p>"
             f"{NEVER_RENDERED[reason].format(words)}</body></html>").encode()
-    page = extract_html(body, "https://e.org/", "text/html", fallbacks=False)
+    page = extract_html(body, "https://e.org/", "text/html", cited=True)
     assert words not in page.visible and words not in page.text
     (hit,) = [h for h in page.hidden if words in h.text]
     assert hit.reason == reason and page.unread[reason] >= len(words), hit

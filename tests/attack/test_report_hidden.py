@@ -82,9 +82,6 @@ NOT_APPLIED = {
 
 
 @pytest.mark.parametrize("case", list(NOT_APPLIED))
-@pytest.mark.xfail(strict=True, reason="finding 8: CSS the static reader does not apply (var(), @layer, @supports, "
-                                       "@media (min-width:0), nesting, content-visibility, data: style sheets) "
-                                       "hides text it counts visible: quote_found")
 def test_a_quote_hidden_by_css_the_reader_does_not_apply_is_not_found(
         home: EvidenceHome, client: CheckedClient, site: Site, case: str) -> None:
     """The page's own CSS hides the sentence in ways every current browser applies and ``html_text`` does

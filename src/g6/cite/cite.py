@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from g6.adapters.html_text import NEVER_SEEN, STRUCTURED_DATA
+from g6.adapters.html_text import CSS_UNDECIDED, MAX_STYLE_CHARS, MAX_STYLE_VISITS, NEVER_SEEN, STRUCTURED_DATA
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
-from g6.cite.page_text import RENDERED, TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.page_text import RENDERED, STYLE_UNDECIDED, TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, quote_too_short, text_hash
 from g6.errors import FailedReadError, InputError, InterstitialReadError, QuoteTooShort
 from g6.home import EvidenceHome
@@ -78,6 +78,10 @@ def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
         if not shown.strip():
             raise InputError(f"receipt {receipt.receipt_id}: no text to cite (the rendered page showed none)")
         return replace(texts, outcome=Outcome.OK, reason="", rendered=shown)
+    if texts.reason == STYLE_UNDECIDED:
+        raise InputError(f"receipt {receipt.receipt_id}: no text to cite: {STYLE_UNDECIDED} (past "
+                         f"{MAX_STYLE_CHARS:,} characters of style sheets or {MAX_STYLE_VISITS:,} selector visits); "
+                         "render the page (g6 fetch URL --render) and cite the rendered capture")
     if texts.outcome is not Outcome.OK or texts.main is None:
         raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({texts.outcome.value} {texts.reason}, "
                          f"{texts.media_type})")
@@ -155,6 +159,10 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
         if hit.reason in NEVER_SEEN:
             return (f"the quote is {hit.how} of receipt {receipt_id}'s page, which readers never see; "
                     "only reader-visible text can be cited")
+        if hit.reason == CSS_UNDECIDED:
+            return (f"the quote is on receipt {receipt_id}'s page {hit.how}: whether a reader sees it is undecided, "
+                    "so it is not cited from the page's bytes; render the page (g6 fetch URL --render) and cite "
+                    "the rendered capture")
         return f"the quote is on receipt {receipt_id}'s page but hidden from readers ({hit.how})"
     return f"the quote is not in the document of receipt {receipt_id}: not on the page, visible or hidden ({_HOW})"
 

@@ -5,7 +5,13 @@ text a reader sees on the page (navigation, sidebars, captions, table cells). Pl
 have one text, used for both. ``hidden`` keeps the text a reader does not see and how it was
 hidden, so a quote that cannot be cited (or a passage a re-check no longer sees) can say why. The
 reader is a browser with scripts on: ``noscript`` and other fallback content are hidden text here
-(``g6.adapters.html_text``: ``fallbacks=False``), though a fetch's documents keep them.
+(``g6.adapters.html_text``: ``cited=True``), though a fetch's documents keep them; so is text the page's CSS
+may hide where g6 cannot tell.
+
+A page whose own CSS g6 could not apply in full (past the bounds of ``g6.adapters.html_css``:
+``style_chars_not_read``, ``style_rules_not_applied``) could hide any of its text from a reader, so none of
+it is taken as reader-visible: its texts are ``parse_failed`` with the reason ``STYLE_UNDECIDED`` (render the
+page, ``g6 fetch --render``, to cite it).
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ from g6.adapters.web import _TEXTUAL, media_type
 from g6.cite.passages import find
 
 TEXT_SOURCES = ("main", "visible")
+# the reason of a page whose CSS is past what g6 applies (words: report check shows it as it is)
+STYLE_UNDECIDED = "its CSS is past what g6 applies, so what a reader sees is undecided"
+_BOUNDS = ("style_chars_not_read", "style_rules_not_applied")
 # A rendered capture's text: what the browser showed a reader (g6.fetch.render), the only text cited of one.
 RENDERED = "rendered"
 
@@ -56,9 +65,11 @@ def read_texts(body: bytes, url: str, content_type: str | None, reader: TreeRead
         return PageTexts(Outcome.EMPTY, "no_body", media_type=mtype)
     if mtype in ("text/html", "application/xhtml+xml"):
         try:
-            page = extract_html(body, url, content_type, reader=reader, fallbacks=False)
+            page = extract_html(body, url, content_type, reader=reader, cited=True)
         except HTMLParseError:
             return PageTexts(Outcome.PARSE_FAILED, "html_unreadable", media_type=mtype)
+        if any(page.unread.get(k) for k in _BOUNDS):
+            return PageTexts(Outcome.PARSE_FAILED, STYLE_UNDECIDED, hidden=page.hidden, media_type=mtype)
         if not page.visible.strip() and not page.text.strip():
             return PageTexts(Outcome.EMPTY, "no_text_without_scripts" if page.had_scripts else "no_text",
                              hidden=page.hidden, media_type=mtype)
