@@ -29,8 +29,9 @@ outcome without it.
 Bounded: the first ``MAX_STYLE_CHARS`` of style text are read; a selector that names a class or id the page
 never uses is not matched, and the others are matched until ``MAX_STYLE_VISITS`` are spent (each selector
 costs the page's elements, and one that walks siblings, ``:nth-child`` or ``+``/``~``, the sum over each
-parent of its children squared, halved, on top). What the bounds leave out is counted (``style_chars_not_read``, ``style_rules_not_applied``): then any
-text may be hidden by what was not applied, and the caller treats the whole page as undecided.
+parent of its children squared, halved, on top). What the bounds leave out is counted
+(``style_chars_not_read``, ``style_rules_not_applied``): then any text may be hidden by what was not applied,
+and the caller treats the whole page as undecided.
 """
 
 from __future__ import annotations
