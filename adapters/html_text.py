@@ -52,6 +52,7 @@ from g6.adapters.html_css import MAX_STYLE_CHARS as MAX_STYLE_CHARS  # the bound
 from g6.adapters.html_css import MAX_STYLE_VISITS as MAX_STYLE_VISITS
 from g6.adapters.html_css import CssEffects, css_effects
 from g6.adapters.html_encoding import decode
+from g6.adapters.refresh import Refresh, meta_refresh
 
 _DROP_TAGS = ("script", "style", "template")
 # Elements a browser never renders (the HTML standard's UA style sheet gives them display:none, or they are
@@ -114,6 +115,7 @@ class HtmlText:
     had_scripts: bool = False
     visible: str = ""
     hidden: tuple[HiddenText, ...] = ()
+    refresh: Refresh | None = None  # the page's <meta http-equiv=refresh>, if a browser acts on one
 
 
 def decode_text(body: bytes, content_type: str | None) -> str:
@@ -395,6 +397,7 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     title = _tidy(title_el.text_content()) if title_el is not None else None
     metadata: dict[str, Any] = {}
     canonical = canonical_url(root, url)
+    refresh = meta_refresh(root, url)
     description = _meta_content(root, "description", "og:description")
     unread, had_scripts, hidden, undecided = _strip(root)
     if title_el is not None and title_el.getparent() is not None:
@@ -428,4 +431,4 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     lang = root.get("lang")
     if lang:
         metadata["language"] = lang
-    return HtmlText(title or None, text, source, unread, links, metadata, had_scripts, fallback, hidden)
+    return HtmlText(title or None, text, source, unread, links, metadata, had_scripts, fallback, hidden, refresh)

@@ -97,8 +97,6 @@ def test_a_quote_hidden_by_css_the_reader_does_not_apply_is_not_found(
 
 
 # -- finding 16: a page that sends the reader on at once ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 16: a 200 page with <meta http-equiv=refresh content=0;url=/> is "
-                                       "judged as the page: a reader is sent on before seeing it")
 def test_a_page_that_refreshes_at_once_to_another_address_is_not_the_page(
         home: EvidenceHome, client: CheckedClient, site: Site) -> None:
     """The cited URL answers 200 with ``<meta http-equiv="refresh" content="0; url=/">`` (the redirect of sites

@@ -12,7 +12,7 @@ from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
-from g6.cite.page_text import RENDERED, STYLE_UNDECIDED, TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.page_text import RENDERED, SENT_ON, STYLE_UNDECIDED, TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, quote_too_short, text_hash
 from g6.errors import FailedReadError, InputError, InterstitialReadError, QuoteTooShort
 from g6.home import EvidenceHome
@@ -78,6 +78,9 @@ def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
         if not shown.strip():
             raise InputError(f"receipt {receipt.receipt_id}: no text to cite (the rendered page showed none)")
         return replace(texts, outcome=Outcome.OK, reason="", rendered=shown)
+    if texts.reason.startswith(SENT_ON):
+        raise InputError(f"receipt {receipt.receipt_id}: no text to cite: {texts.reason}; fetch and cite the page "
+                         "it sends the reader to")
     if texts.reason == STYLE_UNDECIDED:
         raise InputError(f"receipt {receipt.receipt_id}: no text to cite: {STYLE_UNDECIDED} (past "
                          f"{MAX_STYLE_CHARS:,} characters of style sheets or {MAX_STYLE_VISITS:,} selector visits); "

@@ -12,6 +12,10 @@ A page whose own CSS g6 could not apply in full (past the bounds of ``g6.adapter
 ``style_chars_not_read``, ``style_rules_not_applied``) could hide any of its text from a reader, so none of
 it is taken as reader-visible: its texts are ``parse_failed`` with the reason ``STYLE_UNDECIDED`` (render the
 page, ``g6 fetch --render``, to cite it).
+
+A page that sends its reader on to another address at once (``<meta http-equiv="refresh" content="0;
+url=/">``, within ``g6.adapters.refresh.MAX_DELAY`` seconds) is a stop on the way, like a 3xx's body: its texts
+are ``empty`` with the reason ``SENT_ON`` and where it sends the reader; cite the page it sends them to.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 
 from g6.adapters.html_text import STRUCTURED_DATA, HiddenText, HTMLParseError, TreeReader, decode_text, extract_html
 from g6.adapters.outcomes import Outcome
+from g6.adapters.refresh import sends_on
 from g6.adapters.web import _TEXTUAL, media_type
 from g6.cite.passages import find
 
@@ -27,6 +32,8 @@ TEXT_SOURCES = ("main", "visible")
 # the reason of a page whose CSS is past what g6 applies (words: report check shows it as it is)
 STYLE_UNDECIDED = "its CSS is past what g6 applies, so what a reader sees is undecided"
 _BOUNDS = ("style_chars_not_read", "style_rules_not_applied")
+# the reason (then ": a refresh to URL after N s") of a page that sends its reader on at once (g6.adapters.refresh)
+SENT_ON = "the page sends a reader on at once, so its words are not what a reader reads"
 # A rendered capture's text: what the browser showed a reader (g6.fetch.render), the only text cited of one.
 RENDERED = "rendered"
 
@@ -68,6 +75,9 @@ def read_texts(body: bytes, url: str, content_type: str | None, reader: TreeRead
             page = extract_html(body, url, content_type, reader=reader, cited=True)
         except HTMLParseError:
             return PageTexts(Outcome.PARSE_FAILED, "html_unreadable", media_type=mtype)
+        if sends_on(page.refresh, url):
+            assert page.refresh is not None
+            return PageTexts(Outcome.EMPTY, f"{SENT_ON}: {page.refresh.words()}", hidden=page.hidden, media_type=mtype)
         if any(page.unread.get(k) for k in _BOUNDS):
             return PageTexts(Outcome.PARSE_FAILED, STYLE_UNDECIDED, hidden=page.hidden, media_type=mtype)
         if not page.visible.strip() and not page.text.strip():
