@@ -26,7 +26,7 @@ from g6.adapters.html_text import STRUCTURED_DATA, HiddenText, HTMLParseError, T
 from g6.adapters.outcomes import Outcome
 from g6.adapters.refresh import sends_on
 from g6.adapters.web import _TEXTUAL, media_type
-from g6.cite.passages import find
+from g6.cite.passages import find, quote_too_short
 
 TEXT_SOURCES = ("main", "visible")
 # the reason of a page whose CSS is past what g6 applies (words: report check shows it as it is)
@@ -61,6 +61,8 @@ class PageTexts:
     def hidden_match(self, quote: str) -> HiddenText | None:
         """The hidden piece holding ``quote``, if any (script, template, display:none…). A piece a
         reader could be shown (display:none…) comes before a copy in structured data (JSON-LD)."""
+        if quote_too_short(quote) is not None:
+            return None  # not looked for, in hidden text either
         hits = [h for h in self.hidden if find(quote, h.text) is not None]
         return next((h for h in hits if h.reason != STRUCTURED_DATA), hits[0] if hits else None)
 
