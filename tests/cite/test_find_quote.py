@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from g6.cite.passages import MIN_QUOTE_WEIGHT, find, quote_too_short
+from g6.cite.passages import MIN_QUOTE_WEIGHT, find, find_all, quote_too_short
 
 PAGE = "The treatment was ineffective in trials. Household bills rose by 12% over the quarter."
 
@@ -88,3 +88,10 @@ def test_a_quote_with_enough_letters_or_digits_is_looked_for(quote: str) -> None
 
 def test_an_empty_quote_is_the_callers_case() -> None:
     assert quote_too_short("") is None and quote_too_short(" \u200b ") is None
+
+
+def test_find_all_gives_every_whole_word_place_and_none_inside_words() -> None:
+    text = "ineffective; effective. Effective! noneffective effective"
+    spans = list(find_all("effective", text))
+    assert [text[a:b] for a, b in spans] == ["effective", "Effective", "effective"]
+    assert spans[0] == find("effective", text)

@@ -46,6 +46,7 @@ import functools
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -289,17 +290,22 @@ def _same_numbers(needle: str, haystack: str, h: Normalised, i: int, j: int) -> 
 def find(needle: str, haystack: str) -> tuple[int, int] | None:
     """Raw (start, end) in ``haystack`` of the first place whose normalised text is ``needle``'s, beginning
     and ending at word boundaries and with every number as written (the module's "Finding a quote")."""
+    return next(find_all(needle, haystack), None)
+
+
+def find_all(needle: str, haystack: str) -> Iterator[tuple[int, int]]:
+    """Every place :func:`find` would take, in order (raw spans); for a caller that picks among a quote's
+    places (a TextQuoteSelector's prefix and suffix) without ever taking one :func:`find` would refuse."""
     n = normalise(needle)
     if not n:
-        return None
+        return
     h = normalised(haystack)
     i = h.text.find(n)
     while i >= 0:
         j = i + len(n)
         if _whole(h, i, j) and _same_numbers(needle, haystack, h, i, j):
-            return h.raw_span(i, j)
+            yield h.raw_span(i, j)
         i = h.text.find(n, i + 1)
-    return None
 
 
 @dataclass(frozen=True, slots=True)
