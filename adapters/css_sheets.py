@@ -154,7 +154,8 @@ class Sheets:
         self.hiding_keyframes: set[str] = set()
         self.registered: set[str] = set()  # custom properties with an @property rule (may not inherit)
         self.unsure_nesting = 0
-        self.imports: set[int] = set()  # the @import rules in place (at the top of their sheet)
+        # the @import rules in place (at the top of their sheet), by id; the rule is kept so its id is not reused
+        self.imports: dict[int, Any] = {}
 
     def take(self, css: str) -> str:
         """``css`` within what is left of the ``MAX_STYLE_CHARS`` bound (the part past it is not read)."""
@@ -169,7 +170,7 @@ class Sheets:
         items = tinycss2.parse_stylesheet(self.take(css), skip_comments=True, skip_whitespace=True)
         for item in items:  # @import counts only before every other rule but @charset and @layer a, b;
             if item.type == "at-rule" and item.lower_at_keyword == "import":
-                self.imports.add(id(item))
+                self.imports[id(item)] = item
             elif not (item.type == "at-rule" and (item.lower_at_keyword == "charset" or (
                     item.lower_at_keyword == "layer" and item.content is None))):
                 break
@@ -357,10 +358,21 @@ def strip_pseudo_classes(text: str) -> str | None:
 _WORDS = ("display", "visibility", "@import")
 
 
+def _applies(el: lxml_html.HtmlElement) -> bool:
+    """Whether a browser with scripts on applies this ``<style>`` or ``<link>``: not one inside ``<noscript>`` or
+    ``<template>`` (never parsed as elements there), not one whose ``type`` is another language than CSS."""
+    kind = (el.get("type") or "").split(";")[0].strip().lower()
+    if kind not in ("", "text/css"):
+        return False
+    return not any(isinstance(a.tag, str) and a.tag.lower() in ("noscript", "template") for a in el.iterancestors())
+
+
 def _sheet_sources(root: lxml_html.HtmlElement) -> Iterator[tuple[int, str, bool, str | None]]:
     """(document position, css, from a data: URL, media) of each ``<style>`` and ``<link rel=stylesheet
-    href="data:…">`` (not ``alternate``, not ``disabled``), in document order."""
+    href="data:…">`` (not ``alternate``, not ``disabled``) a browser applies (``_applies``), in document order."""
     for n, el in enumerate(root.iter("style", "link")):
+        if not _applies(el):
+            continue
         if el.tag == "style":
             yield n, el.text_content() or "", False, el.get("media")
             continue

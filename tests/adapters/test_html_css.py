@@ -54,6 +54,11 @@ HIDDEN = {
     "visibility_collapse": (".{c}{{visibility:collapse}}", "<div class={c}>{s}</div>"),
     "where_selector": (":where(.{c}) {{display:none}}", "<div class={c}>{s}</div>"),
     "not_hover": (".{c}:not(:hover) {{display:none}}", "<div class={c}>{s}</div>"),
+    # a sheet a browser with scripts on never applies cannot show what another hides
+    "style_in_noscript": (".{c}{{display:none}}", "<noscript><style>.{c}{{display:block !important}}</style>"
+                                                  "</noscript><div class={c}>{s}</div>"),
+    "style_of_another_type": (".{c}{{display:none}}", '<style type="text/plain">.{c}{{display:block !important}}'
+                                                      "</style><div class={c}>{s}</div>"),
 }
 SHOWN = {
     "unlayered_beats_layer": (".{c}{{display:block}} @layer a {{ .{c} {{display:none}} }}", "<div class={c}>{s}</div>"),
