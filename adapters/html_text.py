@@ -15,12 +15,12 @@ so. Every dropped piece is kept in ``hidden`` with the reason in words, so a quo
 can say why.
 
 **Kept in a fetch's documents, not cited.** Fallback content (``FALLBACKS``: ``noscript``, the text inside an
-``iframe``) is shown only by a browser without scripts (or frames); an element the page's CSS may hide where
-g6 cannot tell (``@container``, a selector or value it cannot evaluate: ``CSS_UNDECIDED``) may or may not be
-shown. A fetch's documents keep both (a reader without scripts sees the one, a reader may see the other;
-the fetcher's contract keeps ``noscript``); the texts a quote is cited from drop both
-(``extract_html(…, cited=True)``), kept in ``hidden`` with why: g6 cites only what a browser with scripts on
-certainly shows, as its rendered capture does.
+``iframe``) is shown only by a browser without scripts (or frames); what a closed ``<details>`` holds beyond its
+``<summary>`` is shown only once a reader opens it (``DETAILS_CLOSED``); an element the page's CSS may hide
+where g6 cannot tell (``@container``, a selector or value it cannot evaluate: ``CSS_UNDECIDED``) may or may
+not be shown. A fetch's documents keep all three (a reader may see them; the fetcher's contract keeps
+``noscript``); the texts a quote is cited from drop them (``extract_html(…, cited=True)``), kept in ``hidden``
+with why: g6 cites only what a browser with scripts on shows as the page loads, as its rendered capture does.
 
 The bytes are decoded as a browser decodes them (``g6.adapters.html_encoding``); comments and
 processing instructions are removed, the text after each kept where it was.
@@ -76,6 +76,7 @@ NEVER_RENDERED = {
 FALLBACKS = ("noscript", "iframe")  # fallback content: kept in a fetch's documents, not in cited texts
 _IN_SVG = ("desc", "metadata", "title")
 _IN_MATH = ("annotation", "annotation-xml")
+DETAILS_CLOSED = "details_closed"  # in a closed <details>: shown once a reader opens it, not cited
 CSS_UNDECIDED = "css_undecided"  # an element the page's CSS may hide, where g6 cannot tell (g6.adapters.html_css)
 NEVER_SEEN = frozenset({*_DROP_TAGS, *(r for r, _ in NEVER_RENDERED.values())})  # reasons: never shown at all
 
@@ -263,12 +264,35 @@ def _strip(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[Hid
 
 def _drop_uncited(root: lxml_html.HtmlElement, undecided: _Undecided, unread: dict[str, int]) -> tuple[HiddenText, ...]:
     """Remove what is not cited though a fetch's documents keep it: fallback content (``FALLBACKS``: a browser
-    with scripts on and frames does not show it) and what the page's CSS may hide where g6 cannot tell
-    (``CSS_UNDECIDED``); the removed text, counted in ``unread``. After a ``TreeReader`` has seen the tree."""
+    with scripts on and frames does not show it), what the page's CSS may hide where g6 cannot tell
+    (``CSS_UNDECIDED``) and a closed ``<details>``'s body; the removed text, counted in ``unread``. After a
+    ``TreeReader`` has seen the tree."""
     doomed = [(el, *NEVER_RENDERED[el.tag.lower()]) for el in root.iter(*FALLBACKS) if isinstance(el.tag, str)]
     doomed += [(el, CSS_UNDECIDED, f"where the page's CSS may hide it and g6 cannot tell from its bytes ({how})")
                for el, how in undecided if any(a is root for a in el.iterancestors())]
-    return _remove(doomed, unread)
+    hidden = list(_remove(doomed, unread))
+    for d in list(root.iter("details")):
+        if d.get("open") is None and any(a is root for a in d.iterancestors()):
+            hidden += _close(d, unread)
+    return tuple(hidden)
+
+
+_CLOSED_HOW = "inside a closed <details> (shown only once a reader opens it)"
+
+
+def _close(details: etree._Element, unread: dict[str, int]) -> list[HiddenText]:
+    """Remove what a closed ``<details>`` does not show: all but its first ``<summary>`` child."""
+    summary = next((c for c in details if isinstance(c.tag, str) and c.tag.lower() == "summary"), None)
+    loose = "".join(t for t in (details.text, *(c.tail for c in details)) if t)
+    details.text = None
+    for c in details:
+        c.tail = None
+    hidden = list(_remove([(c, DETAILS_CLOSED, _CLOSED_HOW) for c in details if c is not summary], unread))
+    if loose.strip():
+        unread["characters"] += len(loose)
+        unread[DETAILS_CLOSED] = unread.get(DETAILS_CLOSED, 0) + len(loose)
+        hidden.append(HiddenText(DETAILS_CLOSED, _CLOSED_HOW, loose))
+    return hidden
 
 
 def _remove(doomed: list[tuple[etree._Element, str, str]], unread: dict[str, int]) -> tuple[HiddenText, ...]:
@@ -387,9 +411,9 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     """The reader's text of an HTML page. ``full_metadata`` adds trafilatura's author, date and site
     name (its date search costs more than the text extraction itself, so it runs only when asked).
     ``reader`` is shown the same tree (``TreeReader``), so the page is not parsed again for it.
-    ``cited``: the texts a quote is cited from (``g6.cite.page_text``): fallback content (``noscript``) and
-    what the page's CSS may hide where g6 cannot tell are dropped too, kept in ``hidden`` (a fetch's documents
-    keep them: a reader without scripts sees the one, a reader may see the other)."""
+    ``cited``: the texts a quote is cited from (``g6.cite.page_text``): fallback content (``noscript``), a
+    closed ``<details>``'s body and what the page's CSS may hide where g6 cannot tell are dropped too, kept in
+    ``hidden`` (a fetch's documents keep them: a reader may see them)."""
     root = parse_html(body, content_type)
     if reader is not None:
         reader.parsed(root, body)

@@ -223,9 +223,24 @@ def test_text_in_elements_a_browser_never_renders_is_hidden_with_its_reason(reas
 
 
 @pytest.mark.parametrize("inner", ["<dialog open><p>{}</p></dialog>", "<p><span title=x>{}</span></p>",
-                                   "<svg width=10 height=10><text>{}</text></svg>", "<details><p>{}</p></details>"])
+                                   "<svg width=10 height=10><text>{}</text></svg>",
+                                   "<details open><summary>More</summary><p>{}</p></details>",
+                                   "<details><summary>{}</summary><p>Answer.</p></details>"])
 def test_an_open_dialog_svg_text_and_a_title_outside_svg_are_shown(inner: str) -> None:
-    """What is rendered stays: an open dialog, SVG's <text>; a <details> a reader opens with one click."""
+    """What is rendered stays: an open dialog or details, SVG's <text>, a closed details' summary."""
+    words = "Water bills fell by three percent"
+    body = f"<html><head><title>T</title></head><body><p>Lead.</p>{inner.format(words)}</body></html>".encode()
+    assert words in extract_html(body, "https://e.org/", "text/html", cited=True).visible
+
+
+@pytest.mark.parametrize("inner", ["<details><summary>More</summary><p>{}</p></details>",
+                                   "<details><summary>More</summary>{}</details>", "<details>{}</details>",
+                                   "<details><summary>More</summary><details open><p>{}</p></details></details>"])
+def test_a_closed_details_body_is_kept_in_a_fetch_but_not_cited(inner: str) -> None:
+    """Chromium shows a closed <details>' summary only (checked: tests/attack/test_browser_capture_attacks.py)."""
     words = "Water bills fell by three percent"
     body = f"<html><head><title>T</title></head><body><p>Lead.</p>{inner.format(words)}</body></html>".encode()
     assert words in extract_html(body, "https://e.org/", "text/html").visible
+    cited = extract_html(body, "https://e.org/", "text/html", cited=True)
+    assert words not in cited.visible and "More" in cited.visible or "<summary>" not in inner
+    assert [h.reason for h in cited.hidden if words in h.text] == ["details_closed"]

@@ -59,3 +59,17 @@ def test_a_page_whose_css_is_past_the_bounds_has_no_text_to_cite(home: EvidenceH
     assert v.verdict == "source_failed" and STYLE_UNDECIDED in v.reason, v
     with pytest.raises(InputError, match="past .* selector visits.*--render"):
         cite_web(home, v.receipt_id, quote=QUOTE)
+
+
+def test_a_quote_in_a_closed_details_is_not_found_and_says_why(home: EvidenceHome, client: CheckedClient,
+                                                               site: Site) -> None:
+    """A closed <details> shows only its summary as the page loads (Chromium too): its body is kept in a fetch's
+    documents but never cited."""
+    body = (f"<html><head><title>Bills</title></head><body><article><h1>Bills</h1><p>{LEAD}</p><p>{QUOTE}</p>"
+            f"<details><summary>More on bills</summary><p>{MAYBE}</p></details><p>{LEAD}</p></article></body>"
+            "</html>").encode()
+    s = site({"/a": Reply(body=body), "/robots.txt": Reply(404)})
+    found, closed = check(home, report_of(cite(s.url("/a"), QUOTE), cite(s.url("/a"), MAYBE)), client).verdicts
+    assert found.verdict == "quote_found"
+    assert closed.verdict == "quote_not_found" and closed.detail["hidden_in"] == "details_closed", closed
+    assert "closed <details>" in closed.reason

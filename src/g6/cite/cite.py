@@ -7,7 +7,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from g6.adapters.html_text import CSS_UNDECIDED, MAX_STYLE_CHARS, MAX_STYLE_VISITS, NEVER_SEEN, STRUCTURED_DATA
+from g6.adapters.html_text import (
+    CSS_UNDECIDED,
+    DETAILS_CLOSED,
+    MAX_STYLE_CHARS,
+    MAX_STYLE_VISITS,
+    NEVER_SEEN,
+    STRUCTURED_DATA,
+)
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
@@ -162,6 +169,9 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
         if hit.reason in NEVER_SEEN:
             return (f"the quote is {hit.how} of receipt {receipt_id}'s page, which readers never see; "
                     "only reader-visible text can be cited")
+        if hit.reason == DETAILS_CLOSED:
+            return (f"the quote is on receipt {receipt_id}'s page {hit.how}: not shown as the page loads, so not "
+                    "cited as what a reader sees")
         if hit.reason == CSS_UNDECIDED:
             return (f"the quote is on receipt {receipt_id}'s page {hit.how}: whether a reader sees it is undecided, "
                     "so it is not cited from the page's bytes; render the page (g6 fetch URL --render) and cite "
