@@ -1,30 +1,38 @@
 """HTML to the text a reader sees.
 
-Dropped before any text is taken, and counted in ``unread``: ``script``, ``style``, ``template``
-and hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and ``display:none`` or
-``visibility:hidden`` from an inline ``style`` or from the page's own ``<style>`` rules. Style sheets
-are read with tinycss2 and their selectors matched with cssselect; the cascade between the rules
-that set ``display``/``visibility`` is applied (``!important``, inline style, specificity, order).
-Not applied: external style sheets (never fetched), ``@media`` blocks other than ``screen``/``all``
-(a query on width or colour scheme depends on the device), ``@supports``, ``<style media=print>``,
-pseudo-elements, and ``visibility:visible`` inside a hidden element (the whole
-element counts as hidden). The work style sheets can cause is bounded (``MAX_STYLE_CHARS``,
-``MAX_STYLE_VISITS``) and what the bounds leave out is counted in ``unread``. A JSON-LD
-``<script type="application/ld+json">`` is ``structured_data``: its JSON strings are kept as the
-hidden text, so a quote found only in a machine copy of the article says so. Every dropped piece
-is kept in ``hidden`` with the reason in words, so a quote that cannot be cited can say why.
+Dropped before any text is taken, and counted in ``unread``: ``script``, ``style``, ``template``; the
+elements a browser never renders (``NEVER_RENDERED``: ``datalist``, ``noembed``, ``noframes``, ``rp``, a
+``dialog`` without ``open``, SVG's ``desc``, ``title`` and ``metadata``, MathML's ``annotation``); and
+hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and what the page's own CSS hides
+(:mod:`g6.adapters.html_css`: ``<style>`` and ``data:`` style sheets and inline styles, with ``@media``,
+``@supports``, cascade layers, nesting and custom properties applied; ``display: none``, ``visibility:
+hidden``, ``content-visibility: hidden``); external style sheets are never fetched. The work style
+sheets can cause is bounded (``MAX_STYLE_CHARS``, ``MAX_STYLE_VISITS``) and what the bounds leave out is
+counted in ``unread`` (``style_chars_not_read``, ``style_rules_not_applied``; ``g6.cite.page_text`` then
+cites nothing of the page). A JSON-LD ``<script type="application/ld+json">`` is ``structured_data``:
+its JSON strings are kept as the hidden text, so a quote found only in a machine copy of the article says
+so. Every dropped piece is kept in ``hidden`` with the reason in words, so a quote that cannot be cited
+can say why.
+
+**Kept in a fetch's documents, not cited.** Fallback content (``FALLBACKS``: ``noscript``, the text inside an
+``iframe``) is shown only by a browser without scripts (or frames); what a closed ``<details>`` holds beyond its
+``<summary>`` is shown only once a reader opens it (``DETAILS_CLOSED``); an element the page's CSS may hide
+where g6 cannot tell (``@container``, a selector or value it cannot evaluate: ``CSS_UNDECIDED``) may or may
+not be shown. A fetch's documents keep all three (a reader may see them; the fetcher's contract keeps
+``noscript``); the texts a quote is cited from drop them (``extract_html(…, cited=True)``), kept in ``hidden``
+with why: g6 cites only what a browser with scripts on shows as the page loads, as its rendered capture does.
 
 The bytes are decoded as a browser decodes them (``g6.adapters.html_encoding``); comments and
 processing instructions are removed, the text after each kept where it was.
 
-``noscript`` is kept: a reader without scripts sees it. The ``<title>`` is kept apart from the
-text. Two texts come out: ``visible`` is all the reader-visible text of the body (navigation,
-sidebars, captions, table cells); ``text`` is trafilatura's main content, or the visible text
-where it finds none (very short pages; ``text_source`` says which).
+The ``<title>`` is kept apart from the text. Two texts come out: ``visible`` is all the reader-visible
+text of the body (navigation, sidebars, captions, table cells); ``text`` is trafilatura's main content,
+or the visible text where it finds none (very short pages; ``text_source`` says which).
 
 A page is parsed once: another reading of the same bytes (the wall check,
 ``g6.adapters.interstitial.WallCheck``) is a ``TreeReader`` handed to ``extract_html``, which shows
-it the tree as parsed and again as a reader sees it, before trafilatura prunes it.
+it the tree as parsed and again as a reader sees it, before trafilatura prunes it (fallback content
+still in: a wall's "enable JavaScript" and its consent frame are evidence of the wall).
 """
 
 from __future__ import annotations
@@ -32,20 +40,45 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
-import cssselect
-import tinycss2
 import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
+from g6.adapters.html_css import MAX_STYLE_CHARS as MAX_STYLE_CHARS  # the bounds, named where they were
+from g6.adapters.html_css import MAX_STYLE_VISITS as MAX_STYLE_VISITS
+from g6.adapters.html_css import CssEffects, css_effects
 from g6.adapters.html_encoding import decode
+from g6.adapters.refresh import Refresh, meta_refresh
 
 _DROP_TAGS = ("script", "style", "template")
+# Elements a browser never renders (the HTML standard's UA style sheet gives them display:none, or they are
+# not rendered content): tag -> (reason, how). ``noscript``: g6 reads a page as a browser with scripts on does
+# (its rendered capture too), and such a browser does not show it. SVG's and MathML's are so only inside
+# <svg> or <math> (``_IN_SVG``, ``_IN_MATH``); a dialog only without ``open``.
+NEVER_RENDERED = {
+    "noscript": ("noscript", "inside a <noscript> element, which a browser with scripts on does not show"),
+    "datalist": ("datalist", "inside a <datalist> element (suggestions for a field, not shown as text)"),
+    "noembed": ("noembed", "inside a <noembed> element, which browsers do not show"),
+    "noframes": ("noframes", "inside a <noframes> element, which browsers do not show"),
+    "rp": ("rp", "inside an <rp> element (ruby's fallback parentheses, not shown where ruby is)"),
+    "iframe": ("iframe", "inside an <iframe> element (fallback text: the frame shows another document)"),
+    "dialog": ("dialog_closed", "inside a <dialog> element that is not open"),
+    "desc": ("svg_desc", "in an SVG <desc> (a description for machines, not drawn)"),
+    "metadata": ("svg_metadata", "in an SVG <metadata> element (not drawn)"),
+    "title": ("svg_title", "in an SVG <title> (a tooltip, not drawn)"),
+    "annotation": ("math_annotation", "in a MathML <annotation> (not rendered)"),
+    "annotation-xml": ("math_annotation", "in a MathML <annotation-xml> (not rendered)"),
+}
+FALLBACKS = ("noscript", "iframe")  # fallback content: kept in a fetch's documents, not in cited texts
+_IN_SVG = ("desc", "metadata", "title")
+_IN_MATH = ("annotation", "annotation-xml")
+DETAILS_CLOSED = "details_closed"  # in a closed <details>: shown once a reader opens it, not cited
+CSS_UNDECIDED = "css_undecided"  # an element the page's CSS may hide, where g6 cannot tell (g6.adapters.html_css)
+NEVER_SEEN = frozenset({*_DROP_TAGS, *(r for r, _ in NEVER_RENDERED.values())})  # reasons: never shown at all
 
 
 class HTMLParseError(ValueError):
@@ -83,6 +116,7 @@ class HtmlText:
     had_scripts: bool = False
     visible: str = ""
     hidden: tuple[HiddenText, ...] = ()
+    refresh: Refresh | None = None  # the page's <meta http-equiv=refresh>, if a browser acts on one
 
 
 def decode_text(body: bytes, content_type: str | None) -> str:
@@ -105,154 +139,6 @@ def _tidy(text: str) -> str:
         out.append(t)
         blank = False
     return "\n".join(out)
-
-
-_Key = tuple[bool, bool, tuple[int, int, int], int]  # (!important, inline, specificity, order)
-_HIDING = {"display": ("none",), "visibility": ("hidden", "collapse")}
-_INLINE = (1 << 30, 0, 0)
-
-
-def _declarations(tokens: Any) -> dict[str, tuple[str, bool]]:
-    """``display``/``visibility`` values (lower-cased) of a declaration list, with their !important."""
-    out: dict[str, tuple[str, bool]] = {}
-    for d in tinycss2.parse_declaration_list(tokens, skip_comments=True, skip_whitespace=True):
-        if d.type == "declaration" and d.lower_name in _HIDING:
-            out[d.lower_name] = (tinycss2.serialize(d.value).strip().lower(), bool(d.important))
-    return out
-
-
-_Rule = tuple[str, str, tuple[int, int, int], dict[str, tuple[str, bool]]]
-# Bounds on the work a page's own CSS can cause. Parsing is linear in the sheet; matching costs one
-# walk of the tree per selector, so selectors are matched until ``MAX_STYLE_VISITS`` (selectors x
-# elements) is spent. What is not applied is counted in ``unread`` (``style_rules_not_applied``,
-# ``style_chars_not_read``), so a page that hides text past the bounds says so.
-MAX_STYLE_CHARS = 512 * 1024
-MAX_STYLE_VISITS = 2_500_000
-
-
-def _required(tree: Any, classes: set[str], ids: set[str]) -> None:
-    """Class names and ids every element a selector matches (or an ancestor or sibling it names)
-    must carry: a selector naming one the page never uses cannot match and is not walked."""
-    while tree is not None:
-        if isinstance(tree, cssselect.parser.CombinedSelector):
-            _required(tree.subselector, classes, ids)
-        elif isinstance(tree, cssselect.parser.Class):
-            classes.add(tree.class_name)
-        elif isinstance(tree, cssselect.parser.Hash):
-            ids.add(tree.id)
-        tree = getattr(tree, "selector", None)  # Negation's .selector is the base, not the negated part
-
-
-_SCREEN = {"all", "screen", "only all", "only screen"}
-
-
-def _screen_rules(rules: list[Any], depth: int = 0) -> Iterator[Any]:
-    """The style rules a screen of any size applies: top-level ones and those inside ``@media
-    screen``/``@media all`` (nested up to a few levels). A media query with a feature (a width, a
-    colour scheme) depends on the reader's device and is not applied, nor @supports, @layer…"""
-    for rule in rules:
-        if rule.type == "qualified-rule":
-            yield rule
-        elif (rule.type == "at-rule" and rule.lower_at_keyword == "media" and rule.content is not None
-              and depth < 4):
-            queries = [" ".join(q.split()).lower() for q in tinycss2.serialize(rule.prelude).split(",")]
-            if any(q in _SCREEN for q in queries):
-                yield from _screen_rules(tinycss2.parse_rule_list(rule.content, skip_comments=True,
-                                                                  skip_whitespace=True), depth + 1)
-
-
-@dataclass(slots=True)
-class _Sheets:
-    rules: list[_Rule] = field(default_factory=list)
-    chars_not_read: int = 0
-    rules_not_applied: int = 0
-
-
-def _sheet_rules(root: lxml_html.HtmlElement) -> _Sheets:
-    """(xpath, selector text, specificity, declarations) of the page's own <style> rules that set
-    display or visibility and could match this page, in document order, within the bounds."""
-    out = _Sheets()
-    translator = cssselect.HTMLTranslator()
-    classes = {c for el in root.iter() if isinstance(el.tag, str) for c in (el.get("class") or "").split()}
-    ids = {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
-    size = sum(1 for _ in root.iter())
-    budget, read = MAX_STYLE_VISITS, 0
-    for st in root.iter("style"):
-        media = (st.get("media") or "all").strip().lower()
-        if not any(m.strip() in ("all", "screen", "") for m in media.split(",")):
-            continue
-        css = st.text_content() or ""
-        low = css.lower()
-        if "display" not in low and "visibility" not in low:
-            continue  # nothing that could hide: skip parsing (most sheets of most pages)
-        if read + len(css) > MAX_STYLE_CHARS:  # the part past the bound is not read (a rule cut there is lost)
-            out.chars_not_read += read + len(css) - MAX_STYLE_CHARS
-            css = css[:MAX_STYLE_CHARS - read]
-        read += len(css)
-        for rule in _screen_rules(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True)):
-            decls = _declarations(rule.content)
-            if not decls:
-                continue
-            try:
-                selectors = cssselect.parse(tinycss2.serialize(rule.prelude))
-            except cssselect.SelectorError:
-                continue
-            for sel in selectors:
-                need_classes: set[str] = set()
-                need_ids: set[str] = set()
-                _required(sel.parsed_tree, need_classes, need_ids)
-                if sel.pseudo_element or not need_classes <= classes or not need_ids <= ids:
-                    continue
-                if budget < size:
-                    out.rules_not_applied += 1
-                    continue
-                try:
-                    xpath = translator.selector_to_xpath(sel)
-                except (cssselect.SelectorError, cssselect.xpath.ExpressionError):
-                    continue
-                budget -= size
-                out.rules.append((xpath, sel.canonical(), sel.specificity(), decls))
-    return out
-
-
-def _css_hidden(root: lxml_html.HtmlElement) -> tuple[dict[etree._Element, tuple[str, str]], dict[str, int]]:
-    """Elements the page's CSS (style sheets and inline styles) hides: element -> (reason, how); and
-    what of the page's CSS was not applied (the bounds above), for ``unread``."""
-    won: dict[tuple[etree._Element, str], tuple[_Key, str, str]] = {}  # (el, prop) -> (key, value, where)
-    order = 0
-
-    def offer(el: etree._Element, decls: dict[str, tuple[str, bool]], inline: bool,
-              spec: tuple[int, int, int], where: str) -> None:
-        nonlocal order
-        order += 1
-        for prop, (value, important) in decls.items():
-            key: _Key = (important, inline, spec, order)
-            cur = won.get((el, prop))
-            if cur is None or key > cur[0]:
-                won[(el, prop)] = (key, value, where)
-
-    sheets = _sheet_rules(root)
-    for xpath, selector, spec, decls in sheets.rules:
-        try:
-            matched = root.xpath(xpath)
-        except etree.XPathError:
-            continue
-        for el in matched:
-            if isinstance(el, etree._Element) and isinstance(el.tag, str):
-                offer(el, decls, False, spec, f'the <style> rule "{selector}"')
-    for el in root.iter():
-        if isinstance(el.tag, str) and el.get("style"):
-            decls = _declarations(el.get("style"))
-            if decls:
-                offer(el, decls, True, _INLINE, "an inline style")
-    hidden: dict[etree._Element, tuple[str, str]] = {}
-    for (el, prop), (_, value, where) in won.items():
-        if value in _HIDING[prop] and el not in hidden:
-            reason = "display_none" if prop == "display" else "visibility_hidden"
-            hidden[el] = (reason, f"{prop}:{value} from {where}")
-    skipped = {k: v for k, v in (("style_rules_not_applied", sheets.rules_not_applied),
-                                 ("style_chars_not_read", sheets.chars_not_read)) if v}
-    return hidden, skipped
 
 
 def _hidden_reason(el: etree._Element, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
@@ -311,10 +197,24 @@ def _json_strings(value: Any) -> list[str]:
     return []
 
 
-def _unseen(el: etree._Element, tag: str, css: dict[etree._Element, tuple[str, str]]) -> tuple[str, str] | None:
+def _never_rendered(el: etree._Element, tag: str) -> tuple[str, str] | None:
+    if tag not in NEVER_RENDERED or tag in FALLBACKS:  # _drop_uncited, later
+        return None
+    if tag == "dialog" and el.get("open") is not None:
+        return None
+    if tag in _IN_SVG or tag in _IN_MATH:
+        inside = "svg" if tag in _IN_SVG else "math"
+        if not any(isinstance(a.tag, str) and a.tag.lower() == inside for a in el.iterancestors()):
+            return None
+    return NEVER_RENDERED[tag]
+
+
+def _unseen(el: etree._Element, tag: str, css: CssEffects) -> tuple[str, str] | None:
     if tag == "script" and (el.get("type") or "").strip().lower() == "application/ld+json":
         return STRUCTURED_DATA, _JSON_LD_HOW
-    return (tag, f"inside a <{tag}> element") if tag in _DROP_TAGS else _hidden_reason(el, css)
+    if tag in _DROP_TAGS:
+        return tag, f"inside a <{tag}> element"
+    return _never_rendered(el, tag) or _hidden_reason(el, css.hidden)
 
 
 def _hidden_text(el: etree._Element, reason: str) -> str:
@@ -330,12 +230,23 @@ def _hidden_text(el: etree._Element, reason: str) -> str:
 
 
 def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[HiddenText, ...]]:
-    """Remove what a reader does not see; return what was removed (by reason), if scripts were
-    there, and the removed text with how it was hidden."""
+    """Remove what a reader does not see (fallback content and what the page's CSS may hide are left in:
+    ``extract_html(…, cited=True)`` drops them); return what was removed (by reason), if scripts were there,
+    and the removed text with how it was hidden."""
+    unread, had_scripts, hidden, _ = _strip(root)
+    return unread, had_scripts, hidden
+
+
+_Undecided = list[tuple[etree._Element, str]]
+
+
+def _strip(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[HiddenText, ...], _Undecided]:
+    """``strip_unseen``, and the elements the page's CSS may hide (g6 cannot tell), with how."""
     unread: dict[str, int] = {"elements": 0, "characters": 0}
     had_scripts = False
-    css, skipped = _css_hidden(root)
+    css = css_effects(root)
     doomed: list[tuple[etree._Element, str, str]] = []
+    undecided: _Undecided = []
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
@@ -344,6 +255,47 @@ def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tup
         if found:
             doomed.append((el, *found))
             had_scripts = had_scripts or tag == "script"
+        elif el in css.unsure:
+            undecided.append((el, css.unsure[el]))
+    hidden = _remove(doomed, unread)
+    unread.update(css.skipped)
+    return unread, had_scripts, hidden, undecided
+
+
+def _drop_uncited(root: lxml_html.HtmlElement, undecided: _Undecided, unread: dict[str, int]) -> tuple[HiddenText, ...]:
+    """Remove what is not cited though a fetch's documents keep it: fallback content (``FALLBACKS``: a browser
+    with scripts on and frames does not show it), what the page's CSS may hide where g6 cannot tell
+    (``CSS_UNDECIDED``) and a closed ``<details>``'s body; the removed text, counted in ``unread``. After a
+    ``TreeReader`` has seen the tree."""
+    doomed = [(el, *NEVER_RENDERED[el.tag.lower()]) for el in root.iter(*FALLBACKS) if isinstance(el.tag, str)]
+    doomed += [(el, CSS_UNDECIDED, f"where the page's CSS may hide it and g6 cannot tell from its bytes ({how})")
+               for el, how in undecided if any(a is root for a in el.iterancestors())]
+    hidden = list(_remove(doomed, unread))
+    for d in list(root.iter("details")):
+        if d.get("open") is None and any(a is root for a in d.iterancestors()):
+            hidden += _close(d, unread)
+    return tuple(hidden)
+
+
+_CLOSED_HOW = "inside a closed <details> (shown only once a reader opens it)"
+
+
+def _close(details: etree._Element, unread: dict[str, int]) -> list[HiddenText]:
+    """Remove what a closed ``<details>`` does not show: all but its first ``<summary>`` child."""
+    summary = next((c for c in details if isinstance(c.tag, str) and c.tag.lower() == "summary"), None)
+    loose = "".join(t for t in (details.text, *(c.tail for c in details)) if t)
+    details.text = None
+    for c in details:
+        c.tail = None
+    hidden = list(_remove([(c, DETAILS_CLOSED, _CLOSED_HOW) for c in details if c is not summary], unread))
+    if loose.strip():
+        unread["characters"] += len(loose)
+        unread[DETAILS_CLOSED] = unread.get(DETAILS_CLOSED, 0) + len(loose)
+        hidden.append(HiddenText(DETAILS_CLOSED, _CLOSED_HOW, loose))
+    return hidden
+
+
+def _remove(doomed: list[tuple[etree._Element, str, str]], unread: dict[str, int]) -> tuple[HiddenText, ...]:
     removed: set[int] = set()
     hidden: list[HiddenText] = []
     for el, reason, how in doomed:
@@ -357,8 +309,7 @@ def strip_unseen(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tup
         if content.strip():
             hidden.append(HiddenText(reason, how, _hidden_text(el, reason)))
         _drop(el)
-    unread.update(skipped)
-    return unread, had_scripts, tuple(hidden)
+    return tuple(hidden)
 
 
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -456,10 +407,13 @@ def main_text(root: lxml_html.HtmlElement, url: str | None) -> str | None:
 
 
 def extract_html(body: bytes, url: str, content_type: str | None = None, *, full_metadata: bool = False,
-                 reader: TreeReader | None = None) -> HtmlText:
+                 reader: TreeReader | None = None, cited: bool = False) -> HtmlText:
     """The reader's text of an HTML page. ``full_metadata`` adds trafilatura's author, date and site
     name (its date search costs more than the text extraction itself, so it runs only when asked).
-    ``reader`` is shown the same tree (``TreeReader``), so the page is not parsed again for it."""
+    ``reader`` is shown the same tree (``TreeReader``), so the page is not parsed again for it.
+    ``cited``: the texts a quote is cited from (``g6.cite.page_text``): fallback content (``noscript``), a
+    closed ``<details>``'s body and what the page's CSS may hide where g6 cannot tell are dropped too, kept in
+    ``hidden`` (a fetch's documents keep them: a reader may see them)."""
     root = parse_html(body, content_type)
     if reader is not None:
         reader.parsed(root, body)
@@ -467,12 +421,15 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     title = _tidy(title_el.text_content()) if title_el is not None else None
     metadata: dict[str, Any] = {}
     canonical = canonical_url(root, url)
+    refresh = meta_refresh(root, url)
     description = _meta_content(root, "description", "og:description")
-    unread, had_scripts, hidden = strip_unseen(root)
+    unread, had_scripts, hidden, undecided = _strip(root)
     if title_el is not None and title_el.getparent() is not None:
         title_el.getparent().remove(title_el)  # the title is kept apart, not in the text
     if reader is not None:
         reader.stripped(root)
+    if cited:
+        hidden += _drop_uncited(root, undecided, unread)
     _noscript_as_text(root)
     links = extract_links(root, url)
     fallback = visible_text(root)
@@ -498,4 +455,4 @@ def extract_html(body: bytes, url: str, content_type: str | None = None, *, full
     lang = root.get("lang")
     if lang:
         metadata["language"] = lang
-    return HtmlText(title or None, text, source, unread, links, metadata, had_scripts, fallback, hidden)
+    return HtmlText(title or None, text, source, unread, links, metadata, had_scripts, fallback, hidden, refresh)

@@ -28,6 +28,7 @@
     │   ├── HomeError            (a home that is a file, unreadable, or an empty path)
     │   ├── FailedReadError      (a citation of a read that failed, not asked for: ``.outcome``, ``.http_status``)
     │   ├── InterstitialReadError (a citation of a read that met a login, challenge or consent wall: ``.interstitial``)
+    │   ├── QuoteTooShort        (a quote with too few letters or digits to be evidence of anything: ``g6 cite``)
     │   ├── ReportError          (a report ``g6 report check`` cannot read: ``.where`` names the place)
     │   │   ├── ReportFormatError    (an unknown format name; detection that failed or was ambiguous: ``.tried``)
     │   │   ├── ReportMalformed      (malformed JSON or Markdown, or a shape that is not its format's)
@@ -238,6 +239,13 @@ class InterstitialReadError(InputError):
     def __init__(self, message: str, interstitial: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.interstitial = dict(interstitial or {})
+
+
+class QuoteTooShort(InputError):
+    """A quote too short to be evidence of anything (``g6.cite.passages.quote_too_short``): a letter, a stop
+    word, a bare figure is on most pages. Nothing was looked for."""
+
+    code = "G6_E_CITE_QUOTE_TOO_SHORT"
 
 
 class ReportError(InputError):

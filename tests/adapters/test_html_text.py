@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -189,3 +190,57 @@ def test_external_style_sheets_are_not_fetched(home, client, site) -> None:  # t
     r = fetch(home, client, s.url("/p"))
     assert r.outcome.value == "ok"
     assert [q.path for q in s.requests] == ["/robots.txt", "/p"]
+
+
+NEVER_RENDERED = {
+    "dialog_closed": "<dialog><p>{}</p></dialog>",
+    "datalist": "<datalist id=d><option>{}</option></datalist>",
+    "noembed": "<noembed>{}</noembed>",
+    "noframes": "<noframes>{}</noframes>",
+    "rp": "<ruby>bills <rp> {} </rp><rt>b</rt></ruby>",
+    "iframe": "<iframe> {} </iframe>",
+    "svg_desc": "<svg width=10 height=10><desc>{}</desc></svg>",
+    "svg_title": "<svg width=10 height=10><title>{}</title></svg>",
+    "svg_metadata": "<svg width=10 height=10><metadata>{}</metadata></svg>",
+    "math_annotation": "<math><semantics><mi>x</mi> <annotation> {} </annotation></semantics></math>",
+    "noscript": "<noscript><p>{}</p></noscript>",
+}
+
+
+@pytest.mark.parametrize("reason", list(NEVER_RENDERED))
+def test_text_in_elements_a_browser_never_renders_is_hidden_with_its_reason(reason: str) -> None:
+    """Red-team finding 7: each element is not rendered by a browser with scripts on (checked in Chromium for
+    ``tests/attack/test_report_hidden.py``); its text is out of both texts, kept in ``hidden`` with why."""
+    words = "Water bills fell by three percent"
+    body = (f"<html><head><title>T</title></head><body><p>{'Lead words of the article. ' * 8}</p>"
+            f"{NEVER_RENDERED[reason].format(words)}</body></html>").encode()
+    page = extract_html(body, "https://e.org/", "text/html", cited=True)
+    assert words not in page.visible and words not in page.text
+    (hit,) = [h for h in page.hidden if words in h.text]
+    assert hit.reason == reason and page.unread[reason] >= len(words), hit
+    if reason in ("noscript", "iframe"):  # fallback content: a fetch's documents keep it (the fetcher's contract)
+        assert words in extract_html(body, "https://e.org/", "text/html").visible
+
+
+@pytest.mark.parametrize("inner", ["<dialog open><p>{}</p></dialog>", "<p><span title=x>{}</span></p>",
+                                   "<svg width=10 height=10><text>{}</text></svg>",
+                                   "<details open><summary>More</summary><p>{}</p></details>",
+                                   "<details><summary>{}</summary><p>Answer.</p></details>"])
+def test_an_open_dialog_svg_text_and_a_title_outside_svg_are_shown(inner: str) -> None:
+    """What is rendered stays: an open dialog or details, SVG's <text>, a closed details' summary."""
+    words = "Water bills fell by three percent"
+    body = f"<html><head><title>T</title></head><body><p>Lead.</p>{inner.format(words)}</body></html>".encode()
+    assert words in extract_html(body, "https://e.org/", "text/html", cited=True).visible
+
+
+@pytest.mark.parametrize("inner", ["<details><summary>More</summary><p>{}</p></details>",
+                                   "<details><summary>More</summary>{}</details>", "<details>{}</details>",
+                                   "<details><summary>More</summary><details open><p>{}</p></details></details>"])
+def test_a_closed_details_body_is_kept_in_a_fetch_but_not_cited(inner: str) -> None:
+    """Chromium shows a closed <details>' summary only (checked: tests/attack/test_browser_capture_attacks.py)."""
+    words = "Water bills fell by three percent"
+    body = f"<html><head><title>T</title></head><body><p>Lead.</p>{inner.format(words)}</body></html>".encode()
+    assert words in extract_html(body, "https://e.org/", "text/html").visible
+    cited = extract_html(body, "https://e.org/", "text/html", cited=True)
+    assert words not in cited.visible and "More" in cited.visible or "<summary>" not in inner
+    assert [h.reason for h in cited.hidden if words in h.text] == ["details_closed"]

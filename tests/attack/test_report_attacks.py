@@ -45,8 +45,6 @@ def one(home: EvidenceHome, client: CheckedClient | None, *cites: dict[str, Any]
 
 
 # -- finding 1: a quote that starts or ends inside a word ----------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 1: the quote search is a substring search with no word "
-                                       "boundaries: 'effective in trials' is found in 'ineffective in trials'")
 def test_a_quote_that_starts_or_ends_inside_a_word_of_the_page_is_not_found(
         home: EvidenceHome, client: CheckedClient, site: Site) -> None:
     """The page says the treatment was *in*effective and that bills rose by *12*%; the report quotes
@@ -63,8 +61,6 @@ def test_a_quote_that_starts_or_ends_inside_a_word_of_the_page_is_not_found(
 
 
 # -- finding 2: a quote too short to say anything --------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 2: a one-character, one-stop-word or punctuation-only quote is "
-                                       "quote_found on any page")
 def test_a_quote_too_short_to_say_anything_is_not_support(home: EvidenceHome, client: CheckedClient,
                                                           site: Site) -> None:
     """A W3C annotation whose ``exact`` is "e", a model report whose quote is "the" or ".": each is found on
@@ -86,8 +82,6 @@ def test_an_empty_or_blank_quote_is_no_quote(home: EvidenceHome, client: Checked
 
 
 # -- finding 3: NFKC turns superscripts into plain digits --------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 3: NFKC folds superscript digits into plain ones: the quote "
-                                       "'106 people' is quote_found on a page that says 10⁶ (a million) people")
 def test_a_quote_whose_number_is_a_superscript_on_the_page_is_not_found(home: EvidenceHome, client: CheckedClient,
                                                                         site: Site) -> None:
     """The page says "About 10⁶ people were affected" (a million); the report quotes "About 106 people were

@@ -55,9 +55,6 @@ NEVER_RENDERED = {
 
 
 @pytest.mark.parametrize("case", list(NEVER_RENDERED))
-@pytest.mark.xfail(strict=True, reason="finding 7: text in elements a browser never renders (dialog without open, "
-                                       "datalist, noembed, noframes, rp, SVG desc/title, MathML annotation, "
-                                       "noscript) is counted visible: quote_found")
 def test_a_quote_only_in_an_element_a_browser_never_renders_is_not_found(
         home: EvidenceHome, client: CheckedClient, site: Site, case: str) -> None:
     """The page hides its sentence in an element the HTML rendering rules never show (the UA style sheet's
@@ -85,9 +82,6 @@ NOT_APPLIED = {
 
 
 @pytest.mark.parametrize("case", list(NOT_APPLIED))
-@pytest.mark.xfail(strict=True, reason="finding 8: CSS the static reader does not apply (var(), @layer, @supports, "
-                                       "@media (min-width:0), nesting, content-visibility, data: style sheets) "
-                                       "hides text it counts visible: quote_found")
 def test_a_quote_hidden_by_css_the_reader_does_not_apply_is_not_found(
         home: EvidenceHome, client: CheckedClient, site: Site, case: str) -> None:
     """The page's own CSS hides the sentence in ways every current browser applies and ``html_text`` does
@@ -103,8 +97,6 @@ def test_a_quote_hidden_by_css_the_reader_does_not_apply_is_not_found(
 
 
 # -- finding 16: a page that sends the reader on at once ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 16: a 200 page with <meta http-equiv=refresh content=0;url=/> is "
-                                       "judged as the page: a reader is sent on before seeing it")
 def test_a_page_that_refreshes_at_once_to_another_address_is_not_the_page(
         home: EvidenceHome, client: CheckedClient, site: Site) -> None:
     """The cited URL answers 200 with ``<meta http-equiv="refresh" content="0; url=/">`` (the redirect of sites

@@ -44,11 +44,14 @@ def pages() -> list[Page]:
 
 
 def sentences(text: str, min_words: int = 1) -> list[str]:
-    """The sentences of a text: its lines, cut after . ! ? or …; at least ``min_words`` words each."""
+    """The sentences of a text: its lines, cut after . ! ? or …; at least ``min_words`` words each, and long
+    enough to be a quote (``quote_too_short``: a one-word heading is not)."""
+    from g6.cite.passages import quote_too_short
+
     out = []
     for line in text.splitlines():
         for s in _SENTENCE_END.split(line.strip()):
-            if len(s.split()) >= min_words:
+            if len(s.split()) >= min_words and quote_too_short(s) is None:
                 out.append(s)
     return out
 

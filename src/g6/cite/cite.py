@@ -7,14 +7,21 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from g6.adapters.html_text import STRUCTURED_DATA
+from g6.adapters.html_text import (
+    CSS_UNDECIDED,
+    DETAILS_CLOSED,
+    MAX_STYLE_CHARS,
+    MAX_STYLE_VISITS,
+    NEVER_SEEN,
+    STRUCTURED_DATA,
+)
 from g6.adapters.outcomes import Outcome
 from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
 from g6.cite.manifest import Citation
-from g6.cite.page_text import RENDERED, TEXT_SOURCES, PageTexts, read_texts
-from g6.cite.passages import Passage, chunk, find, normalise, passage_id, text_hash
-from g6.errors import FailedReadError, InputError, InterstitialReadError
+from g6.cite.page_text import RENDERED, SENT_ON, STYLE_UNDECIDED, TEXT_SOURCES, PageTexts, read_texts
+from g6.cite.passages import Passage, chunk, find, normalise, passage_id, quote_too_short, text_hash
+from g6.errors import FailedReadError, InputError, InterstitialReadError, QuoteTooShort
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 
@@ -78,6 +85,13 @@ def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
         if not shown.strip():
             raise InputError(f"receipt {receipt.receipt_id}: no text to cite (the rendered page showed none)")
         return replace(texts, outcome=Outcome.OK, reason="", rendered=shown)
+    if texts.reason.startswith(SENT_ON):
+        raise InputError(f"receipt {receipt.receipt_id}: no text to cite: {texts.reason}; fetch and cite the page "
+                         "it sends the reader to")
+    if texts.reason == STYLE_UNDECIDED:
+        raise InputError(f"receipt {receipt.receipt_id}: no text to cite: {STYLE_UNDECIDED} (past "
+                         f"{MAX_STYLE_CHARS:,} characters of style sheets or {MAX_STYLE_VISITS:,} selector visits); "
+                         "render the page (g6 fetch URL --render) and cite the rendered capture")
     if texts.outcome is not Outcome.OK or texts.main is None:
         raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({texts.outcome.value} {texts.reason}, "
                          f"{texts.media_type})")
@@ -141,16 +155,27 @@ def short_quote(text: str) -> str:
 
 
 def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
-    """The reason a quote found in neither text cannot be cited: hidden (and how), or not there."""
+    """The reason a quote found in neither text cannot be cited: too short to look for, hidden (and how), or
+    not there."""
+    short = quote_too_short(quote)
+    if short is not None:
+        return short
     hit = texts.hidden_match(quote)
     if hit is not None:
         if hit.reason == STRUCTURED_DATA:
             return (f"the quote is on receipt {receipt_id}'s page only in its structured data (a JSON-LD "
                     '<script type="application/ld+json">, a copy for machines), not in the text readers see; '
                     "only reader-visible text can be cited")
-        if hit.reason in ("script", "style", "template"):
+        if hit.reason in NEVER_SEEN:
             return (f"the quote is {hit.how} of receipt {receipt_id}'s page, which readers never see; "
                     "only reader-visible text can be cited")
+        if hit.reason == DETAILS_CLOSED:
+            return (f"the quote is on receipt {receipt_id}'s page {hit.how}: not shown as the page loads, so not "
+                    "cited as what a reader sees")
+        if hit.reason == CSS_UNDECIDED:
+            return (f"the quote is on receipt {receipt_id}'s page {hit.how}: whether a reader sees it is undecided, "
+                    "so it is not cited from the page's bytes; render the page (g6 fetch URL --render) and cite "
+                    "the rendered capture")
         return f"the quote is on receipt {receipt_id}'s page but hidden from readers ({hit.how})"
     return f"the quote is not in the document of receipt {receipt_id}: not on the page, visible or hidden ({_HOW})"
 
@@ -165,8 +190,12 @@ def locate(texts: PageTexts, *, passage: str | None = None,
            quote: str | None = None) -> tuple[str, int, int, str | None] | None:
     """Where a passage id or a quote is in a page's texts: (text source, start, end, passage id or None),
     the main-content text tried first, then the whole reader-visible text; None when in neither. The one
-    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser). A rendered capture has one
-    text, the browser's (``PageTexts.sources``)."""
+    search ``g6 cite`` and ``g6 report check`` share (same texts, same normaliser, same rules:
+    :func:`g6.cite.passages.find`). A rendered capture has one text, the browser's (``PageTexts.sources``).
+    A quote too short to be evidence of anything (:func:`g6.cite.passages.quote_too_short`) is not looked for:
+    None (``cite_web`` refuses it, ``why_not_citable`` says why)."""
+    if quote is not None and quote_too_short(quote) is not None:
+        return None
     for source in texts.sources:
         text = texts.text(source) or ""
         passages = _passages(text)
@@ -211,6 +240,9 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
     texts = receipt_texts(home, r)
     if quote is not None and not normalise(quote):
         raise InputError("the quote is empty")
+    short = quote_too_short(quote) if quote is not None else None
+    if short is not None:
+        raise QuoteTooShort(short)
     found = locate(texts, passage=passage, quote=quote)
     if found is None:
         if passage is not None:

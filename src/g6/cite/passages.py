@@ -16,6 +16,23 @@ text maps back to exact raw offsets.
 paragraph longer than ``MAX_PASSAGE`` characters is split at sentence ends. Offsets are character
 offsets into the extracted text.
 
+**Finding a quote** (:func:`find`): the normalised quote must be in the normalised text *and*
+
+* begin and end at word boundaries of the page: a match whose first character is a word character
+  (a letter, digit, ``_`` or combining mark) may not follow one on the page, nor its last precede one
+  ("effective" is not found in "ineffective", "2%" not in "12%", "rose by 1" not in "rose by 12%"); a
+  combining mark always belongs to the character before it. In scripts written without spaces
+  between words (Chinese, Japanese, Thai, Lao, Khmer, Myanmar…: ``_UNSEGMENTED``) every character
+  boundary counts as a word boundary, since there is no word segmentation here (no dictionary);
+  there a quote can begin or end inside a word;
+* not begin or end inside what one character of the page normalised to (the "2" of "½");
+* keep every number as written: NFKC turns superscripts, subscripts, circled digits and vulgar
+  fractions into plain digits (10⁶ → 106), so a match where the page has such a character and the
+  quote a plain one, or the other way round, is no match (``_kept``; ids and hashes still use NFKC);
+
+:func:`quote_too_short` says when a quote holds too few letters and digits to be evidence of anything
+(``MIN_QUOTE_WEIGHT``); ``g6 cite --quote`` and ``g6 report check`` refuse such a quote before looking.
+
 **Alignment** (:func:`align`): the best-matching span of a text for a quote, independent of how long
 the paragraph around it is: rapidfuzz's ``partial_ratio_alignment`` finds the best window of the
 normalised text, which is then snapped to whole words and widened or narrowed by a few words to the
@@ -29,6 +46,7 @@ import functools
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -63,14 +81,20 @@ def normalise(text: str) -> str:
     return normalised(text).text
 
 
+def _joins_before(ch: str) -> bool:
+    """A character that composes with (or belongs to) the one before it: a mark, or a Hangul vowel or
+    final consonant jamo (decomposed Hangul, as macOS writes it)."""
+    return unicodedata.category(ch)[0] == "M" or "\u1160" <= ch <= "\u11ff" or "\ud7b0" <= ch <= "\ud7ff"
+
+
 def _segments(text: str, fine: bool) -> list[tuple[int, int]]:
     """Raw spans NFKC can be applied to one at a time. ``fine``: a new span at every character that
-    is not a combining mark (exact unless a starter composes with the one before it, e.g. Hangul
-    jamo); otherwise a new span only before whitespace, which never composes with anything."""
+    does not join the one before it (exact unless a starter composes with the one before it in some
+    other way); otherwise a new span only before whitespace, which never composes with anything."""
     cuts = [0]
     for i in range(1, len(text)):
         ch = text[i]
-        if (unicodedata.combining(ch) == 0) if fine else ch.isspace():
+        if (not _joins_before(ch)) if fine else ch.isspace():
             cuts.append(i)
     cuts.append(len(text))
     return [(cuts[k], cuts[k + 1]) for k in range(len(cuts) - 1) if cuts[k] < cuts[k + 1]]
@@ -180,16 +204,108 @@ def chunk(text: str) -> list[Passage]:
     return passages
 
 
-def find(needle: str, haystack: str) -> tuple[int, int] | None:
-    """Raw (start, end) in ``haystack`` of the first place whose normalised text is ``needle``'s."""
-    n = normalise(needle)
+# Scripts written without spaces between words: every character boundary in them is a word boundary.
+# Thai, Lao, Myanmar, Khmer, Tai Le, New Tai Lue, Tai Tham; CJK radicals, 々〆〇, Hiragana, Katakana,
+# Bopomofo, CJK ideographs (and their extensions and compatibility forms), Yi, halfwidth Katakana.
+_UNSEGMENTED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1950-\u19df\u1a20-\u1aaf"
+                          "\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c"
+                          "\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf"
+                          "\u4e00-\u9fff\ua000-\ua4cf\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
+# Characters that each say about as much as a short word: ideographs, kana, Bopomofo, Yi, Hangul syllables.
+_DENSE = re.compile("[\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf\u31f0-\u31ff"
+                    "\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff"
+                    "\U00020000-\U0003134f]")
+# A quote needs this many letters or digits (after normalising; a _DENSE character counts 2) to be looked
+# for: English words average under five letters, so 8 is about two content words or one long one. Below it
+# are single letters, stop words and their pairs ("the", "of the", "in the": 3-5), bare figures ("2020",
+# "12%"), which are on most pages; each is no evidence that a page says anything in particular.
+MIN_QUOTE_WEIGHT = 8
+_KEEP_TAGS = ("<super>", "<sub>", "<circle>", "<fraction>")
+
+
+def quote_too_short(quote: str) -> str | None:
+    """Why ``quote`` is too short to be evidence of anything, or None when it is long enough (or empty:
+    an empty quote is the caller's own case)."""
+    n = normalise(quote)
+    weight = 0
+    for c in n:
+        if c.isalnum():
+            weight += 2 if _DENSE.match(c) else 1
+            if weight >= MIN_QUOTE_WEIGHT:
+                return None
     if not n:
         return None
+    shown = n if len(n) <= 40 else n[:39] + "…"
+    return (f"the quote {shown!r} is too short to be evidence of anything: a quote needs at least {MIN_QUOTE_WEIGHT} "
+            f"letters or digits (an ideograph, kana or Hangul syllable counts 2) and it has {weight}; quote more of "
+            "the sentence")
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_" or unicodedata.category(c)[0] == "M"
+
+
+def _joined(a: str, b: str) -> bool:
+    """Whether ``a`` then ``b`` are inside one word (no word boundary between them)."""
+    if unicodedata.category(b)[0] == "M":
+        return True  # a combining mark belongs to the character before it
+    return _word_char(a) and _word_char(b) and not (_UNSEGMENTED.match(a) or _UNSEGMENTED.match(b))
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept(c: str) -> bool:
+    """A character whose NFKC form is plain digits or letters that mean something else: superscripts
+    (10⁶), subscripts, circled digits, vulgar fractions (½ is 1⁄2)."""
+    return unicodedata.decomposition(c).startswith(_KEEP_TAGS)
+
+
+def _has_kept(raw: str) -> bool:
+    return not raw.isascii() and any(_kept(c) for c in raw if not c.isascii())
+
+
+def _cut(h: Normalised, k: int) -> bool:
+    """Normalised ``k`` (0 < k < len) is a place a quote may begin or end: a word boundary, and not inside
+    what one raw character normalised to (the "2" of "½" → "1⁄2", the second "s" of "ß" → "ss")."""
+    if _joined(h.text[k - 1], h.text[k]):
+        return False
+    return not (h.starts[k - 1] == h.starts[k] and h.ends[k - 1] == h.ends[k] == h.starts[k] + 1)
+
+
+def _whole(h: Normalised, i: int, j: int) -> bool:
+    """Normalised ``[i, j)`` begins and ends where a quote may (:func:`_cut`)."""
+    return (i == 0 or _cut(h, i)) and (j == len(h.text) or _cut(h, j))
+
+
+def _same_numbers(needle: str, haystack: str, h: Normalised, i: int, j: int) -> bool:
+    """Every character of the match came from a superscript, subscript, circled digit or fraction on
+    the page exactly where it did in the quote (NFKC makes 10⁶ and 106 alike)."""
+    rs, re_ = h.raw_span(i, j)
+    if not _has_kept(haystack[rs:re_]) and not _has_kept(needle):
+        return True
+    q = normalised(needle)
+    return all(_has_kept(haystack[h.starts[i + k]:h.ends[i + k]]) == _has_kept(needle[q.starts[k]:q.ends[k]])
+               for k in range(j - i))
+
+
+def find(needle: str, haystack: str) -> tuple[int, int] | None:
+    """Raw (start, end) in ``haystack`` of the first place whose normalised text is ``needle``'s, beginning
+    and ending at word boundaries and with every number as written (the module's "Finding a quote")."""
+    return next(find_all(needle, haystack), None)
+
+
+def find_all(needle: str, haystack: str) -> Iterator[tuple[int, int]]:
+    """Every place :func:`find` would take, in order (raw spans); for a caller that picks among a quote's
+    places (a TextQuoteSelector's prefix and suffix) without ever taking one :func:`find` would refuse."""
+    n = normalise(needle)
+    if not n:
+        return
     h = normalised(haystack)
     i = h.text.find(n)
-    if i < 0:
-        return None
-    return h.raw_span(i, i + len(n))
+    while i >= 0:
+        j = i + len(n)
+        if _whole(h, i, j) and _same_numbers(needle, haystack, h, i, j):
+            yield h.raw_span(i, j)
+        i = h.text.find(n, i + 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ A raw read is a *shell* (its words arrive only once scripts run) when all of the
 2. the page has at least one ``<script>`` element (without one, rendering could not change its text);
 3. and one of:
 
-   a. the text a reader sees without scripts (``<noscript>`` included, as g6 reads it for ``cite``) has
+   a. the text a reader sees without scripts (``<noscript>`` included, as a fetch's documents keep it) has
       fewer than ``MIN_TEXT`` (200) characters once whitespace is collapsed;
    b. the page is at least ``BIG_PAGE`` (20,000) bytes and that text is under ``MIN_RATIO`` (1 %) of them;
    c. that text asks for scripts: "enable JavaScript", "JavaScript is required / disabled / off", "requires
