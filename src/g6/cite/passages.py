@@ -296,16 +296,26 @@ def find(needle: str, haystack: str) -> tuple[int, int] | None:
 def find_all(needle: str, haystack: str) -> Iterator[tuple[int, int]]:
     """Every place :func:`find` would take, in order (raw spans); for a caller that picks among a quote's
     places (a TextQuoteSelector's prefix and suffix) without ever taking one :func:`find` would refuse."""
+    h, n, places = find_places(needle, haystack)
+    for i in places:
+        yield h.raw_span(i, i + len(n))
+
+
+def find_places(needle: str, haystack: str, limit: int | None = None) -> tuple[Normalised, str, list[int]]:
+    """The normalised haystack, the normalised needle and, in order, the offsets into the former of every place
+    :func:`find` would take (word boundaries, numbers as written), at most ``limit`` of them."""
     n = normalise(needle)
-    if not n:
-        return
     h = normalised(haystack)
+    places: list[int] = []
+    if not n:
+        return h, n, places
     i = h.text.find(n)
-    while i >= 0:
+    while i >= 0 and (limit is None or len(places) < limit):
         j = i + len(n)
         if _whole(h, i, j) and _same_numbers(needle, haystack, h, i, j):
-            yield h.raw_span(i, j)
+            places.append(i)
         i = h.text.find(n, i + 1)
+    return h, n, places
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,8 @@ FILE = "page-texts.sqlite3"
 MAX_PAYLOAD = 4 * MAX_EXTRACT_BYTES  # bytes of a row's texts, decompressed (main + visible + hidden of one body)
 # g6's modules whose code decides a body's texts, and the distributions they run: any change to either is another
 # extractor, whose rows are not those of this one
-_MODULES = ("g6.adapters.html_text", "g6.adapters.html_encoding", "g6.adapters.web", "g6.adapters.outcomes",
+_MODULES = ("g6.adapters.html_text", "g6.adapters.html_css", "g6.adapters.css_sheets", "g6.adapters.css_conditions",
+            "g6.adapters.refresh", "g6.adapters.html_encoding", "g6.adapters.web", "g6.adapters.outcomes",
             "g6.cite.page_text")
 _DISTRIBUTIONS = ("trafilatura", "lxml", "lxml-html-clean", "justext", "courlan", "htmldate", "charset-normalizer",
                   "cssselect", "tinycss2")

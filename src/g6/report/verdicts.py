@@ -41,7 +41,7 @@ from g6.adapters.web import MAX_EXTRACT_BYTES, media_type
 from g6.cite.cite import locate, read_failure, short_quote, web_citation, why_not_citable
 from g6.cite.manifest import Citation
 from g6.cite.page_text import RENDERED, PageTexts, read_texts
-from g6.cite.passages import align, chunk, find, normalise, normalised
+from g6.cite.passages import align, chunk, find, find_places, normalise
 from g6.ledger.receipts import Receipt
 from g6.report.model import UnusableCitation
 
@@ -357,12 +357,9 @@ def _surrounds(h: str, k: int, n: int, before: str, after: str) -> bool:
 
 
 def _places(text: str, quote: str) -> tuple[Any, str, list[int]]:
-    h, n = normalised(text), normalise(quote)
-    places, i = [], h.text.find(n)
-    while i >= 0 and len(places) < MAX_OCCURRENCES:
-        places.append(i)
-        i = h.text.find(n, i + 1)
-    return h, n, places
+    # only the places g6 cite would take (whole words, numbers as written): a prefix never moves a citation
+    # into the middle of a word
+    return find_places(quote, text, MAX_OCCURRENCES)
 
 
 def _occurrence(texts: PageTexts, quote: str, at: Place,
