@@ -140,6 +140,9 @@ REFUSALS: dict[str, str] = {
     "G6_E_HOME": "a `--home` that is a file, unreadable, or an empty path",
     "G6_E_CITE_INTERSTITIAL": ("a citation of a read that met a login, challenge or consent wall (the receipt's "
                                "`interstitial`): its words are the wall's"),
+    "G6_E_CITE_QUOTE_TOO_SHORT": ("a quote with fewer than 8 letters or digits (an ideograph, kana or Hangul syllable "
+                                  "counts 2): a letter, a stop word, a bare figure is on most pages, so it is no "
+                                  "evidence; nothing was looked for"),
     "G6_E_STORE_BLOB_NOT_FOUND": "a digest the store does not hold",
     "G6_E_STORE_BAD_DIGEST": "a digest string that is not algo:hex",
     "G6_E_STORE_BLOB_REDACTED": "bytes a redaction entry took out of the home (the message names its seq and reason): "
