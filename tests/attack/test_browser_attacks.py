@@ -3,9 +3,10 @@ through the checked client.
 
 Everything runs on loopback. The page is served as a public-looking name (``site.example``) that the test's
 resolver gives a public address and its transport sends to a loopback server; loopback itself is refused, as in
-production, so every loopback listener a page names must count 0 connections. The strict xfails are findings
-(each fails on the code it was written against); the plain tests are attacks already defended, kept so they stay
-defended. The findings list, with severities and fixes, is in the attack report on branch ``attack-browser``.
+production, so every loopback listener a page names must count 0 connections. The findings were strict
+xfails (each failed on the code it was written against), now fixed; the plain tests are attacks already
+defended, kept so they stay defended. The findings list, with severities and fixes, is in the attack report
+on branch ``attack-browser``.
 """
 
 from __future__ import annotations

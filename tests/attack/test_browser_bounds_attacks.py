@@ -1,7 +1,7 @@
 """Attack round on ``g6 fetch URL --render`` (issue 40), part 3: a hostile page trying to hang the command, to
 outlive it, to grow a capture past its bounds, to leave a request unreceipted, or to keep state between captures.
 
-Strict xfails are findings (each fails on the code it was written against); plain tests are defended attacks.
+The findings were strict xfails (each failed on the code it was written against); all are fixed and now pass.
 See the attack report on branch ``attack-browser``.
 """
 

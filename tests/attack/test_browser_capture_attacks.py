@@ -3,7 +3,7 @@ false: text a reader does not see kept as the text a reader saw, an error page r
 fetched named as the page's, scripts a reader's browser refuses run for g6 only, a page that knows it is being
 captured.
 
-Strict xfails are findings (each fails on the code it was written against); plain tests are defended attacks or
+The findings were strict xfails (each failed on the code it was written against) and are fixed; the others are
 the controls that show a finding's premise holds. See the attack report on branch ``attack-browser``.
 """
 

@@ -1,7 +1,7 @@
 """Attack round on the TLS evidence of issue 40 (``adapters/tls.py``), raw and rendered: a redirect from https to
 http, fresh connections to one server, and the capture receipt of a rendered https page.
 
-Strict xfails are findings (each fails on the code it was written against); plain tests are defended attacks.
+The findings were strict xfails (each failed on the code it was written against); all are fixed and now pass.
 See the attack report on branch ``attack-browser``.
 """
 

@@ -1,7 +1,7 @@
 """Attacks on `g6 report check` (issue 37) as a hostile report author and a hostile web page would make them:
-every way found to get `quote_found` where the bytes do not support it. Each finding is a strict xfail that
-fails on the code it was found on (the docstring says the attack and what is right); the attacks that are
-already defended are ordinary tests, so they stay defended. Hidden-text tricks are in
+every way found to get `quote_found` where the bytes do not support it. Each finding was a strict xfail that
+failed on the code it was found on (the docstring says the attack and what is right) and is fixed now; the
+attacks that were already defended are ordinary tests, so they stay defended. Hidden-text tricks are in
 ``test_report_hidden.py``, the command line, MCP and result file attacks in ``test_report_cli_attacks.py``,
 the rendered capture in ``test_report_render_attacks.py``.
 

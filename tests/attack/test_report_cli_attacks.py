@@ -1,7 +1,7 @@
 """Attacks on `g6 report check`, `verify` and `bundle` as a user runs them (a real `g6` process, a real home,
 loopback pages) and on the MCP tool: exit 0 where a citation was never checked, crashes (exit 70, the result
 lost) on what a judge or a report may say, evidence destroyed by an output path, a result that cannot say how
-its bundle was trusted. Findings are strict xfails; the defended attacks are plain tests."""
+its bundle was trusted. The findings were strict xfails and are fixed; every test here now passes."""
 
 from __future__ import annotations
 
