@@ -13,6 +13,7 @@ a typed ``ended`` and what was kept up to then; the caller closes such a browser
 from __future__ import annotations
 
 import base64
+import collections
 import contextlib
 import threading
 import time
@@ -32,6 +33,7 @@ MAX_CLOSED_ROOTS = 200  # closed shadow roots read (each one DevTools command, a
 MAX_PIERCED_NODES = 50_000  # elements in reach past which closed shadow roots are not looked for (DOM.getDocument)
 MAX_DIALOGS_KEPT = 10  # dialogs named in the capture (each one is dismissed and counted)
 MAX_DIALOG_MESSAGE = 200
+RETIRED_FRAMES = 4096  # frames of ended captures whose late requests are failed, per browser (the newest kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,10 +233,24 @@ class _Dispatch:
     def __init__(self, browser: BrowserProcess) -> None:
         self.b = browser
         self.current: _Targets | None = None
+        # the frames and targets of captures that ended: a request one of them still sends (a keep-alive fetch
+        # on pagehide, a poll) arrives browser-wide with no session and must never be taken by the next capture
+        self.retired: collections.deque[str] = collections.deque(maxlen=RETIRED_FRAMES)
+        self.retired_set: set[str] = set()
+
+    def retire(self, targets: _Targets) -> None:
+        for tid in (targets.page_target, *list(targets.sessions)):
+            if isinstance(tid, str) and tid not in self.retired_set:
+                if len(self.retired) == self.retired.maxlen:
+                    self.retired_set.discard(self.retired[0])
+                self.retired.append(tid)
+                self.retired_set.add(tid)
 
     def __call__(self, msg: dict[str, Any]) -> None:
         method, params, session = msg["method"], msg.get("params") or {}, msg.get("sessionId")
         cur = self.current
+        if method == "Fetch.requestPaused" and params.get("frameId") in self.retired_set:
+            cur = None  # an ended capture's request: failed, never answered for the capture running now
         if cur is not None:
             cur.on_event(method, params, session)
         elif method == "Fetch.requestPaused" and isinstance(params.get("requestId"), str):
@@ -313,6 +329,8 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
                                  timeout=lim.command_timeout)
             except BrowserError as e:
                 result.ended, result.message = "browser_hung", f"the capture's context would not close: {e}"
+        if targets is not None:
+            dispatch.retire(targets)
         dispatch.current = None
         icpt.close()
         if targets is not None:
