@@ -249,7 +249,8 @@ class _Dispatch:
     def __call__(self, msg: dict[str, Any]) -> None:
         method, params, session = msg["method"], msg.get("params") or {}, msg.get("sessionId")
         cur = self.current
-        if method == "Fetch.requestPaused" and params.get("frameId") in self.retired_set:
+        frame = params.get("frameId") if method == "Fetch.requestPaused" else None
+        if isinstance(frame, str) and frame in self.retired_set:
             cur = None  # an ended capture's request: failed, never answered for the capture running now
         if cur is not None:
             cur.on_event(method, params, session)
