@@ -159,7 +159,7 @@ class KeyTimeline:
 
     def _signed_entry(self, seq: int, text: Any) -> tuple[dict[str, Any], str]:
         """The entry's JSON and who signed it, if a key valid at ``seq`` did; else InputError saying why."""
-        data, sig, message = _parsed_entry(text)
+        data, sig, message = parsed_entry(text)
         misplaced = _place_problem(data, seq, self.origin)
         if misplaced:
             raise InputError(misplaced)
@@ -177,14 +177,16 @@ class KeyTimeline:
                                                   key=lambda x: (x.valid_from, x.valid_to, x.key.key_id))]
 
 
-def _parsed_entry(text: Any) -> tuple[dict[str, Any], Signature, bytes]:
-    """A stored key entry's JSON, its signature block and the bytes that block signs; InputError (or a
-    KeyError, TypeError, ValueError for a malformed one) otherwise."""
+def parsed_entry(text: Any, kinds: tuple[str, ...] = ("key",),
+                 what: str = "a key entry") -> tuple[dict[str, Any], Signature, bytes]:
+    """A stored log entry's JSON (one of ``kinds``: key entries by default, redaction and hold entries for
+    ``g6.ledger.redactions``), its signature block and the bytes that block signs; InputError (or a KeyError,
+    TypeError, ValueError for a malformed one) otherwise."""
     if not isinstance(text, str):
         raise InputError(f"stored as {type(text).__name__}, not text")
     data = json.loads(text)
-    if not isinstance(data, dict) or data.get("kind") != "key":
-        raise InputError("not a key entry")
+    if not isinstance(data, dict) or data.get("kind") not in kinds:
+        raise InputError(f"not {what}")
     raw_sig = data.get("signature")
     if not isinstance(raw_sig, dict):
         raise InputError("unsigned")
@@ -260,7 +262,7 @@ def vouched(roots: Mapping[str, VerifyKey], key_rows: Iterable[tuple[int, Any, A
     entries: list[_Entry] = []
     for seq, _rid, text in key_rows:
         try:
-            data, sig, message = _parsed_entry(text)
+            data, sig, message = parsed_entry(text)
             action, key = _entry_request(data)
             if _place_problem(data, int(seq), origin, bound=True):
                 continue  # only an entry that signs the very place it stands at vouches, or pairs with a handover

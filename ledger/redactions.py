@@ -36,14 +36,11 @@ from typing import Any
 from g6.errors import InputError
 from g6.ledger import stored_tree
 from g6.ledger.chain import Check
-from g6.ledger.keyring import KeyTimeline
+from g6.ledger.keyring import KeyTimeline, parsed_entry
 from g6.ledger.receipts import (
     Receipt,
-    Signature,
     check_signature,
     log_position,
-    signed_message_fast,
-    unsigned_bytes_of_stored,
 )
 from g6.ledger.rows import LedgerRows
 from g6.store import BlobBackend
@@ -312,18 +309,7 @@ def _kind_of(text: Any) -> str:
 def _signed(timeline: KeyTimeline, origin: str, seq: int, text: Any, covered: int) -> dict[str, Any]:
     """The entry's JSON if it counts where it stands: signed by a key valid at ``seq``, bound to ``origin``
     at ``seq``, inside the first ``covered`` leaves of the stored tree; else InputError saying why not."""
-    if not isinstance(text, str):
-        raise InputError(f"stored as {type(text).__name__}, not text")
-    data = json.loads(text)
-    if not isinstance(data, dict) or data.get("kind") not in ENTRY_KINDS:
-        raise InputError("not a redaction or hold entry")
-    raw_sig = data.get("signature")
-    if not isinstance(raw_sig, dict):
-        raise InputError("unsigned")
-    sig = Signature(raw_sig["alg"], raw_sig["key_id"], raw_sig["value"])
-    message = signed_message_fast(text, data) or unsigned_bytes_of_stored(text, data)
-    if message is None:
-        raise InputError("the stored entry is not the canonical form of a signed receipt")
+    data, sig, message = parsed_entry(text, tuple(ENTRY_KINDS), "a redaction or hold entry")
     ok, why = check_signature(sig, timeline.keys(), message, "entry")
     if not ok:
         raise InputError(why)

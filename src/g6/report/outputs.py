@@ -14,16 +14,15 @@ Over MCP an agent names no path at all: the output is a file name in ``$G6_HOME/
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from g6.errors import InputError
+from g6.prove.proofs import write_note
 
 MCP_RESULTS = Path("knowledge") / "reports" / "results"  # under the home: where report_check's output goes
 MCP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}\.json")
@@ -86,17 +85,7 @@ def write_output(path: Path, text: str, protected: Sequence[Path], flag: str) ->
     temporary file beside it (created exclusively, never through a link), flushed to disk, then renamed over
     it. On any failure the temporary file is removed and ``path`` is as it was."""
     check_output(path, protected, flag)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    write_note(path, text)  # the parent is a folder (checked): nothing is made
 
 
 def mcp_output(home: Path, name: str) -> Path:
