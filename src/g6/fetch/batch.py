@@ -23,7 +23,7 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from g6.adapters.web import EXTRACT_MODES
 from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes
-from g6.fetch.render import Renderer, prepare_page
+from g6.fetch.render import PreparedPage, Renderer, prepare_page, prepare_page_steps
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
 from g6.ledger.receipts import new_receipt_id
@@ -292,16 +292,70 @@ class _Settler:
                 self.state.add_many(self.ready)
 
 
+def _fetched(p: PreparedPage) -> _Fetched:
+    page = p.page
+    return _Fetched(p.receipts, page.outcome.value, page.outcome.code("fetch"), page.response.status,
+                    page.response.byte_count, p.render)
+
+
+@dataclass(frozen=True, slots=True)
+class _Later:
+    """A URL whose raw read was a shell: its render, under way on the batch's render threads."""
+
+    fetched: Future[_Fetched]
+
+    def result(self, shown_url: str, signed: Receipt) -> UrlResult:
+        return self.fetched.result().result(shown_url, signed)
+
+
+class _Renders:
+    """The renders of a ``--render auto`` batch, beside its raw reads: one thread per browser, so a host whose
+    page was a shell goes on to its next page while a browser renders that one. Each rendered page's receipts
+    (the raw read's, the sub-resources', the capture's) go to the ledger writer in one group, as before."""
+
+    def __init__(self, browsers: int) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=max(1, browsers), thread_name_prefix="g6-render")
+
+    def submit(self, render: Callable[[], PreparedPage], writer: _LedgerWriter) -> tuple[_Later, Future[Receipt]]:
+        fetched: Future[_Fetched] = Future()
+        appended: Future[Receipt] = Future()
+
+        def run() -> None:
+            try:
+                done = _fetched(render())
+                fetched.set_result(done)
+                _chain(writer.submit(done.receipts), appended)
+            except BaseException as e:  # noqa: BLE001 - handed to the settler, as a worker's error is
+                for f in (fetched, appended):
+                    if not f.done():
+                        f.set_exception(e)
+
+        self._pool.submit(run)
+        return _Later(fetched), appended
+
+    def close(self, cancel: bool = False) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=cancel)
+
+
+def _chain(source: Future[Receipt], target: Future[Receipt]) -> None:
+    """``target`` ends as ``source`` does."""
+    def done(f: Future[Receipt]) -> None:
+        e = f.exception()
+        if e is not None:
+            target.set_exception(e)
+        else:
+            target.set_result(f.result())
+
+    source.add_done_callback(done)
+
+
 def _fetch_one(home: EvidenceHome, client: CheckedClient, url: str, extract: str, render_mode: str,
                renderer: Renderer | None) -> _Fetched:
     """One URL read and kept, its receipts not yet signed. ``documents=False``: a batch reports outcomes, not
     page text, so the main-text pass runs only where it could change the outcome (capture.page_outcome)."""
     if render_mode != "off":
-        p = prepare_page(home.store, client, url, render_mode=render_mode, renderer=renderer, extract=extract,
-                         documents=False)
-        page = p.page
-        return _Fetched(p.receipts, page.outcome.value, page.outcome.code("fetch"), page.response.status,
-                        page.response.byte_count, p.render)
+        return _fetched(prepare_page(home.store, client, url, render_mode=render_mode, renderer=renderer,
+                                     extract=extract, documents=False))
     prepared = prepare_fetch(home.store, client, url, extract=extract, documents=False)
     page = prepared.page
     return _Fetched((prepared.receipt,), page.outcome.value, page.outcome.code("fetch"), page.response.status,
@@ -327,7 +381,8 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
 
     ``render_mode`` (``always`` or ``auto``, with ``renderer``) renders as ``g6 fetch URL --render`` does, on
     threads of this process only (a browser is this process's child); a URL's receipts (the raw read's, the
-    sub-resources', the capture's) are appended in one transaction."""
+    sub-resources', the capture's) are appended in one transaction. With ``auto`` a shell's render runs on a
+    render thread (one per browser) while its host's thread goes on to the host's next URL."""
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
@@ -371,11 +426,21 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             writer.start()
         else:
             writer = _LedgerWriter(home).start()
+            renders = _Renders(renderer.pool.size) if render_mode == "auto" and renderer is not None else None
+            if renders is not None:
+                stack.callback(renders.close, True)  # after the normal close below: only an early stop cancels
 
-            def work(url: str) -> tuple[_Fetched, Future[Receipt]]:
+            def work(url: str) -> tuple[_Fetched | _Later, Future[Receipt]]:
                 # the receipt goes to the writer from here and the host goes on to its next URL;
                 # the calling thread waits for it before reporting
-                fetched = fetch_one(url)
+                if renders is not None:  # a shell is rendered beside the raw reads, its host goes on
+                    step = prepare_page_steps(home.store, client, url, render_mode="auto", renderer=renderer,
+                                              extract=extract, documents=False)
+                    if not isinstance(step, PreparedPage):
+                        return renders.submit(step, writer)
+                    fetched = _fetched(step)
+                else:
+                    fetched = fetch_one(url)
                 return fetched, writer.submit(fetched.receipts)
 
             results = per_host(pending, host_of, work, concurrency)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -443,6 +443,18 @@ def prepare_page(store: BlobBackend, client: CheckedClient, url: str, *, render_
                  documents: bool = True, links: Mapping[str, Any] | None = None) -> PreparedPage:
     """A page read raw (``off``), rendered (``always``), or read raw and rendered when the raw read is a shell
     (``auto``: :mod:`g6.fetch.shell`); its receipts not yet appended."""
+    step = prepare_page_steps(store, client, url, render_mode=render_mode, renderer=renderer, extract=extract,
+                              policy=policy, documents=documents, links=links)
+    return step if isinstance(step, PreparedPage) else step()
+
+
+def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, render_mode: str = "off",
+                       renderer: Renderer | None = None, extract: str = "text", policy: FetchPolicy | None = None,
+                       documents: bool = True,
+                       links: Mapping[str, Any] | None = None) -> PreparedPage | Callable[[], PreparedPage]:
+    """:func:`prepare_page` in two steps where it renders after a raw read (``auto``, a shell): the raw read is
+    made now and what is returned is the render still to do (a callable giving the page, raw read's receipt
+    first), so a batch can read its next page while a browser renders this one. Otherwise the page itself."""
     if render_mode not in RENDER_MODES:
         raise ValueError(f"render must be one of {RENDER_MODES}")
     if render_mode != "off" and renderer is None:
@@ -465,9 +477,13 @@ def prepare_page(store: BlobBackend, client: CheckedClient, url: str, *, render_
         return PreparedPage((raw.receipt,), raw, info)
     assert renderer is not None
     info["raw_receipt_id"] = raw.receipt.receipt_id
-    captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
-                              policy=policy, links={**dict(links or {}), "raw": raw.receipt.receipt_id})
-    return PreparedPage((raw.receipt, *captured.receipts), captured, info)
+
+    def render_shell() -> PreparedPage:
+        captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
+                                  policy=policy, links={**dict(links or {}), "raw": raw.receipt.receipt_id})
+        return PreparedPage((raw.receipt, *captured.receipts), captured, info)
+
+    return render_shell
 
 
 def fetch_page(home: EvidenceHome, client: CheckedClient, url: str, *, render_mode: str = "off",
