@@ -59,7 +59,7 @@ def main() -> int:
     runs = {"ingest": ingest.run, "ledger": ledger_append.run, "fetch": fetch.run, "extract": extract.run,
             "warc": warc.run, "recheck": recheck.run, "hostile": hostile.run, "compress": compress.run,
             "batch": batch_fetch.run, "backends": backends.run, "serve": serve.run,
-            "report": report_check.run, "render": render.run}
+            "report": report_check.run, "render": render.run, "render-auto": render.run_auto}
     for name in args.names:
         if name not in runs and name != "tree":
             print(f"unknown benchmark {name!r}; known: {', '.join(runs)}", file=sys.stderr)
