@@ -31,6 +31,7 @@ from g6.adapters.browser import RenderLimits, find_chromium
 from g6.adapters.browser.cdp import CDPConnection
 from g6.adapters.browser.launch import QUIET_FLAGS
 from g6.adapters.browser.pool import BrowserPool
+from g6.cli.words import counted
 from g6.fetch.batch import batch_fetch
 from g6.fetch.render import Renderer
 from g6.home import EvidenceHome
@@ -291,7 +292,8 @@ def _auto_round(farm: Farm, hosts: int, latency: float) -> None:
         assert report.ok and rendered == sorted(shells), (rendered, shells)
 
     ours = _ours(urls, "auto", shells_rendered)
-    label = f"batch --render auto {len(urls)} pages, {len(shells)} shells, replies after {latency * 1000:.0f} ms"
+    label = (f"batch --render auto {counted(len(urls), 'page')}, {counted(len(shells), 'shell')}, replies after "
+             f"{latency * 1000:.0f} ms")
     line_by_rounds(label, len(urls), [ours], [raw], "pages/s", "reference: raw httpx (renders nothing)")
     line_by_rounds(label, len(urls), [ours], [raw_and_render], "pages/s",
                    "reference: raw httpx, then the direct Chromium rendering the shells")
