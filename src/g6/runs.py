@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 
 class RunState:
     """The results of one run (re-check verdicts; batch fetch results), one JSON line each,
@@ -27,10 +29,14 @@ class RunState:
     def load(self) -> dict[str, Any]:
         done: dict[str, Any] = {}
         try:
-            lines = self.path.read_text().splitlines()
+            # lines end at a newline only: a verdict's text may hold U+2028 or U+0085, which str.splitlines
+            # would also cut at (orjson and json write both as they are)
+            lines = self.path.read_bytes().split(b"\n")
         except FileNotFoundError:
             return done
         for line in lines:
+            if not line.strip():
+                continue
             try:
                 v = self._decode(json.loads(line))
             except (ValueError, KeyError, TypeError, AttributeError):
@@ -50,9 +56,18 @@ class RunState:
                     f.seek(-1, os.SEEK_END)
                     if f.read(1) != b"\n":
                         f.write(b"\n")  # close a line a crash tore, so this verdict starts on its own
-                f.write(b"".join(json.dumps(v.to_json(), ensure_ascii=False).encode() + b"\n" for v in verdicts))
+                f.write(b"".join(_line(v.to_json()) for v in verdicts))
                 f.flush()
                 os.fsync(f.fileno())
+
+
+def _line(d: Mapping[str, Any]) -> bytes:
+    """One run-file line: orjson (a run writes one per item decided), or ``json.dumps`` for what orjson refuses
+    (a lone surrogate, an integer past 64 bits), which ``load`` reads back the same."""
+    try:
+        return orjson.dumps(d) + b"\n"
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(d).encode("ascii") + b"\n"  # \u escapes: a lone surrogate reads back as written
 
 
 def scrub(folder: Path, receipt_ids: Collection[str], fields: Sequence[str], detail_fields: Sequence[str] = (),

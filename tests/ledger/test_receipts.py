@@ -212,3 +212,38 @@ def test_a_receipt_takes_the_plain_path_and_signs_the_rfc8785_bytes(r: Receipt) 
     assert r.canonical_bytes() == rfc8785.dumps(r.to_json())
     signed = r.signed(KEY)
     assert signed.canonical_bytes(with_signature=True) == rfc8785.dumps(signed.to_json(with_signature=True))
+
+
+def test_canonical_json_by_orjson_is_json_dumps_for_every_character_and_number() -> None:
+    """``canonical_json`` writes plain JSON with orjson: the very bytes ``json.dumps`` (sorted keys, no spaces,
+    UTF-8) writes, for every code point as a key and as a value; numbers past a double's integers and floats go to
+    rfc8785; a lone surrogate is refused as rfc8785 refuses it."""
+    import json
+
+    import rfc8785
+
+    from g6.ledger.receipts import canonical_json
+
+    def dumps(v: object) -> bytes:
+        return json.dumps(v, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+    chars = [chr(c) for c in (*range(0xD800), *range(0xE000, 0x110000))]
+    for i in range(0, len(chars), 512):
+        text = "".join(chars[i:i + 512])
+        value = {"k" + text: [text, text[::-1], 2**53 - 1, -(2**53) + 1, True, None],
+                 text[::-1][:1000]: {"": text, "n": [[[]]]}}
+        if max(text) < "\U00010000":
+            assert canonical_json(value) == dumps(value) == rfc8785.dumps(value)
+        else:  # a key past U+FFFF: rfc8785 orders it by UTF-16 code units
+            assert canonical_json(value) == rfc8785.dumps(value)
+    for odd in ({"n": 2**53}, {"n": 2**64}, {"n": -(2**53)}):  # refused as RFC 8785 refuses them
+        with pytest.raises(ValueError):
+            canonical_json(odd)
+    for odd in ({"f": 0.1}, {"f": 1.0, "g": 1e-7}, {"\U0001F600": 1, "\uffff": 2}, {"t": (1, "a")}):
+        assert canonical_json(odd) == rfc8785.dumps(odd)
+    with pytest.raises(Exception):  # noqa: B017 - rfc8785's own error for a lone surrogate
+        canonical_json({"s": "\ud800"})
+    deep: list = []
+    for _ in range(600):  # past orjson's nesting limit: json.dumps writes it
+        deep = [deep]
+    assert canonical_json({"d": deep}) == dumps({"d": deep})
