@@ -165,6 +165,10 @@ class _ReadBack:
         body = self._kept.get(str(digest))
         return body if body is not None else self._store.read(digest)
 
+    def held(self, digest: str) -> bytes | None:
+        """The body this fetch wrote under ``digest``, when it was held (one a page is read at, or smaller)."""
+        return self._kept.get(digest)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
@@ -205,6 +209,9 @@ class PreparedFetch:
     page: PageRead
     receipt: Receipt  # unsigned
     requested_url: str
+    # the body as it was hashed and written, when it was held (up to the size a page is read at): a caller that
+    # reads the page again (g6 report check) need not read it back from the store
+    body: bytes | None = field(default=None, repr=False, compare=False)
 
     def result(self, signed: Receipt) -> FetchResult:
         """The fetch's result once ``signed`` (this receipt, signed) is in the ledger."""
@@ -241,7 +248,8 @@ def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extrac
     receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
                                     reason=redact_text(page.reason or resp.reason, secrets),
                                     detail=redact_json(page.detail, secrets), links=links, interstitial=wall)
-    return PreparedFetch(page, receipt, request["url"])
+    held = kept.held(resp.body.blake3) if resp.body is not None else None
+    return PreparedFetch(page, receipt, request["url"], held)
 
 
 def fetch(home: EvidenceHome, client: CheckedClient, url: str, *, extract: str = "text",

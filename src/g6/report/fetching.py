@@ -131,7 +131,8 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
         r = prepared.receipt
         body, row = None, None
         if ok_read(r):
-            body = store.read(str((r.content or {})["blake3"]))
+            held = prepared.body  # the bytes just hashed and written: no read back from the store
+            body = held if held is not None else store.read(str((r.content or {})["blake3"]))
             if is_pdf(r, body):
                 return r, None, None  # converted in the calling process, which appends the conversion's receipt
         texts = body_texts(r, body) if body is not None else None
