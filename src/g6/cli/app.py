@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import click
 
 from g6 import __version__
-from g6.adapters.redact import redact_text
+from g6.adapters.net.redact import redact_text
 from g6.config import Settings, load_settings
 from g6.errors import ConfigError, G6Error, HomeError, InputError, LedgerError, StoreDiskFull
 from g6.ledger import VerifyKey

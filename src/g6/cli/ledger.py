@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from g6.adapters.redact import redact_text
+from g6.adapters.net.redact import redact_text
 from g6.cli.app import (
     EXIT_FAILED,
     EXIT_USAGE,

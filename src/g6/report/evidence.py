@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from g6.adapters.redact import redact_url
-from g6.adapters.urls import URLError, normalise_url
+from g6.adapters.net.redact import redact_url
+from g6.adapters.net.urls import URLError, normalise_url
 from g6.cite.cite import read_failure
 from g6.errors import G6Error
 from g6.home import EvidenceHome

@@ -4,7 +4,7 @@ Dropped before any text is taken, and counted in ``unread``: ``script``, ``style
 elements a browser never renders (``NEVER_RENDERED``: ``datalist``, ``noembed``, ``noframes``, ``rp``, a
 ``dialog`` without ``open``, SVG's ``desc``, ``title`` and ``metadata``, MathML's ``annotation``); and
 hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and what the page's own CSS hides
-(:mod:`g6.adapters.html_css`: ``<style>`` and ``data:`` style sheets and inline styles, with ``@media``,
+(:mod:`g6.adapters.html.css`: ``<style>`` and ``data:`` style sheets and inline styles, with ``@media``,
 ``@supports``, cascade layers, nesting and custom properties applied; ``display: none``, ``visibility:
 hidden``, ``content-visibility: hidden``); external style sheets are never fetched. The work style
 sheets can cause is bounded (``MAX_STYLE_CHARS``, ``MAX_STYLE_VISITS``) and what the bounds leave out is
@@ -22,7 +22,7 @@ not be shown. A fetch's documents keep all three (a reader may see them; the fet
 ``noscript``); the texts a quote is cited from drop them (``extract_html(…, cited=True)``), kept in ``hidden``
 with why: g6 cites only what a browser with scripts on shows as the page loads, as its rendered capture does.
 
-The bytes are decoded as a browser decodes them (``g6.adapters.html_encoding``); comments and
+The bytes are decoded as a browser decodes them (``g6.adapters.html.encoding``); comments and
 processing instructions are removed, the text after each kept where it was.
 
 The ``<title>`` is kept apart from the text. Two texts come out: ``visible`` is all the reader-visible
@@ -30,7 +30,7 @@ text of the body (navigation, sidebars, captions, table cells); ``text`` is traf
 or the visible text where it finds none (very short pages; ``text_source`` says which).
 
 A page is parsed once: another reading of the same bytes (the wall check,
-``g6.adapters.interstitial.WallCheck``) is a ``TreeReader`` handed to ``extract_html``, which shows
+``g6.adapters.html.interstitial.WallCheck``) is a ``TreeReader`` handed to ``extract_html``, which shows
 it the tree as parsed and again as a reader sees it, before trafilatura prunes it (fallback content
 still in: a wall's "enable JavaScript" and its consent frame are evidence of the wall).
 """
@@ -48,11 +48,11 @@ import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
-from g6.adapters.html_css import MAX_STYLE_CHARS as MAX_STYLE_CHARS  # the bounds, named where they were
-from g6.adapters.html_css import MAX_STYLE_VISITS as MAX_STYLE_VISITS
-from g6.adapters.html_css import CssEffects, css_effects
-from g6.adapters.html_encoding import decode
-from g6.adapters.refresh import Refresh, meta_refresh
+from g6.adapters.html.css import MAX_STYLE_CHARS as MAX_STYLE_CHARS  # the bounds, named where they were
+from g6.adapters.html.css import MAX_STYLE_VISITS as MAX_STYLE_VISITS
+from g6.adapters.html.css import CssEffects, css_effects
+from g6.adapters.html.encoding import decode
+from g6.adapters.html.refresh import Refresh, meta_refresh
 
 _DROP_TAGS = ("script", "style", "template")
 # Elements a browser never renders (the HTML standard's UA style sheet gives them display:none, or they are
@@ -77,7 +77,7 @@ FALLBACKS = ("noscript", "iframe")  # fallback content: kept in a fetch's docume
 _IN_SVG = ("desc", "metadata", "title")
 _IN_MATH = ("annotation", "annotation-xml")
 DETAILS_CLOSED = "details_closed"  # in a closed <details>: shown once a reader opens it, not cited
-CSS_UNDECIDED = "css_undecided"  # an element the page's CSS may hide, where g6 cannot tell (g6.adapters.html_css)
+CSS_UNDECIDED = "css_undecided"  # an element the page's CSS may hide, where g6 cannot tell (g6.adapters.html.css)
 NEVER_SEEN = frozenset({*_DROP_TAGS, *(r for r, _ in NEVER_RENDERED.values())})  # reasons: never shown at all
 
 
@@ -150,7 +150,7 @@ def _hidden_reason(el: etree._Element, css: dict[etree._Element, tuple[str, str]
 
 
 def parse_html(body: bytes, content_type: str | None = None) -> lxml_html.HtmlElement:
-    """The element tree of an HTML body decoded as a browser decodes it (g6.adapters.html_encoding),
+    """The element tree of an HTML body decoded as a browser decodes it (g6.adapters.html.encoding),
     without comments or processing instructions (their tails, the text after them, are kept)."""
     xml = (content_type or "").split(";")[0].strip().lower() == "application/xhtml+xml"
     text = decode(body, content_type, xml=xml).text

@@ -33,8 +33,8 @@ from typing import Any
 import httpx
 
 from g6 import TOOL_NAME, __version__
-from g6.adapters.addresses import check_address
-from g6.adapters.deadline import (
+from g6.adapters.net.addresses import check_address
+from g6.adapters.net.deadline import (
     Deadline,
     ResolveTimeout,
     current_deadline,
@@ -42,14 +42,13 @@ from g6.adapters.deadline import (
     resolve_within,
     running_until,
 )
-from g6.adapters.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
-from g6.adapters.outcomes import Outcome, outcome_for_status
-from g6.adapters.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
-from g6.adapters.redact import redact_json, redact_text, secrets_in_url
-from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
-from g6.adapters.tls import TrustedRoots, presented, tls_block
-from g6.adapters.transport_errors import classify_transport_error, safe_message
-from g6.adapters.urls import (
+from g6.adapters.net.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
+from g6.adapters.net.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
+from g6.adapters.net.redact import redact_json, redact_text, secrets_in_url
+from g6.adapters.net.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
+from g6.adapters.net.tls import TrustedRoots, presented, tls_block
+from g6.adapters.net.transport_errors import classify_transport_error, safe_message
+from g6.adapters.net.urls import (
     NormalizedURL,
     URLError,
     host_matches,
@@ -57,6 +56,7 @@ from g6.adapters.urls import (
     normalise_url,
     resolve_location,
 )
+from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.ledger.receipts import AllowlistDecision, Hop
 from g6.store import BlobBackend, BlobRef
 

@@ -6,11 +6,11 @@ settings describe (mirrors, pauses, keys) and hands it down.
 
 from __future__ import annotations
 
-from g6.adapters.arxiv import ArxivSource
-from g6.adapters.oaipmh import OaiPmhSource
-from g6.adapters.openalex import OpenAlexSource
-from g6.adapters.search import Source, SourceRegistry
-from g6.adapters.semantic_scholar import SemanticScholarSource
+from g6.adapters.sources.arxiv import ArxivSource
+from g6.adapters.sources.oaipmh import OaiPmhSource
+from g6.adapters.sources.openalex import OpenAlexSource
+from g6.adapters.sources.search import Source, SourceRegistry
+from g6.adapters.sources.semantic_scholar import SemanticScholarSource
 
 
 def build_sources(*sources: Source) -> SourceRegistry:

@@ -24,7 +24,7 @@ one either.
 That first look goes by the page's markup, and markup misleads: a publisher's layout may call the
 column that holds the article a "sidebar" (Vox Media's ``l-sidebar-fixed``), or wrap the whole page
 in an element named for consent. So a page that looks like a wall is then judged by its own main
-text, the text ``g6.adapters.html_text.main_text`` (trafilatura) finds once the wall's elements are
+text, the text ``g6.adapters.html.text.main_text`` (trafilatura) finds once the wall's elements are
 taken out: a wall is a page whose own content is missing or cut short and replaced by the wall, so
 ``LITTLE_TEXT`` characters of main text or more, or (for a consent dialog) more main text than the
 dialog says, and it is not a wall. A consent manager's message frame (Sourcepoint's) holds its words
@@ -35,7 +35,7 @@ challenge is not one.
 Pure: bytes, status, final URL and content type in, a verdict out; no network. Bounded: only the
 first ``MAX_INSPECT`` bytes are read, and a page none of whose bytes could belong to a wall is not
 parsed at all. ``WallCheck`` gives the same verdict from the tree the page's text extraction parses
-(``g6.adapters.html_text.TreeReader``), so a fetch parses a page once. The ``evidence`` words come
+(``g6.adapters.html.text.TreeReader``), so a fetch parses a page once. The ``evidence`` words come
 from a fixed vocabulary (never the page's own text), so they can stand in a signed receipt, which
 never holds body text.
 """
@@ -52,7 +52,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 from lxml import html as lxml_html
 
-from g6.adapters.html_text import HTMLParseError, main_text, parse_html, strip_unseen
+from g6.adapters.html.text import HTMLParseError, main_text, parse_html, strip_unseen
 
 KINDS = ("login", "challenge", "consent")
 MAX_INSPECT = 512 * 1024  # bytes of a body looked at; walls are small, and the head holds their marks
