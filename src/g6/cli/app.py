@@ -341,7 +341,7 @@ def read_kept_notes(paths: Sequence[Path], errors: str) -> list[tuple[str, str]]
 def read_tsa_roots(paths: Sequence[Path]) -> list[Any]:
     """The certificates of every ``--tsa-root`` file (PEM): one that cannot be read or holds none is a
     usage error (exit 2), in one line."""
-    from g6.ledger.timestamp import load_roots
+    from g6.ledger.transparency.timestamp import load_roots
 
     limit = 1 << 20
     roots = []

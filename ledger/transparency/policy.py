@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from g6.errors import InputError
-from g6.ledger.cosignature import CosignatureError, CosignerKey, check_cosignatures, parse_cosigner_key
 from g6.ledger.keys import VerifyKey
 from g6.ledger.note import Checkpoint, NoteError, decimal, open_note, parse_note, parse_verifier_key
+from g6.ledger.transparency.cosignature import CosignatureError, CosignerKey, check_cosignatures, parse_cosigner_key
 
 NONE = "none"
 MAX_POLICY = 1 << 20
