@@ -1,6 +1,7 @@
-"""The registry of paper sources: arXiv, OAI-PMH, OpenAlex and Semantic Scholar.
+"""Paper and index sources (arXiv, OAI-PMH, OpenAlex, Semantic Scholar; Elasticsearch), and the paper sources' registry.
 
-This module reads no settings: :func:`g6.config.sources_from` builds the registry the operator's
+Here: the registry of paper sources, ``SOURCES`` (``g6.adapters.sources.SOURCES.register(my_source)``). This
+package reads no settings: :func:`g6.config.sources_from` builds the registry the operator's
 settings describe (mirrors, pauses, keys) and hands it down.
 """
 
