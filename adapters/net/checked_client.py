@@ -12,11 +12,11 @@ header from the caller: only ``User-Agent``, ``Accept`` and ``Accept-Encoding``.
 
 Bodies stream into a blob store writer while they are read: ``max_bytes`` cuts the read
 (``truncated``), ``hard_cap`` turns a larger body into ``too_large``; sizes count decoded bytes,
-and decoding itself is bounded (``g6.adapters.decoding``), so a compression bomb stops at the cap
+and decoding itself is bounded (``g6.adapters.net.decoding``), so a compression bomb stops at the cap
 without ever being inflated in memory. ``total_timeout`` is one deadline for DNS, connect, TLS,
-headers and body (``g6.adapters.deadline``). Every URL the client cannot parse, the caller's or a
+headers and body (``g6.adapters.net.deadline``). Every URL the client cannot parse, the caller's or a
 server's ``Location``, ends as a typed outcome; every URL and message in the response passes the
-one redaction path (``g6.adapters.redact``) before it leaves the client.
+one redaction path (``g6.adapters.net.redact``) before it leaves the client.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ class CheckedClient:
     its own per bundle). ``transport``, when given, serves every request instead (for tests with
     ``MockTransport``).
 
-    Every hop over TLS keeps what the server presented on that hop's connection (``g6.adapters.tls``):
+    Every hop over TLS keeps what the server presented on that hop's connection (``g6.adapters.net.tls``):
     the certificates go into the store the fetch writes to, the hop names them (``Hop.tls``).
     """
 
