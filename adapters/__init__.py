@@ -1,10 +1,14 @@
-"""Adapters: the checked HTTP client and the sources that read through it."""
+"""Adapters: the checked HTTP client and the sources that read through it.
 
-from g6.adapters.addresses import AddressVerdict, check_address, classify
-from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse, system_resolver
+The face of the network edge: ``net`` (the checked client), ``html`` (reading a page), ``sources`` (paper and
+index sources), ``browser``; ``outcomes`` and ``untrusted``, which all of them share.
+"""
+
+from g6.adapters.html.page import Document, PageRead, fetch_page
+from g6.adapters.net.addresses import AddressVerdict, check_address, classify
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse, system_resolver
+from g6.adapters.net.urls import NormalizedURL, URLError, normalise_url, redact_url
 from g6.adapters.outcomes import Outcome
-from g6.adapters.urls import NormalizedURL, URLError, normalise_url, redact_url
-from g6.adapters.web import Document, PageRead, fetch_page
 
 __all__ = [
     "AddressVerdict",

@@ -10,8 +10,8 @@ import trafilatura
 
 from bench.report import line, line_by_rounds
 from bench.sites import BANNER, STYLE, TCF_STUB
-from g6.adapters.html_text import extract_html
-from g6.adapters.interstitial import WallCheck, detect
+from g6.adapters.html.interstitial import WallCheck, detect
+from g6.adapters.html.text import extract_html
 
 PARA = ("<p>Receipts keep the address, the time and the bytes of every read; a citation names a passage by the "
         "hash of its normalised text, and a re-check compares it with what the page says now. {i}</p>")

@@ -4,7 +4,8 @@ The package face: what app code imports. Inside, the modules form one import DAG
 value and crypto modules (receipts, keys, note, merkle, proofs, chain) at the bottom, then the
 backend protocol (rows) and the stored tree, the backends (sqlite, postgres), the checks (kept,
 verify_ranges, verify, with the key timeline of keyring and the row rules of row_rules), the log
-written once over the protocol (log), and opening by URL (open).
+written once over the protocol (log), and opening by URL (open). What lets others check the log (witnesses'
+cosignatures and policies, RFC 3161 timestamps, tiles) is ``g6.ledger.transparency``, over the value modules.
 """
 
 from g6.ledger.chain import Check, LedgerEntry, LedgerVerifyReport

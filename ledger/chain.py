@@ -108,7 +108,8 @@ class LedgerVerifyReport:
     # receipts bound to their place, under the old rule, and clock warnings (``g6.ledger.row_rules``)
     stats: Mapping[str, int] = field(default_factory=dict)
     keys: tuple[Mapping[str, Any], ...] = ()  # which keys verify trusted, why, and where they were valid
-    timestamps: tuple[Mapping[str, Any], ...] = ()  # every RFC 3161 token checked (``g6.ledger.timestamped``)
+    # every RFC 3161 token checked (``g6.ledger.transparency.timestamped``)
+    timestamps: tuple[Mapping[str, Any], ...] = ()
     # redaction entries that count, blobs they redact, of those still in the store, held (``g6.ledger.redactions``)
     redactions: Mapping[str, int] = field(default_factory=dict)
 

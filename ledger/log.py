@@ -46,7 +46,7 @@ from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint
 from g6.ledger.receipts import Receipt, log_position, utc_now
 from g6.ledger.rows import LedgerRows
 from g6.ledger.sqlite import SqliteRows
-from g6.ledger.tiles import MAX_ENTRY
+from g6.ledger.transparency.tiles import MAX_ENTRY
 from g6.ledger.verify import Trust, verify_ledger
 from g6.store import BlobBackend
 

@@ -132,7 +132,7 @@ class Hop:
     """One request in a redirect chain: its URL, the status it got, the address connected to, and for
     a hop over TLS what the server presented on that very connection (``tls``: protocol, cipher, the
     peer's address and port, the name asked for, and the certificates as blob references; see
-    ``g6.adapters.tls``). ``tls`` is absent from the JSON when None, so hops signed before it existed
+    ``g6.adapters.net.tls``). ``tls`` is absent from the JSON when None, so hops signed before it existed
     (and plain-http hops) are unchanged."""
 
     url: str

@@ -467,8 +467,8 @@ def test_zip_bombs_are_verdicts_under_128_mib(made: dict[str, Any], bz2_bomb: by
 
 
 def test_a_search_citation_shows_the_verified_paper(made: dict[str, Any], site: Site) -> None:
-    from g6.adapters.arxiv import ArxivSource
-    from g6.adapters.search import SearchRequest
+    from g6.adapters.sources.arxiv import ArxivSource
+    from g6.adapters.sources.search import SearchRequest
     from g6.cite.cite import cite_paper
     from g6.fetch.capture import search
 

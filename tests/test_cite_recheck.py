@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.adapters.arxiv import ArxivSource
-from g6.adapters.search import SearchRequest, SourceRegistry
+from g6.adapters.sources.arxiv import ArxivSource
+from g6.adapters.sources.search import SearchRequest, SourceRegistry
 from g6.cite.cite import chunk_receipt, cite_paper, cite_web
 from g6.cite.manifest import Manifest, load_manifest, save_manifest
 from g6.cite.passages import chunk, normalise, passage_id, text_hash

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from g6.adapters import CheckedClient
-from g6.adapters.interstitial import LITTLE_TEXT, Interstitial, detect
+from g6.adapters.html.interstitial import LITTLE_TEXT, Interstitial, detect
 from g6.cite.cite import cite_web
 from g6.cite.manifest import Manifest
 from g6.cite.recheck import recheck

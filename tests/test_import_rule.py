@@ -7,10 +7,13 @@
 | g6.store | errors |
 | g6.ledger | errors, store |
 | g6.adapters | errors, store, the ledger's value types (g6.ledger.receipts) |
+| inside it: g6.adapters.net | g6.adapters.outcomes (the vocabulary every part shares) |
+| inside it: g6.adapters.html, g6.adapters.sources | outcomes, untrusted, net (never each other) |
+| inside it: g6.adapters.browser | nothing else of g6.adapters |
 | g6.home, g6.config, g6.runs | the above |
 | g6.fetch < g6.cite < g6.prove < g6.report < g6.export | the above and the lower siblings |
 | g6.compat (the source documents' shapes) | any library module |
-| faces: g6.knowledge, g6.core, g6.capture, g6.elastic | re-exports only, never imported by the library |
+| faces: g6.knowledge, g6.core, g6.capture, g6.elastic, MOVED | re-exports only, never imported by the library |
 | g6.cli, g6.mcp, g6.demo, g6.serve, g6.__main__ | anything |
 
 Everything may import the root package ``g6`` (``__version__``, ``TOOL_NAME``). No two library modules
@@ -45,7 +48,16 @@ for i, layer in enumerate(LOWER):
     if layer not in ALLOWED:
         below = [m for lay in LOWER[:i] for m in (HOME_TIER if lay == "HOME" else (lay,))]
         ALLOWED[layer] = tuple(below) + (HOME_TIER if layer == "HOME" else ())
-FACES = ("g6.knowledge", "g6.core", "g6.capture", "g6.elastic")
+# the adapters' own parts: the network edge at the bottom, a page's reading and the sources over it, side by side
+ALLOWED |= {part: ALLOWED["g6.adapters"] + inside for part, inside in {
+    "g6.adapters.net": ("g6.adapters.outcomes",),
+    "g6.adapters.html": ("g6.adapters.outcomes", "g6.adapters.untrusted", "g6.adapters.net"),
+    "g6.adapters.sources": ("g6.adapters.outcomes", "g6.adapters.untrusted", "g6.adapters.net"),
+    "g6.adapters.browser": (),
+}.items()}
+# the documented import paths of modules that moved (docs/layout.md, "Import paths kept"): re-exports, kept
+MOVED = ("g6.adapters.html_text", "g6.adapters.interstitial", "g6.ledger.policy", "g6.ledger.cosignature")
+FACES = ("g6.knowledge", "g6.core", "g6.capture", "g6.elastic", *MOVED)
 TOP = ("g6.cli", "g6.mcp", "g6.demo", "g6.serve", "g6.__main__")
 
 
@@ -103,10 +115,8 @@ def within(name: str, prefix: str) -> bool:
 
 
 def layer_of(module: str) -> str | None:
-    for layer in (*ALLOWED, *HOME_TIER):
-        if within(module, layer):
-            return "HOME" if layer in HOME_TIER else layer
-    return None
+    layer = max((lay for lay in (*ALLOWED, *HOME_TIER) if within(module, lay)), key=len, default=None)
+    return "HOME" if layer in HOME_TIER else layer  # the innermost: g6.adapters.net before g6.adapters
 
 
 def allowed(imp: Import) -> bool:
@@ -221,6 +231,17 @@ def test_faces_are_thin_re_exports() -> None:
             assert ok, f"{path.relative_to(ROOT)}:{node.lineno}: a face holds only re-exports"
 
 
+def test_nothing_of_ours_imports_a_moved_modules_old_path() -> None:
+    """The old paths (MOVED) are for the readers of the docs; the library, the tests, the benchmarks and the
+    scripts use the new ones (only tests/test_layout.py imports the old, to check they still work)."""
+    found = []
+    for folder in (*FOLDERS, "src/g6", "tests", "bench", "scripts", "docs"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path != ROOT / "tests" / "test_layout.py":
+                found += [imp for imp in imports(path, path.stem) if any(within(imp.target, m) for m in MOVED)]
+    assert not found, "old paths of moved modules imported:\n" + "\n".join(map(str, found))
+
+
 def test_every_module_is_in_a_layer() -> None:
     loose = [m for m in map(module_name, sources())
              if m != "g6" and layer_of(m) is None and not any(within(m, t) for t in (*TOP, *FACES))]
@@ -247,10 +268,22 @@ def _fake_tree(tmp_path: Path, files: dict[str, str]) -> list[Path]:
 
 
 @pytest.mark.parametrize(("rel", "text", "named"), [
-    ("adapters/sources.py", "from g6.config import load_settings\n",
+    ("adapters/sources/__init__.py", "from g6.config import load_settings\n",
      "g6.adapters.sources imports g6.config.load_settings"),
-    ("adapters/web.py", "def f():\n    from g6.ledger.log import Ledger\n",
-     "g6.adapters.web imports g6.ledger.log.Ledger"),
+    ("adapters/html/page.py", "def f():\n    from g6.ledger.log import Ledger\n",
+     "g6.adapters.html.page imports g6.ledger.log.Ledger"),
+    ("adapters/net/urls.py", "from g6.adapters.html.text import extract_html\n",
+     "g6.adapters.net.urls imports g6.adapters.html.text.extract_html"),
+    ("adapters/sources/arxiv.py", "from g6.adapters.html import text\n",
+     "g6.adapters.sources.arxiv imports g6.adapters.html.text"),
+    ("adapters/html/text.py", "import g6.adapters.sources.search\n",
+     "g6.adapters.html.text imports g6.adapters.sources.search"),
+    ("adapters/browser/render.py", "from g6.adapters.net.checked_client import CheckedClient\n",
+     "g6.adapters.browser.render imports g6.adapters.net.checked_client.CheckedClient"),
+    ("adapters/sources/search.py", "from g6.adapters.interstitial import detect\n",
+     "g6.adapters.sources.search imports g6.adapters.interstitial.detect"),
+    ("ledger/log.py", "from g6.ledger.policy import read_policy\n",
+     "g6.ledger.log imports g6.ledger.policy.read_policy"),
     ("store/folder.py", "import g6.ledger\n", "g6.store.folder imports g6.ledger"),
     ("src/g6/errors.py", "from g6.store import BlobRef\n", "g6.errors imports g6.store.BlobRef"),
     ("ledger/log.py", "from g6.home import EvidenceHome\n", "g6.ledger.log imports g6.home.EvidenceHome"),
@@ -267,7 +300,13 @@ def test_a_forbidden_import_is_named(tmp_path: Path, rel: str, text: str, named:
 
 
 @pytest.mark.parametrize(("rel", "text"), [
-    ("adapters/web.py", "from g6.ledger.receipts import Receipt\nfrom g6.errors import InputError\n"),
+    ("adapters/html/page.py", "from g6.ledger.receipts import Receipt\nfrom g6.errors import InputError\n"),
+    ("adapters/sources/search.py", "from g6.adapters.net.checked_client import CheckedClient\n"
+     "from g6.adapters.outcomes import Outcome\n"),
+    ("adapters/html/text.py", "from g6.adapters.html.css import css_effects\n"
+     "from g6.adapters.net.urls import URLError\n"),
+    ("adapters/interstitial.py", "from g6.adapters.html.interstitial import detect\n"),
+    ("ledger/log.py", "from g6.ledger.transparency.tiles import MAX_ENTRY\n"),
     ("ledger/log.py", "from g6.store import BlobRef\nfrom g6.ledger.chain import Check\n"),
     ("src/g6/prove/bundle.py", "from g6.cite.manifest import Manifest\nfrom g6.fetch.capture import fetch\n"),
     ("src/g6/cli/app.py", "from g6.knowledge import ctx_elastic\n"),

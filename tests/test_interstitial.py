@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from g6.adapters import CheckedClient
-from g6.adapters.interstitial import LITTLE_TEXT, MAX_INSPECT, Interstitial, detect
+from g6.adapters.html.interstitial import LITTLE_TEXT, MAX_INSPECT, Interstitial, detect
 from g6.cite.cite import cite_web, web_citation_id
 from g6.cite.manifest import Manifest, save_manifest
 from g6.cite.recheck import recheck

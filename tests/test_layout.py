@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import g6
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,3 +86,54 @@ def test_ci_runs_the_readme_test_command_exactly() -> None:
     assert tests in ci, f".ci/run does not run the README's test command {tests!r}"
     assert "export G6_REQUIRE_TOOLS=1" in ci and ci.index("export G6_REQUIRE_TOOLS=1") < ci.index(tests)
     assert not any("-m pytest" in line for line in ci), ".ci/run runs pytest only through the README's command"
+
+
+# docs/python-api.md named these paths before their modules moved into subpackages; they stay, as re-exports
+# (faces: tests/test_import_rule.py's MOVED), each name the very object of the module it moved to
+KEPT_PATHS = {
+    "g6.adapters.interstitial": ("g6.adapters.html.interstitial", ("detect", "WallCheck")),
+    "g6.adapters.html_text": ("g6.adapters.html.text", ("extract_html",)),
+    "g6.ledger.policy": ("g6.ledger.transparency.policy", ("read_policy", "parse_policy")),
+    "g6.ledger.cosignature": ("g6.ledger.transparency.cosignature",
+                              ("parse_cosigner_key", "check_cosignatures", "with_cosignatures")),
+}
+
+
+@pytest.mark.parametrize("old", sorted(KEPT_PATHS))
+def test_a_documented_path_of_a_moved_module_still_imports_the_same_objects(old: str) -> None:
+    new, names = KEPT_PATHS[old]
+    kept, moved = importlib.import_module(old), importlib.import_module(new)
+    for name in names:
+        assert getattr(kept, name) is getattr(moved, name), f"{old}.{name} is not {new}.{name}"
+    assert sorted(kept.__all__) == sorted(names)
+
+
+def test_the_paper_sources_registry_keeps_its_documented_path() -> None:
+    """``g6.adapters.sources.SOURCES.register(my_source)`` (docs/python-api.md): the package is the registry's
+    module, and the registry the search reads by default holds the four built-in sources."""
+    from g6.adapters.sources import SOURCES, build_sources
+    from g6.adapters.sources.search import SourceRegistry
+
+    assert isinstance(SOURCES, SourceRegistry) and callable(SOURCES.register)
+    assert sorted(SOURCES.names()) == sorted(build_sources().names())
+    assert {"arxiv", "openalex"} <= set(SOURCES.names())
+
+
+def test_the_adapters_public_surface_is_unchanged() -> None:
+    """``from g6.adapters import CheckedClient, FetchPolicy, Outcome, …``: the same names as before the regroup,
+    each the object of the module that defines it."""
+    import g6.adapters as adapters
+    from g6.adapters.html.page import Document, PageRead, fetch_page
+    from g6.adapters.net.addresses import AddressVerdict, check_address, classify
+    from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse, system_resolver
+    from g6.adapters.net.urls import NormalizedURL, URLError, normalise_url, redact_url
+    from g6.adapters.outcomes import Outcome
+
+    expected = {"AddressVerdict": AddressVerdict, "CheckedClient": CheckedClient, "Document": Document,
+                "FetchPolicy": FetchPolicy, "FetchResponse": FetchResponse, "NormalizedURL": NormalizedURL,
+                "Outcome": Outcome, "PageRead": PageRead, "URLError": URLError, "check_address": check_address,
+                "classify": classify, "fetch_page": fetch_page, "normalise_url": normalise_url,
+                "redact_url": redact_url, "system_resolver": system_resolver}
+    assert sorted(adapters.__all__) == sorted(expected)
+    for name, obj in expected.items():
+        assert getattr(adapters, name) is obj, name

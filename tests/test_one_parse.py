@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from g6.adapters import CheckedClient, html_text
-from g6.adapters.html_text import extract_html
-from g6.adapters.interstitial import MAX_INSPECT, Interstitial, WallCheck, detect
+from g6.adapters import CheckedClient
+from g6.adapters.html import text as html_text
+from g6.adapters.html.interstitial import MAX_INSPECT, Interstitial, WallCheck, detect
+from g6.adapters.html.text import extract_html
 from g6.cite.cite import cite_web
 from g6.cite.manifest import Manifest
 from g6.cite.page_text import read_texts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from g6.adapters.checked_client import FetchResponse
+from g6.adapters.net.checked_client import FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.fetch.shell import BIG_PAGE, MIN_TEXT, shell_verdict
 

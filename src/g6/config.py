@@ -46,16 +46,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from g6.adapters.arxiv import ArxivSource
 from g6.adapters.browser import RenderLimits
 from g6.adapters.browser.pool import BrowserPool
-from g6.adapters.checked_client import CheckedClient, FetchPolicy
-from g6.adapters.oaipmh import OaiPmhSource
-from g6.adapters.openalex import OpenAlexSource
-from g6.adapters.search import SourceRegistry
-from g6.adapters.semantic_scholar import SemanticScholarSource
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy
+from g6.adapters.net.tls import trust_context
 from g6.adapters.sources import build_sources
-from g6.adapters.tls import trust_context
+from g6.adapters.sources.arxiv import ArxivSource
+from g6.adapters.sources.oaipmh import OaiPmhSource
+from g6.adapters.sources.openalex import OpenAlexSource
+from g6.adapters.sources.search import SourceRegistry
+from g6.adapters.sources.semantic_scholar import SemanticScholarSource
 from g6.errors import ConfigError
 from g6.home import EvidenceHome
 from g6.ledger import KeyDir

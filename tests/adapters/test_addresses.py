@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from g6.adapters.addresses import check_address, classify
+from g6.adapters.net.addresses import check_address, classify
 
 CASES = [
     # IPv4
@@ -91,7 +91,7 @@ def test_scoped_and_garbage() -> None:
     assert not v.allowed and v.category == "not_an_ip_address"
 
 
-# One case per row of the IANA special-purpose registries (adapters/registry/*.csv): the block as the
+# One case per row of the IANA special-purpose registries (adapters/net/registry/*.csv): the block as the
 # registry writes it -> (an address in it, its category). A non-public row wins over a reachable row
 # inside it, so the anycast rows inside 192.0.0.0/24 and 2001::/23 are refused too.
 ROW_CASES = {
@@ -135,9 +135,9 @@ def _registry_blocks(version: int) -> set[str]:
     import io
     from importlib.resources import files
 
-    from g6.adapters.addresses import REGISTRY_FILES
+    from g6.adapters.net.addresses import REGISTRY_FILES
 
-    text = (files("g6.adapters") / "registry" / REGISTRY_FILES[version]).read_text(encoding="utf-8")
+    text = (files("g6.adapters.net") / "registry" / REGISTRY_FILES[version]).read_text(encoding="utf-8")
     rows = csv.DictReader(io.StringIO(text))
     return {b.split("[")[0].strip() for rec in rows for b in rec["Address Block"].split(",")}
 
@@ -155,7 +155,7 @@ def test_every_registry_row_has_a_case(version: int) -> None:
 
 
 def test_registry_rows_not_reachable_are_never_public() -> None:
-    from g6.adapters.addresses import registry
+    from g6.adapters.net.addresses import registry
 
     for version in (4, 6):
         for row in registry(version):

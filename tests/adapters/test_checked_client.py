@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.adapters.pacing import HostPacer
+from g6.adapters.net.pacing import HostPacer
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from g6.adapters.elasticsearch import ElasticInputError, ElasticReader, check_index_name, check_loopback_url
 from g6.adapters.outcomes import Outcome
+from g6.adapters.sources.elasticsearch import ElasticInputError, ElasticReader, check_index_name, check_loopback_url
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.elastic import ElasticIndex, ElasticReadError
 from g6.home import EvidenceHome

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from lxml import html as lxml_html
 
-from g6.adapters.html_encoding import decode, prescan
-from g6.adapters.html_text import MAX_STYLE_VISITS, extract_html, visible_text
+from g6.adapters.html.encoding import decode, prescan
+from g6.adapters.html.page import read_document
+from g6.adapters.html.text import MAX_STYLE_VISITS, extract_html, visible_text
 from g6.adapters.outcomes import Outcome
-from g6.adapters.web import read_document
 
 SENTENCE = "The council approved twelve new cycle lanes on Monday after a long debate."
 FILLER = "".join(f"<p>Filler paragraph number {i} says something about the city and its many streets.</p>"

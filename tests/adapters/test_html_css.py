@@ -1,4 +1,4 @@
-"""The page's own CSS as a browser applies it (red-team finding 8): ``g6.adapters.html_css``.
+"""The page's own CSS as a browser applies it (red-team finding 8): ``g6.adapters.html.css``.
 
 Each case is a piece of a page that shows or hides one sentence. ``CERTAIN`` cases are decided by the static
 reader, and the same page rendered in Chromium (``/usr/bin/chromium``, through ``g6 fetch --render`` on a
@@ -15,9 +15,9 @@ import pytest
 from g6.adapters import CheckedClient
 from g6.adapters.browser import RenderLimits
 from g6.adapters.browser.pool import BrowserPool
-from g6.adapters.css_conditions import media_matches
-from g6.adapters.html_css import MAX_VALUE
-from g6.adapters.html_text import CSS_UNDECIDED, extract_html
+from g6.adapters.html.css import MAX_VALUE
+from g6.adapters.html.css_conditions import media_matches
+from g6.adapters.html.text import CSS_UNDECIDED, extract_html
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.render import capture_text, fetch_rendered
 from g6.home import EvidenceHome

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from g6.adapters.html_text import extract_html
+from g6.adapters.html.page import read_document
+from g6.adapters.html.text import extract_html
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
-from g6.adapters.web import read_document
 
 PAGE = b"""<!doctype html><html lang="en"><head><title>  The Title </title>
 <meta name="description" content="About things"><link rel="canonical" href="/canon">

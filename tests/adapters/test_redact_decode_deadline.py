@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from g6.adapters.deadline import DeadlineBackend, deadline_transport
-from g6.adapters.decoding import PIECE, BoundedInflater, ContentDecodingError, codings
-from g6.adapters.redact import MARK, redact_json, redact_text, redact_url, secrets_in_url, storable
+from g6.adapters.net.deadline import DeadlineBackend, deadline_transport
+from g6.adapters.net.decoding import PIECE, BoundedInflater, ContentDecodingError, codings
+from g6.adapters.net.redact import MARK, redact_json, redact_text, redact_url, secrets_in_url, storable
 
 
 # -- redaction -----------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def test_redaction_is_linear_on_hostile_lengths() -> None:
        | st.from_regex(r"[a-z]{1,8}://[a-z.:/?&#;_\-%0-9 ]{0,40}", fullmatch=True))
 def test_text_without_an_at_or_an_equals_sign_has_nothing_the_patterns_redact(text: str) -> None:
     """Why redact_text may skip its three patterns for such text: none of them matches it."""
-    from g6.adapters.redact import _PARAM, _URL, _USERINFO, _redact_params
+    from g6.adapters.net.redact import _PARAM, _URL, _USERINFO, _redact_params
 
     assert _USERINFO.search(text) is None and _PARAM.search(text) is None
     assert _URL.sub(lambda m: _redact_params(m.group(0)), text) == text

@@ -1,11 +1,12 @@
-"""``g6.adapters.refresh``: a page's ``<meta http-equiv=refresh>`` read as a browser reads it (red-team finding 16)."""
+"""``g6.adapters.html.refresh``: a page's ``<meta http-equiv=refresh>`` read as a browser reads it (red-team
+finding 16)."""
 
 from __future__ import annotations
 
 import pytest
 from lxml import html as lxml_html
 
-from g6.adapters.refresh import MAX_DELAY, Refresh, meta_refresh, parse_content, sends_on
+from g6.adapters.html.refresh import MAX_DELAY, Refresh, meta_refresh, parse_content, sends_on
 
 PAGE = "https://e.org/news/a.html"
 

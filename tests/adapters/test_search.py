@@ -11,11 +11,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.adapters.arxiv import ArxivSource
-from g6.adapters.oaipmh import OaiPmhSource
-from g6.adapters.openalex import OpenAlexSource
-from g6.adapters.search import SearchInputError, SearchRequest
-from g6.adapters.semantic_scholar import SemanticScholarSource
+from g6.adapters.sources.arxiv import ArxivSource
+from g6.adapters.sources.oaipmh import OaiPmhSource
+from g6.adapters.sources.openalex import OpenAlexSource
+from g6.adapters.sources.search import SearchInputError, SearchRequest
+from g6.adapters.sources.semantic_scholar import SemanticScholarSource
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.fetch.capture import search
 from g6.home import EvidenceHome

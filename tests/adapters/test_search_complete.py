@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.adapters.arxiv import ArxivSource
-from g6.adapters.oaipmh import OaiPmhSource
-from g6.adapters.openalex import OpenAlexSource
-from g6.adapters.search import Paper, ParsedPage, SearchRequest
-from g6.adapters.semantic_scholar import SemanticScholarSource
+from g6.adapters.sources.arxiv import ArxivSource
+from g6.adapters.sources.oaipmh import OaiPmhSource
+from g6.adapters.sources.openalex import OpenAlexSource
+from g6.adapters.sources.search import Paper, ParsedPage, SearchRequest
+from g6.adapters.sources.semantic_scholar import SemanticScholarSource
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.fetch.capture import search
 from g6.home import EvidenceHome
@@ -273,7 +273,7 @@ def test_page_receipts_are_appended_as_pages_are_read(home: EvidenceHome, site: 
 
 @pytest.mark.parametrize("endpoint", ["not a url", "127.0.0.1:8421/oai", "example.org/oai"])
 def test_an_oai_endpoint_that_is_not_a_url_is_an_input_error(home: EvidenceHome, endpoint: str) -> None:
-    from g6.adapters.search import SearchInputError
+    from g6.adapters.sources.search import SearchInputError
 
     with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as c, \
             pytest.raises(SearchInputError, match="--endpoint: .*(not a URL|no scheme)"):
@@ -282,7 +282,7 @@ def test_an_oai_endpoint_that_is_not_a_url_is_an_input_error(home: EvidenceHome,
 
 
 def test_a_search_reply_past_the_page_cap_is_too_large(home: EvidenceHome, site: Site) -> None:
-    from g6.adapters.search import SEARCH_REPLY_CAP
+    from g6.adapters.sources.search import SEARCH_REPLY_CAP
 
     huge = b'{"meta": {"count": 1}, "results": [' + b'{"id": "x"},' * (SEARCH_REPLY_CAP // 12 + 10) + b'{}]}'
     s = site({"/works": Reply(body=huge, content_type="application/json")})

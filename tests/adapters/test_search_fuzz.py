@@ -8,12 +8,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from g6.adapters.arxiv import parse_feed
-from g6.adapters.oaipmh import parse_oai
-from g6.adapters.openalex import parse_works
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import ParsedPage
-from g6.adapters.semantic_scholar import parse_search
+from g6.adapters.sources.arxiv import parse_feed
+from g6.adapters.sources.oaipmh import parse_oai
+from g6.adapters.sources.openalex import parse_works
+from g6.adapters.sources.search import ParsedPage
+from g6.adapters.sources.semantic_scholar import parse_search
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "http"
 SEEDS = {

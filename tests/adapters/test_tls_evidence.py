@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from cryptography import x509
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.adapters.tls import presented, trust_context
+from g6.adapters.net.tls import presented, trust_context
 from g6.cli import cli
 from g6.config import load_settings
 from g6.demo.site import LocalSite, Reply

@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from g6.adapters.net.transport_errors import classify_transport_error, safe_message
 from g6.adapters.outcomes import Outcome
-from g6.adapters.transport_errors import classify_transport_error, safe_message
 
 REQ = httpx.Request("GET", "http://example.invalid/")
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from g6.adapters.addresses import check_address
-from g6.adapters.urls import URLError, host_matches, normalise_url, redact_url
+from g6.adapters.net.addresses import check_address
+from g6.adapters.net.urls import URLError, host_matches, normalise_url, redact_url
 
 LOOPBACK_FORMS = [
     "http://127.0.0.1/",

@@ -46,8 +46,8 @@ from world import (  # noqa: E402
 from g6.adapters import CheckedClient, FetchPolicy  # noqa: E402
 from g6.adapters.browser import RenderLimits  # noqa: E402
 from g6.adapters.browser.pool import BrowserPool  # noqa: E402
-from g6.adapters.deadline import deadline_transport  # noqa: E402
-from g6.adapters.tls import trust_context  # noqa: E402
+from g6.adapters.net.deadline import deadline_transport  # noqa: E402
+from g6.adapters.net.tls import trust_context  # noqa: E402
 from g6.demo.site import LocalSite, Reply, Route  # noqa: E402
 from g6.fetch.capture import FetchResult  # noqa: E402
 from g6.fetch.render import fetch_rendered  # noqa: E402

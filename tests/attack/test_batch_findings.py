@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.adapters.pacing import HostGate
+from g6.adapters.net.pacing import HostGate
 from g6.cli import cli
 from g6.demo.site import Reply, SeenRequest
 from g6.fetch.batch import batch_fetch

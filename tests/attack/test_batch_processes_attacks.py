@@ -688,7 +688,7 @@ def test_the_address_and_allowlist_checks_decide_in_workers_as_in_one_process(si
 def test_a_worker_dying_inside_the_shared_pacer_does_not_hang_the_others() -> None:
     p = _script("""
         import multiprocessing, os, threading, time
-        from g6.adapters.pacing import SharedHostPacer
+        from g6.adapters.net.pacing import SharedHostPacer
         ctx = multiprocessing.get_context("fork")
         dying = {"on": False}
         def clock():
@@ -806,7 +806,7 @@ def _pause_in_a_shared_slot(site, tmp_path: Path, b_host: str) -> dict:  # type:
         import json, time
         from pathlib import Path
         from g6.adapters import CheckedClient, FetchPolicy
-        from g6.adapters.pacing import HostPacer
+        from g6.adapters.net.pacing import HostPacer
         from g6.fetch.batch import batch_fetch
         from g6.home import EvidenceHome
         sleeping, b_done = Path({str(sleeping)!r}), Path({str(b_done)!r})

@@ -1,4 +1,4 @@
-"""Attack round on the TLS evidence of issue 40 (``adapters/tls.py``), raw and rendered: a redirect from https to
+"""Attack round on the TLS evidence of issue 40 (``adapters/net/tls.py``), raw and rendered: a redirect from https to
 http, fresh connections to one server, and the capture receipt of a rendered https page.
 
 The findings were strict xfails (each failed on the code it was written against); all are fixed and now pass.

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.adapters.arxiv import ArxivSource
-from g6.adapters.openalex import OpenAlexSource
 from g6.adapters.sources import build_sources
+from g6.adapters.sources.arxiv import ArxivSource
+from g6.adapters.sources.openalex import OpenAlexSource
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.errors import InputError, ReportMalformed
 from g6.fetch.capture import fetch

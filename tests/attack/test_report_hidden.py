@@ -1,7 +1,7 @@
 """Attacks on `g6 report check` by a hostile web page: text a reader is never shown, found as the quote.
 
 Issue 37: "a quote found only in hidden text or structured data is not `quote_found`, and says so". The static
-reader (``g6.adapters.html_text``) drops ``display:none``, ``visibility:hidden``, ``hidden``, ``aria-hidden``,
+reader (``g6.adapters.html.text``) drops ``display:none``, ``visibility:hidden``, ``hidden``, ``aria-hidden``,
 ``<script>``/``<style>``/``<template>`` and JSON-LD (defended below). The findings are text that Chromium
 (``/usr/bin/chromium``, the browser g6's own ``fetch --render`` drives) does not show either, checked once per
 case by rendering it with ``g6.fetch.render.fetch_rendered`` and reading the capture's text: the quote was

@@ -12,7 +12,7 @@ import sys
 
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
-from g6.ledger.timestamp import KIND
+from g6.ledger.transparency.timestamp import KIND
 from tests.backends.raw_sql import raw_sql
 from tests.prove._tsa import Tsa
 from tests.prove.conftest import openssl_server  # noqa: F401 - the loopback TSA fixture

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.adapters.deadline import deadline_transport
+from g6.adapters.net.deadline import deadline_transport
 
 # Public addresses (not in any IANA special-purpose block) the resolver hands out: never connected to, the
 # transport maps each to a loopback port.

@@ -15,9 +15,9 @@ import trafilatura
 from click.testing import CliRunner
 
 from g6.adapters import CheckedClient, FetchPolicy
-from g6.adapters.checked_client import FetchResponse
+from g6.adapters.html.page import read_page
+from g6.adapters.net.checked_client import FetchResponse
 from g6.adapters.outcomes import Outcome
-from g6.adapters.web import read_page
 from g6.cli import cli
 from g6.demo.site import Reply, SeenRequest
 from g6.fetch.batch import batch_fetch

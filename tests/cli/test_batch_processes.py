@@ -91,7 +91,7 @@ def test_the_pause_is_shared_by_the_worker_processes() -> None:
     would give 0, 0, 1, 1)."""
     p = _script("""
         import multiprocessing, os
-        from g6.adapters.pacing import SharedHostPacer
+        from g6.adapters.net.pacing import SharedHostPacer
         ctx = multiprocessing.get_context("fork")
         pacer = SharedHostPacer(ctx, clock=lambda: 100.0, sleep=lambda s: None)
         other = SharedHostPacer(ctx, clock=lambda: 100.0, sleep=lambda s: None)
@@ -109,7 +109,7 @@ def test_the_pause_is_shared_by_the_worker_processes() -> None:
         os.close(w)
         print(sorted(float(x) for x in os.read(r, 1000).decode().split()))
         print(other.wait("web", "example.org", 2.5), pacer.wait("web", "example.net", 2.5))
-        from g6.adapters.pacing import HostPacer
+        from g6.adapters.net.pacing import HostPacer
         before = HostPacer(clock=lambda: 100.0, sleep=lambda s: None)
         before.wait("web", "example.com", 4.0)  # asked before the batch: next slot at 104
         carried = SharedHostPacer(ctx, clock=lambda: 100.0, sleep=lambda s: None)

@@ -8,7 +8,9 @@ import struct
 
 import pytest
 
-from g6.ledger.cosignature import (
+from g6.ledger.keys import SigningKey
+from g6.ledger.note import Checkpoint, NoteError, note_key_id, parse_note, sign_checkpoint, verifier_key
+from g6.ledger.transparency.cosignature import (
     CosignatureError,
     CosignerKey,
     check_cosignatures,
@@ -19,8 +21,6 @@ from g6.ledger.cosignature import (
     verify_cosignature,
     with_cosignatures,
 )
-from g6.ledger.keys import SigningKey
-from g6.ledger.note import Checkpoint, NoteError, note_key_id, parse_note, sign_checkpoint, verifier_key
 
 # A cosignature litewitness v0.6.1 (filippo.io/torchwood) returned on loopback for a 1-entry log
 # (/work/notes research run): a known answer from a third-party witness, checked byte for byte.

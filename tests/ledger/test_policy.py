@@ -7,10 +7,10 @@ import base64
 
 import pytest
 
-from g6.ledger.cosignature import CosignerKey, sign_cosignature, with_cosignatures
 from g6.ledger.keys import SigningKey
 from g6.ledger.note import Checkpoint, sign_checkpoint, verifier_key
-from g6.ledger.policy import PolicyError, parse_policy, policy_from, read_policy
+from g6.ledger.transparency.cosignature import CosignerKey, sign_cosignature, with_cosignatures
+from g6.ledger.transparency.policy import PolicyError, parse_policy, policy_from, read_policy
 
 NOW = 1_800_000_000
 ORIGIN = "example.com/log"

@@ -1,4 +1,4 @@
-"""g6.ledger.tiles: C2SP tlog-tiles names and tile math, against the spec's own examples
+"""g6.ledger.transparency.tiles: C2SP tlog-tiles names and tile math, against the spec's own examples
 (https://c2sp.org/tlog-tiles@v0.1.0) and against the ledger's RFC 9162 Merkle tree."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from g6.ledger.merkle import MerkleTree, leaf_hash
-from g6.ledger.tiles import (
+from g6.ledger.transparency.tiles import (
     MAX_ENTRY,
     Tile,
     TileError,

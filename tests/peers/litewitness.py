@@ -74,8 +74,8 @@ class Litewitness:
 
     def witness(self, label: str = "lw") -> Any:
         """This witness as a policy names it (``label``), with its key and URL."""
-        from g6.ledger.cosignature import parse_cosigner_key
-        from g6.ledger.policy import PolicyWitness
+        from g6.ledger.transparency.cosignature import parse_cosigner_key
+        from g6.ledger.transparency.policy import PolicyWitness
 
         return PolicyWitness(label, parse_cosigner_key(self.vkey), self.url)
 

@@ -23,11 +23,11 @@ import pytest
 
 from g6.errors import MonitorUnreachable
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import CosignerKey, sign_cosignature
 from g6.ledger.keys import SigningKey
 from g6.ledger.merkle import leaf_hash
 from g6.ledger.note import MAX_NOTE, Checkpoint, parse_note, sign_checkpoint, verifier_key
-from g6.ledger.tiles import WIDTH, Tile, TileTree, encode_bundle
+from g6.ledger.transparency.cosignature import CosignerKey, sign_cosignature
+from g6.ledger.transparency.tiles import WIDTH, Tile, TileTree, encode_bundle
 from g6.prove.monitor import MAX_TILE, STATE_FILE, MonitorReport, monitor, new_client
 from g6.prove.publish import publish
 from g6.prove.publish_dest import FolderDestination

@@ -20,7 +20,7 @@ import pytest
 from g6.errors import PublishConflict, ReceiptTooLarge
 from g6.home import EvidenceHome
 from g6.ledger.note import parse_note
-from g6.ledger.tiles import MAX_ENTRY, decode_bundle
+from g6.ledger.transparency.tiles import MAX_ENTRY, decode_bundle
 from g6.prove import publish_dest
 from g6.prove.publish import publish
 from g6.prove.publish_dest import FolderDestination

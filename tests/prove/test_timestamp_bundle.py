@@ -24,7 +24,7 @@ from g6.errors import TimestampAuthorityError
 from g6.fetch.capture import prepare_fetch
 from g6.home import EvidenceHome
 from g6.ledger.note import parse_note, verifier_key
-from g6.ledger.timestamp import KIND, load_roots
+from g6.ledger.transparency.timestamp import KIND, load_roots
 from g6.prove.bundle import BundleReport, build_bundle, verify_bundle
 from g6.prove.proofs import checkpoint
 from g6.prove.timestamp_client import ask_tsa, note_body, stamp_checkpoint

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
-from g6.ledger.timestamp import KIND
+from g6.ledger.transparency.timestamp import KIND
 from g6.prove.timestamp_client import ask_tsa, note_body
 from tests.conftest import validate
 from tests.prove._tsa import Tsa, backdating_tsa

@@ -1,5 +1,5 @@
 """Asking a TSA (``g6.prove.timestamp_client``) and keeping its token beside a checkpoint; the ledger's
-tokens checked by ``g6.ledger.timestamped``. Failures first: a TSA that answers wrong is a typed error
+tokens checked by ``g6.ledger.transparency.timestamped``. Failures first: a TSA that answers wrong is a typed error
 naming it, and nothing is kept."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from asn1crypto import tsp
 from g6.errors import TimestampAuthorityError
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
-from g6.ledger.timestamp import KIND, TokenReport, load_roots, make_request
-from g6.ledger.timestamped import backdated, timestamp_checks
+from g6.ledger.transparency.timestamp import KIND, TokenReport, load_roots, make_request
+from g6.ledger.transparency.timestamped import backdated, timestamp_checks
 from g6.prove.proofs import checkpoint
 from g6.prove.timestamp_client import MAX_REPLY, ask_tsa, note_body, stamp_checkpoint
 from tests.prove._tsa import Tsa, openssl_verify, rfc3161_client_verify

@@ -1,4 +1,4 @@
-"""RFC 3161 tokens from two real TSAs on loopback, checked offline by ``g6.ledger.timestamp`` and, for
+"""RFC 3161 tokens from two real TSAs on loopback, checked offline by ``g6.ledger.transparency.timestamp`` and, for
 every token, by rfc3161-client and ``openssl ts -verify -attime <genTime>`` as well. Failures first."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from rfc3161_client import VerificationError
 
-from g6.ledger.timestamp import (
+from g6.ledger.transparency.timestamp import (
     REQUIRED,
     TimestampTokenError,
     TokenReport,

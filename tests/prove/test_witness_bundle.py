@@ -21,10 +21,10 @@ from g6.cite.manifest import Manifest, save_manifest
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import CosignerKey, sign_cosignature
 from g6.ledger.keys import SigningKey
 from g6.ledger.note import parse_note
-from g6.ledger.policy import PolicyWitness, parse_policy
+from g6.ledger.transparency.cosignature import CosignerKey, sign_cosignature
+from g6.ledger.transparency.policy import PolicyWitness, parse_policy
 from g6.prove.bundle import PinnedKey, build_bundle, verify_bundle
 from g6.prove.proofs import checkpoint
 from g6.prove.witness import new_client, submit

@@ -23,11 +23,11 @@ from g6.errors import (
     WitnessUnreachable,
 )
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import CosignerKey, sign_cosignature
 from g6.ledger.keys import SigningKey
 from g6.ledger.note import Checkpoint, parse_note
-from g6.ledger.policy import PolicyWitness, parse_policy
 from g6.ledger.receipts import Receipt
+from g6.ledger.transparency.cosignature import CosignerKey, sign_cosignature
+from g6.ledger.transparency.policy import PolicyWitness, parse_policy
 from g6.prove.proofs import checkpoint
 from g6.prove.witness import (
     COSIGNATURE,

@@ -21,9 +21,9 @@ import pytest
 
 from g6.errors import WitnessInconsistent, WitnessUnknownLog
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import check_cosignatures, sign_cosignature
-from g6.ledger.policy import PolicyWitness
 from g6.ledger.receipts import Receipt
+from g6.ledger.transparency.cosignature import check_cosignatures, sign_cosignature
+from g6.ledger.transparency.policy import PolicyWitness
 from g6.prove.proofs import checkpoint, note_verifier_key
 from g6.prove.witness import COSIGNATURE, new_client, submit, witness_checkpoint
 from tests.conftest import validate
@@ -137,8 +137,8 @@ def test_witness_checkpoint_with_a_second_unreachable_witness_keeps_the_first(li
     litewitness.register(ev)
     _append(ev, 1)
     cp, note = checkpoint(ev)
-    from g6.ledger.cosignature import CosignerKey
     from g6.ledger.keys import SigningKey
+    from g6.ledger.transparency.cosignature import CosignerKey
     dead = PolicyWitness("dead", CosignerKey("dead.example", SigningKey.generate().public),
                          f"http://127.0.0.1:{free_port()}")
     report = witness_checkpoint(ev, cp, note, None, [litewitness.witness(), dead])
@@ -156,8 +156,8 @@ def g6(home: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_commands_quorum_1_of_1_2_of_2_and_a_tampered_cosignature(litewitness: Litewitness, tmp_path: Path) -> None:
-    from g6.ledger.cosignature import CosignerKey
     from g6.ledger.keys import SigningKey
+    from g6.ledger.transparency.cosignature import CosignerKey
 
     home = tmp_path / "home"
     ev = _home(home)

@@ -37,9 +37,9 @@ from g6.cite.manifest import Manifest, save_manifest
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from g6.ledger.cosignature import sign_cosignature
 from g6.ledger.note import Checkpoint, parse_note
-from g6.ledger.policy import read_policy
+from g6.ledger.transparency.cosignature import sign_cosignature
+from g6.ledger.transparency.policy import read_policy
 from g6.prove.proofs import checkpoint, note_verifier_key
 from g6.prove.witness import COSIGNATURE, witness_checkpoint
 from tests.conftest import validate

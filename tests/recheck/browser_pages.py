@@ -102,7 +102,7 @@ def encode(text: str, encoding: str) -> tuple[bytes, str]:
 
 
 def decoded(page: Page) -> str:
-    from g6.adapters.html_encoding import decode
+    from g6.adapters.html.encoding import decode
 
     return decode(page.body, page.content_type).text
 
@@ -140,7 +140,7 @@ def measure(work: Path, browser: Any | None) -> dict[str, Any]:
     """The figures, over a real loopback site and a fresh evidence home in ``work``."""
     sys.path.insert(0, str(ROOT / "tests"))
     from g6.adapters import CheckedClient
-    from g6.adapters.checked_client import FetchPolicy, FetchResponse
+    from g6.adapters.net.checked_client import FetchPolicy, FetchResponse
     from g6.adapters.outcomes import Outcome
     from g6.cite.cite import cite_web
     from g6.cite.page_text import read_texts

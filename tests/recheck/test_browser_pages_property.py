@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient
-from g6.adapters.checked_client import FetchPolicy, FetchResponse
+from g6.adapters.net.checked_client import FetchPolicy, FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.cite.cite import cite_web
 from g6.cite.manifest import Citation, Manifest

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from g6.adapters import CheckedClient
-from g6.adapters.checked_client import FetchResponse
+from g6.adapters.net.checked_client import FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.cite.cite import chunk_receipt, cite_web
 from g6.cite.manifest import Citation, Manifest
@@ -211,7 +211,7 @@ def test_cited_text_gives_the_text_a_citation_points_into(home: EvidenceHome, ar
 
 
 def test_hidden_old_words_beside_an_edited_visible_span_is_changed() -> None:
-    from g6.adapters.html_text import HiddenText
+    from g6.adapters.html.text import HiddenText
 
     body = (f"<html><body><p>{LONG.replace('12%', '21%')}</p>"
             f"<p style='display:none'>{QUOTE}</p></body></html>").encode()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy, Outcome
-from g6.adapters.urls import normalise_url
+from g6.adapters.net.urls import normalise_url
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome

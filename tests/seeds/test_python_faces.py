@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage
+from g6.adapters.sources.search import Paper, ParsedPage
 from g6.core import http
 from g6.demo.site import Reply
 from g6.home import EvidenceHome

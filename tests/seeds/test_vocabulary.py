@@ -50,7 +50,7 @@ def test_every_code_in_the_source_is_in_the_vocabulary() -> None:
     for o in Outcome:
         if o is not Outcome.PARTIAL:
             found.add(o.code("fetch"))
-    # every outcome the Elasticsearch reader ends in (adapters/elasticsearch.py), for every op
+    # every outcome the Elasticsearch reader ends in (adapters/sources/elasticsearch.py), for every op
     reader = [(o, "") for o in (Outcome.OK, Outcome.EMPTY, Outcome.PARTIAL, Outcome.BLOCKED, Outcome.NOT_FOUND,
                                 Outcome.REJECTED, Outcome.RATE_LIMITED, Outcome.SERVER_ERROR, Outcome.HTTP_ERROR,
                                 Outcome.TOO_LARGE, Outcome.PARSE_FAILED)]

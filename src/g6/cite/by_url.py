@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from g6.adapters.urls import URLError, normalise_url
+from g6.adapters.net.urls import URLError, normalise_url
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from g6.adapters.html_text import (
+from g6.adapters.html.text import (
     CSS_UNDECIDED,
     DETAILS_CLOSED,
     MAX_STYLE_CHARS,
@@ -16,8 +16,8 @@ from g6.adapters.html_text import (
     STRUCTURED_DATA,
 )
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import SearchRequest
 from g6.adapters.sources import SOURCES
+from g6.adapters.sources.search import SearchRequest
 from g6.cite.manifest import Citation
 from g6.cite.page_text import RENDERED, SENT_ON, STYLE_UNDECIDED, TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, quote_too_short, text_hash

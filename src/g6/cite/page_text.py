@@ -5,16 +5,16 @@ text a reader sees on the page (navigation, sidebars, captions, table cells). Pl
 have one text, used for both. ``hidden`` keeps the text a reader does not see and how it was
 hidden, so a quote that cannot be cited (or a passage a re-check no longer sees) can say why. The
 reader is a browser with scripts on: ``noscript`` and other fallback content are hidden text here
-(``g6.adapters.html_text``: ``cited=True``), though a fetch's documents keep them; so is text the page's CSS
+(``g6.adapters.html.text``: ``cited=True``), though a fetch's documents keep them; so is text the page's CSS
 may hide where g6 cannot tell.
 
-A page whose own CSS g6 could not apply in full (past the bounds of ``g6.adapters.html_css``:
+A page whose own CSS g6 could not apply in full (past the bounds of ``g6.adapters.html.css``:
 ``style_chars_not_read``, ``style_rules_not_applied``) could hide any of its text from a reader, so none of
 it is taken as reader-visible: its texts are ``parse_failed`` with the reason ``STYLE_UNDECIDED`` (render the
 page, ``g6 fetch --render``, to cite it).
 
 A page that sends its reader on to another address at once (``<meta http-equiv="refresh" content="0;
-url=/">``, within ``g6.adapters.refresh.MAX_DELAY`` seconds) is a stop on the way, like a 3xx's body: its texts
+url=/">``, within ``g6.adapters.html.refresh.MAX_DELAY`` seconds) is a stop on the way, like a 3xx's body: its texts
 are ``empty`` with the reason ``SENT_ON`` and where it sends the reader; cite the page it sends them to.
 """
 
@@ -22,17 +22,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from g6.adapters.html_text import STRUCTURED_DATA, HiddenText, HTMLParseError, TreeReader, decode_text, extract_html
+from g6.adapters.html.page import _TEXTUAL, media_type
+from g6.adapters.html.refresh import sends_on
+from g6.adapters.html.text import STRUCTURED_DATA, HiddenText, HTMLParseError, TreeReader, decode_text, extract_html
 from g6.adapters.outcomes import Outcome
-from g6.adapters.refresh import sends_on
-from g6.adapters.web import _TEXTUAL, media_type
 from g6.cite.passages import find, quote_too_short
 
 TEXT_SOURCES = ("main", "visible")
 # the reason of a page whose CSS is past what g6 applies (words: report check shows it as it is)
 STYLE_UNDECIDED = "its CSS is past what g6 applies, so what a reader sees is undecided"
 _BOUNDS = ("style_chars_not_read", "style_rules_not_applied")
-# the reason (then ": a refresh to URL after N s") of a page that sends its reader on at once (g6.adapters.refresh)
+# the reason (then ": a refresh to URL after N s") of a page that sends its reader on at once (g6.adapters.html.refresh)
 SENT_ON = "the page sends a reader on at once, so its words are not what a reader reads"
 # A rendered capture's text: what the browser showed a reader (g6.fetch.render), the only text cited of one.
 RENDERED = "rendered"

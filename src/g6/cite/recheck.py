@@ -40,13 +40,13 @@ from time import monotonic
 from typing import Any
 
 from g6.adapters.browser.pool import BrowserPool
-from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.html_text import STRUCTURED_DATA
-from g6.adapters.interstitial import Interstitial
+from g6.adapters.html.interstitial import Interstitial
+from g6.adapters.html.page import MAX_EXTRACT_BYTES
+from g6.adapters.html.text import STRUCTURED_DATA
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.net.urls import redact_url
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import SearchRequest
-from g6.adapters.urls import redact_url
-from g6.adapters.web import MAX_EXTRACT_BYTES
+from g6.adapters.sources.search import SearchRequest
 from g6.cite.cite import read_failure
 from g6.cite.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
 from g6.cite.page_text import RENDERED, PageTexts, read_texts

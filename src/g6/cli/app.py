@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import click
 
 from g6 import __version__
-from g6.adapters.redact import redact_text
+from g6.adapters.net.redact import redact_text
 from g6.config import Settings, load_settings
 from g6.errors import ConfigError, G6Error, HomeError, InputError, LedgerError, StoreDiskFull
 from g6.ledger import VerifyKey
@@ -341,7 +341,7 @@ def read_kept_notes(paths: Sequence[Path], errors: str) -> list[tuple[str, str]]
 def read_tsa_roots(paths: Sequence[Path]) -> list[Any]:
     """The certificates of every ``--tsa-root`` file (PEM): one that cannot be read or holds none is a
     usage error (exit 2), in one line."""
-    from g6.ledger.timestamp import load_roots
+    from g6.ledger.transparency.timestamp import load_roots
 
     limit = 1 << 20
     roots = []

@@ -38,8 +38,8 @@ def _targets(f: Any) -> Any:
 
 def _url_forms(urls: Iterable[str]) -> list[tuple[str, ...]]:
     """Each URL as receipts may hold it: as given, normalised (hops, final URL), and redacted (``request.url``)."""
-    from g6.adapters.redact import redact_url
-    from g6.adapters.urls import URLError, normalise_url
+    from g6.adapters.net.redact import redact_url
+    from g6.adapters.net.urls import URLError, normalise_url
 
     out = []
     for u in urls:

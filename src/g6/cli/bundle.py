@@ -118,7 +118,7 @@ def _verify(bundle: str, keys: tuple[str, ...], origin: str | None, trust_bundle
             kept: list[tuple[str, str]], policy_file: Path | None = None,
             tsa_roots: list[Any] | None = None) -> NoReturn:
     """``g6 bundle verify BUNDLE.zip``: every check offline, one verdict per citation."""
-    from g6.ledger.policy import PolicyError, read_policy
+    from g6.ledger.transparency.policy import PolicyError, read_policy
     from g6.prove.bundle import MAX_PARSED_BODY, PinnedKey, verify_bundle
 
     policy = None

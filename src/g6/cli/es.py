@@ -1,6 +1,6 @@
 """``g6 es``: a local Elasticsearch, read only (mapping, search, count, get)."""
 
-# Imports: the Elasticsearch reader (g6.adapters.elasticsearch, g6.fetch.elastic) and its replies (g6.compat)
+# Imports: the Elasticsearch reader (g6.adapters.sources.elasticsearch, g6.fetch.elastic) and its replies (g6.compat)
 # only inside the commands, so `g6 --help` does not load them.
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def es_group() -> None:
 
 
 def _es_run(c: Ctx, index: str, as_json: bool, op: str, *args: Any) -> None:
-    from g6.adapters.elasticsearch import ElasticInputError
+    from g6.adapters.sources.elasticsearch import ElasticInputError
     from g6.fetch.elastic import EsIndex
 
     fields = args[0] if op in ("search", "count") else ()

@@ -13,9 +13,9 @@ from typing import Any, NoReturn
 
 import click
 
+from g6.adapters.net.redact import redact_text
+from g6.adapters.net.urls import not_a_url
 from g6.adapters.outcomes import Outcome
-from g6.adapters.redact import redact_text
-from g6.adapters.urls import not_a_url
 from g6.cli.app import (
     EXIT_FAILED,
     EXIT_USAGE,

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from g6.adapters.redact import redact_text
+from g6.adapters.net.redact import redact_text
 from g6.cli.app import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -90,7 +90,7 @@ def _read_policy(path: Path | None) -> Any:
     """The --policy file, parsed; a bad one ends the command (exit 2) naming the line."""
     if path is None:
         return None
-    from g6.ledger.policy import PolicyError, read_policy
+    from g6.ledger.transparency.policy import PolicyError, read_policy
 
     try:
         return read_policy(path)
@@ -100,8 +100,8 @@ def _read_policy(path: Path | None) -> Any:
 
 def _witness_list(urls: tuple[str, ...], vkeys: tuple[str, ...]) -> list[Any]:
     """--witness URL and --witness-key VKEY, paired in order."""
-    from g6.ledger.cosignature import CosignatureError, parse_cosigner_key
-    from g6.ledger.policy import PolicyWitness
+    from g6.ledger.transparency.cosignature import CosignatureError, parse_cosigner_key
+    from g6.ledger.transparency.policy import PolicyWitness
 
     if len(urls) != len(vkeys):
         fail(f"give one --witness-key per --witness (in the same order): {len(urls)} --witness, "
@@ -181,7 +181,7 @@ def ledger_verify(c: Ctx, kept: tuple[Path, ...], pinned: tuple[str, ...], as_js
 
             report = with_witness_checks(report, ev.ledger, policy)
         if tsa_roots:
-            from g6.ledger.timestamped import with_timestamps
+            from g6.ledger.transparency.timestamped import with_timestamps
 
             report = with_timestamps(report, ev.ledger, roots)
         if record and report.ok and size:
@@ -345,7 +345,7 @@ def _stamp(ev: Any, cp: Any, note: str, url: str, name: str) -> dict[str, Any]:
 
 
 def _gen_time(report: Any) -> str | None:
-    from g6.ledger.timestamp import iso
+    from g6.ledger.transparency.timestamp import iso
 
     return iso(report.gen_time) if report.gen_time else None
 

@@ -45,7 +45,7 @@ def monitor_cmd(url: str, key_text: str, origin: str | None, policy_file: Path |
     check_url(url)  # a bad URL is refused before the policy or the state is read
     policy = None
     if policy_file is not None:
-        from g6.ledger.policy import read_policy
+        from g6.ledger.transparency.policy import read_policy
 
         policy = read_policy(policy_file)  # PolicyError: an input error, exit 2, naming the line
     with progress("monitoring", "entries") as bar:

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import click
 
-from g6.adapters.redact import redact_text
-from g6.adapters.search import SearchRequest
+from g6.adapters.net.redact import redact_text
+from g6.adapters.sources.search import SearchRequest
 from g6.cli.app import Ctx, cli, emit_json, fail, finish, info, knowledge_reply, pass_ctx, progress, refusal_json
 from g6.cli.options import json_option, quiet_option
 from g6.errors import InputError

@@ -9,7 +9,7 @@
     handbook.find("leave")          # a Searched
     handbook.search("leave")        # the hits (a g6.grounding-style retriever)
 
-A thin face over ``g6.fetch.elastic.ElasticIndex`` / ``g6.adapters.elasticsearch.ElasticReader``: the
+A thin face over ``g6.fetch.elastic.ElasticIndex`` / ``g6.adapters.sources.elasticsearch.ElasticReader``: the
 same mapping checks, store and signed receipts. Each op takes ``caller=``, a stand-in for
 ``g6.core.outside.call_service(program, method, path, **kw)`` returning ``outside.ServiceReply``.
 A result one may read (``G6_E_KNOWLEDGE_ELASTIC_SEARCHED``, ``_PARTIAL``, ``_NO_MATCH``, and the
@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from g6.adapters.elasticsearch import ElasticInputError, EsResult, Passage
 from g6.adapters.outcomes import QUALIFIED
+from g6.adapters.sources.elasticsearch import ElasticInputError, EsResult, Passage
 from g6.errors import ElasticError
 from g6.fetch.elastic import EsAnswer
 from g6.fetch.elastic import EsIndex as _Index

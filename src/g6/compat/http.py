@@ -7,7 +7,7 @@
 
     client = http.Client(transport=answers, resolver=lambda host, port: ["93.184.216.34"])
 
-``Client`` *is* ``g6.adapters.checked_client.CheckedClient``: every hop's address, allowlist,
+``Client`` *is* ``g6.adapters.net.checked_client.CheckedClient``: every hop's address, allowlist,
 robots.txt, size cap and pause are checked the same way. The only addition is the transport: a
 plain function from a ``Request`` (``.method``, ``.url``, ``.headers``) to a ``Response``. The
 request's ``url`` names the host as asked for (the checked client connects to the checked IP and
@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse, Resolver, system_resolver
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse, Resolver, system_resolver
 
 __all__ = ["Client", "FetchPolicy", "FetchResponse", "Request", "Response", "Transport"]
 

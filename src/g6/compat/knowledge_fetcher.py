@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import SearchRequest, Source
+from g6.adapters.sources.search import SearchRequest, Source
 from g6.compat import http
 from g6.errors import FetchAdapterError, FetchInputError, G6Error, UnknownSourceError
 from g6.fetch.capture import FetchResult as PageResult
@@ -115,7 +115,7 @@ class Sources:
         self._own: dict[str, Any] = {}
 
     def register(self, adapter: Any, *, replace_existing: bool = False) -> Any:
-        """Add a source of your own: the paper-source protocol of ``g6.adapters.search.Source``
+        """Add a source of your own: the paper-source protocol of ``g6.adapters.sources.search.Source``
         (``name``, ``pause``, ``first_url``, ``next_url``, ``parse``, ``complete``, ``headers``).
         It reaches the network only through the client ``fetch`` gives it."""
         name = getattr(adapter, "name", None)
@@ -317,7 +317,7 @@ def check_request(request: FetchRequest) -> None:
         if not (request.query and request.query.strip()) and not request.categories and not request.filters:
             raise FetchInputError(f"a {request.source} fetch needs a query")
     if request.source == "arxiv":
-        from g6.adapters.arxiv import search_query
+        from g6.adapters.sources.arxiv import search_query
 
         search_query(request.query, tuple(request.categories))  # a malformed category is refused here
     if not isinstance(request.max_results, int) or request.max_results < 1:

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from g6.adapters.checked_client import CheckedClient, FetchPolicy
+from g6.adapters.html.page import EXTRACT_MODES
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy
+from g6.adapters.net.urls import URLError, normalise_pattern
 from g6.adapters.outcomes import Outcome
-from g6.adapters.urls import URLError, normalise_pattern
-from g6.adapters.web import EXTRACT_MODES
 from g6.errors import WebFetchInputError
 from g6.fetch.capture import FetchResult as PageResult
 from g6.home import EvidenceHome

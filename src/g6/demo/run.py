@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from g6.adapters.checked_client import CheckedClient, FetchPolicy
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy
 from g6.cite.cite import cite_web
 from g6.cite.manifest import Manifest, save_manifest
 from g6.demo.site import LocalSite, Reply, Route, SeenRequest

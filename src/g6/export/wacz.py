@@ -36,7 +36,7 @@ from g6.export.warc import WarcSummary, export_warc
 from g6.home import EvidenceHome
 from g6.ledger.note import verifier_key
 from g6.ledger.receipts import Receipt
-from g6.ledger.timestamp import KIND as TIMESTAMP_KIND
+from g6.ledger.transparency.timestamp import KIND as TIMESTAMP_KIND
 from g6.prove.proofs import covering_checkpoint, prove
 
 

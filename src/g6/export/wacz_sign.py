@@ -40,7 +40,7 @@ from g6.errors import SigningKeyError, TimestampAuthorityError
 from g6.home import EvidenceHome
 from g6.ledger.keys import publish_key_file, read_key_file
 from g6.ledger.receipts import Receipt
-from g6.ledger.timestamp import iso
+from g6.ledger.transparency.timestamp import iso
 from g6.ledger.wacz_keys import ADD, KIND, RETIRE, WaczKeyLife, WaczSigningKey, wacz_key_entry, wacz_key_lives
 from g6.prove.timestamp_client import Stamp, ask_tsa
 

@@ -65,7 +65,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from g6 import TOOL_NAME, __version__
-from g6.adapters.checked_client import USER_AGENT
+from g6.adapters.net.checked_client import USER_AGENT
 from g6.export.capture_records import capture_records, is_part
 from g6.home import EvidenceHome
 from g6.ledger.receipts import CAPTURE_BLOBS, Hop, Receipt, named_blobs

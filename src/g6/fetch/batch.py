@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from g6.adapters.checked_client import CheckedClient
-from g6.adapters.redact import redact_text
-from g6.adapters.web import EXTRACT_MODES
+from g6.adapters.html.page import EXTRACT_MODES
+from g6.adapters.net.checked_client import CheckedClient
+from g6.adapters.net.redact import redact_text
 from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes

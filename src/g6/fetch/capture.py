@@ -10,12 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.html_text import HTMLParseError, TreeReader, parse_html, strip_unseen, visible_text
-from g6.adapters.interstitial import Interstitial, WallCheck
+from g6.adapters.html.interstitial import Interstitial, WallCheck
+from g6.adapters.html.page import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
+from g6.adapters.html.text import HTMLParseError, TreeReader, parse_html, strip_unseen, visible_text
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.net.redact import redact_json, redact_text, redact_url
 from g6.adapters.outcomes import Outcome, es_code
-from g6.adapters.redact import redact_json, redact_text, redact_url
-from g6.adapters.web import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, PageRead, media_type, read_page
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 from g6.store import BlobBackend, BlobRef, Digest
@@ -296,7 +296,7 @@ def search(home: EvidenceHome, client: CheckedClient, source: Any, request: Any,
     the run's summary, so it waits until the run ends; a run cut short (Ctrl-C, a crash) appends it
     with ``run.outcome: interrupted`` before the interruption goes on, so no page read is lost.
     ``progress(pages read, the request's max_pages)`` after each page, and (pages, pages) at the end."""
-    from g6.adapters.search import run_search
+    from g6.adapters.sources.search import run_search
 
     secrets = tuple(getattr(client, "secrets", ())) + tuple(s for s in (getattr(source, "api_key", None),) if s)
     req = redact_json(request.to_json(), secrets)  # an endpoint may carry a token of its own

@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 
-from g6.adapters.elasticsearch import DEFAULT_URL, ElasticReader, EsResult, Passage
 from g6.adapters.outcomes import Outcome
+from g6.adapters.sources.elasticsearch import DEFAULT_URL, ElasticReader, EsResult, Passage
 from g6.config import load_settings
 from g6.errors import ElasticReadError
 from g6.fetch.capture import es_read

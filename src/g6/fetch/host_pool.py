@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
-from g6.adapters.urls import normalise_url
+from g6.adapters.net.urls import normalise_url
 from g6.errors import G6Error, WorkerLost
 
 T = TypeVar("T")  # an item is never hashed: a worker process reports it by the place it was given at

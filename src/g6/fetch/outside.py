@@ -40,7 +40,7 @@ Caller = Callable[..., ServiceReply]
 
 def program_url(program: str, values: Mapping[str, str] | None = None) -> tuple[str, str | None]:
     """The loopback base URL of ``program`` and its API key (from the settings), checked."""
-    from g6.adapters.elasticsearch import check_loopback_url
+    from g6.adapters.sources.elasticsearch import check_loopback_url
 
     if program not in PROGRAMS:
         raise InputError(f"unknown outside program {program!r}; known: {', '.join(PROGRAMS)}")

@@ -39,13 +39,13 @@ from g6.adapters.browser import (
 )
 from g6.adapters.browser.intercept import Navigation
 from g6.adapters.browser.pool import BrowserPool
-from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.interstitial import Interstitial, detect
+from g6.adapters.html.interstitial import Interstitial, detect
+from g6.adapters.html.page import MAX_EXTRACT_BYTES, Document, PageRead
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.net.redact import redact_text
+from g6.adapters.net.urls import URLError, normalise_url, redact_url
 from g6.adapters.outcomes import Outcome
-from g6.adapters.redact import redact_text
 from g6.adapters.untrusted import flag_instructions
-from g6.adapters.urls import URLError, normalise_url, redact_url
-from g6.adapters.web import MAX_EXTRACT_BYTES, Document, PageRead
 from g6.errors import FetchInputError
 from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
 from g6.fetch.shell import shell_verdict

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from g6.adapters.checked_client import FetchResponse
-from g6.adapters.html_text import HTMLParseError, parse_html, strip_unseen, visible_text
+from g6.adapters.html.page import MAX_EXTRACT_BYTES, media_type
+from g6.adapters.html.text import HTMLParseError, parse_html, strip_unseen, visible_text
+from g6.adapters.net.checked_client import FetchResponse
 from g6.adapters.outcomes import Outcome
-from g6.adapters.web import MAX_EXTRACT_BYTES, media_type
 
 MIN_TEXT = 200
 BIG_PAGE = 20_000

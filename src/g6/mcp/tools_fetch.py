@@ -98,7 +98,7 @@ def search(
     verb: Annotated[Literal["ListRecords", "ListIdentifiers"], Field(description=(
         "OAI-PMH only: list full records or only their identifiers (--verb)."))] = "ListRecords",
 ) -> dict[str, Any]:  # no allowlist field: a source's host is the operator's setting, not the agent's
-    from g6.adapters.search import SearchRequest
+    from g6.adapters.sources.search import SearchRequest
     from g6.compat.knowledge_fetcher import search_result
     from g6.fetch.capture import search as do_search
 

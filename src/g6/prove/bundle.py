@@ -62,7 +62,7 @@ from g6.ledger.merkle import TreeView
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by, verifier_key
 from g6.ledger.proofs import ConsistencyProof
 from g6.ledger.receipts import utc_now
-from g6.ledger.timestamp import KIND as TIMESTAMP_KIND
+from g6.ledger.transparency.timestamp import KIND as TIMESTAMP_KIND
 from g6.prove.bundle_history import consistency_name, timestamp_name
 from g6.prove.bundle_redactions import packed
 from g6.prove.bundle_report import MISBEHAVIOR

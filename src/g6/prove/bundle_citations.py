@@ -15,9 +15,9 @@ from typing import Any
 
 import blake3
 
-from g6.adapters.search import SearchRequest
+from g6.adapters.html.page import media_type
 from g6.adapters.sources import SOURCES
-from g6.adapters.web import media_type
+from g6.adapters.sources.search import SearchRequest
 from g6.cite.cite import paper_citation_id, read_failure, read_words, short_quote, web_citation_id
 from g6.cite.manifest import Citation
 from g6.cite.page_text import TEXT_SOURCES, cited_text

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from cryptography import x509
 
 from g6.ledger.note import NoteError, parse_note
-from g6.ledger.timestamp import MAX_TOKEN, iso, verify_token
+from g6.ledger.transparency.timestamp import MAX_TOKEN, iso, verify_token
 from g6.prove.bundle_history import TIMESTAMP, History
 from g6.prove.bundle_report import BundleCheck
 from g6.prove.bundle_zip import RECORD_ERRORS, quoted, strict_json

@@ -23,7 +23,7 @@ from g6.cite.manifest import Manifest
 from g6.errors import BundleMemberError, G6Error
 from g6.ledger.keys import VerifyKey
 from g6.ledger.note import Checkpoint, NoteError, open_checkpoint, parse_note, signed_by
-from g6.ledger.policy import Policy
+from g6.ledger.transparency.policy import Policy
 from g6.prove.bundle_citations import CitationChecks
 from g6.prove.bundle_history import CONSISTENCY, History
 from g6.prove.bundle_keys import INCLUSION_PROOF, BundleKeys

@@ -7,7 +7,7 @@ Each run fetches the log's ``checkpoint`` and holds it to what this monitor saw 
 * it is not smaller than the last one (a log never shrinks), and at the same size it has the same root
   (another root is a fork);
 * every entry since the last size is fetched from the entry bundles, re-hashed (RFC 6962 leaf hash) and
-  folded tile by tile (:class:`g6.ledger.tiles.TileTree`): each hash tile completed on the way, and each
+  folded tile by tile (:class:`g6.ledger.transparency.tiles.TileTree`): each hash tile completed on the way, and each
   partial tile of the new size, must be byte for byte the tile the log serves; the tree at the last size
   must have the last root (consistency), and the tree at the new size the new checkpoint's root.
 
@@ -43,7 +43,7 @@ from g6.ledger.merkle import leaf_hash
 from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, open_checkpoint
 from g6.ledger.proofs import ProofCheck
 from g6.ledger.redactions import ENTRY_KINDS
-from g6.ledger.tiles import (
+from g6.ledger.transparency.tiles import (
     HASH_SIZE,
     HEIGHT,
     MAX_ENTRY,
@@ -365,7 +365,7 @@ def _compare(reader: _Reader, report: MonitorReport, tile: Tile, hashes: list[by
 def monitor(url: str, key: VerifyKey, state_dir: Path, *, origin: str | None = None, policy: Any = None,
             client: httpx.Client | None = None, now: float | None = None, save: bool = True,
             progress: Callable[[int, int], None] | None = None) -> MonitorReport:
-    """One run of the monitor (see the module's text). ``policy``: a ``g6.ledger.policy.Policy`` the
+    """One run of the monitor (see the module's text). ``policy``: a ``g6.ledger.transparency.policy.Policy`` the
     checkpoint's cosignatures must meet. Raises InputError for a bad URL, MonitorStateError for a bad
     state and MonitorUnreachable when the checkpoint cannot be fetched; every other failure is a check."""
     base = check_url(url)

@@ -26,11 +26,11 @@ from typing import Any
 from g6.errors import LedgerError, PublishConflict, PublishError
 from g6.home import EvidenceHome
 from g6.ledger.chain import stored_bytes
-from g6.ledger.cosignature import with_cosignatures as add_cosignatures
 from g6.ledger.merkle import TreeView, leaf_hash
 from g6.ledger.note import Checkpoint, NoteError, parse_note, parse_signature_line
 from g6.ledger.stored_tree import StoredTree, stored_hash_index
-from g6.ledger.tiles import MAX_ENTRY, WIDTH, Tile, TileTree, edge_ids, encode_bundle, tiles_for
+from g6.ledger.transparency.cosignature import with_cosignatures as add_cosignatures
+from g6.ledger.transparency.tiles import MAX_ENTRY, WIDTH, Tile, TileTree, edge_ids, encode_bundle, tiles_for
 from g6.prove.publish_dest import CHECKPOINT, Destination
 
 

@@ -1,6 +1,6 @@
 """Ask an RFC 3161 time-stamping authority (TSA) for a token over a checkpoint, and keep it beside it.
 
-The request (``g6.ledger.timestamp.make_request``) carries the SHA-256 of the checkpoint's note body
+The request (``g6.ledger.transparency.timestamp.make_request``) carries the SHA-256 of the checkpoint's note body
 (its signed text, without signature lines), a fresh nonce and certReq. It is POSTed as
 ``application/timestamp-query`` (RFC 3161 s3.4); the answer must be HTTP 200,
 ``application/timestamp-reply``, at most ``MAX_REPLY`` bytes, status granted, and its token must hold
@@ -25,7 +25,7 @@ from g6.errors import TimestampAuthorityError
 from g6.home import EvidenceHome
 from g6.ledger.chain import RECEIPT_COLUMNS
 from g6.ledger.note import Checkpoint, parse_note
-from g6.ledger.timestamp import (
+from g6.ledger.transparency.timestamp import (
     KIND,
     MAX_TOKEN,
     TimestampTokenError,
@@ -34,7 +34,7 @@ from g6.ledger.timestamp import (
     token_from_reply,
     verify_token,
 )
-from g6.ledger.timestamped import backdated
+from g6.ledger.transparency.timestamped import backdated
 
 SEQ, RID, AT = (RECEIPT_COLUMNS.index(c) for c in ("seq", "receipt_id", "fetched_at"))
 MAX_REPLY = MAX_TOKEN  # a reply is a few KiB; one past this is cut off and refused

@@ -46,16 +46,8 @@ from g6.errors import (
 )
 from g6.home import EvidenceHome
 from g6.ledger.chain import Check, LedgerVerifyReport
-from g6.ledger.cosignature import (
-    CosignatureError,
-    CosignerKey,
-    check_cosignatures,
-    verify_cosignature,
-    with_cosignatures,
-)
 from g6.ledger.log import Ledger
 from g6.ledger.note import Checkpoint, NoteError, decimal, parse_note, parse_signature_line
-from g6.ledger.policy import Policy, PolicyWitness, Verdict, policy_from
 from g6.ledger.proofs import (
     CONSISTENCY_HEADER,
     ProofCheck,
@@ -64,6 +56,14 @@ from g6.ledger.proofs import (
     parse_consistency,
     parse_inclusion,
 )
+from g6.ledger.transparency.cosignature import (
+    CosignatureError,
+    CosignerKey,
+    check_cosignatures,
+    verify_cosignature,
+    with_cosignatures,
+)
+from g6.ledger.transparency.policy import Policy, PolicyWitness, Verdict, policy_from
 
 MAX_REPLY = 64 << 10  # a witness answers a few signature lines; anything past this is not an answer
 MAX_PROOF_LINES = 63  # tlog-witness: a client MUST NOT send more

@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from g6.adapters.checked_client import CheckedClient
-from g6.adapters.web import MAX_EXTRACT_BYTES
+from g6.adapters.html.page import MAX_EXTRACT_BYTES
+from g6.adapters.net.checked_client import CheckedClient
 from g6.fetch.batch import usable_processes
 from g6.fetch.host_pool import can_fork
 from g6.home import EvidenceHome

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from g6.adapters.redact import redact_url
-from g6.adapters.urls import URLError, normalise_url
+from g6.adapters.net.redact import redact_url
+from g6.adapters.net.urls import URLError, normalise_url
 from g6.cite.cite import read_failure
 from g6.errors import G6Error
 from g6.home import EvidenceHome
@@ -46,7 +46,7 @@ READ_KINDS = ("fetch", "recheck")  # receipts whose body is a page read from a U
 @functools.lru_cache(maxsize=65536)
 def url_key(url: str) -> str:
     """``url`` as receipts record it and as reads are matched: redacted (no userinfo, no secret values),
-    normalised (``g6.adapters.urls.normalise_url``: the fragment dropped); the redacted text itself when it
+    normalised (``g6.adapters.net.urls.normalise_url``: the fragment dropped); the redacted text itself when it
     does not parse (so an unparseable URL still matches the receipt of its refused fetch)."""
     shown = redact_url(url)
     try:

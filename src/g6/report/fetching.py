@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from g6.adapters.web import MAX_EXTRACT_BYTES
+from g6.adapters.html.page import MAX_EXTRACT_BYTES
 from g6.fetch.batch import usable_processes
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from g6.adapters.search import SearchRequest
+from g6.adapters.sources.search import SearchRequest
 from g6.cite.cite import read_failure, read_words
 from g6.errors import G6Error
 from g6.ledger.receipts import Receipt

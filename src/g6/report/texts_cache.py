@@ -37,9 +37,9 @@ from typing import Any
 import orjson
 import zstandard
 
-from g6.adapters.html_text import HiddenText
+from g6.adapters.html.page import MAX_EXTRACT_BYTES
+from g6.adapters.html.text import HiddenText
 from g6.adapters.outcomes import Outcome
-from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.cite.page_text import PageTexts
 
 DERIVED = "derived"  # the home's folder of what is derived from kept bodies
@@ -47,9 +47,9 @@ FILE = "page-texts.sqlite3"
 MAX_PAYLOAD = 4 * MAX_EXTRACT_BYTES  # bytes of a row's texts, decompressed (main + visible + hidden of one body)
 # g6's modules whose code decides a body's texts, and the distributions they run: any change to either is another
 # extractor, whose rows are not those of this one
-_MODULES = ("g6.adapters.html_text", "g6.adapters.html_css", "g6.adapters.css_sheets", "g6.adapters.css_conditions",
-            "g6.adapters.refresh", "g6.adapters.html_encoding", "g6.adapters.web", "g6.adapters.outcomes",
-            "g6.cite.page_text")
+_MODULES = ("g6.adapters.html.text", "g6.adapters.html.css", "g6.adapters.html.css_sheets",
+            "g6.adapters.html.css_conditions", "g6.adapters.html.refresh", "g6.adapters.html.encoding",
+            "g6.adapters.html.page", "g6.adapters.outcomes", "g6.cite.page_text")
 _DISTRIBUTIONS = ("trafilatura", "lxml", "lxml-html-clean", "justext", "courlan", "htmldate", "charset-normalizer",
                   "cssselect", "tinycss2")
 Row = tuple[str, str, bytes, bytes]  # (body blake3, read key, payload, mac)

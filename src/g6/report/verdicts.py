@@ -33,11 +33,11 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from rapidfuzz import fuzz, process
 
-from g6.adapters.html_text import STRUCTURED_DATA
-from g6.adapters.interstitial import Interstitial
+from g6.adapters.html.interstitial import Interstitial
+from g6.adapters.html.page import MAX_EXTRACT_BYTES, media_type
+from g6.adapters.html.text import STRUCTURED_DATA
+from g6.adapters.net.urls import URLError, normalise_url
 from g6.adapters.outcomes import Outcome
-from g6.adapters.urls import URLError, normalise_url
-from g6.adapters.web import MAX_EXTRACT_BYTES, media_type
 from g6.cite.cite import locate, read_failure, short_quote, web_citation, why_not_citable
 from g6.cite.manifest import Citation
 from g6.cite.page_text import RENDERED, PageTexts, read_texts

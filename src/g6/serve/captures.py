@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from g6.adapters.urls import URLError, normalise_url
+from g6.adapters.net.urls import URLError, normalise_url
 from g6.errors import BadDigest, BlobCorrupt, G6Error
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Hop, Receipt
@@ -68,7 +68,7 @@ class HomeSource(Protocol):
 
 
 def normalise(url: str) -> str:
-    """``url`` as g6 stores URLs (``g6.adapters.urls.normalise_url``: scheme and host lowercased, default port
+    """``url`` as g6 stores URLs (``g6.adapters.net.urls.normalise_url``: scheme and host lowercased, default port
     dropped, ``/`` for an empty path, query kept, fragment dropped); the text itself when it does not parse
     (a stored URL that g6 refused still indexes under what was asked)."""
     try:

@@ -31,7 +31,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from g6.errors import G6Error, ProofNotCovered, ReceiptNotFound
-from g6.ledger.tiles import MAX_LEVEL, WIDTH, Tile, decode_index
+from g6.ledger.transparency.tiles import MAX_LEVEL, WIDTH, Tile, decode_index
 from g6.prove.proofs import prove_latest
 from g6.prove.publish_dest import CHECKPOINT, CHECKPOINT_HEADERS, READ_MAX, TILE_HEADERS
 from g6.serve.responses import SECURITY_HEADERS, bad_request, not_found, refusal

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from g6.adapters.html.page import MAX_EXTRACT_BYTES
 from g6.adapters.outcomes import Outcome
-from g6.adapters.web import MAX_EXTRACT_BYTES
 from g6.cite.cite import read_failure
 from g6.cite.manifest import MANIFEST_ID, RECEIPT_ID, Citation, Manifest, load_manifest
 from g6.cite.page_text import read_texts

@@ -2,7 +2,7 @@
 
 Two verdicts join the report:
 
-``timestamp``  one per kept token: every check of ``g6.ledger.timestamp.verify_token`` against the
+``timestamp``  one per kept token: every check of ``g6.ledger.transparency.timestamp.verify_token`` against the
                pinned roots, over the note body of the checkpoint it is kept beside. No token kept at
                all is a failure (roots were pinned to check something). Its detail says what a good
                token proves: "checkpoint N: existed before <genTime> (TSA <name>)".
@@ -30,7 +30,7 @@ from cryptography import x509
 from g6.errors import G6Error
 from g6.ledger.chain import Check, LedgerEntry, LedgerVerifyReport
 from g6.ledger.note import Checkpoint, parse_note
-from g6.ledger.timestamp import KIND, MAX_TOKEN, TokenReport, iso, verify_token
+from g6.ledger.transparency.timestamp import KIND, MAX_TOKEN, TokenReport, iso, verify_token
 
 
 class _Ledger(Protocol):

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from g6.adapters.jsonsafe import JSONParseError, as_int, as_str, parse_json_object
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
+from g6.adapters.sources.jsonsafe import JSONParseError, as_int, as_str, parse_json_object
+from g6.adapters.sources.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
 
 DEFAULT_URL = "https://api.semanticscholar.org/graph/v1"
 RELEVANCE_LIMIT = 1000

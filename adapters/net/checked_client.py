@@ -12,11 +12,11 @@ header from the caller: only ``User-Agent``, ``Accept`` and ``Accept-Encoding``.
 
 Bodies stream into a blob store writer while they are read: ``max_bytes`` cuts the read
 (``truncated``), ``hard_cap`` turns a larger body into ``too_large``; sizes count decoded bytes,
-and decoding itself is bounded (``g6.adapters.decoding``), so a compression bomb stops at the cap
+and decoding itself is bounded (``g6.adapters.net.decoding``), so a compression bomb stops at the cap
 without ever being inflated in memory. ``total_timeout`` is one deadline for DNS, connect, TLS,
-headers and body (``g6.adapters.deadline``). Every URL the client cannot parse, the caller's or a
+headers and body (``g6.adapters.net.deadline``). Every URL the client cannot parse, the caller's or a
 server's ``Location``, ends as a typed outcome; every URL and message in the response passes the
-one redaction path (``g6.adapters.redact``) before it leaves the client.
+one redaction path (``g6.adapters.net.redact``) before it leaves the client.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 import httpx
 
 from g6 import TOOL_NAME, __version__
-from g6.adapters.addresses import check_address
-from g6.adapters.deadline import (
+from g6.adapters.net.addresses import check_address
+from g6.adapters.net.deadline import (
     Deadline,
     ResolveTimeout,
     current_deadline,
@@ -42,14 +42,13 @@ from g6.adapters.deadline import (
     resolve_within,
     running_until,
 )
-from g6.adapters.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
-from g6.adapters.outcomes import Outcome, outcome_for_status
-from g6.adapters.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
-from g6.adapters.redact import redact_json, redact_text, secrets_in_url
-from g6.adapters.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
-from g6.adapters.tls import TrustedRoots, presented, tls_block
-from g6.adapters.transport_errors import classify_transport_error, safe_message
-from g6.adapters.urls import (
+from g6.adapters.net.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
+from g6.adapters.net.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
+from g6.adapters.net.redact import redact_json, redact_text, secrets_in_url
+from g6.adapters.net.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
+from g6.adapters.net.tls import TrustedRoots, presented, tls_block
+from g6.adapters.net.transport_errors import classify_transport_error, safe_message
+from g6.adapters.net.urls import (
     NormalizedURL,
     URLError,
     host_matches,
@@ -57,6 +56,7 @@ from g6.adapters.urls import (
     normalise_url,
     resolve_location,
 )
+from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.ledger.receipts import AllowlistDecision, Hop
 from g6.store import BlobBackend, BlobRef
 
@@ -167,7 +167,7 @@ class CheckedClient:
     its own per bundle). ``transport``, when given, serves every request instead (for tests with
     ``MockTransport``).
 
-    Every hop over TLS keeps what the server presented on that hop's connection (``g6.adapters.tls``):
+    Every hop over TLS keeps what the server presented on that hop's connection (``g6.adapters.net.tls``):
     the certificates go into the store the fetch writes to, the hop names them (``Hop.tls``).
     """
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
-from g6.adapters.xmlsafe import XMLParseError, parse_xml, text_of
+from g6.adapters.sources.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
+from g6.adapters.sources.xmlsafe import XMLParseError, parse_xml, text_of
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"

@@ -1,7 +1,7 @@
 """What a failed HTTP exchange was, in g6's words: an httpx transport error as a typed outcome and a short
 reason (``connect_timeout``, ``tls``, ``protocol_error``…), and its message as a receipt may keep it.
 
-Used by :class:`g6.adapters.checked_client.CheckedClient` for every request it sends; a pure function of the
+Used by :class:`g6.adapters.net.checked_client.CheckedClient` for every request it sends; a pure function of the
 exception, so it is tested on its own without a socket.
 """
 

@@ -26,8 +26,8 @@ from urllib.parse import quote, urlsplit
 import httpx
 import rfc8785
 
-from g6.adapters.jsonsafe import JSONParseError, as_int, parse_json_object
 from g6.adapters.outcomes import Outcome, es_code, es_status
+from g6.adapters.sources.jsonsafe import JSONParseError, as_int, parse_json_object
 from g6.adapters.untrusted import flag_instructions
 from g6.errors import ElasticInputError
 from g6.ledger.receipts import Hop

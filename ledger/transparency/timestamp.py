@@ -33,7 +33,7 @@ good for the checkpoint however many signatures are added; and a token cannot be
 checkpoint, because another tree's root or size is other bytes.
 
 Parsing is asn1crypto's; signatures and the path are checked with ``cryptography``. Nothing here
-touches the network or the ledger (``g6.ledger.timestamped`` checks the tokens a ledger keeps;
+touches the network or the ledger (``g6.ledger.transparency.timestamped`` checks the tokens a ledger keeps;
 ``g6.prove.timestamp_client`` asks a TSA).
 """
 

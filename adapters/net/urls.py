@@ -17,8 +17,8 @@ from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 import idna
 
-# the redaction path lives in g6.adapters.redact; these names stay importable from here
-from g6.adapters.redact import SECRET_PARAMS, redact_url  # noqa: F401
+# the redaction path lives in g6.adapters.net.redact; these names stay importable from here
+from g6.adapters.net.redact import SECRET_PARAMS, redact_url  # noqa: F401
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST_OK = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from g6.adapters.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.html_text import HTMLParseError, TreeReader, decode_text, extract_html
+from g6.adapters.html.text import HTMLParseError, TreeReader, decode_text, extract_html
+from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
 from g6.store import BlobBackend

@@ -1,6 +1,6 @@
 """The conditions of a page's CSS (``@media`` queries, ``@supports``) answered for one reference reader.
 
-The static reader (:mod:`g6.adapters.html_css`) applies a rule inside ``@media`` or ``@supports`` when its
+The static reader (:mod:`g6.adapters.html.css`) applies a rule inside ``@media`` or ``@supports`` when its
 condition holds for the reader g6 takes as the reference: the screen of its rendered capture (``g6 fetch
 --render``: 1280×800 CSS pixels, one device pixel per CSS pixel), a desktop browser with scripts on, at
 rest: a light colour scheme; no preference for reduced motion, transparency, contrast or data; no forced

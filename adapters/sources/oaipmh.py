@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from g6.adapters.net.urls import not_a_url
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
-from g6.adapters.urls import not_a_url
-from g6.adapters.xmlsafe import XMLParseError, parse_xml, text_of
+from g6.adapters.sources.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
+from g6.adapters.sources.xmlsafe import XMLParseError, parse_xml, text_of
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 DC = "{http://purl.org/dc/elements/1.1/}"

@@ -1,4 +1,4 @@
-"""A page's own style sheets read into the rules that can hide text: what :mod:`g6.adapters.html_css` applies.
+"""A page's own style sheets read into the rules that can hide text: what :mod:`g6.adapters.html.css` applies.
 
 Read: every ``<style>`` element and every ``data:`` style sheet (a ``<link rel=stylesheet>`` or an
 ``@import`` whose URL is ``data:``, decoded in place, nothing fetched), in document order, and the inline
@@ -7,7 +7,7 @@ none of ``display``, ``visibility`` or ``@import`` cannot hide anything and is n
 custom property or a keyframes animation that a hiding declaration reads (read in a second pass).
 
 ``@media`` (the ``media`` of a ``<style>``, ``<link>`` or ``@import`` too) and ``@supports`` are evaluated
-for the reference reader (:mod:`g6.adapters.css_conditions`); a rule under a false condition is left out,
+for the reference reader (:mod:`g6.adapters.html.css_conditions`); a rule under a false condition is left out,
 one under a condition g6 cannot decide (``@container``, ``@scope``, a feature it does not know) is kept
 and marked uncertain (``Rule.unsure``). Cascade layers (``@layer``, ``@import … layer(…)``) give each
 rule its layer's place; CSS nesting (``&``, relative selectors, conditional rules inside style rules) is
@@ -31,7 +31,7 @@ import tinycss2
 from lxml import etree
 from lxml import html as lxml_html
 
-from g6.adapters.css_conditions import (
+from g6.adapters.html.css_conditions import (
     CONTENT_VISIBILITY,
     CSS_WIDE,
     VISIBILITY,

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from g6.adapters.jsonsafe import JSONParseError, as_int, as_str, parse_json_object
 from g6.adapters.outcomes import Outcome
-from g6.adapters.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
+from g6.adapters.sources.jsonsafe import JSONParseError, as_int, as_str, parse_json_object
+from g6.adapters.sources.search import Paper, ParsedPage, SearchInputError, SearchRequest, status_failure, unreadable
 
 DEFAULT_URL = "https://api.openalex.org/works"
 _FILTER_KEY = re.compile(r"^[a-z_.]+$")
@@ -113,7 +113,7 @@ class OpenAlexSource:
         if self.mailto:
             params["mailto"] = self.mailto
         if self.api_key:
-            params["api_key"] = self.api_key  # redacted from every receipt (g6.adapters.urls.redact_url)
+            params["api_key"] = self.api_key  # redacted from every receipt (g6.adapters.net.urls.redact_url)
         return f"{self.base_url}?{urlencode(params)}"
 
     def first_url(self, request: SearchRequest) -> str:

@@ -1,7 +1,7 @@
 """Which IP addresses a fetch may connect to: a pure function, tested as one.
 
 Non-public ranges come from the IANA IPv4 and IPv6 Special-Purpose Address Registries, kept as
-data in ``adapters/registry/`` with the registry's date and provenance (``PROVENANCE.md``), not
+data in ``adapters/net/registry/`` with the registry's date and provenance (``PROVENANCE.md``), not
 from this Python version's ``ipaddress.is_global``. A row whose *Globally Reachable* column is not
 ``True`` makes its block non-public, and wins over a reachable row inside it.
 
@@ -70,7 +70,7 @@ def _cell(text: str) -> str:
 def registry(version: int) -> tuple[RegistryRow, ...]:
     """Every row of the IANA special-purpose registry for IP ``version`` (a cell naming two blocks
     gives two rows)."""
-    text = (files("g6.adapters") / "registry" / REGISTRY_FILES[version]).read_text(encoding="utf-8")
+    text = (files("g6.adapters.net") / "registry" / REGISTRY_FILES[version]).read_text(encoding="utf-8")
     rows: list[RegistryRow] = []
     for rec in csv.DictReader(io.StringIO(text)):
         reachable = _cell(rec["Globally Reachable"] or "") == "True"

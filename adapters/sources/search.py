@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from g6.adapters.checked_client import CheckedClient, FetchResponse
+from g6.adapters.net.checked_client import CheckedClient, FetchResponse
 from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.errors import SearchInputError, UnknownSourceError
 from g6.ledger.receipts import utc_now

@@ -1,8 +1,8 @@
 """What a page's own CSS hides from a reader, and what it may hide where g6 cannot tell.
 
-The page's style sheets and inline styles are read into rules (:mod:`g6.adapters.css_sheets`: ``<style>``,
+The page's style sheets and inline styles are read into rules (:mod:`g6.adapters.html.css_sheets`: ``<style>``,
 ``data:`` sheets, ``@import`` of a ``data:`` URL; ``@media`` and ``@supports`` evaluated for the reference
-reader of :mod:`g6.adapters.css_conditions`; cascade layers; CSS nesting); external style sheets are never
+reader of :mod:`g6.adapters.html.css_conditions`; cascade layers; CSS nesting); external style sheets are never
 fetched. Selectors are matched with cssselect, with the pseudo-classes of a browser at rest (``:hover``,
 ``:focus``, ``:focus-within``, ``:popover-open`` never match, ``:defined`` always does, ``:open`` is the
 ``open`` attribute). Then the cascade is applied, per element, between the declarations that hide:
@@ -45,8 +45,8 @@ import tinycss2
 from lxml import etree
 from lxml import html as lxml_html
 
-from g6.adapters.css_conditions import CONTENT_VISIBILITY, CSS_WIDE, VISIBILITY, display_ok
-from g6.adapters.css_sheets import (
+from g6.adapters.html.css_conditions import CONTENT_VISIBILITY, CSS_WIDE, VISIBILITY, display_ok
+from g6.adapters.html.css_sheets import (
     ANIMATION,
     HIDING,
     MAX_STYLE_CHARS,
