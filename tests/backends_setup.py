@@ -37,6 +37,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_ports(n: int) -> list[int]:
+    """``n`` different free ports: each socket is held until all are chosen (free_port() n times may hand the same
+    port twice, once its socket is closed: a weed server was given one port for its master and its volume's gRPC)."""
+    with contextlib.ExitStack() as held:
+        ports = []
+        for _ in range(n):
+            s = held.enter_context(socket.socket())
+            s.bind(("127.0.0.1", 0))
+            ports.append(int(s.getsockname()[1]))
+        return ports
+
+
 def _pg_bin(name: str) -> str:
     for d in PG_BIN_DIRS:
         p = Path(d) / name
@@ -108,6 +120,19 @@ def _as_postgres_user() -> dict[str, object]:
     return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
 
 
+PORT_TRIES = 5  # starts of a server whose port another process took between free_port() and the server's bind
+
+
+def _port_taken(log: Path, proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the server ended because a port it was given was bound by another process meanwhile (free_port()
+    closes its socket before the server binds; on a busy machine another process may bind it first). The server
+    is stopped, so the caller can start it again on fresh ports."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    return "address already in use" in log.read_text(errors="replace").lower()
+
+
 def _wait(check: object, what: str, log: Path, proc: subprocess.Popen[bytes], tries: int = 600) -> None:
     for _ in range(tries):
         if proc.poll() is not None:
@@ -140,25 +165,32 @@ def start_postgres(folder: Path, *, detach: bool = False) -> Server:
     sock.mkdir()
     if drop:
         os.chown(sock, drop["user"], drop["group"])  # type: ignore[arg-type]
-    port = free_port()
     log = folder / "postgres.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [_pg_bin("postgres"), "-D", str(data), "-c", "listen_addresses=127.0.0.1", "-c", f"port={port}",
-             "-c", f"unix_socket_directories={sock}", "-c", "max_connections=200"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=detach, **drop)  # type: ignore[call-overload]
-    url = f"postgresql://g6:{password}@127.0.0.1:{port}/postgres"
+    for attempt in range(PORT_TRIES):
+        port = free_port()
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [_pg_bin("postgres"), "-D", str(data), "-c", "listen_addresses=127.0.0.1", "-c", f"port={port}",
+                 "-c", f"unix_socket_directories={sock}", "-c", "max_connections=200"],
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=detach, **drop)  # type: ignore[call-overload]
+        url = f"postgresql://g6:{password}@127.0.0.1:{port}/postgres"
 
-    def ready() -> bool:
-        import psycopg
+        def ready(url: str = url) -> bool:
+            import psycopg
+
+            try:
+                psycopg.connect(url, connect_timeout=2).close()
+                return True
+            except psycopg.OperationalError:
+                return False
 
         try:
-            psycopg.connect(url, connect_timeout=2).close()
-            return True
-        except psycopg.OperationalError:
-            return False
-
-    _wait(ready, "postgres", log, proc)
+            _wait(ready, "postgres", log, proc)
+            break
+        except RuntimeError:
+            if attempt + 1 < PORT_TRIES and _port_taken(log, proc):
+                continue
+            raise
     return Server("postgres", proc.pid, url, folder, {"G6_TEST_PG_URL": url})
 
 
@@ -170,44 +202,53 @@ def start_seaweedfs(folder: Path, *, detach: bool = False) -> Server:
                               "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
     (folder / "s3.json").write_text(json.dumps(config))
     (folder / "data").mkdir(exist_ok=True)
-    ports = {k: free_port() for k in ("master", "master_grpc", "volume", "volume_grpc", "filer", "filer_grpc",
-                                      "s3", "s3_grpc", "metrics")}
-    log = folder / "weed.log"
-    args = [_weed_bin(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={folder / 'data'}",
-            f"-master.port={ports['master']}", f"-master.port.grpc={ports['master_grpc']}",
-            f"-volume.port={ports['volume']}", f"-volume.port.grpc={ports['volume_grpc']}",
-            f"-filer.port={ports['filer']}", f"-filer.port.grpc={ports['filer_grpc']}",
-            "-s3", f"-s3.port={ports['s3']}", f"-s3.port.grpc={ports['s3_grpc']}", "-s3.port.iceberg=0",
-            "-s3.port.lance=0", f"-s3.config={folder / 's3.json'}", f"-metricsPort={ports['metrics']}",
-            "-master.volumeSizeLimitMB=1024", "-volume.max=0"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=detach)
-    endpoint = f"http://127.0.0.1:{ports['s3']}"
-    env = {"G6_TEST_S3_ENDPOINT": endpoint, "G6_TEST_S3_ACCESS_KEY": S3_ACCESS_KEY, "G6_TEST_S3_SECRET_KEY": secret,
-           "G6_TEST_S3_BUCKET": S3_BUCKET}
+    for attempt in range(PORT_TRIES):
+        names = ("master", "master_grpc", "volume", "volume_grpc", "filer", "filer_grpc", "s3", "s3_grpc", "metrics")
+        ports = dict(zip(names, free_ports(len(names)), strict=True))
+        log = folder / "weed.log"
+        args = [_weed_bin(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={folder / 'data'}",
+                f"-master.port={ports['master']}", f"-master.port.grpc={ports['master_grpc']}",
+                f"-volume.port={ports['volume']}", f"-volume.port.grpc={ports['volume_grpc']}",
+                f"-filer.port={ports['filer']}", f"-filer.port.grpc={ports['filer_grpc']}",
+                "-s3", f"-s3.port={ports['s3']}", f"-s3.port.grpc={ports['s3_grpc']}", "-s3.port.iceberg=0",
+                "-s3.port.lance=0", f"-s3.config={folder / 's3.json'}", f"-metricsPort={ports['metrics']}",
+                "-master.volumeSizeLimitMB=1024", "-volume.max=0"]
+        with log.open("wb") as out:
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=detach)
+        endpoint = f"http://127.0.0.1:{ports['s3']}"
+        env = {"G6_TEST_S3_ENDPOINT": endpoint, "G6_TEST_S3_ACCESS_KEY": S3_ACCESS_KEY, "G6_TEST_S3_SECRET_KEY": secret,
+               "G6_TEST_S3_BUCKET": S3_BUCKET}
 
-    def ready() -> bool:
-        import boto3
-        import botocore.exceptions
-        from botocore.config import Config
+        def ready(endpoint: str = endpoint, secret: str = secret) -> bool:
+            import boto3
+            import botocore.exceptions
+            from botocore.config import Config
 
-        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=S3_ACCESS_KEY, aws_secret_access_key=secret,
-                          region_name="us-east-1", config=Config(connect_timeout=2, read_timeout=5,
-                                                                 retries={"max_attempts": 1}))
+            s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=S3_ACCESS_KEY,
+                              aws_secret_access_key=secret, region_name="us-east-1",
+                              config=Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 1}))
+            try:
+                s3.create_bucket(Bucket=S3_BUCKET)
+            except s3.exceptions.BucketAlreadyOwnedByYou:
+                pass
+            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
+                return False
+            try:  # the filer may accept the bucket before it can store objects
+                s3.put_object(Bucket=S3_BUCKET, Key="ready", Body=b"ok")
+                s3.delete_object(Bucket=S3_BUCKET, Key="ready")
+                return True
+            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
+                return False
+
         try:
-            s3.create_bucket(Bucket=S3_BUCKET)
-        except s3.exceptions.BucketAlreadyOwnedByYou:
-            pass
-        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
-            return False
-        try:  # the filer may accept the bucket before it can store objects
-            s3.put_object(Bucket=S3_BUCKET, Key="ready", Body=b"ok")
-            s3.delete_object(Bucket=S3_BUCKET, Key="ready")
-            return True
-        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
-            return False
-
-    _wait(ready, "weed server", log, proc, tries=1200)
+            _wait(ready, "weed server", log, proc, tries=1200)
+            break
+        except RuntimeError:
+            if attempt + 1 < PORT_TRIES and _port_taken(log, proc):
+                shutil.rmtree(folder / "data", ignore_errors=True)  # what the server wrote before it ended
+                (folder / "data").mkdir()
+                continue
+            raise
     # weed takes ~25 s to wind down its master, volume and filer; its data is a throw-away folder
     return Server("seaweedfs", proc.pid, endpoint, folder, env, grace=3.0)
 
