@@ -143,6 +143,48 @@ def test_no_browser_process_outlives_a_killed_g6(tmp_path: Path, site: Site) -> 
             proc.kill()
 
 
+def test_ctrl_c_ends_a_batch_render_at_once_and_receipts_nothing_of_it(tmp_path: Path, site: Site) -> None:
+    """Ctrl-C while a `--render auto` batch renders a page that is never quiet (its request is held open, and asked
+    again when it ends): g6 stops without waiting for the render's deadline (it waited for it before; only a request
+    of the page g6 is fetching still ends at its own deadline), closes its browser and receipts nothing of the
+    render cut short; a resumed run renders it again."""
+    need_chromium()
+    polled, release = threading.Event(), threading.Event()
+
+    def poll(req: SeenRequest) -> Reply:
+        polled.set()
+        release.wait(300)  # held open: the page is never quiet, so only the deadline (600 s) would end the render
+        return Reply(body=b"tick", content_type="text/plain")
+
+    shell = b"<!doctype html><html><body><div id='a'></div><script>const poll = () => fetch('/poll')" \
+            b".finally(poll); poll();</script></body></html>"
+    s = site({"/": Reply(body=shell), "/robots.txt": ROBOTS, "/poll": poll, "/plain": Reply(body=CONTENT)})
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{s.url('/')}\n{s.url('/plain')}\n")
+    h = tmp_path / "h"
+    # G6_TIMEOUT: the page's request g6 is fetching when the stop comes ends at its own deadline, not held for 300 s
+    env = {**os.environ, **ENV, "G6_RENDER_TIMEOUT": "600", "G6_TIMEOUT": "5"}
+    proc = subprocess.Popen([sys.executable, "-m", "g6", "--home", str(h), "fetch", "--input", str(urls), "--render",
+                             "auto"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's
+    try:
+        assert polled.wait(120), "the render never started"
+        proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=90)[1].decode()  # not at the render's 600 s deadline
+        assert proc.returncode == 130 and "Traceback" not in err, err
+        assert wait_until(lambda: not marked_processes(f"{proc.pid}-"), 30), marked_processes(f"{proc.pid}-")
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+    home = EvidenceHome(h)
+    try:
+        receipts = [e.receipt for e in home.ledger.entries()] if home.ledger.present() else []
+        assert not [r for r in receipts if r.capture is not None or r.request.get("url") == s.url("/")], receipts
+    finally:
+        home.close()
+
+
 def test_no_browser_is_a_clear_failure_not_a_traceback(tmp_path: Path, site: Site) -> None:
     s = site({"/": Reply(body=b"<p>x</p>"), "/robots.txt": ROBOTS})
     r = g6(tmp_path / "h", "fetch", s.url("/"), "--render", env={"G6_CHROMIUM": str(tmp_path / "no-such-browser")})

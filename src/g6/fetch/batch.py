@@ -362,6 +362,26 @@ def _fetch_one(home: EvidenceHome, client: CheckedClient, url: str, extract: str
                     page.response.byte_count)
 
 
+def _settle_all(results: Any, settler: _Settler, writer: _LedgerWriter, forked: bool,
+                renderer: Renderer | None) -> None:
+    """Each result as it comes, settled in groups. An early stop (Ctrl-C, an error) while a ``renderer``'s renders
+    may be under way ends them now, not at their deadline: the ledger writer is closed first, so a render cut
+    short leaves no receipt (a resumed run renders it again), then the renderer's browsers."""
+    try:
+        for url, res, more in results:
+            if forked and isinstance(res, _Fetched):
+                res = (res, writer.submit(res.receipts))  # grouped: the writer takes what has arrived
+            settler.arrived.append((url, res))
+            if not more or len(settler.arrived) >= MAX_GROUP:
+                settler.settle()
+        settler.settle()
+    except BaseException:
+        if renderer is not None:
+            writer.close()
+            renderer.pool.close()
+        raise
+
+
 def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, run_id: str | None = None,
                 state_dir: Path | None = None, concurrency: int = 8, extract: str = "text",
                 processes: int = 1,
@@ -382,7 +402,8 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     ``render_mode`` (``always`` or ``auto``, with ``renderer``) renders as ``g6 fetch URL --render`` does, on
     threads of this process only (a browser is this process's child); a URL's receipts (the raw read's, the
     sub-resources', the capture's) are appended in one transaction. With ``auto`` a shell's render runs on a
-    render thread (one per browser) while its host's thread goes on to the host's next URL."""
+    render thread (one per browser) while its host's thread goes on to the host's next URL. An early stop closes
+    the renderer's browsers (the renders under way end without a receipt)."""
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
@@ -446,13 +467,7 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             results = per_host(pending, host_of, work, concurrency)
         settler = _Settler(state, done, shown, secrets, finished, total, on_result, progress)
         try:
-            for url, res, more in results:
-                if forked and isinstance(res, _Fetched):
-                    res = (res, writer.submit(res.receipts))  # grouped: the writer takes what has arrived
-                settler.arrived.append((url, res))
-                if not more or len(settler.arrived) >= MAX_GROUP:
-                    settler.settle()
-            settler.settle()
+            _settle_all(results, settler, writer, forked, renderer if render_mode != "off" else None)
         finally:
             results.close()  # on an early stop: no host starts another URL
             writer.close()
