@@ -324,7 +324,7 @@ class _Renders:
             try:
                 done = _fetched(render())
                 fetched.set_result(done)
-                _chain(writer.submit(done.receipts), appended)
+                appended.set_result(writer.submit(done.receipts).result())  # this thread waits for the append
             except BaseException as e:  # noqa: BLE001 - handed to the settler, as a worker's error is
                 for f in (fetched, appended):
                     if not f.done():
@@ -335,18 +335,6 @@ class _Renders:
 
     def close(self, cancel: bool = False) -> None:
         self._pool.shutdown(wait=True, cancel_futures=cancel)
-
-
-def _chain(source: Future[Receipt], target: Future[Receipt]) -> None:
-    """``target`` ends as ``source`` does."""
-    def done(f: Future[Receipt]) -> None:
-        e = f.exception()
-        if e is not None:
-            target.set_exception(e)
-        else:
-            target.set_result(f.result())
-
-    source.add_done_callback(done)
 
 
 def _fetch_one(home: EvidenceHome, client: CheckedClient, url: str, extract: str, render_mode: str,

@@ -464,13 +464,13 @@ def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, r
         captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
                                   policy=policy, links=links)
         return PreparedPage(captured.receipts, captured, {"mode": "always", "rendered": True})
-    kept = _ReadBack(store)
-    raw = prepare_fetch(kept, client, url, extract=extract, policy=policy, links=links,  # type: ignore[arg-type]
-                        documents=documents)
+    raw = prepare_fetch(store, client, url, extract=extract, policy=policy, links=links, documents=documents)
     if render_mode == "off":
         return PreparedPage((raw.receipt,), raw)
     resp = raw.page.response
-    body = kept.read(resp.body.blake3) if resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES else None
+    body = None
+    if resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:  # the bytes the fetch held, else read back
+        body = raw.body if raw.body is not None else store.read(resp.body.blake3)
     verdict = shell_verdict(resp, body, walled=raw.receipt.interstitial is not None)
     info: dict[str, Any] = {"mode": "auto", "rendered": verdict.shell, "why": verdict.why}
     if not verdict.shell:
