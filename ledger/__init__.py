@@ -1,7 +1,7 @@
 """Signed receipts and the append-only, hash-chained ledger that holds them (SQLite or PostgreSQL).
 
 The package face: what app code imports. Inside, the modules form one import DAG (a test checks it):
-value and crypto modules (receipts, keys, note, merkle, proofs, chain) at the bottom, then the
+value and crypto modules (verdict, receipts, keys, note, merkle, proofs, chain) at the bottom, then the
 backend protocol (rows) and the stored tree, the backends (sqlite, postgres), the checks (kept,
 verify_ranges, verify, with the key timeline of keyring and the row rules of row_rules), the log
 written once over the protocol (log), and opening by URL (open). What lets others check the log (witnesses'
