@@ -25,7 +25,7 @@ from bench.report import best_time, line
 from g6.ledger import Ledger, Receipt, SigningKey
 from g6.ledger.merkle import MerkleTree
 from g6.ledger.note import Checkpoint, parse_note
-from g6.ledger.verify_ranges import default_workers
+from g6.ledger.verification.verify_ranges import default_workers
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 SINCE = 1_000  # new rows checked by verify --since
@@ -201,7 +201,8 @@ def _verify_figures(ledger: Ledger, key: SigningKey, note: str) -> None:
     repeat = REPEAT if size <= 100_000 else 3
     print(f"# load average before the verify figures: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     # per core: one range checked in this process vs raw verification of the same rows' signatures
-    from g6.ledger import stored_tree, verify_ranges
+    from g6.ledger import stored_tree
+    from g6.ledger.verification import verify_ranges
 
     m = min(size, verify_ranges.CHUNK)
     start = stored_tree.stored_hash_count(0)

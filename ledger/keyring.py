@@ -24,7 +24,7 @@ where (``KeyTimeline``):
 
 A receipt signed by a key outside its window fails verify, whatever folder still holds its ``.pub``:
 removing a file revokes nothing, a retire entry does. Key entries are few, so verify reads them all
-first (``g6.ledger.verify``) and hands the timeline to every range.
+first (``g6.ledger.verification.verify``) and hands the timeline to every range.
 """
 
 from __future__ import annotations

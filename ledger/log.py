@@ -1,16 +1,16 @@
 """The ledger: an append-only log of signed receipts, each row chained to the last, on any backend.
 
-:class:`Ledger` is written once over the rows a backend provides (``g6.ledger.rows.LedgerRows``):
-SQLite (``Ledger(path)``, the default) or PostgreSQL (``g6.ledger.open.PostgresLedger``). It signs
+:class:`Ledger` is written once over the rows a backend provides (``g6.ledger.backends.rows.LedgerRows``):
+SQLite (``Ledger(path)``, the default) or PostgreSQL (``g6.ledger.backends.open.PostgresLedger``). It signs
 and chains receipts (``g6.ledger.chain``), keeps the stored Merkle tree (``g6.ledger.stored_tree``)
 in step with the receipts, issues checkpoints and serves the tree, and delegates verifying to
-``g6.ledger.verify``.
+``g6.ledger.verification.verify``.
 
 An append reads the head and inserts inside the backend's write transaction, which serialises
 every writer (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), so two processes appending
 at once cannot fork the chain. Removing rows from the *end* leaves a valid shorter chain; the
 checkpoints the ledger issued catch that unless they were deleted too, and only a checkpoint kept
-outside the home catches everything (``verify(kept=…)``, see ``g6.ledger.kept``).
+outside the home catches everything (``verify(kept=…)``, see ``g6.ledger.verification.kept``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from g6.errors import (
     SigningKeyError,
 )
 from g6.ledger import stored_tree
+from g6.ledger.backends.rows import LedgerRows
+from g6.ledger.backends.sqlite import SqliteRows
 from g6.ledger.chain import (
     GENESIS,
     ORIGIN_PREFIX,
@@ -44,10 +46,8 @@ from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.merkle import MerkleTree, TreeView, leaf_hash
 from g6.ledger.note import Checkpoint, NoteError, parse_note, sign_checkpoint
 from g6.ledger.receipts import Receipt, log_position, utc_now
-from g6.ledger.rows import LedgerRows
-from g6.ledger.sqlite import SqliteRows
 from g6.ledger.transparency.tiles import MAX_ENTRY
-from g6.ledger.verify import Trust, verify_ledger
+from g6.ledger.verification.verify import Trust, verify_ledger
 from g6.store import BlobBackend
 
 # meta rows "retired:<key id>" = the seq of its retire entry: what an append refuses by (verify reads
@@ -351,10 +351,10 @@ class Ledger:
         every referenced blob and the stored Merkle hashes, on ``workers`` processes (default: every
         core; 1: in this process; a backend whose rows only its own connection reads: in this
         process). ``kept`` holds (label, signed note) checkpoints kept away from the ledger: each
-        must be extended by the ledger as it is now (see ``g6.ledger.kept``).
+        must be extended by the ledger as it is now (see ``g6.ledger.verification.kept``).
 
         With ``since`` (a checkpoint whose signature the caller has checked), prove the ledger
-        extends it and check only the rows after it (see ``g6.ledger.verify``).
+        extends it and check only the rows after it (see ``g6.ledger.verification.verify``).
         ``progress(receipts checked, receipts to check)`` is called as the rows are checked.
         A backend that fails mid-way (a server gone) is a failed ``database`` verdict.
 

@@ -39,6 +39,7 @@ from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, decimal, note_text, open_checkpoint, parse_note
 from g6.ledger.receipts import Receipt
+from g6.ledger.verdict import CheckVerdict
 
 INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
 CONSISTENCY_HEADER = "g6-evidence/tlog-consistency@v1"
@@ -52,14 +53,7 @@ class ProofFormatError(InputError):
     code = "G6_E_PROOF_FORMAT"
 
 
-@dataclass(frozen=True, slots=True)
-class ProofCheck:
-    check: str
-    ok: bool
-    detail: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "detail": self.detail}
+ProofCheck = CheckVerdict  # one verdict on a proof; the name g6.prove imports
 
 
 @dataclass(frozen=True, slots=True)

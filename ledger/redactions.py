@@ -35,6 +35,7 @@ from typing import Any
 
 from g6.errors import InputError
 from g6.ledger import stored_tree
+from g6.ledger.backends.rows import LedgerRows
 from g6.ledger.chain import Check
 from g6.ledger.keyring import KeyTimeline, parsed_entry
 from g6.ledger.receipts import (
@@ -42,7 +43,6 @@ from g6.ledger.receipts import (
     check_signature,
     log_position,
 )
-from g6.ledger.rows import LedgerRows
 from g6.store import BlobBackend
 from g6.store.digest import Digest
 

@@ -1,7 +1,7 @@
 """The ledger's Merkle tree, kept: every complete subtree hash is stored as entries are appended.
 
 Layout (Go ``sumdb/tlog``'s stored hashes): one table ``merkle_hashes (id, hash)``, kept by the
-ledger's backend (``g6.ledger.rows``). Appending leaf ``i`` stores its leaf hash, then the hash of
+ledger's backend (``g6.ledger.backends.rows``). Appending leaf ``i`` stores its leaf hash, then the hash of
 every complete subtree that leaf closes, in that order; ``stored_hash_index(level, i)`` says where the hash of the
 subtree at ``level`` (2**level leaves) number ``i`` sits. A tree of ``n`` leaves therefore holds
 ``stored_hash_count(n)`` (< 2n) hashes in ids ``0 .. count-1``, and the id sequence is dense, so
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from g6.ledger.backends.rows import LedgerRows
 from g6.ledger.chain import Check
 from g6.ledger.merkle import EMPTY_ROOT, TreeView, node_hash
-from g6.ledger.rows import LedgerRows
 
 
 def stored_hash_index(level: int, n: int) -> int:

@@ -105,6 +105,19 @@ def browser() -> Iterator[Any]:
         yield b
 
 
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Any]:
+    """One locked-down browser (a ``BrowserPool`` of one) for a module's captures, each in a context of its own;
+    started at its first capture. Skipped without Chromium, failed without one under ``G6_REQUIRE_TOOLS``.
+    ``tests/attack/conftest.py`` gives its modules one started at once instead."""
+    from g6.adapters.browser.pool import BrowserPool
+    from tests.browser.world import need_chromium
+
+    need_chromium()
+    with BrowserPool(1) as p:
+        yield p
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Tallies kept by the reliability suite: how many cases it tried and how many held."""
     import sys as _sys

@@ -57,6 +57,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, paddin
 from cryptography.x509 import verification
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from g6.ledger.verdict import CheckVerdict
+
 KIND = "rfc3161"  # what a token is kept beside a checkpoint as (``Ledger.keep_beside``)
 MAX_TOKEN = 1 << 20  # a token is a few KiB; anything past this is refused unread
 MAX_CERTS = 32
@@ -77,16 +79,7 @@ class TimestampTokenError(ValueError):
     """A TSA reply that is not one (garbage), or one whose status is not granted."""
 
 
-@dataclass(frozen=True, slots=True)
-class TokenCheck:
-    """One verdict on a token: which check, whether it held, and why (or why not)."""
-
-    check: str
-    ok: bool
-    detail: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "detail": self.detail}
+TokenCheck = CheckVerdict  # one verdict on a token: which check, whether it held, and why (or why not)
 
 
 @dataclass(frozen=True, slots=True)

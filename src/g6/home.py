@@ -2,7 +2,7 @@
 
 The ledger and the store default to files under the root; ``ledger_url`` / ``blob_url``
 (``G6_LEDGER_URL`` / ``G6_BLOB_URL``) put them on PostgreSQL and S3 instead (see
-``g6.ledger.open`` and ``g6.store.open``). The keys always stay in the root.
+``g6.ledger.backends.open`` and ``g6.store.open``). The keys always stay in the root.
 """
 
 from __future__ import annotations

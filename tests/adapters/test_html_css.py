@@ -21,7 +21,6 @@ from g6.adapters.html.text import CSS_UNDECIDED, extract_html
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.render import capture_text, fetch_rendered
 from g6.home import EvidenceHome
-from tests.browser.world import need_chromium
 
 Site = Callable[..., LocalSite]
 
@@ -120,13 +119,6 @@ def test_the_static_reader_decides_each_case() -> None:
             assert s not in got.visible and where == [CSS_UNDECIDED], (name, where)
             assert s in fetched.visible, name
     assert "style_rules_not_applied" not in got.unread
-
-
-@pytest.fixture(scope="module")
-def pool():  # type: ignore[no-untyped-def]
-    need_chromium()
-    with BrowserPool(1) as p:
-        yield p
 
 
 def test_chromium_agrees_with_every_decided_case(home: EvidenceHome, client: CheckedClient, site: Site,

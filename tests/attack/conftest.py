@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy
+from g6.adapters.browser.pool import BrowserPool
 from g6.cite.cite import cite_web
 from g6.cite.manifest import Manifest, save_manifest
 from g6.demo.site import LocalSite, Reply
@@ -19,6 +20,17 @@ QUOTE = "the cited sentence stays in the stored bytes"
 BIG = ("<html><body><article>" + "".join(f"<p>Paragraph {i}: {QUOTE} number {i}.</p>" for i in range(60))
        + "</article></body></html>").encode()  # > 512 bytes of text: kept compressed (.zst)
 SMALL = f"<html><body><p>Small page: {QUOTE}.</p></body></html>".encode()  # < 512 bytes: kept raw
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[BrowserPool]:
+    """A module's browser, as the browser attack tests want it: started at once, before any listener thread of a
+    test blocks in ``accept()`` (``_browser_world.started_pool``, finding 15). For every module here it takes the
+    place of tests/conftest.py's, which starts its browser at the first capture."""
+    from tests.attack._browser_world import started_pool
+
+    with started_pool() as p:
+        yield p
 
 
 @pytest.fixture

@@ -36,13 +36,6 @@ from tests.attack._browser_world import (
     wait_until,
 )
 
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[BrowserPool]:
-    with started_pool() as p:
-        yield p
-
-
 # -- defended: the channels of a page, each refused and receipted, none reaching a listener ------------------
 # Each of these reaches the interception from a page on http://site.example/ and must leave a refused receipt
 # (loopback refused before any connection).

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +26,8 @@ from tests.attack._browser_world import (
     need_chromium,
     public_site,
     secure_world,
-    started_pool,
     wait_until,
 )
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[BrowserPool]:
-    with started_pool() as p:
-        yield p
 
 
 # -- finding 10: a dialog ends the capture as a hung browser ----------------------------------------------------

@@ -20,14 +20,7 @@ from g6.cite.cite import cite_web
 from g6.demo.site import LocalSite, Reply
 from g6.errors import InputError
 from g6.home import EvidenceHome
-from tests.attack._browser_world import Capture, capture, public_site, started_pool
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[BrowserPool]:
-    with started_pool() as p:
-        yield p
-
+from tests.attack._browser_world import Capture, capture, public_site
 
 # -- finding 4: text no reader sees is kept as the text a reader saw -----------------------------------------
 # Each technique hides its own marker word from the eye (nothing of it is painted where a reader can look) while

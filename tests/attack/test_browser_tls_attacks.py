@@ -7,7 +7,6 @@ See the attack report on branch ``attack-browser``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from g6.adapters.browser.pool import BrowserPool
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
-from tests.attack._browser_world import capture, secure_world, started_pool
+from tests.attack._browser_world import capture, secure_world
 from tests.tls_pki import TestPKI
 
 NAMES = {"secure.test": ["127.0.0.1"], "plain.test": ["127.0.0.1"]}
@@ -77,12 +76,6 @@ def test_fresh_connections_each_keep_a_full_handshakes_chain(home: EvidenceHome,
         if "chain" in t:  # given by this Python: the leaf and the intermediate, as sent
             assert [x509.load_der_x509_certificate(home.store.read_as(x)) for x in t["chain"]] == [
                 leaf.cert, pki.intermediate.cert]
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[BrowserPool]:
-    with started_pool() as p:
-        yield p
 
 
 def test_a_rendered_https_capture_names_the_servers_certificate_in_its_hops(home: EvidenceHome, pool: BrowserPool,

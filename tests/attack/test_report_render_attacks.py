@@ -4,7 +4,7 @@ on that receipt, in the text the browser showed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -16,7 +16,6 @@ from g6.demo.site import LocalSite, Reply
 from g6.errors import InputError
 from g6.fetch.render import capture_text, fetch_rendered
 from g6.home import EvidenceHome
-from tests.browser.world import need_chromium
 from tests.report.check_helpers import LEAD, QUOTE, check, cite, report_of
 
 Site = Callable[..., LocalSite]
@@ -25,13 +24,6 @@ SHEET_HIDDEN = "Gas bills fell by nine percent in the same quarter"
 PAGE = f"""<!doctype html><html><head><title>Bills</title><link rel="stylesheet" href="/s.css"></head><body>
 <article><h1>Bills</h1><p>{LEAD}</p><p>{QUOTE}</p><p class="h">{SHEET_HIDDEN}</p><p id="gone">{HID}</p></article>
 <script src="/app.js"></script></body></html>""".encode()
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[BrowserPool]:
-    need_chromium()
-    with BrowserPool(1) as p:
-        yield p
 
 
 def test_a_rendered_capture_is_judged_on_the_text_the_browser_showed(

@@ -3,7 +3,7 @@ database access would.
 
 The tampering statements are written once, with SQLite's ``?`` placeholders; on PostgreSQL this
 helper turns them into psycopg's ``%s``. Only tests do that: each ledger backend writes its own SQL
-(``g6.ledger.sqlite``, ``g6.ledger.postgres``) and nothing in the ledger rewrites SQL.
+(``g6.ledger.backends.sqlite``, ``g6.ledger.backends.postgres``) and nothing in the ledger rewrites SQL.
 """
 
 from __future__ import annotations

@@ -317,7 +317,7 @@ time.sleep(600)
 
 
 def test_whole_ledger_scans_read_in_pages(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import g6.ledger.postgres as pgmod
+    import g6.ledger.backends.postgres as pgmod
 
     monkeypatch.setattr(pgmod, "_PAGE", 7)
     home = EvidenceHome(tmp_path, fsync=False, ledger_url=pg_url)

@@ -12,7 +12,7 @@ import pytest
 from g6.errors import ConfigError
 from g6.home import EvidenceHome
 from g6.ledger import Ledger, PostgresLedger, open_ledger
-from g6.ledger.postgres import redact
+from g6.ledger.backends.postgres import redact
 from g6.store import BlobStore, S3BlobStore, open_store
 
 

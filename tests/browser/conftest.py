@@ -3,21 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
+# the tests here import their world as ``world``; ``pool``, a module's browser, is tests/conftest.py's
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from world import need_chromium  # noqa: E402
-
-from g6.adapters.browser.pool import BrowserPool  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[BrowserPool]:
-    """One locked-down browser for a module's captures (each in a context of its own)."""
-    need_chromium()
-    with BrowserPool(1) as p:
-        yield p

@@ -244,7 +244,7 @@ def _fill(home: EvidenceHome, n: int) -> None:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ledger_verify_reports_rows_in_ranges_and_in_workers(home: EvidenceHome, monkeypatch: pytest.MonkeyPatch,
                                                             workers: int) -> None:
-    from g6.ledger import verify_ranges
+    from g6.ledger.verification import verify_ranges
 
     monkeypatch.setattr(verify_ranges, "CHUNK", 8)
     monkeypatch.setattr(verify_ranges, "PROGRESS_EVERY", 2)

@@ -1,6 +1,6 @@
 """The ledger's shape: both backends provide the one rows protocol, and ``ledger/`` imports form a DAG.
 
-The log, verify and copy are written once over ``g6.ledger.rows.LedgerRows``; a backend that lacks
+The log, verify and copy are written once over ``g6.ledger.backends.rows.LedgerRows``; a backend that lacks
 a method, or names its parameters otherwise, would only fail where that path runs. The modules of
 ``ledger/`` import each other at module level only and never in a circle (a circle was once hidden
 behind imports made inside functions); they import nothing of ours but ``g6.errors``, ``g6.store``
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from g6.ledger import Ledger, PostgresLedger, Receipt, SigningKey
-from g6.ledger.postgres import PostgresRows
-from g6.ledger.rows import LedgerRows
-from g6.ledger.sqlite import SqliteRows
+from g6.ledger.backends.postgres import PostgresRows
+from g6.ledger.backends.rows import LedgerRows
+from g6.ledger.backends.sqlite import SqliteRows
 
 LEDGER = Path(__file__).resolve().parents[2] / "ledger"
 ALLOWED = ("g6.errors", "g6.store", "g6.ledger")  # and ``g6`` itself (the package every module is in)

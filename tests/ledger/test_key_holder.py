@@ -151,7 +151,7 @@ def test_future_backward_and_id_skewed_times_warn_and_strict_time_fails(home: Ev
     assert any(seq == 3 and "before the previous receipt of the same writer" in d for seq, d in warned)
     assert any(seq == 3 and "from the time its receipt id was made" in d for seq, d in warned)
     assert report.stats["warnings"] == len(warned) >= 4  # row 2 is also far from its id's time
-    from g6.ledger.verify import Trust
+    from g6.ledger.verification.verify import Trust
 
     strict = home.ledger.verify(Trust(home.keys.trusted(), strict_time=True), home.store)
     assert not strict.ok and {c.seq for c in strict.failures("time")} == {2, 3}

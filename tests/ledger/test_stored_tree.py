@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from g6.errors import LedgerError
 from g6.home import EvidenceHome
-from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
+from g6.ledger import Ledger, Receipt, SigningKey
 from g6.ledger import stored_tree as stt
 from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.merkle import MerkleTree, leaf_hash
+from g6.ledger.verification import verify_ranges
 
 KEY = SigningKey.generate()
 KEYS = {KEY.key_id: KEY.public}

@@ -24,11 +24,12 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
+from g6.ledger import Ledger, Receipt, SigningKey
 from g6.ledger import stored_tree as stt
+from g6.ledger.backends.sqlite import SqliteRows
 from g6.ledger.chain import GENESIS, entry_hash
 from g6.ledger.receipts import cut_plain_signature, plain_signature_member, signed_message_fast
-from g6.ledger.sqlite import SqliteRows
+from g6.ledger.verification import verify_ranges
 from tests.ledger.test_verify_parallel import _json, _text  # receipt-like JSON, the same strategies
 
 KEY = SigningKey.generate()

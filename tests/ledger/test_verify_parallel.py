@@ -14,9 +14,10 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from g6.ledger import Ledger, Receipt, SigningKey, verify_ranges
+from g6.ledger import Ledger, Receipt, SigningKey
 from g6.ledger import stored_tree as stt
 from g6.ledger.receipts import signed_message_fast, unsigned_bytes_of_stored
+from g6.ledger.verification import verify_ranges
 
 KEY = SigningKey.generate()
 KEYS = {KEY.key_id: KEY.public}

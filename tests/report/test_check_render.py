@@ -4,10 +4,9 @@ citation, and that it is a valid ``report-check.v1``). A real, locked-down Chrom
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import jsonschema
-import pytest
 
 from g6.adapters import CheckedClient
 from g6.adapters.browser import RenderLimits
@@ -18,7 +17,6 @@ from g6.fetch.render import fetch_rendered
 from g6.home import EvidenceHome
 from g6.report.result import ResultInputs, build_result, sign_result
 from g6.schemas import load
-from tests.browser.world import need_chromium
 from tests.report.check_helpers import LEAD, QUOTE, check, cite, report_of
 
 Site = Callable[..., LocalSite]
@@ -27,13 +25,6 @@ DRAWN = "Electricity bills were drawn by the page's own script"
 PAGE = f"""<!doctype html><html><head><title>Bills</title><link rel="stylesheet" href="/s.css"></head><body>
 <article><h1>Bills</h1><p>{LEAD}</p><p>{QUOTE}</p><p class="h">{HIDDEN}</p><p id="x"></p></article>
 <script src="/app.js"></script></body></html>""".encode()
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[BrowserPool]:
-    need_chromium()
-    with BrowserPool(1) as p:
-        yield p
 
 
 def test_a_capture_is_judged_on_its_rendered_text_as_g6_cite_cites_it(

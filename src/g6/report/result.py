@@ -33,6 +33,7 @@ from g6.ledger.receipts import (
     new_receipt_id,
     utc_now,
 )
+from g6.ledger.verdict import CheckVerdict
 from g6.prove.bundle_report import PINNED, SHIPPED
 from g6.report.check import CheckRun, iter_citations
 from g6.report.model import ReportCitation
@@ -155,14 +156,7 @@ def sign_result(result: Mapping[str, Any], key: SigningKey) -> dict[str, Any]:
 
 
 # -- verifying ----------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Check:
-    check: str
-    ok: bool
-    detail: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "detail": self.detail}
+Check = CheckVerdict  # one verdict of verify_result (not g6.ledger.chain.Check, a row's)
 
 
 def load_result(data: bytes) -> dict[str, Any]:

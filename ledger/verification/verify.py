@@ -1,9 +1,9 @@
 """``ledger verify``: every check of a ledger, over any backend, as separate verdicts.
 
-A full verify checks every row in ranges (``g6.ledger.verify_ranges``: signatures, chain links and
+A full verify checks every row in ranges (``g6.ledger.verification.verify_ranges``: signatures, chain links and
 the columns beside each receipt, referenced blobs, the stored Merkle hashes), then what no range
 sees on its own: rows outside the sequence 1..head, the stored tree's size, every checkpoint the
-ledger issued, and the checkpoints kept away from it (``g6.ledger.kept``).
+ledger issued, and the checkpoints kept away from it (``g6.ledger.verification.kept``).
 
 ``verify_since`` starts from a signed checkpoint instead: the stored hashes that make up the
 checkpoint's tree must fold to its signed root, the checkpoint's last receipt must be included in
@@ -11,7 +11,7 @@ it, and from there only the new rows are read and checked, their stored hashes r
 of the checkpoint's; the new head's root is thus derived from the signed root and the new rows
 alone, and an RFC 9162 consistency proof from the stored tree is checked against both roots.
 
-Everything here reads through the ledger's reading face (``g6.ledger.rows.LedgerView``) and its
+Everything here reads through the ledger's reading face (``g6.ledger.backends.rows.LedgerView``) and its
 backend's rows, so it holds for every backend; a database that cannot be read is a failed
 ``database`` verdict, never a traceback.
 """
@@ -24,16 +24,17 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from g6.ledger import stored_tree, verify_ranges
+from g6.ledger import stored_tree
+from g6.ledger.backends.rows import LedgerRows, LedgerView
 from g6.ledger.chain import GENESIS, Check, LedgerVerifyReport, entry_hash, stored_bytes, stored_leaf_hash
-from g6.ledger.kept import check_kept_checkpoints
 from g6.ledger.keyring import KeyTimeline, timeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import MerkleTree, ProofError, verify_consistency, verify_inclusion
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
 from g6.ledger.redactions import Redactions, redactions_of
 from g6.ledger.row_rules import join_rules
-from g6.ledger.rows import LedgerRows, LedgerView
+from g6.ledger.verification import verify_ranges
+from g6.ledger.verification.kept import check_kept_checkpoints
 from g6.ledger.wacz_keys import KIND as WACZ_KEY_KIND
 from g6.ledger.wacz_keys import wacz_key_checks
 from g6.store import BlobBackend

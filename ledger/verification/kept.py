@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from g6.errors import G6Error
+from g6.ledger.backends.rows import LedgerView
 from g6.ledger.chain import Check, stored_leaf_hash
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import EMPTY_ROOT
 from g6.ledger.note import Checkpoint, NoteError, parse_note, signed_by
-from g6.ledger.rows import LedgerView
 from g6.ledger.stored_tree import Frontier
 
 CHECK = "kept_checkpoint"

@@ -16,17 +16,17 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from g6.errors import ConfigError, InputError, LedgerError
+from g6.ledger.backends.postgres import PostgresRows
 from g6.ledger.chain import GENESIS, ORIGIN_PREFIX, entry_hash
 from g6.ledger.keyring import KeyTimeline, timeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.log import Ledger
-from g6.ledger.postgres import PostgresRows
 from g6.ledger.receipts import Receipt, utc_now
 
 
 class PostgresLedger(Ledger):
     """One ledger in one PostgreSQL database (its tables in the connection's ``search_path``): the
-    log over :class:`~g6.ledger.postgres.PostgresRows`, a class of its own so that
+    log over :class:`~g6.ledger.backends.postgres.PostgresRows`, a class of its own so that
     ``PostgresLedger(url)`` reads as it always did and code can still tell the backend by type."""
 
     def __init__(self, url: str, *, connect_timeout: float = 10.0, readonly: bool = False) -> None:

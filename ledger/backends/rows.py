@@ -1,6 +1,6 @@
 """What a ledger backend provides: the one protocol the log, verify and copy are written over.
 
-A backend (``g6.ledger.sqlite``, ``g6.ledger.postgres``) keeps five tables in its engine's own SQL:
+A backend (``g6.ledger.backends.sqlite``, ``g6.ledger.backends.postgres``) keeps five tables in its engine's own SQL:
 ``receipts`` (the columns ``g6.ledger.chain.RECEIPT_COLUMNS``, receipts stored as text so the
 signed bytes are kept exactly), ``checkpoints``, ``meta`` (the log id), ``trusted_keys`` and
 ``merkle_hashes`` (the stored tree, ``g6.ledger.stored_tree``). It stores and reads rows and

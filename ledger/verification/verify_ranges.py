@@ -11,7 +11,7 @@ range's last entry hash, and the stored hashes above one range (folded from the 
 Rows are streamed, and a large ledger keeps only failures and counts, so memory stays flat.
 
 What a range is checked against (the checkpoint of ``--since``, the ledger's own checkpoints, the
-kept ones) is ``g6.ledger.verify``'s.
+kept ones) is ``g6.ledger.verification.verify``'s.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from g6.errors import InputError
 from g6.ledger import stored_tree
+from g6.ledger.backends.rows import LedgerRows
 from g6.ledger.chain import GENESIS, Check, chain_check, entry_hash, entry_hash_prefix, stored_bytes
 from g6.ledger.keyring import FOREVER, KeyTimeline
 from g6.ledger.keys import VerifyKey
@@ -52,8 +53,7 @@ from g6.ledger.receipts import (
 )
 from g6.ledger.redactions import ENTRY_KINDS, Redactions
 from g6.ledger.row_rules import RowRules, join_rules
-from g6.ledger.rows import LedgerRows
-from g6.ledger.verify_blobs import blob_check
+from g6.ledger.verification.verify_blobs import blob_check
 from g6.store import BlobBackend
 
 CHUNK = 1 << 14  # rows per range; a power of two, so each range is whole subtrees of the Merkle tree
