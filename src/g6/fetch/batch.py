@@ -240,7 +240,9 @@ def _resume(home: EvidenceHome, state: RunState, urls: list[str], shown: Callabl
 class _Settler:
     """Results in, their receipts handed to the ledger writer, not yet durable (``arrived``): ``settle``
     waits until each one's receipt is durable, writes their run-file lines in one append (one fsync),
-    then reports them."""
+    then reports them. A render's line is written by its render thread (``_Renders``) as soon as its receipts
+    are durable, so ``settle(wait=False)`` leaves a render still under way for later: no URL's line waits for
+    another URL's render."""
 
     def __init__(self, state: RunState, done: dict[str, UrlResult], shown: Callable[[str], str],
                  secrets: tuple[str, ...], finished: int, total: int,
@@ -249,9 +251,9 @@ class _Settler:
         self.state, self.done, self.shown, self.secrets = state, done, shown, secrets
         self.finished, self.total, self.on_result, self.progress = finished, total, on_result, progress
         self.arrived: list[tuple[str, Any]] = []
-        self.ready: list[UrlResult] = []
+        self.ready: list[tuple[UrlResult, bool]] = []  # each with whether its line is on file already
 
-    def _outcome(self, url: str, res: Any) -> UrlResult:
+    def _outcome(self, url: str, res: Any) -> tuple[UrlResult, bool]:
         outcome: UrlResult | BaseException
         if isinstance(res, BaseException):
             outcome = res
@@ -263,20 +265,24 @@ class _Settler:
                 outcome = e
         if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
             return UrlResult(self.shown(url), "error", outcome.code, None,
-                             reason=redact_text(str(outcome), self.secrets)[:300])
+                             reason=redact_text(str(outcome), self.secrets)[:300]), False
         if isinstance(outcome, BaseException):
             self.arrived.clear()
             raise outcome
-        return outcome
+        return outcome, isinstance(res[0], _Later)  # a render's line: written by its render thread
 
-    def settle(self) -> None:
+    def settle(self, wait: bool = True) -> None:
+        later = []
         for url, res in self.arrived:
-            self.ready.append(self._outcome(url, res))
-        self.arrived.clear()
+            if not wait and isinstance(res, tuple) and isinstance(res[0], _Later) and not res[1].done():
+                later.append((url, res))  # a render under way: its thread writes its line
+            else:
+                self.ready.append(self._outcome(url, res))
+        self.arrived[:] = later
         if not self.ready:
             return
-        self.state.add_many(self.ready)
-        for r in self.ready:
+        self._keep([r for r, on_file in self.ready if not on_file])
+        for r, _ in self.ready:
             self.done[r.url] = r
             self.finished += 1
             if self.on_result:
@@ -285,11 +291,14 @@ class _Settler:
                 self.progress(self.finished, self.total)
         self.ready.clear()
 
+    def _keep(self, results: list[UrlResult]) -> None:
+        if results:
+            self.state.add_many(results)
+
     def keep_ready(self) -> None:
         """Stopped early: what ended before the stop keeps its line, so a resume skips it."""
-        if self.ready:
-            with contextlib.suppress(OSError):
-                self.state.add_many(self.ready)
+        with contextlib.suppress(OSError):
+            self._keep([r for r, on_file in self.ready if not on_file])
 
 
 def _fetched(p: PreparedPage) -> _Fetched:
@@ -311,12 +320,16 @@ class _Later:
 class _Renders:
     """The renders of a ``--render auto`` batch, beside its raw reads: one thread per browser, so a host whose
     page was a shell goes on to its next page while a browser renders that one. Each rendered page's receipts
-    (the raw read's, the sub-resources', the capture's) go to the ledger writer in one group, as before."""
+    (the raw read's, the sub-resources', the capture's) go to the ledger writer in one group, as before, and the
+    render thread writes its run-file line (``on_file``) as soon as they are durable: a render that ended is never
+    done again by a resumed run for want of a line that waited for the calling thread."""
 
-    def __init__(self, browsers: int) -> None:
+    def __init__(self, browsers: int, on_file: Callable[[str, _Fetched, Receipt], None]) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(1, browsers), thread_name_prefix="g6-render")
+        self._on_file = on_file
 
-    def submit(self, render: Callable[[], PreparedPage], writer: _LedgerWriter) -> tuple[_Later, Future[Receipt]]:
+    def submit(self, url: str, render: Callable[[], PreparedPage],
+               writer: _LedgerWriter) -> tuple[_Later, Future[Receipt]]:
         fetched: Future[_Fetched] = Future()
         appended: Future[Receipt] = Future()
 
@@ -324,7 +337,9 @@ class _Renders:
             try:
                 done = _fetched(render())
                 fetched.set_result(done)
-                appended.set_result(writer.submit(done.receipts).result())  # this thread waits for the append
+                signed = writer.submit(done.receipts).result()  # this thread waits for the append
+                self._on_file(url, done, signed)
+                appended.set_result(signed)
             except BaseException as e:  # noqa: BLE001 - handed to the settler, as a worker's error is
                 for f in (fetched, appended):
                     if not f.done():
@@ -361,7 +376,8 @@ def _settle_all(results: Any, settler: _Settler, writer: _LedgerWriter, forked: 
                 res = (res, writer.submit(res.receipts))  # grouped: the writer takes what has arrived
             settler.arrived.append((url, res))
             if not more or len(settler.arrived) >= MAX_GROUP:
-                settler.settle()
+                # renders under way are waited for only when a group's worth of them are (the hosts wait then)
+                settler.settle(wait=len(settler.arrived) >= MAX_GROUP)
         settler.settle()
     except BaseException:
         if renderer is not None:
@@ -435,7 +451,8 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             writer.start()
         else:
             writer = _LedgerWriter(home).start()
-            renders = _Renders(renderer.pool.size) if render_mode == "auto" and renderer is not None else None
+            renders = _Renders(renderer.pool.size, lambda u, f, signed: state.add(f.result(shown(u), signed))) \
+                if render_mode == "auto" and renderer is not None else None
             if renders is not None:
                 stack.callback(renders.close, True)  # after the normal close below: only an early stop cancels
 
@@ -446,7 +463,7 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                     step = prepare_page_steps(home.store, client, url, render_mode="auto", renderer=renderer,
                                               extract=extract, documents=False)
                     if not isinstance(step, PreparedPage):
-                        return renders.submit(step, writer)
+                        return renders.submit(url, step, writer)
                     fetched = _fetched(step)
                 else:
                     fetched = fetch_one(url)

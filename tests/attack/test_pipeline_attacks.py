@@ -1,0 +1,108 @@
+"""Attacks on the last session's pipeline changes: ``--render auto`` in a batch (a shell rendered on a render thread
+while its host goes on), Ctrl-C and resume during a render, canonical JSON by orjson, run-file lines by orjson, and
+the signed result ``g6 report verify`` checks.
+
+Each test says what it attacks and what it found: a defect (the test failed before its fix) or nothing (the test
+guards the behaviour that held)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.attack._browser_world import need_chromium, wait_until
+
+from g6.demo.site import LocalSite, Reply, SeenRequest
+from g6.home import EvidenceHome
+
+Site = Callable[..., LocalSite]
+ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0", "G6_RENDER_BROWSERS": "1"}
+ROBOTS = Reply(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
+PLAIN = ("<html><body><article><p>" + "A page whose words are all in its HTML. " * 12
+         + "</p></article></body></html>").encode()
+# a shell whose script polls until a poll answers 404 (one that fails is asked again): while a poll is held open
+# the page is never quiet
+POLLING_SHELL = (b"<!doctype html><html><body><div id='a'></div><script>const poll = () => fetch('/poll')"
+                 b".then((r) => r.ok ? poll() : (document.getElementById('a').textContent = 'done'), poll);"
+                 b" poll();</script></body></html>")
+
+
+def run_lines(home: Path, run_id: str) -> list[dict]:
+    p = home / "knowledge" / "fetches" / f"{run_id}.jsonl"
+    return [json.loads(x) for x in p.read_bytes().split(b"\n") if x.strip()] if p.exists() else []
+
+
+def own_reads(home: Path) -> Counter[str]:
+    """How many receipts of its own (not a capture's sub-resource) each URL has in the ledger."""
+    with EvidenceHome(home) as ev:
+        if not ev.ledger.present():
+            return Counter()
+        return Counter(e.receipt.request.get("url") for e in ev.ledger.entries() if "capture" not in e.receipt.links)
+
+
+def g6_cmd(home: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "g6", "--home", str(home), *args]
+
+
+# -- a render under way and the lines of the URLs that end meanwhile ----------------------------------------------
+
+
+def test_ctrl_c_during_a_render_loses_no_line_of_the_urls_that_ended_meanwhile(tmp_path: Path, site: Site) -> None:
+    """FOUND (before the fix): with ``--render auto`` the thread that writes run-file lines waited for each result in
+    the order they came, so a shell's render under way held back the lines of every URL that ended after it, their
+    receipts already durable (up to the render's deadline, 30 s by default). Ctrl-C (or a kill) in that time left
+    those URLs receipted with no line: the resumed run fetched and receipted each of them a second time.
+
+    Host A's shell renders and is held (its poll never answers); host B's three pages are read meanwhile. Once their
+    receipts are durable their lines must be on file, and after Ctrl-C and ``--run`` each URL has one receipt."""
+    need_chromium()
+    polled, release = threading.Event(), threading.Event()
+
+    def poll(req: SeenRequest) -> Reply:
+        polled.set()
+        if release.is_set():
+            return Reply(404, b"")  # the resumed run's render: the script stops, the page settles
+        release.wait(300)
+        return Reply(body=b"tick", content_type="text/plain")
+
+    def after_the_render_started(req: SeenRequest) -> Reply:
+        polled.wait(120)  # B's pages end after A's shell went to its render
+        return Reply(body=PLAIN)
+
+    a = site({"/": Reply(body=POLLING_SHELL), "/robots.txt": ROBOTS, "/poll": poll}, host="127.0.0.2")
+    b = site({"/robots.txt": ROBOTS, **{f"/p{i}": after_the_render_started for i in range(3)}}, host="127.0.0.3")
+    b_urls = [b.url(f"/p{i}") for i in range(3)]
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join([a.url("/"), *b_urls]) + "\n")
+    h = tmp_path / "h"
+    env = {**os.environ, **ENV, "G6_RENDER_TIMEOUT": "600", "G6_TIMEOUT": "5"}
+    cmd = g6_cmd(h, "fetch", "--input", str(urls), "--render", "auto", "--run", "r1", "--json")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's
+    try:
+        assert polled.wait(120), "the render never started"
+        assert wait_until(lambda: sum(own_reads(h)[u] for u in b_urls) == 3, 60), own_reads(h)
+        on_file = wait_until(lambda: {x["url"] for x in run_lines(h, "r1")} >= set(b_urls), 20)
+        lines = run_lines(h, "r1")
+        proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=90)[1].decode()
+        assert proc.returncode == 130 and "Traceback" not in err, err
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+    resumed = subprocess.run(cmd, env={**env, "G6_RENDER_TIMEOUT": "60"}, capture_output=True, timeout=300)
+    assert resumed.returncode in (0, 1) and b"Traceback" not in resumed.stderr, resumed.stderr
+    reads = own_reads(h)
+    assert [reads[u] for u in b_urls] == [1, 1, 1], reads  # not fetched (and receipted) a second time
+    assert reads[a.url("/")] == 2  # the shell's raw read and its capture, once: the cut render receipted nothing
+    assert on_file, f"B's receipts were durable, their lines were not on file while A rendered: {lines}"
+    final = run_lines(h, "r1")
+    assert sorted(x["url"] for x in final) == sorted([a.url("/"), *b_urls])
