@@ -13,13 +13,20 @@ import signal
 import subprocess
 import sys
 import threading
+import tracemalloc
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.attack._browser_world import need_chromium, wait_until
 
+from g6.adapters import CheckedClient
+from g6.adapters.browser import RenderLimits
+from g6.adapters.browser.pool import BrowserPool
 from g6.demo.site import LocalSite, Reply, SeenRequest
+from g6.fetch.batch import batch_fetch
+from g6.fetch.capture import prepare_fetch
+from g6.fetch.render import Renderer
 from g6.home import EvidenceHome
 
 Site = Callable[..., LocalSite]
@@ -106,3 +113,48 @@ def test_ctrl_c_during_a_render_loses_no_line_of_the_urls_that_ended_meanwhile(t
     assert on_file, f"B's receipts were durable, their lines were not on file while A rendered: {lines}"
     final = run_lines(h, "r1")
     assert sorted(x["url"] for x in final) == sorted([a.url("/"), *b_urls])
+
+
+# -- a batch whose pages are shells, their renders waiting for a browser ---------------------------------------------
+
+
+def test_a_shell_waiting_for_a_browser_holds_no_body(home: EvidenceHome, client: CheckedClient, site: Site) -> None:
+    """FOUND (before the fix): a shell's render still to do (``prepare_page_steps``) held the raw read whole,
+    with the body ``prepare_fetch`` kept (``PreparedFetch.body``, up to 2 MiB). A ``--render auto`` batch queues its
+    shells for the browsers while the hosts go on, so a list of big shells held one body per shell waiting (a few
+    hundred at most before the hosts wait): here twelve 1.5 MB shells held about 18 MB; now the queue holds receipts.
+
+    Host A's shell holds the only browser (its poll is answered once host B's shells are all read); B's shells
+    wait for it. What Python holds then must stay near one body (the read under way), not one per shell (18 MB
+    before, 0.4 MB after; measured by tracemalloc, the text readers' word lists loaded first)."""
+    need_chromium()
+    n, size = 12, 1_500_000
+    big_shell = (b"<!doctype html><html><body><div id='app'></div><script>void 0</script><!-- "
+                 + b"x" * size + b" --></body></html>")
+    served, release, held = [0], threading.Event(), []
+
+    def shell(req: SeenRequest) -> Reply:
+        served[0] += 1  # the raw reads first: the renders (which read each again) wait for A's
+        if served[0] == n:
+            release.set()
+        return Reply(body=big_shell)
+
+    def poll(req: SeenRequest) -> Reply:
+        if not release.wait(120):
+            return Reply(503, b"")
+        held.append(tracemalloc.get_traced_memory()[0])  # B's shells all read, waiting for the browser
+        return Reply(404, b"")  # the script stops: A's render settles and the browser goes to B's shells
+
+    a = site({"/": Reply(body=POLLING_SHELL), "/robots.txt": ROBOTS, "/poll": poll}, host="127.0.0.2")
+    b = site({"/robots.txt": ROBOTS, **{f"/s{i}": shell for i in range(n)}}, host="127.0.0.3")
+    prepare_fetch(home.store, client, a.url("/"), documents=False)  # the text readers' word lists, loaded once
+    tracemalloc.start()
+    try:
+        with BrowserPool(1) as pool:
+            report = batch_fetch(home, client, [a.url("/"), *[b.url(f"/s{i}") for i in range(n)]], concurrency=2,
+                                 render_mode="auto", renderer=Renderer(pool, RenderLimits(deadline=60)))
+    finally:
+        tracemalloc.stop()
+    assert served[0] == 2 * n and all(r.render and r.render["rendered"] for r in report.results), report.results
+    # what Python held once every shell was read and waited for the browser (the last read may still be in hand)
+    assert held and held[0] < 4 * size, f"{held[0]:,} bytes held by {n} shells of {size:,} bytes waiting"

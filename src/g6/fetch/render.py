@@ -477,11 +477,14 @@ def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, r
         return PreparedPage((raw.receipt,), raw, info)
     assert renderer is not None
     info["raw_receipt_id"] = raw.receipt.receipt_id
+    # the render still to do holds the raw read's receipt only, not the read and the body it kept (up to
+    # MAX_EXTRACT_BYTES): a batch queues its shells for the browsers
+    raw_receipt = raw.receipt
 
     def render_shell() -> PreparedPage:
         captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
-                                  policy=policy, links={**dict(links or {}), "raw": raw.receipt.receipt_id})
-        return PreparedPage((raw.receipt, *captured.receipts), captured, info)
+                                  policy=policy, links={**dict(links or {}), "raw": raw_receipt.receipt_id})
+        return PreparedPage((raw_receipt, *captured.receipts), captured, info)
 
     return render_shell
 
