@@ -18,8 +18,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.attack._browser_world import need_chromium, wait_until
-
 from g6.adapters import CheckedClient
 from g6.adapters.browser import RenderLimits
 from g6.adapters.browser.pool import BrowserPool
@@ -28,6 +26,9 @@ from g6.fetch.batch import batch_fetch
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.render import Renderer
 from g6.home import EvidenceHome
+from g6.report.result import ResultInputs, build_result, found_manifest, sign_result
+from tests.attack._browser_world import need_chromium, wait_until
+from tests.report.check_helpers import QUOTE, article, check, cite, g6, report_of
 
 Site = Callable[..., LocalSite]
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0", "G6_RENDER_BROWSERS": "1"}
@@ -158,3 +159,92 @@ def test_a_shell_waiting_for_a_browser_holds_no_body(home: EvidenceHome, client:
     assert served[0] == 2 * n and all(r.render and r.render["rendered"] for r in report.results), report.results
     # what Python held once every shell was read and waited for the browser (the last read may still be in hand)
     assert held and held[0] < 4 * size, f"{held[0]:,} bytes held by {n} shells of {size:,} bytes waiting"
+
+
+def _shell(script: str) -> bytes:
+    return f"<!doctype html><html><body><div id='a'></div><script>{script}</script></body></html>".encode()
+
+
+WORDS = "Words only a script writes, rendered for the reader and kept as the capture's text. " * 4
+
+
+def test_a_batch_of_hostile_shells_settles_each_url_once_with_its_raw_read(home: EvidenceHome, client: CheckedClient,
+                                                                            site: Site) -> None:
+    """HELD: every page of the batch a shell. One answers differently on the render's second read (a redirect to
+    another host), two redirect to the same shell, one never settles (it polls until the deadline). Each URL ends
+    with one result, rendered, its capture naming its raw read, the raw read, the sub-resources and the capture
+    appended together and in that order; the ledger verifies; a resumed run settles all of them without a read."""
+    need_chromium()
+    writes = f"document.getElementById('a').textContent = {json.dumps(WORDS)};"
+    flips = [0]
+
+    def flip(req: SeenRequest) -> Reply:
+        flips[0] += 1
+        if flips[0] == 1:
+            return Reply(body=_shell(writes))  # the raw read: a shell
+        return Reply(302, b"", headers=(("Location", c.url("/moved")),))  # the render's read: elsewhere
+
+    c = site({"/robots.txt": ROBOTS, "/moved": Reply(body=_shell(writes))}, host="127.0.0.3")
+    a = site({"/robots.txt": ROBOTS, "/shell": Reply(body=_shell(writes)), "/flip": flip,
+              "/r1": Reply(302, b"", headers=(("Location", "/same"),)),
+              "/r2": Reply(302, b"", headers=(("Location", "/same"),)), "/same": Reply(body=_shell(writes)),
+              "/never": Reply(body=_shell("const p = () => fetch('/tick').finally(() => setTimeout(p, 100)); p();")),
+              "/tick": Reply(body=b"tick", content_type="text/plain")}, host="127.0.0.2")
+    urls = [a.url(p) for p in ("/shell", "/flip", "/r1", "/r2", "/never")]
+    with BrowserPool(1) as pool:
+        renderer = Renderer(pool, RenderLimits(deadline=4))
+        report = batch_fetch(home, client, urls, run_id="hostile", render_mode="auto", renderer=renderer)
+        entries = [e.receipt for e in home.ledger.entries()]
+        again = batch_fetch(home, client, urls, run_id="hostile", render_mode="auto", renderer=renderer)
+    assert sorted(r.url for r in report.results) == sorted(urls)
+    assert again.resumed == len(urls) and len(list(home.ledger.entries())) == len(entries)
+    assert home.verify().ok
+    place = {r.receipt_id: i for i, r in enumerate(entries)}
+    by_url = {r.url: r for r in report.results}
+    for url, r in by_url.items():
+        assert r.render is not None and r.render["rendered"], r
+        capture = entries[place[r.receipt_id]]
+        raw = entries[place[r.render["raw_receipt_id"]]]
+        assert capture.links["raw"] == raw.receipt_id and raw.request["url"] == capture.request["url"] == url
+        between = entries[place[raw.receipt_id] + 1:place[capture.receipt_id]]
+        assert [x.receipt_id for x in between] == [x["receipt_id"] for x in capture.capture["resources"]]
+        assert all(x.links.get("capture") == capture.receipt_id for x in between)
+    assert entries[place[by_url[a.url("/flip")].render["raw_receipt_id"]]].final_url == a.url("/flip")
+    assert entries[place[by_url[a.url("/flip")].receipt_id]].final_url == c.url("/moved")
+    assert {entries[place[by_url[a.url(p)].receipt_id]].final_url for p in ("/r1", "/r2")} == {a.url("/same")}
+    assert entries[place[by_url[a.url("/never")].receipt_id]].capture["ended"] == "deadline"
+    assert sum(r.ok for r in report.results) == 4  # /never wrote no text: empty, and said so
+
+
+# -- a signed result, verified by `g6 report verify` ---------------------------------------------------------------
+
+
+def test_report_verify_refuses_a_result_that_repeats_a_key(home: EvidenceHome, client: CheckedClient, site: Site,
+                                                           tmp_path: Path) -> None:
+    """FOUND (before the fix): ``g6 report verify`` read the result with ``json.loads``, which keeps the last of a
+    repeated key, and checked the signature over what it kept. A result whose citation says ``"verdict":
+    "quote_found"`` and then, later in the same object, the ``"quote_not_found"`` it was signed with verified
+    "holds" (exit 0): a reader that keeps the first (or a person reading the file) sees a found quote the signer
+    never said. RFC 8785 signs I-JSON, which has no repeated key; the bundle reader already refuses one
+    (``g6.prove.bundle_zip.strict_json``). Now the file is refused as input (exit 2), the key named."""
+    s = site({"/a": Reply(body=article(QUOTE)), "/robots.txt": Reply(404)})
+    run = check(home, report_of(cite(s.url("/a"), QUOTE), cite(s.url("/a"), "A sentence the page never had.")),
+                client)
+    key = home.signing_key()
+    m = found_manifest(run)
+    assert m is not None
+    inputs = ResultInputs("r.json", "sha256:" + "0" * 64, 10, {"source": "home", "receipts_only": False})
+    signed = sign_result(build_result(run, inputs, m.signed(key)), key)
+    assert [c["verdict"] for c in signed["citations"]] == ["quote_found", "quote_not_found"]
+    text = json.dumps(signed)
+    good = tmp_path / "good.json"
+    good.write_text(text)
+    forged = tmp_path / "forged.json"
+    first = text.replace('"verdict": "quote_not_found"', '"verdict": "quote_found", "verdict": "quote_not_found"')
+    forged.write_text(first.replace('"exit_code": 1', '"exit_code": 0, "exit_code": 1'))
+    assert json.loads(forged.read_text()) == signed  # what a reader keeping the last of each key sees
+    ok = g6(home.root, "report", "verify", str(good))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    r = g6(home.root, "report", "verify", str(forged))
+    assert r.returncode == 2 and b"Traceback" not in r.stderr, (r.returncode, r.stdout, r.stderr)
+    assert b"repeats the key" in r.stderr and b"verdict" in r.stderr, r.stderr
