@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import rfc8785
+
 from g6.adapters import CheckedClient
 from g6.adapters.browser import RenderLimits
 from g6.adapters.browser.pool import BrowserPool
@@ -26,11 +28,14 @@ from g6.fetch.batch import batch_fetch
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.render import Renderer
 from g6.home import EvidenceHome
-from g6.report.result import ResultInputs, build_result, found_manifest, sign_result
+from g6.ledger.receipts import Receipt, canonical_json
+from g6.report.result import ResultInputs, build_result, canonical, found_manifest, sign_result
 from tests.attack._browser_world import need_chromium, wait_until
+from tests.export.conftest import vc_verifier  # noqa: F401 - the fixture: Digital Bazaar's verifier under node
 from tests.report.check_helpers import QUOTE, article, check, cite, g6, report_of
 
 Site = Callable[..., LocalSite]
+Verify = Callable[..., dict]
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0", "G6_RENDER_BROWSERS": "1"}
 ROBOTS = Reply(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
 PLAIN = ("<html><body><article><p>" + "A page whose words are all in its HTML. " * 12
@@ -248,3 +253,108 @@ def test_report_verify_refuses_a_result_that_repeats_a_key(home: EvidenceHome, c
     r = g6(home.root, "report", "verify", str(forged))
     assert r.returncode == 2 and b"Traceback" not in r.stderr, (r.returncode, r.stdout, r.stderr)
     assert b"repeats the key" in r.stderr and b"verdict" in r.stderr, r.stderr
+
+
+# -- canonical JSON by orjson: values where orjson, json.dumps and RFC 8785 could differ ----------------------------
+
+
+def _deep(n: int) -> list:
+    v: list = []
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+ODD = {"neg_zero": -0.0, "tenth": 0.1, "e21": 1e21, "tiny": 5e-324, "one": 1.0, "min_int": -(2**53 - 1),
+       "deep": _deep(300),  # past orjson's nesting limit (255): json.dumps writes it
+       "text": "nul\x00 ls\u2028 ps\u2029 nel\x85 del\x7f bom\ufeff \U0001f600 \"\\/",
+       "keys": {"\uffff": 1, "\U0001f600": 2, "\ue000": 3, "a": 4, "": 5, "\x00": 6, "\u00e9": 7},
+       "pair": (1, "x"), "empty": {}, "none": None, "yes": True}
+
+
+def test_a_receipt_of_odd_values_signs_rfc8785_bytes_that_the_vc_peer_verifies(home: EvidenceHome,
+                                                                               vc_verifier: Verify) -> None:  # noqa: F811
+    """HELD: a receipt whose detail holds what orjson, ``json.dumps`` and RFC 8785 could write differently (-0.0,
+    floats, nesting past orjson's limit, NUL, U+2028, U+0085, keys past U+FFFF beside private-use ones, a tuple)
+    signs exactly ``rfc8785.dumps`` of its JSON, reads back from the ledger with its signature good, and its
+    ``g6 receipt export --format vc`` credential, as g6 wrote it, passes Digital Bazaar's eddsa-jcs-2022 verifier."""
+    r = home.record(Receipt(kind="fetch", source="web", request={"url": "http://127.0.0.1/odd"}, outcome="refused",
+                            outcome_code="G6_E_KNOWLEDGE_REFUSED", detail=ODD))
+    assert r.canonical_bytes() == rfc8785.dumps(r.to_json(with_signature=False))
+    assert r.canonical_bytes(with_signature=True) == rfc8785.dumps(r.to_json())
+    back = home.ledger.get(r.receipt_id)
+    assert back.canonical_bytes(with_signature=True) == r.canonical_bytes(with_signature=True)
+    assert home.verify().ok
+    out = g6(home.root, "receipt", "export", r.receipt_id, "--format", "vc")
+    assert out.returncode == 0, out.stderr
+    verdict = vc_verifier(out.stdout.decode("utf-8"))
+    assert verdict["verified"], verdict
+    assert json.loads(out.stdout)["credentialSubject"]["receipt"]["detail"]["keys"] == ODD["keys"]
+
+
+def test_canonical_json_is_rfc8785_for_every_odd_value_alone_and_in_a_result() -> None:
+    """HELD: ``canonical_json`` (orjson for plain JSON) gives ``rfc8785.dumps``' bytes, or refuses what it refuses,
+    for each odd value and for subclasses of str, int and dict; a result's citations in one orjson call
+    (``canonical``) are the bytes of the whole."""
+    import enum
+
+    class S(str):
+        pass
+
+    class N(int):
+        pass
+
+    class D(dict):
+        pass
+
+    class E(enum.IntEnum):
+        A = 1
+
+    values = [*ODD.values(), ODD, S("s"), N(3), D(b=1, a=2), E.A, {"k": S("v")}, [N(1), True, False],
+              2**53, -(2**53), float("nan"), float("inf"), "\ud800", {"\ud83d\ude00": 1}, {1: "a"}, b"x", _deep(2000)]
+    for v in values:
+        outcome = []
+        for dumps in (canonical_json, rfc8785.dumps):
+            try:
+                outcome.append(dumps(v))
+            except (ValueError, TypeError, RecursionError) as e:  # rfc8785's refusals (ValueErrors), too deep
+                outcome.append(type(e).__name__)
+        assert outcome[0] == outcome[1], (v if not isinstance(v, list) else "deep", outcome)
+    citations = [{"n": i, "quote": ODD["text"], "similarity": 0.5 if i % 2 else None, "k": ODD["keys"]}
+                 for i in range(5)]
+    result = {"schema": "x", "citations": citations, "figures": {"a": 1}, "signature": {"x": 1}}
+    assert canonical(result) == rfc8785.dumps({k: v for k, v in result.items() if k != "signature"})
+    plain = {**result, "citations": [{k: v for k, v in c.items() if k != "similarity"} for c in citations]}
+    assert canonical(plain) == rfc8785.dumps({k: v for k, v in plain.items() if k != "signature"})
+
+
+# -- run files by orjson -------------------------------------------------------------------------------------------
+
+
+class _Item:
+    def __init__(self, key: str, value: object) -> None:
+        self.key, self.value = key, value
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "value": self.value}
+
+
+def test_a_run_file_line_of_every_odd_value_reads_back_as_written(tmp_path: Path) -> None:
+    """HELD: one run-file line holding every odd value at once (and one of each alone, then a line a crash tore,
+    then more): each reads back as ``json`` would read it back (a tuple as a list), whether orjson wrote the line or,
+    for what it refuses (nesting past 255, an integer past 64 bits, a lone surrogate, a non-string key), ``json``.
+    Not tried: NaN and infinities, which orjson writes as null; no run file holds a float that could be one."""
+    from g6.runs import RunState
+
+    odd = {**ODD, "huge": 2**70, "lone": "\ud800 \udfff", "int_key": {1: "a"}}
+    items = [_Item("all", odd), *(_Item(k, v) for k, v in odd.items())]
+    path = tmp_path / "run.jsonl"
+    state = RunState(path, decode=lambda d: (d["key"], d["value"]), key=lambda kv: kv[0])
+    state.add_many(items[:3])
+    with path.open("ab") as f:
+        f.write(b'{"key": "torn", "value": "\\u2028')  # a crash in the middle of a line
+    state.add_many(items[3:])
+    back = RunState(path, decode=state._decode, key=state._key).load()
+    assert set(back) == {i.key for i in items}
+    for i in items:
+        assert back[i.key] == (i.key, json.loads(json.dumps(i.value))), i.key
