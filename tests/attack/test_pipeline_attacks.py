@@ -358,3 +358,47 @@ def test_a_run_file_line_of_every_odd_value_reads_back_as_written(tmp_path: Path
     assert set(back) == {i.key for i in items}
     for i in items:
         assert back[i.key] == (i.key, json.loads(json.dumps(i.value))), i.key
+
+
+def test_ctrl_c_receipts_no_read_it_cannot_put_on_file(tmp_path: Path, site: Site) -> None:
+    """FOUND (before the fix): a batch without ``--render`` (``--processes 1``) stopped by Ctrl-C let the reads under
+    way end and appended their receipts (the ledger writer was closed after the hosts), but wrote no line for them:
+    the resumed run fetched each again, a second receipt for one URL. With ``--render`` the writer was already closed
+    first (nothing of a render cut short is receipted); now every batch does so, and a read that ends after the stop
+    is receipted by the resumed run only.
+
+    Host A's page is held (its read ends at its deadline, after the Ctrl-C); host B's pages are read meanwhile."""
+    entered, release = threading.Event(), threading.Event()
+
+    def held(req: SeenRequest) -> Reply:
+        entered.set()
+        release.wait(120)
+        return Reply(body=PLAIN)
+
+    a = site({"/robots.txt": ROBOTS, "/held": held}, host="127.0.0.2")
+    b = site({"/robots.txt": ROBOTS, **{f"/p{i}": Reply(body=PLAIN) for i in range(3)}}, host="127.0.0.3")
+    b_urls = [b.url(f"/p{i}") for i in range(3)]
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join([a.url("/held"), *b_urls]) + "\n")
+    h = tmp_path / "h"
+    env = {**os.environ, **ENV, "G6_TIMEOUT": "5"}
+    cmd = g6_cmd(h, "fetch", "--input", str(urls), "--run", "r1", "--processes", "1", "--json")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's
+    try:
+        assert entered.wait(60), "A's page was never asked for"
+        assert wait_until(lambda: {x["url"] for x in run_lines(h, "r1")} >= set(b_urls), 60), run_lines(h, "r1")
+        proc.send_signal(signal.SIGINT)  # A's read is under way: it ends at its deadline, after the stop
+        err = proc.communicate(timeout=90)[1].decode()
+        assert proc.returncode == 130 and "Traceback" not in err, err
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+    first = own_reads(h)
+    resumed = subprocess.run(cmd, env=env, capture_output=True, timeout=300)
+    assert resumed.returncode == 0 and b"Traceback" not in resumed.stderr, resumed.stderr
+    reads = own_reads(h)
+    assert [reads[u] for u in b_urls] == [1, 1, 1], reads
+    assert reads[a.url("/held")] == 1, (first, reads)  # receipted once: by the resumed run, which put it on file
+    assert sorted(x["url"] for x in run_lines(h, "r1")) == sorted([a.url("/held"), *b_urls])

@@ -150,13 +150,17 @@ def backed(home: EvidenceHome, line: UrlResult, url: str, secrets: Iterable[str]
 
 
 class _LedgerWriter:
-    """One thread, one connection: signs and appends the receipts workers hand over, in groups."""
+    """One thread, one connection: signs and appends the receipts workers hand over, in groups. Once the batch is
+    ``stopped`` early (Ctrl-C, an error) nothing more is appended: whatever is handed over from then on ends with no
+    receipt and no line, and a resumed run reads it again (appended, it would have a receipt and no line, and be
+    receipted twice)."""
 
     def __init__(self, home: EvidenceHome) -> None:
         self._ledger = home.ledger  # reopened in the writer's thread: a connection is its opener's
         self._key = home.signing_key()  # a missing key ends the batch here, before anything starts
         self._q: queue.Queue[tuple[tuple[Receipt, ...], Future[Receipt]] | None] = queue.Queue()
         self._closed = threading.Event()
+        self.stopped = threading.Event()
         self._t = threading.Thread(target=self._run, name="g6-ledger-writer", daemon=True)
 
     def start(self) -> _LedgerWriter:
@@ -182,6 +186,8 @@ class _LedgerWriter:
                         break
                     group.append(nxt)
                 try:
+                    if self.stopped.is_set():
+                        raise InputError("the batch was stopped before this receipt was written")
                     signed = ledger.append_many([r for rs, _ in group for r in rs], self._key)
                 except BaseException as e:  # noqa: BLE001 - each waiting worker gets it
                     for _, f in group:
@@ -211,7 +217,7 @@ class _LedgerWriter:
         """Queue one URL's ``receipts`` (appended in one transaction); the future ends with the last of them
         signed and durable (or with the append's error)."""
         f: Future[Receipt] = Future()
-        if self._closed.is_set():
+        if self._closed.is_set() or self.stopped.is_set():
             raise InputError("the batch was stopped before this receipt was written")
         self._q.put((receipts, f))
         if self._closed.is_set():  # closed between the check and the put: nobody else will drain it
@@ -367,9 +373,10 @@ def _fetch_one(home: EvidenceHome, client: CheckedClient, url: str, extract: str
 
 def _settle_all(results: Any, settler: _Settler, writer: _LedgerWriter, forked: bool,
                 renderer: Renderer | None) -> None:
-    """Each result as it comes, settled in groups. An early stop (Ctrl-C, an error) while a ``renderer``'s renders
-    may be under way ends them now, not at their deadline: the ledger writer is closed first, so a render cut
-    short leaves no receipt (a resumed run renders it again), then the renderer's browsers."""
+    """Each result as it comes, settled in groups. An early stop (Ctrl-C, an error) stops the ledger writer first
+    (``per_host`` has stopped it already when the stop came while waiting for a result), so a read or a render that
+    ends after the stop leaves no receipt (its URL has no line: a resumed run reads it again, and receipts it once),
+    then closes a ``renderer``'s browsers, so a render under way ends now, not at its deadline."""
     try:
         for url, res, more in results:
             if forked and isinstance(res, _Fetched):
@@ -380,8 +387,9 @@ def _settle_all(results: Any, settler: _Settler, writer: _LedgerWriter, forked: 
                 settler.settle(wait=len(settler.arrived) >= MAX_GROUP)
         settler.settle()
     except BaseException:
+        writer.stopped.set()
+        writer.close()
         if renderer is not None:
-            writer.close()
             renderer.pool.close()
         raise
 
@@ -469,7 +477,8 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                     fetched = fetch_one(url)
                 return fetched, writer.submit(fetched.receipts)
 
-            results = per_host(pending, host_of, work, concurrency)
+            # stopped early, the hosts' reads still under way are waited for: the writer takes none of them
+            results = per_host(pending, host_of, work, concurrency, on_stop=writer.stopped.set)
         settler = _Settler(state, done, shown, secrets, finished, total, on_result, progress)
         try:
             _settle_all(results, settler, writer, forked, renderer if render_mode != "off" else None)
