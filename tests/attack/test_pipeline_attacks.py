@@ -33,7 +33,7 @@ from g6.ledger.receipts import Receipt, canonical_json
 from g6.report.result import ResultInputs, build_result, canonical, found_manifest, sign_result
 from tests.attack._browser_world import need_chromium, wait_until
 from tests.export.conftest import vc_verifier  # noqa: F401 - the fixture: Digital Bazaar's verifier under node
-from tests.report.check_helpers import QUOTE, article, check, cite, g6, report_of
+from tests.report.check_helpers import QUOTE, article, check, cite, g6, report_of, write_report
 
 Site = Callable[..., LocalSite]
 Verify = Callable[..., dict]
@@ -406,3 +406,26 @@ def test_ctrl_c_receipts_no_read_it_cannot_put_on_file(tmp_path: Path, site: Sit
     assert [reads[u] for u in b_urls] == [1, 1, 1], reads
     assert reads[a.url("/held")] == 1, (first, reads)  # receipted once: by the resumed run, which put it on file
     assert sorted(x["url"] for x in run_lines(h, "r1")) == sorted([a.url("/held"), *b_urls])
+
+
+@pytest.mark.parametrize("read", ['"x"', "[1]", '{"how": "fetched"}', '{"how": "fetched", "url": null}'])
+def test_report_check_resumes_past_a_run_file_line_whose_read_is_not_one(tmp_path: Path, site: Site,
+                                                                        read: str) -> None:
+    """FOUND (before the fix): a run file is not evidence and anyone can edit one, but ``g6 report check --run`` read
+    each line's ``read`` as an object with a ``url``: a line whose ``read`` was a string, a list, or an object
+    without a ``url`` ended the check with an internal error (exit 70, ``AttributeError``/``KeyError``). Now such a
+    line is dropped as a torn one is, and the citation is decided from a read made now."""
+    s = site({"/a": Reply(body=article(QUOTE)), "/robots.txt": Reply(404)})
+    h = tmp_path / "h"
+    with EvidenceHome(h) as ev:
+        ev.keys.init()
+    report = write_report(tmp_path / "report.json", report_of(cite(s.url("/a"), QUOTE)))
+    runs = h / "knowledge" / "reports"
+    runs.mkdir(parents=True)
+    (runs / "r1.jsonl").write_text(f'{{"key": "1:0", "verdict": "quote_found", "reason": "", "read": {read}, '
+                                   f'"receipt_id": "rcpt_x"}}\n')
+    r = g6(h, "report", "check", str(report), "--run", "r1", "--json")
+    assert r.returncode == 0 and b"Traceback" not in r.stderr and b"internal error" not in r.stderr, r.stderr
+    out = json.loads(r.stdout)
+    assert [c["verdict"] for c in out["citations"]] == ["quote_found"]
+    assert out["citations"][0]["read"]["how"] == "fetched"
