@@ -429,3 +429,57 @@ def test_report_check_resumes_past_a_run_file_line_whose_read_is_not_one(tmp_pat
     out = json.loads(r.stdout)
     assert [c["verdict"] for c in out["citations"]] == ["quote_found"]
     assert out["citations"][0]["read"]["how"] == "fetched"
+
+
+FORGED = {"content": {"blake3": "blake3:" + "0" * 64, "sha256": "sha256:" + "0" * 64, "size": 9},
+          "status": 201, "byte_count": 9, "interstitial": {"kind": "login", "evidence": "x"},
+          "render": {"mode": "auto", "rendered": True, "why": "x", "raw_receipt_id": "rcpt_x"}}
+
+
+@pytest.mark.parametrize("field", sorted(FORGED))
+def test_a_resumed_batch_reports_what_the_receipt_says_not_what_the_line_says(tmp_path: Path, site: Site,
+                                                                               field: str) -> None:
+    """FOUND (before the fix): a run-file line settled its URL when the ledger held a receipt of that URL with the
+    line's outcome, and the resumed run then reported the rest of the line as it was: an edited line under a real
+    receipt's id printed another body's digests, another status, a wall that was not there, a render that was not
+    made. Now a line that says anything of its read its receipt does not settles nothing: the URL is read again
+    (and said so on stderr), and what is reported is the new read's receipt."""
+    s = site({"/robots.txt": ROBOTS, "/p": Reply(body=PLAIN)})
+    h = tmp_path / "h"
+    urls = tmp_path / "urls.txt"
+    urls.write_text(s.url("/p") + "\n")
+    env = {**ENV, "G6_TIMEOUT": "5"}
+    first = g6(h, "fetch", "--input", str(urls), "--run", "r1", "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    path = h / "knowledge" / "fetches" / "r1.jsonl"
+    line = json.loads(path.read_bytes())
+    path.write_text(json.dumps({**line, field: FORGED[field]}) + "\n")
+    again = g6(h, "fetch", "--input", str(urls), "--run", "r1", "--json", env=env)
+    assert again.returncode == 0 and b"Traceback" not in again.stderr, again.stderr
+    shown = json.loads(again.stdout)
+    with EvidenceHome(h) as ev:
+        receipt = ev.ledger.get(shown["receipt_id"])
+    assert shown.get(field) != FORGED[field], shown
+    assert (shown["content"], shown["status"], shown["byte_count"]) == (receipt.content, receipt.http_status,
+                                                                        receipt.byte_count)
+    assert shown.get("interstitial") is None and receipt.interstitial is None and receipt.capture is None
+    assert b"no matching receipt" in again.stderr, again.stderr
+
+
+@pytest.mark.parametrize("line", ['{"url": ["x"], "outcome": "ok", "code": "c"}',
+                                  '{"url": {"u": 1}, "outcome": "ok", "code": "c", "receipt_id": "rcpt_x"}'])
+def test_a_batch_resumes_past_a_run_file_line_it_cannot_key(tmp_path: Path, site: Site, line: str) -> None:
+    """FOUND (before the fix): a run-file line whose url was a list or an object ended ``g6 fetch --input --run``
+    with an internal error (exit 70, ``unhashable type``): ``RunState.load`` keyed the line outside the guard that
+    drops a torn line. Now it is dropped as a torn line is."""
+    s = site({"/robots.txt": ROBOTS, "/p": Reply(body=PLAIN)})
+    h = tmp_path / "h"
+    with EvidenceHome(h) as ev:
+        ev.keys.init()
+    (h / "knowledge" / "fetches").mkdir(parents=True)
+    (h / "knowledge" / "fetches" / "r1.jsonl").write_text(line + "\n")
+    urls = tmp_path / "urls.txt"
+    urls.write_text(s.url("/p") + "\n")
+    r = g6(h, "fetch", "--input", str(urls), "--run", "r1", "--json", env={**ENV, "G6_TIMEOUT": "5"})
+    assert r.returncode == 0 and b"internal error" not in r.stderr, r.stderr
+    assert json.loads(r.stdout)["outcome"] == "ok"

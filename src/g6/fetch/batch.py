@@ -137,16 +137,31 @@ def read_urls(lines: Iterable[str]) -> list[str]:
 def backed(home: EvidenceHome, line: UrlResult, url: str, secrets: Iterable[str] = ()) -> bool:
     """Whether ``line`` (an earlier run's result for ``url``) is backed by this home's ledger: its
     receipt is there, is the receipt of a fetch of this URL (redacted as the batch redacts it) and
-    has the line's outcome. A line without one (another home's, a restored ledger, an edited file,
-    an append that failed) settles nothing."""
+    says what the line reports (``agrees``). A line without one (another home's, a restored ledger, an
+    edited file, an append that failed) settles nothing."""
     if not isinstance(line.receipt_id, str) or not line.receipt_id:
         return False
     try:
         receipt = home.ledger.get(line.receipt_id)
     except ReceiptNotFound:
         return False
-    return (receipt.kind == "fetch" and receipt.outcome == line.outcome
-            and receipt.request.get("url") == redact_text(url, secrets))
+    return (receipt.kind == "fetch" and receipt.request.get("url") == redact_text(url, secrets)
+            and agrees(line, receipt))
+
+
+def agrees(line: UrlResult, r: Receipt) -> bool:
+    """Whether everything ``line`` reports of its read is what its receipt ``r`` says: a resumed run reports the
+    line, so an edited one must not report, under a real receipt's id, another body, status or wall, or a render
+    that was not made."""
+    render = line.render
+    if render is not None and not isinstance(render, Mapping):
+        return False
+    rendered = render is not None and render.get("rendered") is True
+    return (line.outcome == r.outcome and line.code == r.outcome_code and line.status == r.http_status
+            and line.byte_count == r.byte_count and line.reason == r.detail.get("reason", "")
+            and line.content == (dict(r.content) if r.content is not None else None)
+            and line.interstitial == (dict(r.interstitial) if r.interstitial is not None else None)
+            and rendered == (r.capture is not None) and (render or {}).get("raw_receipt_id") == r.links.get("raw"))
 
 
 class _LedgerWriter:
