@@ -158,7 +158,7 @@ def agrees(line: UrlResult, r: Receipt) -> bool:
         return False
     rendered = render is not None and render.get("rendered") is True
     return (line.outcome == r.outcome and line.code == r.outcome_code and line.status == r.http_status
-            and line.byte_count == r.byte_count and line.reason == r.detail.get("reason", "")
+            and line.byte_count == r.byte_count and line.reason == (r.detail.get("reason") or "")
             and line.content == (dict(r.content) if r.content is not None else None)
             and line.interstitial == (dict(r.interstitial) if r.interstitial is not None else None)
             and rendered == (r.capture is not None) and (render or {}).get("raw_receipt_id") == r.links.get("raw"))
