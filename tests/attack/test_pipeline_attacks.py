@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,9 +32,10 @@ from g6.fetch.render import Renderer
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, canonical_json
 from g6.report.result import ResultInputs, build_result, canonical, found_manifest, sign_result
+from g6.report.texts_cache import DERIVED
 from tests.attack._browser_world import need_chromium, wait_until
 from tests.export.conftest import vc_verifier  # noqa: F401 - the fixture: Digital Bazaar's verifier under node
-from tests.report.check_helpers import QUOTE, article, check, cite, g6, report_of, write_report
+from tests.report.check_helpers import LEAD, QUOTE, article, check, cite, g6, report_of, same, write_report
 
 Site = Callable[..., LocalSite]
 Verify = Callable[..., dict]
@@ -483,3 +485,41 @@ def test_a_batch_resumes_past_a_run_file_line_it_cannot_key(tmp_path: Path, site
     r = g6(h, "fetch", "--input", str(urls), "--run", "r1", "--json", env={**ENV, "G6_TIMEOUT": "5"})
     assert r.returncode == 0 and b"internal error" not in r.stderr, r.stderr
     assert json.loads(r.stdout)["outcome"] == "ok"
+
+
+# -- report check: the body the fetch held, not the store's copy ---------------------------------------------------
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_page_judged_from_the_body_the_fetch_held_is_judged_as_from_the_store(home: EvidenceHome,
+                                                                               client: CheckedClient, site: Site,
+                                                                               processes: int) -> None:
+    """HELD: ``g6 report check`` judges a page it fetches from the bytes the fetch held (``PreparedFetch.body``),
+    not read back from the store. Over pages whose bytes on the wire and in the store differ in every way a fetch
+    allows (gzip on the wire, a legacy charset, a redirect, kept compressed, past the size a page is held at,
+    cut at --max-bytes), in this process and on forked ones, the verdicts are those a check reading the store
+    gives (``same``: verdict, receipt, where found, hints, reason)."""
+    import gzip
+
+    latin = ("<html><head><meta charset='windows-1252'></head><body><article><p>" + LEAD + "</p><p>Caf\u00e9 "
+             + QUOTE + " \u2013 \u201cquoted\u201d</p></article></body></html>").encode("cp1252")
+    big = article(QUOTE, *(f"Filler paragraph {i} of a long page. " * 20 for i in range(3000)))
+    assert len(big) > 2 * 1024 * 1024  # past MAX_EXTRACT_BYTES: not held
+    a = site({"/robots.txt": Reply(404), "/gz": Reply(body=gzip.compress(article(QUOTE)),
+                                                      headers=(("Content-Encoding", "gzip"),)),
+              "/latin": Reply(body=latin, content_type="text/html"),
+              "/story/1": Reply(301, b"", headers=(("Location", "/story/1/"),)),
+              "/story/1/": Reply(body=article(QUOTE))},
+             host="127.0.0.2")
+    b = site({"/robots.txt": Reply(404), "/big": Reply(body=big), "/small": Reply(body=article(QUOTE)[:400])},
+             host="127.0.0.3")
+    report = report_of(*(cite(u, q) for u in (a.url("/gz"), a.url("/latin"), a.url("/story/1"), b.url("/big"),
+                                              b.url("/small")) for q in (QUOTE, "A sentence none of them has.")),
+                       cite(a.url("/latin"), "Caf\u00e9 " + QUOTE + " \u2013 \u201cquoted\u201d"))
+    fetched = check(home, report, client, processes=processes)
+    assert fetched.fetched == 5
+    shutil.rmtree(home.root / DERIVED)  # the texts the fetch derived: the stored check reads every body again
+    stored = check(home, report, None)
+    assert same(stored) == same(fetched)
+    assert [v.verdict for v in fetched.verdicts][::2][:3] == ["quote_found"] * 3, fetched.verdicts
+    assert fetched.verdicts[-1].verdict == "quote_found"
