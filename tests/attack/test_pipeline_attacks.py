@@ -497,7 +497,7 @@ def test_a_page_judged_from_the_body_the_fetch_held_is_judged_as_from_the_store(
     """HELD: ``g6 report check`` judges a page it fetches from the bytes the fetch held (``PreparedFetch.body``),
     not read back from the store. Over pages whose bytes on the wire and in the store differ in every way a fetch
     allows (gzip on the wire, a legacy charset, a redirect, kept compressed, past the size a page is held at,
-    cut at --max-bytes), in this process and on forked ones, the verdicts are those a check reading the store
+    one cut off mid-markup), in this process and on forked ones, the verdicts are those a check reading the store
     gives (``same``: verdict, receipt, where found, hints, reason)."""
     import gzip
 
