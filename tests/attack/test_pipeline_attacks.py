@@ -523,3 +523,32 @@ def test_a_page_judged_from_the_body_the_fetch_held_is_judged_as_from_the_store(
     assert same(stored) == same(fetched)
     assert [v.verdict for v in fetched.verdicts][::2][:3] == ["quote_found"] * 3, fetched.verdicts
     assert fetched.verdicts[-1].verdict == "quote_found"
+
+
+# -- lone surrogates a page's script makes ---------------------------------------------------------------------------
+
+
+def test_a_rendered_page_whose_script_writes_a_lone_surrogate_is_printed_as_kept(tmp_path: Path, site: Site) -> None:
+    """FOUND (before the fix): JavaScript strings are UTF-16, so a page's script can give its title and its text a
+    lone surrogate, which the browser hands over as it is. The capture's text blob kept it as '?', and every receipt
+    was signed, but ``g6 fetch URL --render`` (and ``--render auto``) then printed the page's document with the lone
+    surrogate in it and ended with an internal error (exit 70, ``UnicodeEncodeError``), its receipts appended. Now the
+    rendered text and title are what the capture keeps, and the command prints them."""
+    need_chromium()
+    script = ("document.title = 'T\\udfffX'; document.getElementById('p').textContent = "
+              "'Words of an article \\ud800 ' + 'and more words. '.repeat(30);")
+    page = (f"<html><head><title>Title</title></head><body><article><p id='p'>x</p></article><script>{script}"
+            "</script></body></html>").encode()
+    s = site({"/": Reply(body=page), "/robots.txt": ROBOTS})
+    h = tmp_path / "h"
+    for mode in ("always", "auto"):
+        r = g6(h, "fetch", s.url("/"), "--render", mode, "--json", env=ENV)
+        assert r.returncode == 0 and b"Traceback" not in r.stderr, (mode, r.stderr)
+        out = json.loads(r.stdout)
+        doc = out["documents"][0]
+        assert doc["title"] == "T?X" and "Words of an article ? and more" in doc["text"], doc
+        with EvidenceHome(h) as ev:
+            kept = ev.store.read_as(ev.ledger.get(out["receipt_id"]).capture["text"]).decode("utf-8")
+        assert kept == doc["text"]
+    text = g6(h, "fetch", s.url("/"), "--render", env=ENV)
+    assert text.returncode == 0 and "Words of an article ? and more" in text.stdout.decode(), text.stderr
