@@ -39,9 +39,9 @@ class RunState:
                 continue
             try:
                 v = self._decode(json.loads(line))
+                done[self._key(v)] = v  # a key that is no key (a list: an edited line) is no line either
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # a line cut by a crash: that item is done again
-            done[self._key(v)] = v
         return done
 
     def add(self, v: Any) -> None:

@@ -137,26 +137,45 @@ def read_urls(lines: Iterable[str]) -> list[str]:
 def backed(home: EvidenceHome, line: UrlResult, url: str, secrets: Iterable[str] = ()) -> bool:
     """Whether ``line`` (an earlier run's result for ``url``) is backed by this home's ledger: its
     receipt is there, is the receipt of a fetch of this URL (redacted as the batch redacts it) and
-    has the line's outcome. A line without one (another home's, a restored ledger, an edited file,
-    an append that failed) settles nothing."""
+    says what the line reports (``agrees``). A line without one (another home's, a restored ledger, an
+    edited file, an append that failed) settles nothing."""
     if not isinstance(line.receipt_id, str) or not line.receipt_id:
         return False
     try:
         receipt = home.ledger.get(line.receipt_id)
     except ReceiptNotFound:
         return False
-    return (receipt.kind == "fetch" and receipt.outcome == line.outcome
-            and receipt.request.get("url") == redact_text(url, secrets))
+    return (receipt.kind == "fetch" and receipt.request.get("url") == redact_text(url, secrets)
+            and agrees(line, receipt))
+
+
+def agrees(line: UrlResult, r: Receipt) -> bool:
+    """Whether everything ``line`` reports of its read is what its receipt ``r`` says: a resumed run reports the
+    line, so an edited one must not report, under a real receipt's id, another body, status or wall, or a render
+    that was not made."""
+    render = line.render
+    if render is not None and not isinstance(render, Mapping):
+        return False
+    rendered = render is not None and render.get("rendered") is True
+    return (line.outcome == r.outcome and line.code == r.outcome_code and line.status == r.http_status
+            and line.byte_count == r.byte_count and line.reason == (r.detail.get("reason") or "")
+            and line.content == (dict(r.content) if r.content is not None else None)
+            and line.interstitial == (dict(r.interstitial) if r.interstitial is not None else None)
+            and rendered == (r.capture is not None) and (render or {}).get("raw_receipt_id") == r.links.get("raw"))
 
 
 class _LedgerWriter:
-    """One thread, one connection: signs and appends the receipts workers hand over, in groups."""
+    """One thread, one connection: signs and appends the receipts workers hand over, in groups. Once the batch is
+    ``stopped`` early (Ctrl-C, an error) nothing more is appended: whatever is handed over from then on ends with no
+    receipt and no line, and a resumed run reads it again (appended, it would have a receipt and no line, and be
+    receipted twice)."""
 
     def __init__(self, home: EvidenceHome) -> None:
         self._ledger = home.ledger  # reopened in the writer's thread: a connection is its opener's
         self._key = home.signing_key()  # a missing key ends the batch here, before anything starts
         self._q: queue.Queue[tuple[tuple[Receipt, ...], Future[Receipt]] | None] = queue.Queue()
         self._closed = threading.Event()
+        self.stopped = threading.Event()
         self._t = threading.Thread(target=self._run, name="g6-ledger-writer", daemon=True)
 
     def start(self) -> _LedgerWriter:
@@ -182,6 +201,8 @@ class _LedgerWriter:
                         break
                     group.append(nxt)
                 try:
+                    if self.stopped.is_set():
+                        raise InputError("the batch was stopped before this receipt was written")
                     signed = ledger.append_many([r for rs, _ in group for r in rs], self._key)
                 except BaseException as e:  # noqa: BLE001 - each waiting worker gets it
                     for _, f in group:
@@ -211,7 +232,7 @@ class _LedgerWriter:
         """Queue one URL's ``receipts`` (appended in one transaction); the future ends with the last of them
         signed and durable (or with the append's error)."""
         f: Future[Receipt] = Future()
-        if self._closed.is_set():
+        if self._closed.is_set() or self.stopped.is_set():
             raise InputError("the batch was stopped before this receipt was written")
         self._q.put((receipts, f))
         if self._closed.is_set():  # closed between the check and the put: nobody else will drain it
@@ -240,7 +261,9 @@ def _resume(home: EvidenceHome, state: RunState, urls: list[str], shown: Callabl
 class _Settler:
     """Results in, their receipts handed to the ledger writer, not yet durable (``arrived``): ``settle``
     waits until each one's receipt is durable, writes their run-file lines in one append (one fsync),
-    then reports them."""
+    then reports them. A render's line is written by its render thread (``_Renders``) as soon as its receipts
+    are durable, so ``settle(wait=False)`` leaves a render still under way for later: no URL's line waits for
+    another URL's render."""
 
     def __init__(self, state: RunState, done: dict[str, UrlResult], shown: Callable[[str], str],
                  secrets: tuple[str, ...], finished: int, total: int,
@@ -249,9 +272,9 @@ class _Settler:
         self.state, self.done, self.shown, self.secrets = state, done, shown, secrets
         self.finished, self.total, self.on_result, self.progress = finished, total, on_result, progress
         self.arrived: list[tuple[str, Any]] = []
-        self.ready: list[UrlResult] = []
+        self.ready: list[tuple[UrlResult, bool]] = []  # each with whether its line is on file already
 
-    def _outcome(self, url: str, res: Any) -> UrlResult:
+    def _outcome(self, url: str, res: Any) -> tuple[UrlResult, bool]:
         outcome: UrlResult | BaseException
         if isinstance(res, BaseException):
             outcome = res
@@ -263,20 +286,24 @@ class _Settler:
                 outcome = e
         if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
             return UrlResult(self.shown(url), "error", outcome.code, None,
-                             reason=redact_text(str(outcome), self.secrets)[:300])
+                             reason=redact_text(str(outcome), self.secrets)[:300]), False
         if isinstance(outcome, BaseException):
             self.arrived.clear()
             raise outcome
-        return outcome
+        return outcome, isinstance(res[0], _Later)  # a render's line: written by its render thread
 
-    def settle(self) -> None:
+    def settle(self, wait: bool = True) -> None:
+        later = []
         for url, res in self.arrived:
-            self.ready.append(self._outcome(url, res))
-        self.arrived.clear()
+            if not wait and isinstance(res, tuple) and isinstance(res[0], _Later) and not res[1].done():
+                later.append((url, res))  # a render under way: its thread writes its line
+            else:
+                self.ready.append(self._outcome(url, res))
+        self.arrived[:] = later
         if not self.ready:
             return
-        self.state.add_many(self.ready)
-        for r in self.ready:
+        self._keep([r for r, on_file in self.ready if not on_file])
+        for r, _ in self.ready:
             self.done[r.url] = r
             self.finished += 1
             if self.on_result:
@@ -285,11 +312,14 @@ class _Settler:
                 self.progress(self.finished, self.total)
         self.ready.clear()
 
+    def _keep(self, results: list[UrlResult]) -> None:
+        if results:
+            self.state.add_many(results)
+
     def keep_ready(self) -> None:
         """Stopped early: what ended before the stop keeps its line, so a resume skips it."""
-        if self.ready:
-            with contextlib.suppress(OSError):
-                self.state.add_many(self.ready)
+        with contextlib.suppress(OSError):
+            self._keep([r for r, on_file in self.ready if not on_file])
 
 
 def _fetched(p: PreparedPage) -> _Fetched:
@@ -311,12 +341,16 @@ class _Later:
 class _Renders:
     """The renders of a ``--render auto`` batch, beside its raw reads: one thread per browser, so a host whose
     page was a shell goes on to its next page while a browser renders that one. Each rendered page's receipts
-    (the raw read's, the sub-resources', the capture's) go to the ledger writer in one group, as before."""
+    (the raw read's, the sub-resources', the capture's) go to the ledger writer in one group, as before, and the
+    render thread writes its run-file line (``on_file``) as soon as they are durable: a render that ended is never
+    done again by a resumed run for want of a line that waited for the calling thread."""
 
-    def __init__(self, browsers: int) -> None:
+    def __init__(self, browsers: int, on_file: Callable[[str, _Fetched, Receipt], None]) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(1, browsers), thread_name_prefix="g6-render")
+        self._on_file = on_file
 
-    def submit(self, render: Callable[[], PreparedPage], writer: _LedgerWriter) -> tuple[_Later, Future[Receipt]]:
+    def submit(self, url: str, render: Callable[[], PreparedPage],
+               writer: _LedgerWriter) -> tuple[_Later, Future[Receipt]]:
         fetched: Future[_Fetched] = Future()
         appended: Future[Receipt] = Future()
 
@@ -324,7 +358,9 @@ class _Renders:
             try:
                 done = _fetched(render())
                 fetched.set_result(done)
-                appended.set_result(writer.submit(done.receipts).result())  # this thread waits for the append
+                signed = writer.submit(done.receipts).result()  # this thread waits for the append
+                self._on_file(url, done, signed)
+                appended.set_result(signed)
             except BaseException as e:  # noqa: BLE001 - handed to the settler, as a worker's error is
                 for f in (fetched, appended):
                     if not f.done():
@@ -352,20 +388,23 @@ def _fetch_one(home: EvidenceHome, client: CheckedClient, url: str, extract: str
 
 def _settle_all(results: Any, settler: _Settler, writer: _LedgerWriter, forked: bool,
                 renderer: Renderer | None) -> None:
-    """Each result as it comes, settled in groups. An early stop (Ctrl-C, an error) while a ``renderer``'s renders
-    may be under way ends them now, not at their deadline: the ledger writer is closed first, so a render cut
-    short leaves no receipt (a resumed run renders it again), then the renderer's browsers."""
+    """Each result as it comes, settled in groups. An early stop (Ctrl-C, an error) stops the ledger writer first
+    (``per_host`` has stopped it already when the stop came while waiting for a result), so a read or a render that
+    ends after the stop leaves no receipt (its URL has no line: a resumed run reads it again, and receipts it once),
+    then closes a ``renderer``'s browsers, so a render under way ends now, not at its deadline."""
     try:
         for url, res, more in results:
             if forked and isinstance(res, _Fetched):
                 res = (res, writer.submit(res.receipts))  # grouped: the writer takes what has arrived
             settler.arrived.append((url, res))
             if not more or len(settler.arrived) >= MAX_GROUP:
-                settler.settle()
+                # renders under way are waited for only when a group's worth of them are (the hosts wait then)
+                settler.settle(wait=len(settler.arrived) >= MAX_GROUP)
         settler.settle()
     except BaseException:
+        writer.stopped.set()
+        writer.close()
         if renderer is not None:
-            writer.close()
             renderer.pool.close()
         raise
 
@@ -435,7 +474,8 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             writer.start()
         else:
             writer = _LedgerWriter(home).start()
-            renders = _Renders(renderer.pool.size) if render_mode == "auto" and renderer is not None else None
+            renders = _Renders(renderer.pool.size, lambda u, f, signed: state.add(f.result(shown(u), signed))) \
+                if render_mode == "auto" and renderer is not None else None
             if renders is not None:
                 stack.callback(renders.close, True)  # after the normal close below: only an early stop cancels
 
@@ -446,13 +486,14 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                     step = prepare_page_steps(home.store, client, url, render_mode="auto", renderer=renderer,
                                               extract=extract, documents=False)
                     if not isinstance(step, PreparedPage):
-                        return renders.submit(step, writer)
+                        return renders.submit(url, step, writer)
                     fetched = _fetched(step)
                 else:
                     fetched = fetch_one(url)
                 return fetched, writer.submit(fetched.receipts)
 
-            results = per_host(pending, host_of, work, concurrency)
+            # stopped early, the hosts' reads still under way are waited for: the writer takes none of them
+            results = per_host(pending, host_of, work, concurrency, on_stop=writer.stopped.set)
         settler = _Settler(state, done, shown, secrets, finished, total, on_result, progress)
         try:
             _settle_all(results, settler, writer, forked, renderer if render_mode != "off" else None)

@@ -54,18 +54,21 @@ BACKLOG = 256  # results done or under way that the caller has not taken yet, at
 
 
 def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R],
-             workers: int = 8, backlog: int = BACKLOG) -> Iterator[tuple[T, R | BaseException, bool]]:
+             workers: int = 8, backlog: int = BACKLOG,
+             on_stop: Callable[[], None] | None = None) -> Iterator[tuple[T, R | BaseException, bool]]:
     """Yield ``(item, work(item) or the exception it raised, more_ready)`` in completion order;
     ``more_ready`` says another result is already waiting (a caller batching writes can wait).
 
     At most ``backlog`` items are under way or done and not yet taken: a caller that stops taking
     (its output blocked, a worker process whose parent stops reading) stops the hosts too, instead
-    of them fetching the rest of the list into memory."""
-    return per_host_groups(_by_host(items, host), work, workers, backlog)
+    of them fetching the rest of the list into memory. A caller that stops early (an error, Ctrl-C) has
+    ``on_stop()`` called before the items under way are waited for: what they still do is not the caller's."""
+    return per_host_groups(_by_host(items, host), work, workers, backlog, on_stop)
 
 
 def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: int = 8,
-                    backlog: int = BACKLOG) -> Iterator[tuple[T, R | BaseException, bool]]:
+                    backlog: int = BACKLOG,
+                    on_stop: Callable[[], None] | None = None) -> Iterator[tuple[T, R | BaseException, bool]]:
     """:func:`per_host` over items already grouped, one list per host (each host in one list only).
     ``groups`` is taken lazily, one list at a time: a host starts as soon as its list is there, so a
     caller can still be deciding what the next host is asked for while the first ones fetch."""
@@ -97,7 +100,10 @@ def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: 
                 it, res = results.get()
                 room.release()
                 yield it, res, not results.empty()
+            n = -1  # every result taken
         finally:
+            if n != -1 and on_stop is not None:
+                on_stop()
             stop.set()
             room.release()  # a host waiting for room wakes, sees the stop, and passes it on
 

@@ -180,6 +180,13 @@ class PreparedRender:
         return PreparedFetch(self.page, self.receipt, self.requested_url).result(signed)
 
 
+def _as_kept(s: str | None) -> str | None:
+    """A page's text or title as the capture keeps it: JavaScript strings are UTF-16, so a script can make one with a
+    lone surrogate, which is no Unicode text; each is kept as '?' (as ``encode(errors="replace")`` writes it), the
+    same in the text blob, the result's documents and whatever prints them."""
+    return s.encode("utf-8", "replace").decode("utf-8") if s else s
+
+
 def _put(store: BlobBackend, data: bytes | None) -> BlobRef | None:
     if data is None:
         return None
@@ -321,6 +328,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
             if r.broken:
                 pool.discard(b)
     subs = fetcher.seal()
+    r.text, r.title = _as_kept(r.text), _as_kept(r.title)
     if refused is not None:
         outcome, reason, nav = refused[0], refused[1], None
     else:
@@ -332,7 +340,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     final_url = nav.final_url if nav is not None else None
     if reason in ("document_not_read", "scheme"):  # nothing of a document no read answered is kept
         r.dom = r.text = r.screenshot = None
-    refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8", "replace") if r.text else None),
+    refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8") if r.text else None),
             "screenshot": _put(store, r.screenshot)}
     wall = None
     if outcome in (Outcome.OK, Outcome.EMPTY) and r.dom is not None:
@@ -477,11 +485,14 @@ def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, r
         return PreparedPage((raw.receipt,), raw, info)
     assert renderer is not None
     info["raw_receipt_id"] = raw.receipt.receipt_id
+    # the render still to do holds the raw read's receipt only, not the read and the body it kept (up to
+    # MAX_EXTRACT_BYTES): a batch queues its shells for the browsers
+    raw_receipt = raw.receipt
 
     def render_shell() -> PreparedPage:
         captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
-                                  policy=policy, links={**dict(links or {}), "raw": raw.receipt.receipt_id})
-        return PreparedPage((raw.receipt, *captured.receipts), captured, info)
+                                  policy=policy, links={**dict(links or {}), "raw": raw_receipt.receipt_id})
+        return PreparedPage((raw_receipt, *captured.receipts), captured, info)
 
     return render_shell
 

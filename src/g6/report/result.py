@@ -164,7 +164,10 @@ def load_result(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_RESULT:
         raise InputError(f"the result is {len(data):,} bytes; at most {MAX_RESULT:,} are read")
     try:
-        d = json.loads(data, parse_constant=_no_constant)
+        d = json.loads(data, parse_constant=_no_constant, object_pairs_hook=_no_repeat)
+    except _Repeated as e:
+        raise InputError(f"the result repeats the key {str(e)[:80]!r} in an object: not the JSON it was signed "
+                         "as (RFC 8785 signs I-JSON)") from None
     except (ValueError, RecursionError) as e:
         raise InputError(f"the result is not JSON: {str(e)[:200]}") from None
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
@@ -174,6 +177,21 @@ def load_result(data: bytes) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+class _Repeated(ValueError):
+    """A key an object of the result holds twice."""
+
+
+def _no_repeat(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of the result, refused when it repeats a key: ``json.loads`` would keep the last one and check the
+    signature over it, while a reader keeping the first sees another object (a verdict the signer never gave)."""
+    d: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in d:
+            raise _Repeated(k)
+        d[k] = v
+    return d
 
 
 def _shape(d: Mapping[str, Any]) -> str | None:

@@ -39,7 +39,11 @@ class Line:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Line:
-        return cls(str(d["key"]), Verdict.from_json(d))
+        v = Verdict.from_json(d)
+        if v.read is not None and not (isinstance(v.read, Mapping) and isinstance(v.read.get("url"), str)):
+            # an edited (or another version's) line: dropped as a torn one is, so its citation is decided anew
+            raise ValueError("a run-file line whose read is not an object with a url")
+        return cls(str(d["key"]), v)
 
 
 def run_state(home: EvidenceHome, run_id: str, state_dir: Path | None = None) -> RunState:
