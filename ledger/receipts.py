@@ -112,6 +112,22 @@ def _plain_dumps(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
+class RepeatedKey(ValueError):
+    """A key an object of signed JSON holds twice (its message: the key)."""
+
+
+def refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` for JSON that was signed: an object that repeats a key is refused.
+    ``json.loads`` would keep the last one and the signature be checked over it, while a reader that keeps the first
+    sees another object, one the signer never signed (RFC 8785 signs I-JSON, which has no repeated key)."""
+    d: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in d:
+            raise RepeatedKey(k)
+        d[k] = v
+    return d
+
+
 def canonical_json(value: Any) -> bytes:
     """RFC 8785 canonical JSON of ``value``. For plain JSON (``_plain_json``) that is exactly
     ``json.dumps`` with sorted keys and no spaces: such keys sort the same by UTF-16 code unit

@@ -261,6 +261,31 @@ def test_report_verify_refuses_a_result_that_repeats_a_key(home: EvidenceHome, c
     assert b"repeats the key" in r.stderr and b"verdict" in r.stderr, r.stderr
 
 
+def test_manifest_verify_refuses_a_manifest_that_repeats_a_key(home: EvidenceHome, client: CheckedClient, site: Site,
+                                                               tmp_path: Path) -> None:
+    """FOUND (before the fix): a signed manifest read by ``json.loads`` kept the last of a repeated key, so a citation
+    whose text says one thing first and the signed text after verified "holds" while a reader keeping the first saw
+    a quote the signer never signed. Every reader of a manifest (``manifest verify``, ``recheck``, ``bundle``,
+    ``serve --manifest``) loads it with ``load_manifest``, which now refuses it as input (exit 2), the key named."""
+    s = site({"/a": Reply(body=article(QUOTE)), "/robots.txt": Reply(404)})
+    run = check(home, report_of(cite(s.url("/a"), QUOTE)), client)
+    m = found_manifest(run)
+    assert m is not None
+    text = json.dumps(m.signed(home.signing_key()).to_json())
+    good = tmp_path / "good.json"
+    good.write_text(text)
+    ok = g6(home.root, "manifest", "verify", str(good))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    quoted = json.dumps(QUOTE)
+    assert text.count(f'"text": {quoted}') == 1
+    forged = tmp_path / "forged.json"
+    forged.write_text(text.replace(f'"text": {quoted}', f'"text": "The signer never said this.", "text": {quoted}'))
+    assert json.loads(forged.read_text()) == json.loads(text)  # what a reader keeping the last of each key sees
+    r = g6(home.root, "manifest", "verify", str(forged))
+    assert r.returncode == 2 and b"Traceback" not in r.stderr, (r.returncode, r.stdout, r.stderr)
+    assert b"repeats the key" in r.stderr and b"'text'" in r.stderr, r.stderr
+
+
 # -- canonical JSON by orjson: values where orjson, json.dumps and RFC 8785 could differ ----------------------------
 
 

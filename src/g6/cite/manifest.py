@@ -19,7 +19,15 @@ from typing import Any
 
 from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
-from g6.ledger.receipts import Signature, canonical_json, check_signature, new_receipt_id, utc_now
+from g6.ledger.receipts import (
+    RepeatedKey,
+    Signature,
+    canonical_json,
+    check_signature,
+    new_receipt_id,
+    refuse_repeated_keys,
+    utc_now,
+)
 
 SCHEMA = "g6.manifest.v1"
 # Ids that become file names (a re-check's run file is <manifest_id>.<run_id>.jsonl) are a prefix and a
@@ -151,9 +159,12 @@ class Manifest:
 
 def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(Path(path).read_text(), object_pairs_hook=refuse_repeated_keys)
     except FileNotFoundError:
         raise InputError(f"no manifest at {path}") from None
+    except RepeatedKey as e:
+        raise InputError(f"{path} repeats the key {str(e)[:80]!r} in an object: not the JSON it was signed as "
+                         "(RFC 8785 signs I-JSON)") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise InputError(f"{path} is not JSON: {e}") from None
     if not isinstance(data, dict):

@@ -25,12 +25,14 @@ from g6.cite.manifest import Manifest
 from g6.errors import InputError
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.receipts import (
+    RepeatedKey,
     Signature,
     _plain_dumps,
     _plain_json,
     canonical_json,
     check_signature,
     new_receipt_id,
+    refuse_repeated_keys,
     utc_now,
 )
 from g6.ledger.verdict import CheckVerdict
@@ -164,8 +166,8 @@ def load_result(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_RESULT:
         raise InputError(f"the result is {len(data):,} bytes; at most {MAX_RESULT:,} are read")
     try:
-        d = json.loads(data, parse_constant=_no_constant, object_pairs_hook=_no_repeat)
-    except _Repeated as e:
+        d = json.loads(data, parse_constant=_no_constant, object_pairs_hook=refuse_repeated_keys)
+    except RepeatedKey as e:
         raise InputError(f"the result repeats the key {str(e)[:80]!r} in an object: not the JSON it was signed "
                          "as (RFC 8785 signs I-JSON)") from None
     except (ValueError, RecursionError) as e:
@@ -177,21 +179,6 @@ def load_result(data: bytes) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
-
-
-class _Repeated(ValueError):
-    """A key an object of the result holds twice."""
-
-
-def _no_repeat(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object of the result, refused when it repeats a key: ``json.loads`` would keep the last one and check the
-    signature over it, while a reader keeping the first sees another object (a verdict the signer never gave)."""
-    d: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in d:
-            raise _Repeated(k)
-        d[k] = v
-    return d
 
 
 def _shape(d: Mapping[str, Any]) -> str | None:
