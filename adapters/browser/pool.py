@@ -68,8 +68,14 @@ class BrowserPool:
             if b is None:
                 b = self._starter.submit(self._start).result()
                 with self._lock:
-                    self._all.append(b)
-                    self.started += 1
+                    closed = self._closed
+                    if not closed:  # closed meanwhile: close() has taken its list, and would never close this one
+                        self._all.append(b)
+                        self.started += 1
+                if closed:
+                    b.close()
+                    b = None
+                    raise RuntimeError("the browser pool is closed")
             yield b
         finally:
             if b is not None:

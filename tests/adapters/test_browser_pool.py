@@ -80,3 +80,27 @@ def test_a_broken_browser_is_closed_and_replaced() -> None:
         with pool.browser():
             pass
         assert pool.started == 3
+
+
+def test_a_browser_started_while_the_pool_closes_is_closed_not_handed_out() -> None:
+    # close() (Ctrl-C, the command ending) while a capture's browser is starting: that browser was added after
+    # close() took its list, so the capture ran in it until its deadline; now it is closed and the capture refused
+    made: list[FakeBrowser] = []
+    pool = BrowserPool(1, launch=lambda: launch())  # type: ignore[arg-type,return-value]
+    closed = threading.Event()
+
+    def launch() -> FakeBrowser:
+        threading.Thread(target=lambda: (pool.close(), closed.set())).start()
+        while not pool._closed:  # close() marks the pool before it waits for this start to end
+            threading.Event().wait(0.01)
+        made.append(FakeBrowser())
+        return made[-1]
+
+    try:
+        with pool.browser():
+            raise AssertionError("a browser of a closed pool was handed out")
+    except RuntimeError as e:
+        assert "closed" in str(e)
+    assert closed.wait(30)
+    assert len(made) == 1 and made[0].closed
+    assert pool.running() == []
