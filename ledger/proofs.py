@@ -38,7 +38,7 @@ from g6.ledger.keyring import KeyTimeline, timeline
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from g6.ledger.note import MAX_NOTE, Checkpoint, NoteError, decimal, note_text, open_checkpoint, parse_note
-from g6.ledger.receipts import Receipt
+from g6.ledger.receipts import Receipt, RepeatedKey, refuse_repeated_keys
 from g6.ledger.verdict import CheckVerdict
 
 INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
@@ -178,7 +178,13 @@ def _receipt_bytes(receipt: Receipt | Mapping[str, Any] | bytes | str) -> tuple[
     if isinstance(receipt, Receipt):
         r = receipt
     else:
-        data = json.loads(receipt) if isinstance(receipt, bytes | str) else receipt
+        try:  # a repeated key: json.loads keeps the last, and the leaf would be hashed over what a reader keeping
+            # the first never sees
+            data = json.loads(receipt, object_pairs_hook=refuse_repeated_keys) if isinstance(
+                receipt, bytes | str) else receipt
+        except RepeatedKey as e:
+            raise ProofFormatError(f"the receipt repeats the key {str(e)[:80]!r} in an object: not the JSON it was "
+                                   "signed as") from None
         if not isinstance(data, Mapping):
             raise ProofFormatError("the receipt is not a JSON object")
         r = Receipt.from_json(data)

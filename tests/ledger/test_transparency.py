@@ -130,3 +130,19 @@ def test_prove_makes_a_checkpoint_when_none_covers(home: EvidenceHome) -> None:
     assert len(home.ledger.checkpoints()) == 1
     with pytest.raises(Exception, match="no checkpoint of size 2"):
         consistency(home, 2, 3)
+
+
+def test_a_receipt_that_repeats_a_key_is_not_proven(home: EvidenceHome) -> None:
+    # json.loads keeps the last of a repeated key, and the leaf was hashed over what it kept: a receipt file whose
+    # url reads first as another page was proven included, while a reader keeping the first saw that other page
+    rs = add(home, 3)
+    key = home.signing_key().public
+    text = prove(home, rs[1].receipt_id)[0].text()
+    good = json.dumps(rs[1].to_json())
+    assert verify_inclusion_proof(text, good, key).ok
+    assert good.count('"url": "https://e.org/1"') == 1
+    forged = good.replace('"url": "https://e.org/1"', '"url": "https://e.org/other", "url": "https://e.org/1"')
+    assert json.loads(forged) == json.loads(good)  # what a reader keeping the last of each key sees
+    report = verify_inclusion_proof(text, forged, key)
+    assert not report.ok and "receipt" in failed(report)
+    assert "repeats the key 'url'" in json.dumps(report.to_json())
