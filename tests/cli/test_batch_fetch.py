@@ -216,3 +216,21 @@ def test_a_batch_reads_no_main_text_where_the_visible_text_decides(site, home: E
         report = batch_fetch(home, client, [s.url("/a"), s.url("/hidden")])
     assert [r.outcome for r in report.results] == ["ok", "empty"]
     assert calls == [s.url("/hidden")]  # the page whose visible text is blank still gets the main-text pass
+
+
+def test_two_urls_that_differ_only_in_a_secret_are_two_lines_of_the_run(site, home: EvidenceHome) -> None:
+    # both show as /a?token=REDACTED: a run stopped after the first was resumed with the second taken as done
+    s = site({"/robots.txt": Reply(404, b""), "/a": page(1)})
+    first, second = s.url("/a?token=first-secret"), s.url("/a?token=second-secret")
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+        one = batch_fetch(home, client, [first], run_id="secrets")
+        assert one.ok and len(home.ledger) == 1
+        both = batch_fetch(home, client, [first, second], run_id="secrets")
+    assert both.ok and both.resumed == 1 and len(both.results) == 2
+    asked = [q.path for q in s.requests if q.path.startswith("/a")]
+    assert asked == ["/a?token=first-secret", "/a?token=second-secret"]  # the second read, once; the first not again
+    assert len(home.ledger) == 2
+    lines = (home.root / "knowledge" / "fetches" / "secrets.jsonl").read_text()
+    assert "secret" not in lines.replace("REDACTED", "")  # no secret (nor its name's value) in the run file
+    keys = [json.loads(line)["url_key"] for line in lines.splitlines()]
+    assert len(set(keys)) == 2 and all(len(k) == 32 for k in keys)

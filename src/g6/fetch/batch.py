@@ -20,11 +20,13 @@ same URL and with the same outcome (``backed``); any other line's URL is fetched
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import queue
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,9 @@ class UrlResult:
     content: Mapping[str, Any] | None = None
     interstitial: Mapping[str, Any] | None = None  # the receipt's: a login, challenge or consent wall
     render: Mapping[str, Any] | None = None  # with --render: mode, rendered, why, raw_receipt_id
+    # when redaction changed the URL: a keyed hash of the URL itself (_Names), so two URLs that differ only in a
+    # secret are two lines of the run file, never one
+    url_key: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,13 +74,52 @@ class UrlResult:
             d["interstitial"] = dict(self.interstitial)
         if self.render is not None:  # only with --render
             d["render"] = dict(self.render)
+        if self.url_key is not None:
+            d["url_key"] = self.url_key
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> UrlResult:
+        url_key = d.get("url_key")
+        if url_key is not None and not isinstance(url_key, str):
+            raise TypeError("url_key is text")  # an edited line: dropped as a torn one is
         return cls(d["url"], d["outcome"], d["code"], d.get("receipt_id"), d.get("status"),
                    int(d.get("byte_count") or 0), d.get("reason") or "", d.get("content"), d.get("interstitial"),
-                   d.get("render"))
+                   d.get("render"), url_key)
+
+    def line_key(self) -> str:
+        """What this line settles in the run file: its URL as shown, and its ``url_key`` when it has one."""
+        return self.url if self.url_key is None else f"{self.url}\n{self.url_key}"
+
+
+class _Names:
+    """How a batch names each URL: ``names(u)`` as the run file, the output and the receipt show it (redacted,
+    configured secrets too), and ``key(u)``, what its run-file line settles. Where redaction changed the URL the key
+    adds a keyed hash of the URL itself (HMAC under a key only the home's signing key makes): two URLs that differ
+    only in a secret are two lines, and a resumed run never takes one for the other (before, it took the second as
+    done), while no secret, nor an unkeyed hash of one, reaches the file."""
+
+    def __init__(self, home: EvidenceHome, urls: list[str], secrets: tuple[str, ...]) -> None:
+        self._shown = {u: redact_text(u, secrets) for u in urls}
+        changed = [u for u, s in self._shown.items() if s != u]
+        mac = hashlib.sha256(home.signing_key().sign(b"g6 run-file url key v1")).digest() if changed else b""
+        self._keys = {u: hmac.new(mac, u.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
+                      for u in changed}
+
+    def __call__(self, u: str) -> str:
+        return self._shown[u]
+
+    def key(self, u: str) -> str:
+        k = self._keys.get(u)
+        return self._shown[u] if k is None else f"{self._shown[u]}\n{k}"
+
+    def tag(self, r: UrlResult, u: str) -> UrlResult:
+        k = self._keys.get(u)
+        return r if k is None else replace(r, url_key=k)
+
+    def result(self, u: str, fetched: _Fetched | _Later, signed: Receipt) -> UrlResult:
+        """``u``'s line, once its receipt ``signed`` is durable."""
+        return self.tag(fetched.result(self(u), signed), u)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,14 +288,14 @@ class _LedgerWriter:
         self._t.join()
 
 
-def _resume(home: EvidenceHome, state: RunState, urls: list[str], shown: Callable[[str], str],
+def _resume(home: EvidenceHome, state: RunState, urls: list[str], shown: _Names,
             secrets: tuple[str, ...]) -> tuple[dict[str, UrlResult], list[str]]:
     """What an earlier run with this id settled (keyed by the redacted URL: no secret reaches the run
     file), less the lines no receipt in the ledger backs, whose URLs are fetched again (returned too)."""
     done: dict[str, UrlResult] = state.load()
     refetched: list[str] = []
     for u in urls:
-        key = shown(u)
+        key = shown.key(u)
         if key in done and not backed(home, done[key], u, secrets):
             del done[key]  # a line the ledger does not back settles nothing: fetch again
             refetched.append(key)
@@ -265,7 +309,7 @@ class _Settler:
     are durable, so ``settle(wait=False)`` leaves a render still under way for later: no URL's line waits for
     another URL's render."""
 
-    def __init__(self, state: RunState, done: dict[str, UrlResult], shown: Callable[[str], str],
+    def __init__(self, state: RunState, done: dict[str, UrlResult], shown: _Names,
                  secrets: tuple[str, ...], finished: int, total: int,
                  on_result: Callable[[UrlResult, int, int], None] | None,
                  progress: Callable[[int, int], None] | None) -> None:
@@ -281,12 +325,13 @@ class _Settler:
         else:
             fetched, appended = res
             try:
-                outcome = fetched.result(self.shown(url), appended.result())  # its receipt is durable from here
+                # its receipt is durable from here
+                outcome = self.shown.result(url, fetched, appended.result())
             except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
                 outcome = e
         if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
-            return UrlResult(self.shown(url), "error", outcome.code, None,
-                             reason=redact_text(str(outcome), self.secrets)[:300]), False
+            return self.shown.tag(UrlResult(self.shown(url), "error", outcome.code, None,
+                                            reason=redact_text(str(outcome), self.secrets)[:300]), url), False
         if isinstance(outcome, BaseException):
             self.arrived.clear()
             raise outcome
@@ -304,7 +349,7 @@ class _Settler:
             return
         self._keep([r for r, on_file in self.ready if not on_file])
         for r, _ in self.ready:
-            self.done[r.url] = r
+            self.done[r.line_key()] = r
             self.finished += 1
             if self.on_result:
                 self.on_result(r, self.finished, self.total)
@@ -437,19 +482,18 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
     if not run_id.replace("_", "").replace("-", "").isalnum():
         raise InputError(f"a run id is letters, digits, '-' and '_', got {run_id!r}")
     state = RunState((state_dir or home.root / "knowledge" / "fetches") / f"{run_id}.jsonl",
-                     decode=UrlResult.from_json, key=lambda r: r.url)
+                     decode=UrlResult.from_json, key=UrlResult.line_key)
     secrets = tuple(getattr(client, "secrets", ()))
-    # each URL as the run file, the output and the receipt show it: redacted, configured secrets too
-    shown = {u: redact_text(u, secrets) for u in urls}.__getitem__
+    shown = _Names(home, urls, secrets)
     done, refetched = _resume(home, state, urls, shown, secrets)
     if refetched and on_refetch:
         on_refetch(refetched)
     total = len(urls)
-    resumed = sum(1 for u in urls if shown(u) in done)
-    pending = [u for u in urls if shown(u) not in done]
+    resumed = sum(1 for u in urls if shown.key(u) in done)
+    pending = [u for u in urls if shown.key(u) not in done]
     finished = 0
     if on_result:  # a line per URL, the ones an earlier run settled too
-        for key in dict.fromkeys(shown(u) for u in urls):
+        for key in dict.fromkeys(shown.key(u) for u in urls):
             if key in done:
                 finished += 1
                 on_result(done[key], finished, total)
@@ -474,7 +518,7 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             writer.start()
         else:
             writer = _LedgerWriter(home).start()
-            renders = _Renders(renderer.pool.size, lambda u, f, signed: state.add(f.result(shown(u), signed))) \
+            renders = _Renders(renderer.pool.size, lambda u, f, signed: state.add(shown.result(u, f, signed))) \
                 if render_mode == "auto" and renderer is not None else None
             if renders is not None:
                 stack.callback(renders.close, True)  # after the normal close below: only an early stop cancels
@@ -501,7 +545,7 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
             results.close()  # on an early stop: no host starts another URL
             writer.close()
             settler.keep_ready()
-    settled = tuple(done[k] for k in dict.fromkeys(shown(u) for u in urls) if k in done)
+    settled = tuple(done[k] for k in dict.fromkeys(shown.key(u) for u in urls) if k in done)
     counts: dict[str, int] = {}
     for r in settled:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
