@@ -116,6 +116,8 @@ def test_a_page_with_a_worker_waits_out_its_quiet_window(home: EvidenceHome, cli
               'w.onmessage = (e) => { document.getElementById("out").textContent = e.data; };')
     s = page(site, script, more={"/w.js": worker})
     assert render(home, client, pool, s, RenderLimits(deadline=5, quiet=600))[0] == "deadline"
+    ended, text = render(home, client, pool, s, RenderLimits(deadline=600, quiet=1.5))
+    assert ended == "settled" and "Words the worker sent." in text
 
 
 def test_a_count_the_page_forged_is_not_taken_for_none(home: EvidenceHome, client: CheckedClient,
