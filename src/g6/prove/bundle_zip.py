@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from g6.errors import BundleMemberError, G6Error
+from g6.ledger.receipts import RepeatedKey, refuse_repeated_keys
 
 SCHEMA = "g6.bundle.v2"  # v2: bundle.json declares each member's size beside its sha256
 MAX_MEMBERS = 10_000  # entries in the zip's central directory
@@ -222,19 +223,13 @@ class Members:
 def strict_json(data: bytes, what: str) -> Any:
     """JSON as RFC 8259 has it: UTF-8, no NaN/Infinity, no repeated key (json.loads keeps the last
     of a repeated key, so a reader and a signer could see different objects)."""
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        for k, v in items:
-            if k in d:
-                raise BundleMemberError(f"{what} repeats the key {quoted(k, 40)}")
-            d[k] = v
-        return d
-
     def constant(name: str) -> Any:
         raise BundleMemberError(f"{what} holds {name}, which is not JSON")
 
     try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+        return json.loads(data.decode("utf-8"), object_pairs_hook=refuse_repeated_keys, parse_constant=constant)
+    except RepeatedKey as e:
+        raise BundleMemberError(f"{what} repeats the key {quoted(str(e), 40)}") from None
     except UnicodeDecodeError:
         raise BundleMemberError(f"{what} is not UTF-8") from None
     except RecursionError:
