@@ -108,6 +108,11 @@ class SigningKey:
     def sign(self, message: bytes) -> bytes:
         return self._private.sign(message)
 
+    def derived_key(self, label: bytes) -> bytes:
+        """A 32-byte secret for one use named by ``label`` (an HMAC key): a hash of this key's (deterministic)
+        Ed25519 signature over the label, so it takes the signing key to make one, and a new key makes another."""
+        return hashlib.sha256(self.sign(label)).digest()
+
     def to_pem(self) -> bytes:
         return self._private.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()

@@ -89,7 +89,11 @@ class UrlResult:
 
     def line_key(self) -> str:
         """What this line settles in the run file: its URL as shown, and its ``url_key`` when it has one."""
-        return self.url if self.url_key is None else f"{self.url}\n{self.url_key}"
+        return _line_key(self.url, self.url_key)
+
+
+def _line_key(shown: str, url_key: str | None) -> str:
+    return shown if url_key is None else f"{shown}\n{url_key}"
 
 
 class _Names:
@@ -102,7 +106,7 @@ class _Names:
     def __init__(self, home: EvidenceHome, urls: list[str], secrets: tuple[str, ...]) -> None:
         self._shown = {u: redact_text(u, secrets) for u in urls}
         changed = [u for u, s in self._shown.items() if s != u]
-        mac = hashlib.sha256(home.signing_key().sign(b"g6 run-file url key v1")).digest() if changed else b""
+        mac = home.signing_key().derived_key(b"g6 run-file url key v1") if changed else b""
         self._keys = {u: hmac.new(mac, u.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
                       for u in changed}
 
@@ -110,8 +114,8 @@ class _Names:
         return self._shown[u]
 
     def key(self, u: str) -> str:
-        k = self._keys.get(u)
-        return self._shown[u] if k is None else f"{self._shown[u]}\n{k}"
+        """What ``u``'s line settles: ``UrlResult.line_key`` of the line ``tag`` makes for it."""
+        return _line_key(self._shown[u], self._keys.get(u))
 
     def tag(self, r: UrlResult, u: str) -> UrlResult:
         k = self._keys.get(u)

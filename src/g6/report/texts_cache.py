@@ -74,7 +74,7 @@ def extractor() -> str:
 def mac_key(signing_key: Any) -> bytes:
     """The rows' HMAC key: a hash of the home key's (deterministic) Ed25519 signature over a fixed label, so it
     takes the signing key to make one, and a new key makes every old row fail (and be made again)."""
-    return hashlib.sha256(signing_key.sign(b"g6 derived page texts v1")).digest()
+    return signing_key.derived_key(b"g6 derived page texts v1")
 
 
 def read_key(url: str, content_type: str | None) -> str:
