@@ -121,3 +121,43 @@ def test_per_host_groups_starts_a_host_before_the_next_is_listed() -> None:
     out = list(per_host_groups(groups(), work, workers=2))
     assert seen_started == [True]
     assert sorted((it, res) for it, res, _ in out) == [("a1", "A1"), ("a2", "A2"), ("b1", "B1")]
+
+
+def test_hosts_take_turns_one_item_each_and_each_host_keeps_its_order() -> None:
+    """With one thread, three hosts of three items run a, b, c, a, b, c, a, b, c: a host waits for one item of
+    each other host, never for another host's whole list (ten hosts on eight threads, the last two hosts would
+    otherwise start only once two others had ended)."""
+    items = [(h, i) for h in "abc" for i in range(3)]
+    ran: list[tuple[str, int]] = []
+    out = list(per_host(items, lambda it: it[0], lambda it: ran.append(it) or it, workers=1))
+    assert ran == [(h, i) for i in range(3) for h in "abc"]
+    assert [it for it, _, _ in out] == ran
+
+
+def test_a_host_never_has_two_items_under_way() -> None:
+    """More threads than hosts: each host still has at most one item running, and its items run in order. Each
+    item waits until every thread has had the chance to start another (a barrier that times out when they
+    cannot: a broken pool would let a second item of a host start there)."""
+    items = [(h, i) for h in range(3) for i in range(6)]
+    running: dict[int, int] = dict.fromkeys(range(3), 0)
+    most: dict[int, int] = dict.fromkeys(range(3), 0)
+    order: dict[int, list[int]] = {h: [] for h in range(3)}
+    lock = threading.Lock()
+    barrier = threading.Barrier(3, timeout=2)  # the three hosts' items meet; a fourth thread never would
+
+    def work(it: tuple[int, int]) -> None:
+        h, i = it
+        with lock:
+            running[h] += 1
+            most[h] = max(most[h], running[h])
+            order[h].append(i)
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            barrier.reset()
+        with lock:
+            running[h] -= 1
+
+    list(per_host(items, lambda it: str(it[0]), work, workers=8))
+    assert most == dict.fromkeys(range(3), 1)
+    assert order == {h: list(range(6)) for h in range(3)}

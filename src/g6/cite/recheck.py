@@ -21,7 +21,7 @@ A verdict is never stronger than the read behind it:
   or it cites a read that failed (a 403 or 404 page: its words were an error page's, marked as a
   failed read or not) or that met a wall (its receipt's ``interstitial``), so nothing is fetched for it.
 
-Concurrency: one worker per host at a time (so the per-host pause and robots rules hold), hosts in
+Concurrency: one request per host at a time (so the per-host pause and robots rules hold), hosts in
 parallel on a thread pool, or on several forked processes (``processes``, as a batch fetch does: the
 hosts' pauses are shared between them); each page is read and judged where it was fetched, and the
 receipts are signed and appended from the calling thread. Each verdict is appended to a run file as

@@ -1,7 +1,7 @@
 """Hosts in parallel, one request at a time per host: the worker pool re-check and batch fetch share.
 
-Items are grouped by host; each host's items run in order on one worker thread (so the checked
-client's per-host pause and robots rules hold), and up to ``workers`` hosts run at once. Results
+Items are grouped by host; each host's items run in order, one at a time (so the checked client's
+per-host pause and robots rules hold), and up to ``workers`` hosts run at once, taking turns. Results
 come back to the calling thread as they finish, so it alone writes receipts, run files and output.
 
 ``per_host_processes`` does the same over several forked processes (one GIL each): the hosts are
@@ -71,31 +71,66 @@ def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: 
                     on_stop: Callable[[], None] | None = None) -> Iterator[tuple[T, R | BaseException, bool]]:
     """:func:`per_host` over items already grouped, one list per host (each host in one list only).
     ``groups`` is taken lazily, one list at a time: a host starts as soon as its list is there, so a
-    caller can still be deciding what the next host is asked for while the first ones fetch."""
+    caller can still be deciding what the next host is asked for while the first ones fetch.
+
+    The hosts take turns: a thread runs one item of the host whose turn it is, then puts that host at the back
+    of the line and takes the next one. A host is in the line only while none of its items is under way, so it
+    is still asked one request at a time and its items run in order; but no host waits for another host's whole
+    list, as it would if each thread kept a host to its end (ten hosts on eight threads: the last two would start
+    only when two others had finished, and end alone)."""
     n = 0
     results: queue.Queue[tuple[T, R | BaseException]] = queue.Queue()
     stop = threading.Event()  # set when the caller stops early (an error, Ctrl-C): no new item starts
     room = threading.Semaphore(max(1, backlog))  # one per item started; given back as its result is taken
+    turn = threading.Condition()  # guards ``line``, ``listed`` and ``under_way``
+    line: deque[deque[T]] = deque()  # the hosts whose next item may start, in turn order
+    listed = False  # every host's list has been taken from ``groups``
+    under_way = 0  # hosts with an item running now
 
-    def run(batch: list[T]) -> None:
-        for it in batch:
-            if stop.is_set():
-                return
+    def next_host() -> deque[T] | None:
+        nonlocal under_way
+        with turn:
+            turn.wait_for(lambda: bool(line) or stop.is_set() or (listed and not under_way))
+            if stop.is_set() or not line:
+                return None
+            under_way += 1
+            return line.popleft()
+
+    def run() -> None:
+        nonlocal under_way
+        while (host := next_host()) is not None:
+            it = host.popleft()
             room.acquire()
-            if stop.is_set():
+            started = not stop.is_set()
+            if started:
+                try:
+                    results.put((it, work(it)))
+                except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+                    results.put((it, e))
+            else:
                 room.release()  # passed on: the next host waiting for room wakes and ends too
+            with turn:
+                under_way -= 1
+                if host and started:
+                    line.append(host)
+                turn.notify_all()
+            if not started:
                 return
-            try:
-                results.put((it, work(it)))
-            except BaseException as e:  # noqa: BLE001 - handed to the calling thread
-                results.put((it, e))
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    threads = max(1, workers)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         try:
+            for _ in range(threads):
+                pool.submit(run)
             for batch in groups:
                 if batch:
                     n += len(batch)
-                    pool.submit(run, batch)
+                    with turn:
+                        line.append(deque(batch))
+                        turn.notify()
+            with turn:
+                listed = True
+                turn.notify_all()
             for _ in range(n):
                 it, res = results.get()
                 room.release()
@@ -106,6 +141,8 @@ def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: 
                 on_stop()
             stop.set()
             room.release()  # a host waiting for room wakes, sees the stop, and passes it on
+            with turn:
+                turn.notify_all()
 
 
 def can_fork() -> bool:
