@@ -40,11 +40,13 @@ from __future__ import annotations
 import copy
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
 import trafilatura
+import trafilatura.external
 from lxml import etree
 from lxml import html as lxml_html
 
@@ -394,10 +396,29 @@ def _noscript_as_text(root: lxml_html.HtmlElement) -> None:
         ns.tag = "div"  # a reader without scripts sees it; trafilatura would drop the tag
 
 
+_STOPLIST_BUILT = threading.Event()
+_STOPLIST_LOCK = threading.Lock()
+
+
+def _justext_stoplist() -> None:
+    """trafilatura builds its fallback's (justext's) stoplist of every language, about 0.25 s of CPU, the first time
+    a page falls back to it, in whichever thread gets there and with no lock: a batch's eight threads meeting their
+    first such pages (shells, say) built it eight times at once, holding each other up for a second. Built once,
+    here, by the first thread that extracts a main text; the others wait for it."""
+    if _STOPLIST_BUILT.is_set():
+        return
+    with _STOPLIST_LOCK:
+        if not _STOPLIST_BUILT.is_set():
+            if trafilatura.external.JT_STOPLIST is None:
+                trafilatura.external.jt_stoplist_init()
+            _STOPLIST_BUILT.set()
+
+
 def main_text(root: lxml_html.HtmlElement, url: str | None) -> str | None:
     """trafilatura's main content of a tree ``strip_unseen`` has been through (``noscript`` read as
     text), or None where it finds none or fails. It prunes ``root`` in place: pass a copy to keep it."""
     _noscript_as_text(root)
+    _justext_stoplist()
     try:
         main = trafilatura.extract(root, url=url, favor_recall=True, include_comments=False, include_tables=True,
                                    deduplicate=False)

@@ -244,3 +244,48 @@ def test_a_closed_details_body_is_kept_in_a_fetch_but_not_cited(inner: str) -> N
     cited = extract_html(body, "https://e.org/", "text/html", cited=True)
     assert words not in cited.visible and "More" in cited.visible or "<summary>" not in inner
     assert [h.reason for h in cited.hidden if words in h.text] == ["details_closed"]
+
+
+SHELL = (b'<!doctype html><html><head><title>App</title></head><body><div id="app"></div>'
+         b'<script src="/app.js"></script></body></html>')
+
+
+def test_the_fallbacks_stoplist_is_built_once_however_many_threads_meet_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """trafilatura builds justext's stoplist of every language (about 0.25 s) the first time a page falls back to it,
+    in every thread that gets there before it is set: eight threads of a batch meeting their first shells built it
+    eight times at once. Here two threads reach it together (they meet at a barrier inside the build, which only
+    a second concurrent build can pass); it must be built once."""
+    import threading
+
+    import trafilatura.external
+
+    from g6.adapters.html import text
+
+    built = []
+    real = trafilatura.external.jt_stoplist_init
+    meet = threading.Barrier(2, timeout=1)
+
+    def counting() -> tuple[str]:
+        built.append(1)
+        try:
+            meet.wait()  # a second thread building at the same time meets this one here
+        except threading.BrokenBarrierError:
+            pass
+        return real()
+
+    monkeypatch.setattr(trafilatura.external, "JT_STOPLIST", None)
+    monkeypatch.setattr(trafilatura.external, "jt_stoplist_init", counting)
+    monkeypatch.setattr(text, "_STOPLIST_BUILT", threading.Event(), raising=False)
+    start = threading.Barrier(4)
+
+    def one() -> None:
+        start.wait()
+        extract_html(SHELL, "https://example.org/app", "text/html")
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert built == [1]
+    assert trafilatura.external.JT_STOPLIST  # built, and used from then on
