@@ -404,13 +404,18 @@ def _justext_stoplist() -> None:
     """trafilatura builds its fallback's (justext's) stoplist of every language, about 0.25 s of CPU, the first time
     a page falls back to it, in whichever thread gets there and with no lock: a batch's eight threads meeting their
     first such pages (shells, say) built it eight times at once, holding each other up for a second. Built once,
-    here, by the first thread that extracts a main text; the others wait for it."""
+    here, by the first thread that extracts a main text; the others wait for it. A build that fails is left to
+    trafilatura, as before: it is tried once here, and a page that never falls back to justext (most pages) never
+    needed it, so its failure must not fail that page's extraction."""
     if _STOPLIST_BUILT.is_set():
         return
     with _STOPLIST_LOCK:
         if not _STOPLIST_BUILT.is_set():
-            if trafilatura.external.JT_STOPLIST is None:
-                trafilatura.external.jt_stoplist_init()
+            try:
+                if trafilatura.external.JT_STOPLIST is None:
+                    trafilatura.external.jt_stoplist_init()
+            except Exception:  # noqa: BLE001 - a speed-up only: trafilatura builds it again where it is used
+                pass
             _STOPLIST_BUILT.set()
 
 
