@@ -77,7 +77,7 @@ def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: 
     of the line and takes the next one. A host is in the line only while none of its items is under way, so it
     is still asked one request at a time and its items run in order; but no host waits for another host's whole
     list, as it would if each thread kept a host to its end (ten hosts on eight threads: the last two would start
-    only when two others had finished, and end alone)."""
+    only when two others had finished, and end alone). A thread is started per host listed, up to ``workers``."""
     n = 0
     results: queue.Queue[tuple[T, R | BaseException]] = queue.Queue()
     stop = threading.Event()  # set when the caller stops early (an error, Ctrl-C): no new item starts
@@ -113,18 +113,22 @@ def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: 
                 under_way -= 1
                 if host and started:
                     line.append(host)
-                turn.notify_all()
+                    turn.notify()  # one thread takes it; waking every idle one cost each item a wake-up per thread
+                elif listed and not line and not under_way:
+                    turn.notify_all()  # nothing left: the idle threads end
             if not started:
                 return
 
     threads = max(1, workers)
     with ThreadPoolExecutor(max_workers=threads) as pool:
         try:
-            for _ in range(threads):
-                pool.submit(run)
+            hosts = 0
             for batch in groups:
                 if batch:
                     n += len(batch)
+                    if hosts < threads:  # a thread per host, as many as there are hosts, up to ``workers``
+                        pool.submit(run)
+                        hosts += 1
                     with turn:
                         line.append(deque(batch))
                         turn.notify()
