@@ -396,34 +396,28 @@ def _noscript_as_text(root: lxml_html.HtmlElement) -> None:
         ns.tag = "div"  # a reader without scripts sees it; trafilatura would drop the tag
 
 
-_STOPLIST_BUILT = threading.Event()
 _STOPLIST_LOCK = threading.Lock()
+_build_stoplist = trafilatura.external.jt_stoplist_init  # trafilatura's own builder, called at most once a process
 
 
-def _justext_stoplist() -> None:
-    """trafilatura builds its fallback's (justext's) stoplist of every language, about 0.25 s of CPU, the first time
-    a page falls back to it, in whichever thread gets there and with no lock: a batch's eight threads meeting their
-    first such pages (shells, say) built it eight times at once, holding each other up for a second. Built once,
-    here, by the first thread that extracts a main text; the others wait for it. A build that fails is left to
-    trafilatura, as before: it is tried once here, and a page that never falls back to justext (most pages) never
-    needed it, so its failure must not fail that page's extraction."""
-    if _STOPLIST_BUILT.is_set():
-        return
+def _stoplist_once() -> tuple[str]:
+    """trafilatura builds its fallback's (justext's) stoplist of every language, about 0.25 s of CPU, the first time a
+    page falls back to justext, in whichever thread gets there, with no lock: a batch's eight threads meeting their
+    first such pages (shells, say) built it eight times at once, holding each other up for a second. This takes the
+    builder's place in trafilatura (the one name it calls it by): still built only when a page falls back (an article
+    never needs it), and once, the other threads waiting for it; a build that raises does as trafilatura's did."""
     with _STOPLIST_LOCK:
-        if not _STOPLIST_BUILT.is_set():
-            try:
-                if trafilatura.external.JT_STOPLIST is None:
-                    trafilatura.external.jt_stoplist_init()
-            except Exception:  # noqa: BLE001 - a speed-up only: trafilatura builds it again where it is used
-                pass
-            _STOPLIST_BUILT.set()
+        built = trafilatura.external.JT_STOPLIST
+        return built if built is not None else _build_stoplist()
+
+
+trafilatura.external.jt_stoplist_init = _stoplist_once
 
 
 def main_text(root: lxml_html.HtmlElement, url: str | None) -> str | None:
     """trafilatura's main content of a tree ``strip_unseen`` has been through (``noscript`` read as
     text), or None where it finds none or fails. It prunes ``root`` in place: pass a copy to keep it."""
     _noscript_as_text(root)
-    _justext_stoplist()
     try:
         main = trafilatura.extract(root, url=url, favor_recall=True, include_comments=False, include_tables=True,
                                    deduplicate=False)

@@ -262,7 +262,7 @@ def test_the_fallbacks_stoplist_is_built_once_however_many_threads_meet_it(monke
     from g6.adapters.html import text
 
     built = []
-    real = trafilatura.external.jt_stoplist_init
+    real = text._build_stoplist
     meet = threading.Barrier(2, timeout=1)
 
     def counting() -> tuple[str]:
@@ -274,8 +274,7 @@ def test_the_fallbacks_stoplist_is_built_once_however_many_threads_meet_it(monke
         return real()
 
     monkeypatch.setattr(trafilatura.external, "JT_STOPLIST", None)
-    monkeypatch.setattr(trafilatura.external, "jt_stoplist_init", counting)
-    monkeypatch.setattr(text, "_STOPLIST_BUILT", threading.Event(), raising=False)
+    monkeypatch.setattr(text, "_build_stoplist", counting)
     start = threading.Barrier(4)
 
     def one() -> None:
@@ -289,3 +288,22 @@ def test_the_fallbacks_stoplist_is_built_once_however_many_threads_meet_it(monke
         t.join()
     assert built == [1]
     assert trafilatura.external.JT_STOPLIST  # built, and used from then on
+
+
+def test_a_page_that_never_falls_back_builds_no_stoplist(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stoplist is built where trafilatura needs it, not for every process that extracts a page: an article is
+    extracted without it (0.25 s of CPU saved in every `g6 fetch` and every worker process whose pages are
+    articles)."""
+    import trafilatura.external
+
+    from g6.adapters.html import text
+
+    monkeypatch.setattr(trafilatura.external, "JT_STOPLIST", None)
+    monkeypatch.setattr(text, "_build_stoplist", lambda: pytest.fail("the stoplist was built for an article"))
+    article = ("<!doctype html><html><head><title>T</title></head><body><article><h1>Heading</h1>"
+               + "".join(f"<p>Paragraph {i} says something long enough to be kept by the extractor as the real "
+                         f"content of the article, number {i}.</p>" for i in range(8))
+               + "</article></body></html>").encode()
+    r = extract_html(article, "https://example.org/a", "text/html")
+    assert r.text_source == "trafilatura" and "Paragraph 7 says" in r.text
+    assert trafilatura.external.JT_STOPLIST is None
