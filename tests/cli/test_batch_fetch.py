@@ -182,6 +182,21 @@ def test_a_host_goes_on_while_its_receipts_wait_for_the_ledger(site, home: Evide
     assert [-d for _, d in seen if d < 0] == list(range(1, n + 1))  # progress as each URL settled
 
 
+def test_a_stop_while_results_are_reported_writes_no_line_twice(site, home: EvidenceHome) -> None:
+    """Ctrl-C landing while settled URLs are reported (their lines on file already) wrote their lines a second time
+    when the stopped batch kept what was ready (seen in CI: a run file with one URL's line twice)."""
+    s = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}})
+
+    def stop(r, done, total) -> None:
+        raise KeyboardInterrupt  # where a Ctrl-C lands: after the lines' append, while they are reported
+
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client, pytest.raises(KeyboardInterrupt):
+        batch_fetch(home, client, [s.url(f"/{i}") for i in range(3)], run_id="r1", concurrency=1, on_result=stop)
+    lines = [json.loads(x) for x in (home.root / "knowledge" / "fetches" / "r1.jsonl").read_text().splitlines()]
+    urls = [x["url"] for x in lines]
+    assert urls and len(urls) == len(set(urls)), urls
+
+
 def test_the_outcome_without_documents_is_the_outcome_with_them(home: EvidenceHome) -> None:
     """page_outcome skips the main-text pass only where the visible text already decides ``ok``."""
     bodies = {

@@ -352,6 +352,8 @@ class _Settler:
         if not self.ready:
             return
         self._keep([r for r, on_file in self.ready if not on_file])
+        # on file now: a stop (Ctrl-C) while they are reported below must not write their lines again (keep_ready)
+        self.ready[:] = [(r, True) for r, _ in self.ready]
         for r, _ in self.ready:
             self.done[r.line_key()] = r
             self.finished += 1
