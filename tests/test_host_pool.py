@@ -161,3 +161,73 @@ def test_a_host_never_has_two_items_under_way() -> None:
     list(per_host(items, lambda it: str(it[0]), work, workers=8))
     assert most == dict.fromkeys(range(3), 1)
     assert order == {h: list(range(6)) for h in range(3)}
+
+
+# A process's SIGINT may be given by the kernel to any of its threads; its C handler then only notes it, and Python
+# runs the noted handler when the main thread next runs Python code. ``_thread.interrupt_main`` from another thread
+# does exactly that: so each wait below must wake on its own to let Ctrl-C end it. (In CI a batch's main thread,
+# asleep on a render's result, ignored a Ctrl-C given to another thread until the render's deadline.)
+_INTERRUPTED_WAIT = """
+import _thread, sys, threading
+from concurrent.futures import Future
+
+from g6.fetch import host_pool
+
+released = threading.Event()  # what the main thread waits for, given only at the limit: a wait not woken fails
+
+def main_waits():  # asleep in the wait under test (not, say, in a thread's start, which waits too)
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    if frame is None or frame.f_code.co_name not in ("wait", "select", "poll"):
+        return False
+    names = []
+    while frame is not None and len(names) < 4:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return bool({{"get", "result", "waited", "_taken", "_drain"}} & set(names))
+
+given_up = threading.Event()  # the interrupt did not end the wait: the limit did
+
+def interrupt_once_waiting():
+    while not main_waits():
+        given_up.wait(0.005)
+    _thread.interrupt_main()  # the signal noted by a thread that is not the main one
+    if not released.wait({limit}):
+        given_up.set()
+        released.set()
+
+def work(item):
+    released.wait()
+    return item
+
+what = sys.argv[1]
+try:
+    if what == "future":
+        f = Future()
+        threading.Thread(target=interrupt_once_waiting, daemon=True).start()
+        threading.Thread(target=lambda: (released.wait(), f.set_result(1)), daemon=True).start()
+        host_pool.waited(f)
+    elif what == "threads":
+        threading.Thread(target=interrupt_once_waiting, daemon=True).start()
+        for _ in host_pool.per_host([1], str, work, on_stop=released.set):
+            pass
+    else:
+        pool = host_pool.per_host_processes([1, 2], str, lambda item: threading.Event().wait({limit}), 2, 2)
+        threading.Thread(target=interrupt_once_waiting, daemon=True).start()
+        try:
+            for _ in pool:
+                pass
+        finally:
+            pool.close()
+    print("the wait ended without the interrupt")
+except KeyboardInterrupt:
+    print("interrupted only once the wait ended" if given_up.is_set() else "interrupted")
+"""
+
+
+def test_ctrl_c_noted_by_another_thread_ends_the_callers_wait() -> None:
+    import subprocess
+
+    for what in ("future", "threads", "processes"):
+        r = subprocess.run([sys.executable, "-c", _INTERRUPTED_WAIT.format(limit=LIMIT), what], capture_output=True,
+                           text=True, timeout=LIMIT * 3)
+        assert r.stdout.strip() == "interrupted" and r.returncode == 0, (what, r.stdout, r.stderr)

@@ -35,7 +35,7 @@ from g6.adapters.net.checked_client import CheckedClient
 from g6.adapters.net.redact import redact_text
 from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.fetch.capture import prepare_fetch
-from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes
+from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes, waited
 from g6.fetch.render import PreparedPage, Renderer, prepare_page, prepare_page_steps
 from g6.home import EvidenceHome
 from g6.ledger import Receipt
@@ -330,7 +330,7 @@ class _Settler:
             fetched, appended = res
             try:
                 # its receipt is durable from here
-                outcome = self.shown.result(url, fetched, appended.result())
+                outcome = self.shown.result(url, fetched, waited(appended))
             except BaseException as e:  # noqa: BLE001 - sorted just below, as a fetch's own error is
                 outcome = e
         if isinstance(outcome, G6Error):  # a bad input, a refused append: failed, the rest go on
@@ -386,7 +386,7 @@ class _Later:
     fetched: Future[_Fetched]
 
     def result(self, shown_url: str, signed: Receipt) -> UrlResult:
-        return self.fetched.result().result(shown_url, signed)
+        return waited(self.fetched).result(shown_url, signed)
 
 
 class _Renders:

@@ -22,7 +22,8 @@ import sys
 import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
@@ -51,6 +52,30 @@ def _by_host(items: Iterable[T], host: Callable[[T], str]) -> list[list[T]]:
 
 
 BACKLOG = 256  # results done or under way that the caller has not taken yet, at most
+
+# How often a wait in the calling thread wakes, seconds. Python runs a signal's handler (Ctrl-C's KeyboardInterrupt)
+# only in the main thread, and a main thread asleep on a lock or a pipe is woken only by a signal the kernel gives to
+# it. The kernel may give a process's SIGINT to another of its threads instead (one starting a thread at that moment,
+# more often on a busy machine): its C handler then only notes the signal, and the main thread slept on until what it
+# waited for ended (in CI, a batch's render: g6 ignored Ctrl-C for its 600 s deadline). Waking at each step, the main
+# thread runs the noted handler within one step. A wait that wakes is no slower: it still returns as its result comes.
+WAKE = 0.5
+
+
+def waited(f: Future[R]) -> R:
+    """``f.result()``, waiting in steps of :data:`WAKE` so that Ctrl-C still ends the wait (see ``WAKE``)."""
+    while not f.done():
+        wait_for_futures((f,), WAKE)
+    return f.result()
+
+
+def _taken(q: queue.Queue[Any]) -> Any:
+    """``q.get()``, waiting in steps of :data:`WAKE` so that Ctrl-C still ends the wait (see ``WAKE``)."""
+    while True:
+        try:
+            return q.get(timeout=WAKE)
+        except queue.Empty:
+            continue
 
 
 def per_host(items: Iterable[T], host: Callable[[T], str], work: Callable[[T], R],
@@ -136,7 +161,7 @@ def per_host_groups(groups: Iterable[list[T]], work: Callable[[T], R], workers: 
                 listed = True
                 turn.notify_all()
             for _ in range(n):
-                it, res = results.get()
+                it, res = _taken(results)
                 room.release()
                 yield it, res, not results.empty()
             n = -1  # every result taken
@@ -350,8 +375,11 @@ class Workers:
         """Take what the workers have sent: wait for something if ``block``, then whatever else is
         already there (so ``more_ready`` says whether another result is waiting right now)."""
         while self._open:
-            readable = wait(list(self._open), None if block and not self._ready else 0)
+            blocking = block and not self._ready
+            readable = wait(list(self._open), WAKE if blocking else 0)  # woken at each step: see WAKE
             if not readable:
+                if blocking:
+                    continue
                 return
             for conn in readable:
                 assert isinstance(conn, Connection)
