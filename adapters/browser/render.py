@@ -207,6 +207,13 @@ class _Targets:
         try:
             if kind == "page" and mine:
                 self.icpt.counts.popups += 1
+                if waiting:
+                    # let run before it is closed: a popup begins in its opener's renderer, and while it waits for
+                    # the debugger its opener's scripts wait too; closed still waiting, it could leave the opener
+                    # paused for good (its later requests never made, its text unreadable)
+                    with contextlib.suppress(BrowserError):
+                        cdp.send("Runtime.runIfWaitingForDebugger", session=sid, timeout=t)
+                    waiting = False
                 cdp.post("Target.closeTarget", {"targetId": info.get("targetId")})
             elif kind == "iframe":
                 _lock_down(cdp, sid, t, script=self.page_lockdown)
