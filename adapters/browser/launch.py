@@ -50,9 +50,14 @@ PR_SET_PDEATHSIG = 1
 # own requests seen at a recorder in place of the dead proxy (tests/attack/test_browser_attacks.py) is turned off
 # here or in ``PREFERENCES``: the network time (NetworkTimeServiceQuerying), FedCM (its fetches are the browser's
 # own, outside the DevTools Fetch domain), the speculative preconnects and prefetches of the browser itself.
+# The WebUI omnibox popups: Chromium 156 loads two of them (chrome://omnibox-popup.top-chrome/, one its "AI mode"
+# page) in a renderer of their own for every browser context, so for every capture, headless or not. That was
+# about 0.55 s of a core a capture, more than half of all the browser's CPU for a small page (bench/render.py);
+# a headless browser has no omnibox to show them in.
 QUIET_FEATURES = ("Translate", "OptimizationHints", "MediaRouter", "DialMediaRouteProvider",
                   "AutofillServerCommunication", "CertificateTransparencyComponentUpdater",
-                  "InterestFeedContentSuggestions", "NetworkTimeServiceQuerying", "FedCm")
+                  "InterestFeedContentSuggestions", "NetworkTimeServiceQuerying", "FedCm",
+                  "WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
 QUIET_FLAGS = (
     "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--mute-audio",
     "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",

@@ -90,3 +90,25 @@ def test_the_locked_down_launch_reaches_no_listener() -> None:
         finally:
             b.close()
         assert json.dumps(b.info.to_json())  # the browser answered: it was a real one
+
+
+def test_a_capture_context_starts_no_page_of_chromiums_own() -> None:
+    """Chromium 156 loads two WebUI omnibox popups (chrome://omnibox-popup.top-chrome/) in a renderer of their
+    own for every browser context, so for every capture: about half a core-second each, for an omnibox a
+    headless browser never shows. The launch turns them off; a context then holds only the page it was given."""
+    b = BrowserProcess(need_chromium())
+    try:
+        for _ in range(2):  # the second context too: the popups came with each one
+            context = b.cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
+            b.cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": context})
+
+            def targets(ctx: str = context) -> list[tuple[str, str]]:
+                infos = b.cdp.send("Target.getTargets", {"filter": [{}]})["targetInfos"]
+                return sorted((t["type"], t["url"]) for t in infos if t.get("browserContextId") == ctx)
+
+            # the popups appear as the context's page is made; both its page and its tab are there by then
+            assert wait_until(lambda: len(targets()) >= 2, 20)
+            assert targets() == [("page", "about:blank"), ("tab", "about:blank")]
+            b.cdp.send("Target.disposeBrowserContext", {"browserContextId": context})
+    finally:
+        b.close()
