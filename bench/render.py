@@ -2,8 +2,9 @@
 
 1. ``--render`` of N pages over H hosts (``g6 fetch --input --render``: every request through the checked client,
    a receipt each, the DOM, text and screenshot kept) against the same Chromium loading the same pages directly
-   (no proxy, no interception, nothing kept), doing the same reading of each page: load, wait until no request
-   for the same quiet window, then the DOM, the text and a screenshot. Both use two browsers at once.
+   (no proxy, no interception, nothing kept), doing the same reading of each page: load, wait until it is settled
+   by the same rule (the same count of the page's pending work, the same quiet window), then the DOM, the text and
+   a screenshot. Both use two browsers at once.
 2. ``--render auto`` on a batch where one page in ten is a shell, against raw httpx fetching the same pages (the
    issue's reference), and against raw httpx plus the direct Chromium rendering the shells.
 """
@@ -31,6 +32,7 @@ from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.browser import RenderLimits, find_chromium
 from g6.adapters.browser.cdp import CDPConnection
 from g6.adapters.browser.launch import QUIET_FLAGS
+from g6.adapters.browser.page_js import PENDING, SETTLE_PROBE
 from g6.adapters.browser.pool import BrowserPool
 from g6.cli.words import counted
 from g6.fetch.batch import batch_fetch
@@ -39,6 +41,7 @@ from g6.home import EvidenceHome
 
 BROWSERS = 2
 QUIET = 0.5
+SETTLE = RenderLimits().settle
 APP_JS = b"""fetch(document.body.dataset.src).then((r) => r.json()).then((d) => {
   const a = document.getElementById("app");
   for (const t of d.paragraphs) { const p = document.createElement("p"); p.textContent = t; a.append(p); } });"""
@@ -162,10 +165,10 @@ class _Direct:
             c.send(m, session=sid)
         c.send("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 800, "deviceScaleFactor": 1,
                                                       "mobile": False}, session=sid)
+        c.send("Page.addScriptToEvaluateOnNewDocument", {"source": SETTLE_PROBE % int(QUIET * 1000)}, session=sid)
         c.send("Page.navigate", {"url": url}, session=sid)
         self._loaded[sid].wait(30)
-        while self._active[sid] or time.monotonic() - self._last[sid] < QUIET:
-            time.sleep(0.02)
+        self._settle(sid)
         ev = {"returnByValue": True}
         dom = c.send("Runtime.evaluate", {"expression": "document.documentElement.outerHTML", **ev}, session=sid)
         text = c.send("Runtime.evaluate", {"expression": "document.body.innerText", **ev}, session=sid)
@@ -174,6 +177,25 @@ class _Direct:
         for d in (self._active, self._last, self._loaded):
             d.pop(sid, None)
         return len(dom["result"]["value"]) + len(text["result"]["value"]) + len(base64.b64decode(shot["data"]))
+
+    def _settle(self, sid: str) -> None:
+        """g6's settle rule (adapters/browser/render.py): no request for the quiet window, or none for
+        ``SETTLE`` s and the page's count of its pending work 0 twice in a row, a step apart."""
+        calm = 0
+        while True:
+            quiet = 0.0 if self._active[sid] else time.monotonic() - self._last[sid]
+            if quiet >= QUIET:
+                return
+            if quiet >= SETTLE:
+                last = self._last[sid]
+                got = self.cdp.send("Runtime.evaluate", {"expression": PENDING, "returnByValue": True}, session=sid)
+                calm = calm + 1 if got["result"].get("value") == 0 and self._last[sid] == last else 0
+                if calm >= 2:
+                    return
+                time.sleep(0.03)
+            else:
+                calm = 0
+                time.sleep(0.02)
 
     def close(self) -> None:
         self.cdp.close(wait=0)

@@ -127,6 +127,7 @@ class _State:
     counts: Counts = field(default_factory=Counts)
     in_flight: int = 0
     last_activity: float = 0.0
+    touches: int = 0  # navigations the page's targets said they started
     stop_reason: str | None = None
     idents: list[Any] = field(default_factory=list)
     navigations: list[Navigation] = field(default_factory=list)
@@ -168,6 +169,17 @@ class Interceptor:
     @property
     def stop_reason(self) -> str | None:
         return self._s.stop_reason
+
+    def activity(self) -> tuple[int, float]:
+        """Requests paused so far and when the last was paused or answered: unchanged while nothing happened."""
+        with self._lock:
+            return self._s.counts.requests + self._s.counts.over_limit + self._s.touches, self._s.last_activity
+
+    def touch(self) -> None:
+        """Something happened in the page that will ask for more (a navigation): quiet starts again from now."""
+        with self._lock:
+            self._s.last_activity = self._clock()
+            self._s.touches += 1
 
     def quiet_for(self) -> float:
         """Seconds since a request was last paused or answered; 0 while one is being answered."""

@@ -25,14 +25,86 @@ LOCKDOWN = r"""(() => {
   } catch (e) {}
 })();"""
 
+# In the page's own world too, before its scripts: what the page has under way that will change it soon, counted
+# as it is started (before any request of it reaches g6): one-shot timers set to fire within ``LIMIT`` ms that have
+# not fired or been cleared, intervals of ``LIMIT`` ms or less not cleared (a page that polls often is never taken
+# as done early), idle callbacks not yet run, its fetch() calls, response bodies being read and XMLHttpRequests not
+# yet answered, and its frames (whose own timers and requests are not counted here, so a page with frames always
+# has something). A page with any is about to do something (fetch, render), so a render that finds the network
+# quiet waits for it; one with none is settled (render.py: the settle rule). Read by g6 over DevTools
+# (``PENDING``). The page can see and undo all of this; doing so changes only when its own capture is taken: a
+# count it breaks reads as pending (g6 waits out the quiet window, as before), and one it hides from (timers of
+# its own making) is as if it had set none, and the quiet window is not waited for.
+SETTLE_PROBE = r"""(() => {
+  const g = globalThis, key = Symbol.for("g6.pending-work");
+  if (Object.prototype.hasOwnProperty.call(g, key)) return;
+  const LIMIT = %d, pending = new Set(), every = new Set(), idle = new Set();
+  let asked = 0;
+  const done = () => { asked--; };
+  const counted = (p) => { asked++; try { p.then(done, done); } catch (e) { asked--; } return p; };
+  const wrapped = [];
+  const wrap = (obj, name, make) => {
+    const orig = obj && obj[name];
+    if (typeof orig === "function") wrapped.push([obj, name, make(orig)]);
+  };
+  wrap(g, "setTimeout", (orig) => function setTimeout(handler, delay, ...args) {
+    if (typeof handler !== "function") return Reflect.apply(orig, g, [handler, delay, ...args]);
+    let id = 0;
+    const fire = function () { pending.delete(id); return Reflect.apply(handler, this, arguments); };
+    id = Reflect.apply(orig, g, [fire, delay, ...args]);
+    if (!(Number(delay) > LIMIT)) pending.add(id);
+    return id;
+  });
+  wrap(g, "setInterval", (orig) => function setInterval(handler, delay, ...args) {
+    const id = Reflect.apply(orig, g, [handler, delay, ...args]);
+    if (!(Number(delay) > LIMIT)) every.add(id);
+    return id;
+  });
+  // the two clears take each other's ids in browsers: each forgets the id in both
+  for (const name of ["clearTimeout", "clearInterval"])
+    wrap(g, name, (orig) => ({[name](id) {
+      pending.delete(id); every.delete(id); return Reflect.apply(orig, g, [id]); }})[name]);
+  wrap(g, "requestIdleCallback", (orig) => function requestIdleCallback(handler, ...args) {
+    if (typeof handler !== "function") return Reflect.apply(orig, g, [handler, ...args]);
+    let id = 0;
+    const fire = function () { idle.delete(id); return Reflect.apply(handler, this, arguments); };
+    id = Reflect.apply(orig, g, [fire, ...args]);
+    idle.add(id);
+    return id;
+  });
+  wrap(g, "cancelIdleCallback", (orig) => function cancelIdleCallback(id) {
+    idle.delete(id); return Reflect.apply(orig, g, [id]); });
+  wrap(g, "fetch", (orig) => function fetch(...args) { return counted(Reflect.apply(orig, g, args)); });
+  const R = g.Response && g.Response.prototype;
+  for (const name of ["json", "text", "arrayBuffer", "blob", "formData", "bytes"])
+    wrap(R, name, (orig) => ({[name](...args) { return counted(Reflect.apply(orig, this, args)); }})[name]);
+  const X = g.XMLHttpRequest && g.XMLHttpRequest.prototype;
+  wrap(X, "send", (orig) => function send(...args) {
+    asked++;
+    this.addEventListener("loadend", done, {once: true});
+    try { return Reflect.apply(orig, this, args); } catch (e) { asked--; throw e; }
+  });
+  for (const [obj, name, fn] of wrapped)
+    Object.defineProperty(obj, name, {value: fn, writable: true, configurable: true, enumerable: true});
+  Object.defineProperty(g, key, {value: () => pending.size + every.size + idle.size + Math.max(0, asked)
+                                              + g.frames.length});
+})();"""
+
+# The count, or -1 when the probe is not there (a page that took it away, or a document it never ran in). Read in
+# the page's world, where the page may answer for it: whatever it answers, what comes back is a number
+PENDING = ('(() => { const f = globalThis[Symbol.for("g6.pending-work")]; '
+           'const n = typeof f === "function" ? f() : -1; return typeof n === "number" ? n : -1; })()')
+
 # One scroll step down by a viewport; resolves after two frames (so IntersectionObserver callbacks of
-# lazy-loaded content have run) with whether the bottom was reached and the page's height.
+# lazy-loaded content have run) with whether the bottom was reached and the page's height. A page that fits its
+# viewport is not scrolled and is answered at once (everything on it is in view already).
 SCROLL_STEP = r"""new Promise((resolve) => {
   const el = document.scrollingElement || document.documentElement || document.body;
   if (!el) { resolve({bottom: true, height: 0}); return; }
-  window.scrollBy(0, Math.max(200, window.innerHeight || 800));
-  const done = () => resolve({bottom: window.scrollY + (window.innerHeight || 800) >= el.scrollHeight - 2,
-                              height: el.scrollHeight});
+  const view = window.innerHeight || 800;
+  if (window.scrollY === 0 && el.scrollHeight <= view + 2) { resolve({bottom: true, height: el.scrollHeight}); return; }
+  window.scrollBy(0, Math.max(200, view));
+  const done = () => resolve({bottom: window.scrollY + view >= el.scrollHeight - 2, height: el.scrollHeight});
   let frames = 0;
   const tick = () => { if (++frames >= 2) done(); else requestAnimationFrame(tick); };
   requestAnimationFrame(tick);

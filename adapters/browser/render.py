@@ -2,12 +2,23 @@
 
 ``render`` opens the page in a browser context of its own (no cookie or storage of another capture),
 with every request of every target paused and answered by ``fetch`` (``intercept``), waits for the page
-to load, scrolls it down a viewport at a time (lazy-loaded text), waits until no request has been
-paused or answered for ``limits.quiet`` seconds, and keeps: the DOM after the scripts ran, the text a
+to load, scrolls it down a viewport at a time (lazy-loaded text) while it is taller than its viewport, waits
+until it is settled, and keeps: the DOM after the scripts ran, the text a
 reader sees (shadow roots too, open and closed), and a full-page PNG screenshot. The render deadline
 ends loading and scrolling whatever the page does (a page that polls for ever, an endless scroll):
 the capture keeps what there is then. A browser that crashes or stops answering ends the render with
 a typed ``ended`` and what was kept up to then; the caller closes such a browser.
+
+**Settled.** A page is taken as settled when no request has been paused or answered for ``limits.quiet``
+seconds (0.5), or sooner: when none is being answered and none was for ``limits.settle`` seconds (0.1), the capture
+has no target besides its page (a frame or a worker of its own: their timers are not counted), and the page has
+nothing under way (``page_js.SETTLE_PROBE``, counted in the page's world before its scripts run, read over
+DevTools): no one-shot timer set to fire within the quiet window, no interval that short, no idle callback, no
+fetch(), body read or XMLHttpRequest unanswered, no frame; twice in a row, a step apart, with no request and no
+navigation between. The read waits for the page's main thread, so what its scripts started before it is counted;
+a request or a navigation seen meanwhile starts the wait again. A page that keeps something pending (a clock that
+ticks within the window, a frame, a worker) is settled by the quiet window, as before. The page can undo the count
+(it runs in its world); that changes only when its own capture is taken, never what is kept of it.
 """
 
 from __future__ import annotations
@@ -39,11 +50,13 @@ RETIRED_FRAMES = 4096  # frames of ended captures whose late requests are failed
 @dataclass(frozen=True, slots=True)
 class RenderLimits:
     """The bounds of one render. ``deadline``: seconds for loading and scrolling; ``quiet``: seconds
-    without a request that count as settled; ``command_timeout``: seconds a browser may take to answer
+    without a request that count as settled (``settle``: sooner, when no short timer is pending: see the module
+    docstring); ``command_timeout``: seconds a browser may take to answer
     one command before it is taken as hung."""
 
     deadline: float = 30.0
     quiet: float = 0.5
+    settle: float = 0.1  # seconds without a request that settle a page with no short timer pending
     max_requests: int = 300
     max_bytes: int = 64 * 1024 * 1024
     width: int = 1280
@@ -133,6 +146,8 @@ class _Targets:
                 _submit(self.icpt, self._setup_other, info, sid, waiting, info.get("browserContextId") == self.context)
         elif method == "Page.loadEventFired" and session is not None and session == self.page_session():
             self.loaded.set()
+        elif method in ("Page.frameRequestedNavigation", "Page.frameScheduledNavigation", "Page.frameStartedLoading"):
+            self.icpt.touch()  # a navigation about to ask for its document: not settled yet
         elif method == "Page.javascriptDialogOpening" and session is not None:
             self._dismiss(params, session)
         elif method == "Page.frameNavigated" and session is not None and session == self.page_session():
@@ -268,11 +283,12 @@ class _Dispatch:
             self.b.cdp.post("Runtime.runIfWaitingForDebugger", session=params.get("sessionId"))
 
 
-def _lock_down(cdp: Any, sid: str, timeout: float, *more: tuple[str, dict[str, Any]], script: bool = True) -> None:
-    """A page or frame target paused before it runs: the lockdown script before its scripts, its own children
-    attached paused, ``more`` commands, then let run. All are sent before any reply is awaited: a paused
-    target answers some only once it runs, and a session runs its commands in the order sent."""
-    lockdown = {"source": page_js.LOCKDOWN if script else "", "runImmediately": True}
+def _lock_down(cdp: Any, sid: str, timeout: float, *more: tuple[str, dict[str, Any]], script: bool = True,
+               probe: str = "") -> None:
+    """A page or frame target paused before it runs: the lockdown script (and ``probe``) before its scripts, its
+    own children attached paused, ``more`` commands, then let run. All are sent before any reply is awaited: a
+    paused target answers some only once it runs, and a session runs its commands in the order sent."""
+    lockdown = {"source": (page_js.LOCKDOWN if script else "") + probe, "runImmediately": True}
     sent = [cdp.start("Page.enable", session=sid),
             cdp.start("Page.addScriptToEvaluateOnNewDocument", lockdown, session=sid),
             cdp.start("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
@@ -357,14 +373,17 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
     deadline = t0 + lim.deadline
     stop = threading.Event()
     icpt.on_limit = lambda _why: stop.set()
+    # downloads denied in the context before anything loads in it (answered below, before the navigation)
+    no_downloads = cdp.start("Browser.setDownloadBehavior", {"behavior": "deny", "browserContextId": targets.context})
     target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": targets.context},
                       timeout=to)["targetId"]
     sid = targets.wait_session(target)
     icpt.main_frame_id = target
-    cdp.send("Browser.setDownloadBehavior", {"behavior": "deny", "browserContextId": targets.context}, timeout=to)
+    cdp.result(no_downloads, to)
     _lock_down(cdp, sid, to, ("Emulation.setDeviceMetricsOverride", {"width": lim.width, "height": lim.height,
                                                                        "deviceScaleFactor": 1, "mobile": False}),
-               ("Inspector.enable", {}), script=lim.page_lockdown)
+               ("Inspector.enable", {}), script=lim.page_lockdown,
+               probe=page_js.SETTLE_PROBE % int(lim.quiet * 1000))
     nav = cdp.send("Page.navigate", {"url": url}, session=sid, timeout=to)
     if nav.get("errorText"):
         result.ended, result.message = "navigation_failed", str(nav["errorText"])[:200]
@@ -374,11 +393,12 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
         return (clock() >= deadline or stop.is_set() or targets.crashed is not None
                 or browser.cdp.closed is not None or not browser.alive())
 
-    def sleep_until(done: Callable[[], bool]) -> None:
+    def sleep_until(done: Callable[[], bool], step: float = 0.02) -> None:
         while not done() and not over():
-            time.sleep(min(0.05, max(0.0, deadline - clock())))
+            time.sleep(min(step, max(0.0, deadline - clock())))
 
-    sleep_until(targets.loaded.is_set)
+    while not targets.loaded.wait(min(0.05, max(0.0, deadline - clock()))) and not over():
+        pass
     world: list[int] = []
 
     def ev(expression: str, promise: bool = False) -> Any:
@@ -404,9 +424,11 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
             if not step.get("bottom"):
                 continue
             seen = int(step.get("height") or 0)
-        # at the bottom: settled once nothing has been asked for ``quiet`` seconds and the page did not grow
-        # meanwhile; a page that grew is scrolled on (an endless one, until the steps run out)
-        sleep_until(lambda: icpt.quiet_for() >= lim.quiet)
+        # at the bottom: settled (the module docstring) and the page did not grow meanwhile; a page that grew is
+        # scrolled on (an endless one, until the steps run out)
+        _settle(lim, icpt, lambda: cdp.send("Runtime.evaluate", {
+            "expression": page_js.PENDING, "returnByValue": True, "timeout": 1000}, session=sid, timeout=to),
+            lambda: len(targets.sessions) > 1, sleep_until)
         if over():
             break
         if int(ev(page_js.HEIGHT) or 0) == seen:
@@ -426,6 +448,37 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
     if targets.crashed is None:
         with contextlib.suppress(BrowserError):
             ev(page_js.SCROLL_TOP)
+
+
+def _settle(lim: RenderLimits, icpt: Interceptor, pending: Callable[[], dict[str, Any]],
+            others: Callable[[], bool], sleep_until: Callable[..., None]) -> None:
+    """Wait until the page is settled (the module docstring), or ``sleep_until`` gives up (the deadline)."""
+    calm: list[tuple[int, float]] = []  # the activity at each read that found nothing pending, since the last
+
+    def settled() -> bool:
+        quiet = icpt.quiet_for()
+        if quiet >= lim.quiet:
+            return True
+        if quiet < lim.settle or others():  # a frame or worker of its own: its timers are not counted
+            calm.clear()
+            return False
+        before = icpt.activity()
+        try:  # the page's main thread answers once its current task is done: what it started is counted by then
+            count = (pending().get("result") or {}).get("value")
+        except (BrowserGone, BrowserHung):
+            raise  # the browser is gone or stuck: the render ends so, as any command's would
+        except BrowserError:  # the page navigated under the read: not settled yet
+            count = None
+        nothing = type(count) is int and count == 0  # only the probe's own 0: not false, not 0.0, not "0"
+        if not nothing or icpt.activity() != before or (calm and calm[-1] != before):
+            calm.clear()
+            return False
+        # twice in a row, a step apart: a request the page started just before the first read has reached g6
+        # by the second (a request's way to the interceptor is longer than the read's answer)
+        calm.append(before)
+        return len(calm) >= 2
+
+    sleep_until(settled, 0.03)
 
 
 def _world(cdp: Any, sid: str, frame: str, timeout: float) -> int:
