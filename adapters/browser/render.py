@@ -225,9 +225,11 @@ class _Targets:
                 if waiting:
                     # let run before it is closed: a popup begins in its opener's renderer, and while it waits for
                     # the debugger its opener's scripts wait too; closed still waiting, it could leave the opener
-                    # paused for good (its later requests never made, its text unreadable)
+                    # paused for good (its later requests never made, its text unreadable). Locked down first, as a
+                    # frame is: while it runs its opener holds its window (same origin) and its own document may
+                    # run, and neither may reach a channel the page's own lockdown removed (WebSocket, WebRTC)
                     with contextlib.suppress(BrowserError):
-                        cdp.send("Runtime.runIfWaitingForDebugger", session=sid, timeout=t)
+                        _lock_down(cdp, sid, t, script=self.page_lockdown)
                     waiting = False
                 cdp.post("Target.closeTarget", {"targetId": info.get("targetId")})
             elif kind == "iframe":
