@@ -58,3 +58,40 @@ fetch("/after").then((r) => r.text()).then((t) => {{ document.getElementById("af
     assert "fetched after" in c.text, c.text
     assert ("popup window: WebSocket undefined, RTCPeerConnection undefined, serviceWorker undefined, "
             "sendBeacon false") in c.text, c.text
+
+
+def test_popups_that_run_open_popups_dialogs_and_navigate_leave_every_request_receipted_and_linked(
+        home: EvidenceHome, popup_pool: BrowserPool) -> None:
+    """Popups whose own document runs: each opens a dialog, opens another popup, fetches a loopback listener,
+    tries a WebSocket and navigates itself; the page opens six of them (as many as the capture's answering threads,
+    which each popup holds while it is let run) and then fetches its own text. Correct: the capture is not held up
+    (settled, its text read), no listener counts a connection, and every receipt the capture left is one of its
+    resources, linked to it (nothing of a popup's is answered outside the capture)."""
+    with listeners(["fetch", "ws"]) as p:
+        popup = f"""<!doctype html><script>
+try {{ alert("from a popup") }} catch (e) {{}}
+window.open("/p?" + Math.random());
+fetch("http://127.0.0.1:{p['fetch'].port}/f").catch(() => 0);
+try {{ new WebSocket("ws://127.0.0.1:{p['ws'].port}/") }} catch (e) {{}}
+location.href = "/q";
+</script>"""
+        page = """<!doctype html><html><head><title>popups</title></head><body><p id=after>not yet</p><script>
+for (let i = 0; i < 6; i++) window.open("/p?" + i);
+fetch("/after").then((r) => r.text()).then((t) => { document.getElementById("after").textContent = t; });
+</script></body></html>"""
+        routes = {"/": Reply(body=page.encode()), "/p": Reply(body=popup.encode()), "/q": Reply(body=b"<p>q</p>"),
+                  "/after": Reply(body=b"fetched after", content_type="text/plain")}
+        with public_site(routes) as (_site, client, transport):
+            c = capture(home, client, popup_pool, "http://site.example/", deadline=20)
+        counts = {k: x.count for k, x in p.items()}
+    assert counts == {"fetch": 0, "ws": 0}
+    assert set(transport.asked) == {PUBLIC[0]}
+    assert c.cap["ended"] == "settled", c.cap
+    assert c.cap["counts"]["popups"] >= 6
+    assert "fetched after" in c.text, c.text
+    everything = [e.receipt for e in home.ledger.entries() if e.receipt.receipt_id != c.receipt.receipt_id]
+    assert [s.receipt_id for s in everything] == [s.receipt_id for s in c.subs]
+    assert [s.receipt_id for s in c.subs] == [r["receipt_id"] for r in c.cap["resources"]]
+    for s in c.subs:
+        if f":{p['fetch'].port}/" in s.request["url"]:
+            assert (s.outcome, s.detail["reason"]) == ("refused", "address_not_public")
