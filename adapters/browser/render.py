@@ -215,8 +215,8 @@ class _Targets:
             return self.sessions[target]
 
     def _setup_other(self, info: dict[str, Any], sid: str, waiting: bool, mine: bool) -> None:
-        """A target the capture did not open: a popup is closed (its requests were checked like any other);
-        a frame gets the lockdown script; every one is then let run."""
+        """A target the capture did not open: a frame gets the lockdown script and is let run; a popup gets the
+        lockdown script, is let run, then closed (its requests are checked like any other); any other is let run."""
         cdp, t = self.b.cdp, self.timeout
         kind = info.get("type")
         try:
