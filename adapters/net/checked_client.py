@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import math
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +43,7 @@ from g6.adapters.net.deadline import (
 )
 from g6.adapters.net.decoding import DECODABLE, BoundedInflater, ContentDecodingError, codings
 from g6.adapters.net.pacing import HostGate, HostPacer, SharedHostGate, SharedHostPacer
+from g6.adapters.net.pools import HostPools
 from g6.adapters.net.redact import redact_json, redact_text, secrets_in_url
 from g6.adapters.net.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, rules_from_answer
 from g6.adapters.net.tls import TrustedRoots, presented, tls_block
@@ -162,10 +162,10 @@ class CheckedClient:
 
     The request URL carries the checked IP, so httpx pools connections by IP. For HTTPS that would
     let a connection verified for one host name serve another name on the same address, so every
-    HTTPS host name gets a transport (a connection pool) of its own from ``transport_factory``
-    (called with ``verify=`` an ``ssl.SSLContext`` when the policy names a ``ca_bundle``, and a pool of
-    its own per bundle). ``transport``, when given, serves every request instead (for tests with
-    ``MockTransport``).
+    host name gets a transport (a connection pool) of its own from ``transport_factory`` (for HTTPS
+    called with ``verify=`` an ``ssl.SSLContext`` when the policy names a ``ca_bundle``, and a pool of
+    its own per bundle), at most ``g6.adapters.net.pools.KEEP`` of them held (``HostPools``).
+    ``transport``, when given, serves every request instead (for tests with ``MockTransport``).
 
     Every hop over TLS keeps what the server presented on that hop's connection (``g6.adapters.net.tls``):
     the certificates go into the store the fetch writes to, the hop names them (``Hop.tls``).
@@ -183,15 +183,14 @@ class CheckedClient:
         robots: RobotsCache | None = None,
         clock: Callable[[], float] = time.monotonic,
         secrets: Iterable[str] = (),
+        pools: HostPools | None = None,
     ) -> None:
         self.policy = policy or FetchPolicy()
         self._factory = transport_factory or deadline_transport
         # configured secret values (API keys): never in a response this client returns
         self.secrets = tuple(s for s in secrets if s)
         self._fixed = transport
-        self._plain = transport or self._factory()
-        self._tls: dict[tuple[str, int, str | None], httpx.BaseTransport] = {}
-        self._tls_lock = threading.Lock()
+        self._pools = pools if pools is not None else HostPools()  # (an empty one is falsy: it has a length)
         self._trust = TrustedRoots()
         self._resolver = resolver
         self._pacer = pacer or HostPacer()
@@ -199,15 +198,19 @@ class CheckedClient:
         self._robots = robots or RobotsCache()
         self._clock = clock
 
-    def _transport_for(self, n: NormalizedURL, pol: FetchPolicy) -> httpx.BaseTransport:
-        if self._fixed is not None or n.scheme != "https":
-            return self._plain
-        key = (n.host, n.port, pol.ca_bundle)
-        with self._tls_lock:
-            t = self._tls.get(key)
-            if t is None:
-                t = self._tls[key] = self._factory(**self._trust.transport_kwargs(pol.ca_bundle))
-            return t
+    @contextlib.contextmanager
+    def _transport_for(self, n: NormalizedURL, pol: FetchPolicy) -> Iterator[httpx.BaseTransport]:
+        """The host's pool, lent for one request (from sending it to closing its answer)."""
+        if self._fixed is not None:
+            yield self._fixed
+            return
+        if n.scheme == "https":
+            key: tuple[Any, ...] = ("https", n.host, n.port, pol.ca_bundle)
+            make = lambda: self._factory(**self._trust.transport_kwargs(pol.ca_bundle))  # noqa: E731
+        else:
+            key, make = ("http", n.host, n.port), self._factory
+        with self._pools.lease(key, make) as t:
+            yield t
 
     @contextlib.contextmanager
     def hosts_shared(self, ctx: Any) -> Iterator[None]:
@@ -230,15 +233,10 @@ class CheckedClient:
         """In a forked child: drop the connection pools inherited from the parent without closing
         them (closing would write on sockets the parent still owns); new ones open as needed. A
         transport given to the client (a test's) is kept."""
-        if self._fixed is None:
-            self._plain = self._factory()
-        self._tls = {}
-        self._tls_lock = threading.Lock()
+        self._pools.forget()
 
     def close(self) -> None:
-        self._plain.close()
-        for t in self._tls.values():
-            t.close()
+        self._pools.close()
 
     def __enter__(self) -> CheckedClient:
         return self
@@ -338,7 +336,7 @@ class CheckedClient:
                            else " (loopback needs the operator setting G6_ALLOW_LOOPBACK=1)"))
         return [v.address for v in verdicts]
 
-    def _send(self, n: NormalizedURL, address: str, pol: FetchPolicy, accept: str,
+    def _send(self, n: NormalizedURL, transport: httpx.BaseTransport, address: str, pol: FetchPolicy, accept: str,
               extra_headers: dict[str, str], deadline: float, first: bool) -> httpx.Response:
         try:
             target = httpx.URL(n.url).copy_with(host=address)
@@ -355,7 +353,7 @@ class CheckedClient:
         headers = {"Host": n.host_header, "User-Agent": pol.user_agent, "Accept": accept,
                    "Accept-Encoding": "gzip, deflate", **extra_headers}
         request = httpx.Request("GET", target, headers=headers, extensions=extensions)
-        return self._transport_for(n, pol).handle_request(request)
+        return transport.handle_request(request)
 
     @staticmethod
     def _connected(resp: httpx.Response, fallback: str) -> str:
@@ -418,14 +416,16 @@ class CheckedClient:
                         why = "robots_txt_disallows" if rules.state == "parsed" else "robots_txt_unavailable"
                         raise _Stop(Outcome.ROBOTS_DISALLOWED, why, robots=rules.to_json())
                 # one request at a time per host, redirect hops too: held from the pause to the body's end
-                with self._gate.hold(n.host, deadline - self._clock()) as held:
+                # and the host's connection pool lent until the answer is closed (``HostPools``)
+                with self._gate.hold(n.host, deadline - self._clock()) as held, contextlib.ExitStack() as lent:
                     if not held:
                         raise _Stop(Outcome.UNREACHABLE, "total_timeout", stage="host_busy")
                     self._pacer.wait(source, n.host, pause)
                     if self._clock() > deadline:
                         raise _Stop(Outcome.UNREACHABLE, "total_timeout")
                     headers = extra_headers if (secret_host is None or secret_host == n.host) else {}
-                    resp = self._send(n, addresses[0], pol, accept, headers, deadline, first=not hops)
+                    transport = lent.enter_context(self._transport_for(n, pol))
+                    resp = self._send(n, transport, addresses[0], pol, accept, headers, deadline, first=not hops)
                     try:
                         connected = self._connected(resp, addresses[0])
                         # the server's own word, from this hop's connection (robots.txt reads keep nothing)
