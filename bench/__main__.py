@@ -20,6 +20,7 @@ from bench import (
     hostile,
     ingest,
     ledger_append,
+    pools,
     recheck,
     render,
     report_check,
@@ -51,14 +52,15 @@ def main() -> int:
     ap.add_argument("--scale", action="store_true",
                     help="also measure against a 1,000,000-receipt ledger (built once, cached in bench/.cache/)")
     ap.add_argument("names", nargs="*", default=["ingest", "ledger", "fetch", "extract", "warc", "recheck", "hostile",
-                                                 "tree", "compress", "batch", "backends", "serve", "report", "render"])
+                                                 "tree", "compress", "batch", "pools", "backends", "serve", "report",
+                                                 "render"])
     args = ap.parse_args()
     print(f"# machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()},"
           f" {platform.system()} {platform.release()}")
     print(f"# {_disk_probe()}")
     runs = {"ingest": ingest.run, "ledger": ledger_append.run, "fetch": fetch.run, "extract": extract.run,
             "warc": warc.run, "recheck": recheck.run, "hostile": hostile.run, "compress": compress.run,
-            "batch": batch_fetch.run, "backends": backends.run, "serve": serve.run,
+            "batch": batch_fetch.run, "pools": pools.run, "backends": backends.run, "serve": serve.run,
             "report": report_check.run, "render": render.run, "render-auto": render.run_auto}
     for name in args.names:
         if name not in runs and name != "tree":
