@@ -26,7 +26,7 @@ import threading
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
@@ -528,10 +528,12 @@ def _ranges_here(rows: LedgerRows, bounds: Sequence[tuple[int, int]], job: _Job)
     return results
 
 
+WAKE = 0.5  # seconds between the checks for a Ctrl-C while the ranges are verified (as g6.fetch.host_pool.WAKE)
+
+
 def _ranges_in_workers(opener: Callable[[], LedgerRows], bounds: Sequence[tuple[int, int]], job: _Job,
                        workers: int) -> list[RangeResult]:
     results: list[RangeResult | None] = [None] * len(bounds)
-    done = 0
     store_opener = job.store.worker_opener() if job.store is not None else None
     with ProcessPoolExecutor(max_workers=min(workers, len(bounds)), mp_context=_pool_context()) as pool:
         with warnings.catch_warnings():  # the workers are forked at the first submit
@@ -540,15 +542,43 @@ def _ranges_in_workers(opener: Callable[[], LedgerRows], bounds: Sequence[tuple[
             futures = {pool.submit(_worker, opener, job.timeline, store_opener, lo, hi, job.tree_end, job.compact,
                                    job.rules(), job.redactions): j
                        for j, (lo, hi) in enumerate(bounds)}
-        for f in as_completed(futures):
+        try:
+            _collect(futures, bounds, job, results)
+        except BaseException:
+            _end_workers(pool)  # before the pool's own exit, which would wait for every range to end
+            raise
+    out = [r for r in results if r is not None]
+    assert len(out) == len(bounds)  # every range has its result, or the pool raised
+    return out
+
+
+def _collect(futures: dict[Any, int], bounds: Sequence[tuple[int, int]], job: _Job,
+             results: list[RangeResult | None]) -> None:
+    """Each range's result in its place, as the ranges end, with the progress after each."""
+    done = 0
+    pending = set(futures)
+    while pending:
+        # woken every WAKE seconds: a Ctrl-C the kernel gave to another thread (the pool's own) is only noted,
+        # and Python raises it in the main thread when that thread next runs; a wait with no timeout would
+        # hold it until the slowest range ends
+        finished, pending = wait(pending, WAKE, return_when=FIRST_COMPLETED)
+        for f in sorted(finished, key=futures.__getitem__):
             j = futures[f]
             results[j] = f.result()
             done += bounds[j][1] - bounds[j][0] + 1
             if job.progress is not None:
                 job.progress(done, job.last_seq)
-    out = [r for r in results if r is not None]
-    assert len(out) == len(bounds)  # every range has its result, or the pool raised
-    return out
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Ctrl-C, or a range that raised: the other ranges are not waited for. Their workers only read (each its own
+    read-only connection), so ending them loses nothing. (``_processes`` is private: without it, the pool's exit
+    waits for them as before.)"""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.kill()  # not SIGTERM: a handler the worker inherited could turn it into an error it reports
 
 
 def _join_ranges(results: Sequence[RangeResult]) -> tuple[list[Check], Counter[str], int]:

@@ -155,3 +155,62 @@ def test_pool_forks_only_without_other_threads() -> None:
     finally:
         stop.set()
         t.join()
+
+
+# A process's SIGINT may be given by the kernel to any of its threads (a ProcessPoolExecutor has one of its own); its
+# C handler then only notes it, and Python raises KeyboardInterrupt when the main thread next runs Python code.
+# ``_thread.interrupt_main`` from another thread does exactly that: the wait for the ranges must wake on its own.
+_INTERRUPTED_RANGES = """
+import _thread, multiprocessing, sys, threading
+from g6.ledger.verification import verify_ranges as vr
+
+def slow(*args):  # a range that takes a long time (the forked worker has this module's names)
+    threading.Event().wait({limit})
+
+vr._worker = slow
+vr._pool_context = lambda: multiprocessing.get_context("fork")  # this script has threads: the pool would spawn
+given_up = threading.Event()
+
+def main_waits():  # the main thread asleep in the wait for the ranges' results (Condition.wait, Event.wait, then
+    # concurrent.futures' wait in _collect, or as_completed before), not in a thread's start, which waits too
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    names = []
+    while frame is not None and len(names) < 4:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return names[:2] == ["wait", "wait"] and names[2:] in (["wait", "_collect"], ["as_completed", "_ranges_in_workers"])
+
+def interrupt_once_waiting():
+    while not main_waits():
+        given_up.wait(0.005)
+    _thread.interrupt_main()  # noted by a thread that is not the main one
+    if not done.wait({limit}):
+        given_up.set()
+
+done = threading.Event()
+threading.Thread(target=interrupt_once_waiting, daemon=True).start()
+job = vr._Job(None, None, None, False, 2, None, None)
+try:
+    try:
+        vr._ranges_in_workers(str, [(1, 1), (2, 2)], job, 2)
+        print("the wait ended without the interrupt")
+    except KeyboardInterrupt:
+        print("interrupted only once the ranges ended" if given_up.is_set() else "interrupted")
+    for _ in range(400):  # killed: reaped within moments (20 s at most here), never after the ranges' own end
+        if not multiprocessing.active_children():
+            break
+        threading.Event().wait(0.05)
+    print("workers left:", len(multiprocessing.active_children()))
+finally:
+    done.set()
+"""
+
+
+def test_ctrl_c_noted_by_another_thread_ends_the_wait_for_the_ranges() -> None:
+    import subprocess
+    import sys
+
+    limit = 60
+    r = subprocess.run([sys.executable, "-c", _INTERRUPTED_RANGES.format(limit=limit)], capture_output=True,
+                       text=True, timeout=limit * 4)
+    assert r.stdout.strip().splitlines() == ["interrupted", "workers left: 0"], (r.stdout, r.stderr[-2000:])
