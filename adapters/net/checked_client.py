@@ -79,6 +79,13 @@ def system_resolver(host: str, port: int) -> list[str]:
     return seen
 
 
+def host_transport(**kwargs: Any) -> httpx.BaseTransport:
+    """A host's pool (``HostPools``): one idle connection kept, not httpx's 20. One request at a time per host (the
+    gate) needs no more; a host whose first address changes between reads (round-robin DNS, a CDN) would otherwise
+    keep an idle connection open to each address it ever had."""
+    return deadline_transport(limits=httpx.Limits(max_connections=100, max_keepalive_connections=1), **kwargs)
+
+
 @dataclass(frozen=True, slots=True)
 class FetchPolicy:
     """What a fetch may do. ``allow_loopback`` is the operator setting for local test servers."""
@@ -186,7 +193,7 @@ class CheckedClient:
         pools: HostPools | None = None,
     ) -> None:
         self.policy = policy or FetchPolicy()
-        self._factory = transport_factory or deadline_transport
+        self._factory = transport_factory or host_transport
         # configured secret values (API keys): never in a response this client returns
         self.secrets = tuple(s for s in secrets if s)
         self._fixed = transport
