@@ -197,6 +197,69 @@ def test_a_stop_while_results_are_reported_writes_no_line_twice(site, home: Evid
     assert urls and len(urls) == len(set(urls)), urls
 
 
+def test_a_stop_while_a_receipt_is_waited_for_keeps_the_line_of_each_durable_receipt(site, home: EvidenceHome,
+                                                                                    monkeypatch) -> None:
+    """Ctrl-C landing while the settler waits for a URL's receipt (the receipt durable all the same: the ledger writer
+    finishes its group) left that URL with a receipt and no line, so a resumed run fetched it again and receipted it a
+    second time. Every receipt the stopped batch made durable has its URL's line."""
+    import g6.fetch.batch as batch_mod
+
+    s = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}})
+    calls = []
+    real = batch_mod.waited
+
+    def waited_then_stopped(f):
+        got = real(f)  # the receipt is durable here
+        calls.append(got)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # where a Ctrl-C lands: the second URL's receipt in, its line not yet written
+        return got
+
+    monkeypatch.setattr(batch_mod, "waited", waited_then_stopped)
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client, pytest.raises(KeyboardInterrupt):
+        batch_fetch(home, client, [s.url(f"/{i}") for i in range(3)], run_id="r1", concurrency=1)
+    lines = [json.loads(x) for x in (home.root / "knowledge" / "fetches" / "r1.jsonl").read_text().splitlines()]
+    received = {e.receipt.request["url"] for e in home.ledger.entries(kind="fetch")}
+    assert len(calls) == 2 and len(received) >= 2
+    assert sorted(x["url"] for x in lines) == sorted(received)
+
+
+def test_a_stop_inside_a_group_writes_each_durable_receipts_line_once(home: EvidenceHome, monkeypatch) -> None:
+    """A group of three settled at once, the stop landing on the second's wait: the first (made ready) and the second
+    and third (receipts durable, not yet settled) each get one line, none two."""
+    from concurrent.futures import Future
+
+    import g6.fetch.batch as batch_mod
+    from g6.ledger import Receipt
+    from g6.runs import RunState
+
+    urls = [f"http://127.0.0.1/{c}" for c in "abc"]
+    key = home.signing_key()
+    arrived = []
+    for u in urls:
+        r = Receipt(kind="fetch", source="web", request={"url": u}, outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED")
+        done: Future = Future()
+        done.set_result(home.ledger.append(r, key))
+        arrived.append((u, (batch_mod._Fetched((r,), "ok", "G6_E_KNOWLEDGE_FETCHED", 200, 1), done)))
+    state = RunState(home.root / "r.jsonl", decode=batch_mod.UrlResult.from_json, key=batch_mod.UrlResult.line_key)
+    settler = batch_mod._Settler(state, {}, batch_mod._Names(home, urls, ()), (), 0, 3, None, None)
+    settler.arrived.extend(arrived)
+    calls = []
+
+    def waited_then_stopped(f):
+        calls.append(f)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return f.result()
+
+    monkeypatch.setattr(batch_mod, "waited", waited_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        settler.settle()
+    settler.keep_ready()
+    lines = [json.loads(x)["url"] for x in (home.root / "r.jsonl").read_text().splitlines()]
+    assert sorted(lines) == urls
+
+
 def test_the_outcome_without_documents_is_the_outcome_with_them(home: EvidenceHome) -> None:
     """page_outcome skips the main-text pass only where the visible text already decides ``ok``."""
     bodies = {

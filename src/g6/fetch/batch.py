@@ -337,17 +337,18 @@ class _Settler:
             return self.shown.tag(UrlResult(self.shown(url), "error", outcome.code, None,
                                             reason=redact_text(str(outcome), self.secrets)[:300]), url), False
         if isinstance(outcome, BaseException):
-            self.arrived.clear()
-            raise outcome
+            raise outcome  # ``arrived`` kept: ``keep_ready`` gives a line to each whose receipt is durable
         return outcome, isinstance(res[0], _Later)  # a render's line: written by its render thread
 
     def settle(self, wait: bool = True) -> None:
         later = []
-        for url, res in self.arrived:
+        while self.arrived:  # each taken out once it is ready: a stop on the next leaves only the rest in ``arrived``
+            url, res = self.arrived[0]
             if not wait and isinstance(res, tuple) and isinstance(res[0], _Later) and not res[1].done():
                 later.append((url, res))  # a render under way: its thread writes its line
             else:
                 self.ready.append(self._outcome(url, res))
+            del self.arrived[0]
         self.arrived[:] = later
         if not self.ready:
             return
@@ -368,9 +369,19 @@ class _Settler:
             self.state.add_many(results)
 
     def keep_ready(self) -> None:
-        """Stopped early: what ended before the stop keeps its line, so a resume skips it."""
+        """Stopped early: what ended before the stop keeps its line, so a resume skips it (and does not receipt it
+        again): each result made ready, and each one not yet settled whose receipt the ledger writer made durable
+        before it stopped (called once the writer is closed: every receipt's future is done by then). A render's
+        line is its render thread's."""
+        durable = []
+        for url, res in self.arrived:
+            if not isinstance(res, tuple) or isinstance(res[0], _Later) or not res[1].done():
+                continue
+            with contextlib.suppress(Exception):  # its append failed (the stop refused it): no receipt, no line
+                durable.append(self.shown.result(url, res[0], res[1].result()))
+        self.arrived.clear()
         with contextlib.suppress(OSError):
-            self._keep([r for r, on_file in self.ready if not on_file])
+            self._keep([r for r, on_file in self.ready if not on_file] + durable)
 
 
 def _fetched(p: PreparedPage) -> _Fetched:
