@@ -245,16 +245,23 @@ def shown_url(url: str | None) -> str | None:
     return u if len(u) <= MAX_SHOWN_URL else u[:MAX_SHOWN_URL - 1] + "…"
 
 
+def _answer_order(r: RenderResult, receipts: tuple[Receipt, ...]) -> tuple[Receipt, ...]:
+    """The sub-resources' receipts in the order the capture lists them: as the browser was answered, then any
+    answered after the browser was done with them, and those cut short. The ledger takes them in this order too, so
+    the capture's list is the ledger's (two requests answered on two threads can be receipted in one order and
+    answered in the other)."""
+    listed = [i.receipt for i in r.idents if isinstance(i, _Sub)]
+    ids = {x.receipt_id for x in listed}
+    return (*listed, *(x for x in receipts if x.receipt_id not in ids))
+
+
 def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None],
                  secrets: tuple[str, ...] = (), final_url: str | None = None,
                  receipts: tuple[Receipt, ...] = ()) -> dict[str, Any]:
     """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``). ``final_url``
     is the URL of the read whose answer is the document shown; the address the page showed, when a script made it
     another (``history.replaceState``, ``pushState``), is ``location_url``, never read."""
-    # in the order answered; then any answered after the browser was done with them, and those cut short
-    listed = [i.receipt for i in r.idents if isinstance(i, _Sub)]
-    ids = {x.receipt_id for x in listed}
-    listed += [x for x in receipts if x.receipt_id not in ids]
+    listed = _answer_order(r, receipts)
     location = shown_url(redact_text(r.location, secrets) if r.location else None)
     d: dict[str, Any] = {
         "page_url": page_url,
@@ -327,7 +334,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
             r = render(b, url, fetcher, lim)
             if r.broken:
                 pool.discard(b)
-    subs = fetcher.seal()
+    subs = _answer_order(r, fetcher.seal())
     r.text, r.title = _as_kept(r.text), _as_kept(r.title)
     if refused is not None:
         outcome, reason, nav = refused[0], refused[1], None
