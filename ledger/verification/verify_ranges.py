@@ -557,11 +557,14 @@ def _collect(futures: dict[Any, int], bounds: Sequence[tuple[int, int]], job: _J
     """Each range's result in its place, as the ranges end, with the progress after each."""
     done = 0
     pending = set(futures)
+    # the main thread's wait wakes every WAKE seconds: a Ctrl-C the kernel gave to another thread (the pool's own)
+    # is only noted, and Python raises it in the main thread when that thread next runs; a wait with no timeout would
+    # hold it until the slowest range ends. Another thread never gets it, and waits without waking: a server's
+    # verify in the background, left running when the server stops, then never runs during the interpreter's exit
+    # (where, woken, it could be cut between unlinking a semaphore of the pool's and saying so)
+    step = WAKE if threading.current_thread() is threading.main_thread() else None
     while pending:
-        # woken every WAKE seconds: a Ctrl-C the kernel gave to another thread (the pool's own) is only noted,
-        # and Python raises it in the main thread when that thread next runs; a wait with no timeout would
-        # hold it until the slowest range ends
-        finished, pending = wait(pending, WAKE, return_when=FIRST_COMPLETED)
+        finished, pending = wait(pending, step, return_when=FIRST_COMPLETED)
         for f in sorted(finished, key=futures.__getitem__):
             j = futures[f]
             results[j] = f.result()

@@ -164,13 +164,14 @@ class EvidenceHome:
 
     def verify(self, keys: Mapping[str, VerifyKey] | None = None,
                kept: Sequence[tuple[str, str]] = (), *,
-               progress: Callable[[int, int], None] | None = None, strict_time: bool = False) -> LedgerVerifyReport:
+               progress: Callable[[int, int], None] | None = None, strict_time: bool = False,
+               workers: int | None = None) -> LedgerVerifyReport:
         """Verify the ledger and its blobs. ``keys`` pins the public keys (``keys/trusted/`` and the
         ledger's trusted keys are then not consulted); ``kept`` are (label, note) checkpoints kept
         outside the home. ``progress(receipts checked, receipts)`` is called as it goes; ``strict_time``
-        makes a clock warning a failure."""
+        makes a clock warning a failure; ``workers``: processes (default: every core; 1: this one)."""
         trust = self.trust(keys, strict_time=strict_time)
-        report = self.ledger.verify(trust, self.store, kept, progress=progress)
+        report = self.ledger.verify(trust, self.store, kept, progress=progress, workers=workers)
         if self.ledger.reopen_if_changed():  # a writer came by during a lock-free read of a quiet file: again
-            report = self.ledger.verify(trust, self.store, kept, progress=progress)
+            report = self.ledger.verify(trust, self.store, kept, progress=progress, workers=workers)
         return report
