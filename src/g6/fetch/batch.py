@@ -320,6 +320,10 @@ class _Settler:
         self.state, self.done, self.shown, self.secrets = state, done, shown, secrets
         self.finished, self.total, self.on_result, self.progress = finished, total, on_result, progress
         self.arrived: list[tuple[str, Any]] = []
+        # every URL whose receipts were handed to the ledger writer and whose line is not yet written, by the thread
+        # that handed them: a result still in the hosts' queue when a stop comes is in no ``arrived`` yet, while the
+        # writer may have made its receipt durable (``keep_ready``)
+        self.handed: dict[str, tuple[_Fetched, Future[Receipt]]] = {}
         self.ready: list[tuple[UrlResult, bool]] = []  # each with whether its line is on file already
 
     def _outcome(self, url: str, res: Any) -> tuple[UrlResult, bool]:
@@ -348,6 +352,7 @@ class _Settler:
                 later.append((url, res))  # a render under way: its thread writes its line
             else:
                 self.ready.append(self._outcome(url, res))
+                self.handed.pop(url, None)
             del self.arrived[0]
         self.arrived[:] = later
         if not self.ready:
@@ -371,17 +376,28 @@ class _Settler:
     def keep_ready(self) -> None:
         """Stopped early: what ended before the stop keeps its line, so a resume skips it (and does not receipt it
         again): each result made ready, and each one not yet settled whose receipt the ledger writer made durable
-        before it stopped (called once the writer is closed: every receipt's future is done by then). A render's
-        line is its render thread's."""
-        durable = []
-        for url, res in self.arrived:
+        before it stopped, in ``arrived`` or still in the hosts' queue (``handed``) (called once the writer is closed
+        and the hosts' threads ended: every receipt's future is done by then). A render's line is its render thread's.
+        A line already on file with the same receipt is not written again: a stop can land between any two steps
+        of ``settle`` (a result made ready and not yet taken out of ``arrived``, lines written and not yet marked)."""
+        kept = [r for r, on_file in self.ready if not on_file]
+        for url, res in [*self.arrived, *self.handed.items()]:
             if not isinstance(res, tuple) or isinstance(res[0], _Later) or not res[1].done():
                 continue
             with contextlib.suppress(Exception):  # its append failed (the stop refused it): no receipt, no line
-                durable.append(self.shown.result(url, res[0], res[1].result()))
+                kept.append(self.shown.result(url, res[0], res[1].result()))
         self.arrived.clear()
+        self.handed.clear()
+        on_file: dict[str, UrlResult] = {}
         with contextlib.suppress(OSError):
-            self._keep([r for r, on_file in self.ready if not on_file] + durable)
+            on_file = self.state.load()
+        new: dict[str, UrlResult] = {}
+        for r in kept:
+            k = r.line_key()
+            if k not in new and not (k in on_file and on_file[k].receipt_id == r.receipt_id):
+                new[k] = r
+        with contextlib.suppress(OSError):
+            self._keep(list(new.values()))
 
 
 def _fetched(p: PreparedPage) -> _Fetched:
@@ -457,7 +473,8 @@ def _settle_all(results: Any, settler: _Settler, writer: _LedgerWriter, forked: 
     try:
         for url, res, more in results:
             if forked and isinstance(res, _Fetched):
-                res = (res, writer.submit(res.receipts))  # grouped: the writer takes what has arrived
+                # grouped: the writer takes what has arrived
+                res = settler.handed[url] = (res, writer.submit(res.receipts))
             settler.arrived.append((url, res))
             if not more or len(settler.arrived) >= MAX_GROUP:
                 # renders under way are waited for only when a group's worth of them are (the hosts wait then)
@@ -522,6 +539,7 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
         return _fetch_one(home, client, url, extract, render_mode, renderer)
 
     forked = usable_processes(home, processes) > 1 and len(pending) > 1 and render_mode == "off"
+    settler = _Settler(state, done, shown, secrets, finished, total, on_result, progress)
     with contextlib.ExitStack() as stack:
         if forked:
             import multiprocessing
@@ -551,11 +569,11 @@ def batch_fetch(home: EvidenceHome, client: CheckedClient, urls: list[str], *, r
                     fetched = _fetched(step)
                 else:
                     fetched = fetch_one(url)
-                return fetched, writer.submit(fetched.receipts)
+                handed = settler.handed[url] = (fetched, writer.submit(fetched.receipts))
+                return handed
 
             # stopped early, the hosts' reads still under way are waited for: the writer takes none of them
             results = per_host(pending, host_of, work, concurrency, on_stop=writer.stopped.set)
-        settler = _Settler(state, done, shown, secrets, finished, total, on_result, progress)
         try:
             _settle_all(results, settler, writer, forked, renderer if render_mode != "off" else None)
         finally:

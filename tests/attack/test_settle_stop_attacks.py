@@ -1,0 +1,162 @@
+"""Attacks on 1d6a2e6 (``_Settler.settle`` / ``keep_ready``): an early stop (Ctrl-C) while the settler waits for a
+URL's receipt leaves each receipt made durable before the stop with exactly one run-file line, none for a receipt
+the ledger does not hold, and a resumed run receipts every other URL once."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+import g6.fetch.batch as batch_mod
+from g6.adapters import CheckedClient, FetchPolicy
+from g6.demo.site import Reply
+from g6.fetch.batch import batch_fetch
+from g6.home import EvidenceHome
+from g6.ledger import Receipt
+from g6.runs import RunState
+
+DEADLINE = 60.0  # a condition wait's bound: only a hang reaches it
+
+
+def page(n: int) -> Reply:
+    return Reply(body=f"<html><body><article><p>Page {n} says something worth keeping.</p></article></body></html>"
+                 .encode())
+
+
+def lines_of(path: Path) -> list[str]:
+    return [json.loads(x)["url"] for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+
+
+def fetch_receipts(home: EvidenceHome) -> Counter[str]:
+    return Counter(e.receipt.request["url"] for e in home.ledger.entries(kind="fetch"))
+
+
+def test_a_receipt_made_durable_while_its_result_waits_in_the_hosts_queue_keeps_its_line(
+        site, home: EvidenceHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stop lands while the settler waits for /0's receipt; meanwhile the host's thread read /1 and /2 and the
+    ledger writer made their receipts durable, but their results still sat in ``per_host``'s queue (never in
+    ``arrived``). ``keep_ready`` saw only ``arrived``: /1 and /2 had receipts and no line, and the resumed run
+    receipted them a second time."""
+    s = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}})
+    urls = [s.url(f"/{i}") for i in range(3)]
+    settler_waits = threading.Event()
+    real_fetch_one, real_waited = batch_mod._fetch_one, batch_mod.waited
+
+    def held_fetch_one(home_, client, url, *args):  # type: ignore[no-untyped-def]
+        if url != urls[0]:  # /1 and /2 are read only once the settler waits for /0: never in ``arrived``
+            assert settler_waits.wait(DEADLINE)
+        return real_fetch_one(home_, client, url, *args)
+
+    reader = home.ledger.reopen()
+
+    def waited_then_stopped(f):  # type: ignore[no-untyped-def]
+        settler_waits.set()
+        real_waited(f)
+        # Ctrl-C lands once the writer has made every receipt durable (a condition, not a delay)
+        for _ in range(int(DEADLINE / 0.05)):
+            if sum(1 for _ in reader.entries(kind="fetch")) == 3:
+                break
+            threading.Event().wait(0.05)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch_mod, "_fetch_one", held_fetch_one)
+    monkeypatch.setattr(batch_mod, "waited", waited_then_stopped)
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client, pytest.raises(KeyboardInterrupt):
+        batch_fetch(home, client, urls, run_id="r1", concurrency=1)
+    reader.close()
+    run_file = home.root / "knowledge" / "fetches" / "r1.jsonl"
+    received = fetch_receipts(home)
+    assert sorted(received) == sorted(urls)  # the stop came after every receipt was durable
+    assert sorted(lines_of(run_file)) == sorted(received), "a durable receipt without its run-file line"
+
+    monkeypatch.setattr(batch_mod, "_fetch_one", real_fetch_one)
+    monkeypatch.setattr(batch_mod, "waited", real_waited)
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+        report = batch_fetch(home, client, urls, run_id="r1", concurrency=1)
+    assert report.resumed == 3
+    assert fetch_receipts(home) == Counter({u: 1 for u in urls}), "a URL receipted twice after the resume"
+
+
+def _arrived(home: EvidenceHome, urls: list[str]) -> list[tuple[str, tuple[batch_mod._Fetched, Future]]]:
+    key = home.signing_key()
+    out = []
+    for u in urls:
+        r = Receipt(kind="fetch", source="web", request={"url": u}, outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED")
+        done: Future = Future()
+        done.set_result(home.ledger.append(r, key))
+        out.append((u, (batch_mod._Fetched((r,), "ok", "G6_E_KNOWLEDGE_FETCHED", 200, 1), done)))
+    return out
+
+
+def _settler(home: EvidenceHome, urls: list[str], path: Path) -> batch_mod._Settler:
+    state = RunState(path, decode=batch_mod.UrlResult.from_json, key=batch_mod.UrlResult.line_key)
+    return batch_mod._Settler(state, {}, batch_mod._Names(home, urls, ()), (), 0, len(urls), None, None)
+
+
+class _StopAfterAppend(list):
+    """``ready`` on which a Ctrl-C lands just after a result is appended, before ``settle`` takes it out of
+    ``arrived`` (a signal's handler runs between any two bytecodes of the main thread)."""
+
+    def append(self, item):  # type: ignore[no-untyped-def]
+        super().append(item)
+        raise KeyboardInterrupt
+
+
+def test_a_stop_between_ready_and_arrived_writes_one_line(home: EvidenceHome) -> None:
+    urls = [f"http://127.0.0.1/{c}" for c in "ab"]
+    path = home.root / "r.jsonl"
+    settler = _settler(home, urls, path)
+    settler.arrived.extend(_arrived(home, urls))
+    settler.ready = _StopAfterAppend()
+    with pytest.raises(KeyboardInterrupt):
+        settler.settle()
+    settler.ready = list(settler.ready)
+    settler.keep_ready()
+    assert sorted(lines_of(path)) == urls, "a URL in both 'ready' and 'arrived' got two lines"
+
+
+def test_no_line_for_a_receipt_the_ledger_does_not_hold(home: EvidenceHome) -> None:
+    """A future refused (the stop), a cancelled one, one not done, and a render's ``_Later``: no line for any; the
+    durable one beside them keeps its line."""
+    urls = [f"http://127.0.0.1/{c}" for c in "abcde"]
+    path = home.root / "r.jsonl"
+    settler = _settler(home, urls, path)
+    durable = _arrived(home, urls[:1])
+    fetched = durable[0][1][0]
+    refused: Future = Future()
+    refused.set_exception(batch_mod.InputError("the batch was stopped before this receipt was written"))
+    cancelled: Future = Future()
+    cancelled.cancel()
+    render_done: Future = Future()
+    render_done.set_result(durable[0][1][1].result())  # a render's line is its render thread's, never the settler's
+    settler.arrived.extend([*durable, (urls[1], (fetched, refused)), (urls[2], (fetched, cancelled)),
+                            (urls[3], (fetched, Future())), (urls[4], (batch_mod._Later(Future()), render_done))])
+    settler.keep_ready()
+    assert lines_of(path) == urls[:1]
+    assert settler.arrived == []
+
+
+def test_a_stop_once_the_lines_are_written_and_not_yet_marked_writes_none_again(home: EvidenceHome) -> None:
+    """The stop lands just after ``settle`` appended the group's lines, before it marked them on file: ``keep_ready``
+    wrote them a second time."""
+    urls = [f"http://127.0.0.1/{c}" for c in "ab"]
+    path = home.root / "r.jsonl"
+    settler = _settler(home, urls, path)
+    settler.arrived.extend(_arrived(home, urls))
+    real = settler.state.add_many
+
+    def written_then_stopped(verdicts):  # type: ignore[no-untyped-def]
+        real(verdicts)
+        settler.state.add_many = real
+        raise KeyboardInterrupt
+
+    settler.state.add_many = written_then_stopped
+    with pytest.raises(KeyboardInterrupt):
+        settler.settle()
+    settler.keep_ready()
+    assert sorted(lines_of(path)) == urls, "a line written twice"
