@@ -100,6 +100,8 @@ class _SubFetcher:
             if self._sealed:
                 return None
             self.receipts.append(r)
+            # receipted: no longer pending, so a seal from here on does not receipt it again as cut short
+            self._pending.pop(id(req), None)
         return _Sub(r, req.url)
 
     def seal(self) -> tuple[Receipt, ...]:
