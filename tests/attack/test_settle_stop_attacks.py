@@ -5,6 +5,10 @@ the ledger does not hold, and a resumed run receipts every other URL once."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from collections import Counter
 from concurrent.futures import Future
@@ -160,3 +164,52 @@ def test_a_stop_once_the_lines_are_written_and_not_yet_marked_writes_none_again(
         settler.settle()
     settler.keep_ready()
     assert sorted(lines_of(path)) == urls, "a line written twice"
+
+
+def test_a_stop_in_a_forked_batch_then_a_resume_receipts_each_url_once(site, tmp_path: Path) -> None:
+    """``processes=2`` (each result a ``_Fetched`` the calling thread hands to the writer): Ctrl-C on the second
+    receipt's wait; every receipt made durable has its line, and the resumed run receipts each other URL once.
+    A fresh Python (no other thread), so the batch forks."""
+    a = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}})
+    b = site({"/robots.txt": Reply(404, b""), **{f"/{i}": page(i) for i in range(3)}}, host="127.0.0.2")
+    urls = [s.url(f"/{i}") for s in (a, b) for i in range(3)]
+    body = f"""
+        import json
+        import g6.fetch.batch as bf
+        from g6.adapters import CheckedClient, FetchPolicy
+        from g6.home import EvidenceHome
+        forks, calls, real = [], [], bf.waited
+        real_forked = bf.per_host_processes
+        def counted(*a, **k):
+            forks.append(1)
+            return real_forked(*a, **k)
+        def stopped(f):
+            got = real(f)
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return got
+        bf.per_host_processes, bf.waited = counted, stopped
+        home = EvidenceHome({str(tmp_path / "h")!r})
+        home.keys.init()
+        urls = {urls!r}
+        with home, CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
+            try:
+                bf.batch_fetch(home, client, urls, run_id="r1", processes=2, concurrency=2)
+            except KeyboardInterrupt:
+                pass
+            lines = [json.loads(x)["url"] for x in (home.root / "knowledge/fetches/r1.jsonl").read_text().splitlines()]
+            first = sorted(e.receipt.request["url"] for e in home.ledger.entries(kind="fetch"))
+            bf.waited = real
+            r = bf.batch_fetch(home, client, urls, run_id="r1", processes=2, concurrency=2)
+            after = sorted(e.receipt.request["url"] for e in home.ledger.entries(kind="fetch"))
+        print(json.dumps({{"forks": len(forks), "lines": sorted(lines), "first": first, "after": after,
+                           "resumed": r.resumed, "ok": r.ok}}))
+    """
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(body)], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout.splitlines()[-1])
+    assert got["forks"] == 2 and got["ok"], got  # forked both times
+    assert got["lines"] == got["first"] and len(got["first"]) >= 2, got  # each durable receipt has its line
+    assert got["resumed"] == len(got["lines"]) and got["after"] == sorted(urls), got  # each URL receipted once
