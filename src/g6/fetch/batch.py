@@ -388,6 +388,8 @@ class _Settler:
                 kept.append(self.shown.result(url, res[0], res[1].result()))
         self.arrived.clear()
         self.handed.clear()
+        if not kept:  # a batch that ran to its end, or stopped with nothing to keep: its run file is not read again
+            return
         on_file: dict[str, UrlResult] = {}
         with contextlib.suppress(OSError):
             on_file = self.state.load()
