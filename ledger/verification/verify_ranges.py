@@ -558,10 +558,7 @@ def _collect(futures: dict[Any, int], bounds: Sequence[tuple[int, int]], job: _J
     done = 0
     pending = set(futures)
     # the main thread's wait wakes every WAKE seconds: a Ctrl-C the kernel gave to another thread (the pool's own)
-    # is only noted, and Python raises it in the main thread when that thread next runs; a wait with no timeout would
-    # hold it until the slowest range ends. Another thread never gets it, and waits without waking: a server's
-    # verify in the background, left running when the server stops, then never runs during the interpreter's exit
-    # (where, woken, it could be cut between unlinking a semaphore of the pool's and saying so)
+    # is only noted, and raised in the main thread when it next runs. No other thread gets one: it need not wake
     step = WAKE if threading.current_thread() is threading.main_thread() else None
     while pending:
         finished, pending = wait(pending, step, return_when=FIRST_COMPLETED)
@@ -574,9 +571,8 @@ def _collect(futures: dict[Any, int], bounds: Sequence[tuple[int, int]], job: _J
 
 
 def _end_workers(pool: ProcessPoolExecutor) -> None:
-    """Ctrl-C, or a range that raised: the other ranges are not waited for. Their workers only read (each its own
-    read-only connection), so ending them loses nothing. (``_processes`` is private: without it, the pool's exit
-    waits for them as before.)"""
+    """Ctrl-C, or a range that raised: the other ranges' workers are killed, not waited for; they only read, so
+    nothing is lost. (Without the private ``_processes``, the pool's exit waits for them as before.)"""
     procs = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
