@@ -1,14 +1,13 @@
 """Verifying a ledger in row ranges: every core, flat memory, one row checked fast or checked fully.
 
-A full verify cuts the rows into ranges of a power of two receipts (``CHUNK``, smaller for a small
-ledger so that every core gets several ranges). Each range is checked on its own, in a worker
-process (forked when that is safe, see ``_pool_context``) with its own read-only rows (the
-backend's ``worker_opener``; a backend without one is checked range by range in this process):
-signatures, chain links inside the range, referenced blobs, and the stored Merkle hashes of the
-complete subtrees inside the range (recomputed from the receipts and compared one by one). The
-parent then checks what spans ranges: each range's first ``prev_hash`` against the previous
-range's last entry hash, and the stored hashes above one range (folded from the ranges' roots).
-Rows are streamed, and a large ledger keeps only failures and counts, so memory stays flat.
+A full verify cuts the rows into ranges of a power of two receipts (``CHUNK``, smaller for a small ledger so that
+every core gets several ranges). Each range is checked on its own, in a worker process (forked when that is safe,
+see ``_pool_context``) with its own read-only rows (the backend's ``worker_opener``; a backend without one is
+checked range by range in this process): signatures, chain links inside the range, referenced blobs, and the stored
+Merkle hashes of the complete subtrees inside the range (recomputed from the receipts and compared one by one). The
+parent then checks what spans ranges: each range's first ``prev_hash`` against the previous range's last entry hash,
+and the stored hashes above one range (folded from the ranges' roots). Rows are streamed, and a large ledger keeps
+only failures and counts, so memory stays flat.
 
 What a range is checked against (the checkpoint of ``--since``, the ledger's own checkpoints, the
 kept ones) is ``g6.ledger.verification.verify``'s.
@@ -62,8 +61,8 @@ MAX_TREE_FAILURES = 5  # per range: one wrong hash is enough to fail; the rest w
 
 
 class _LoadedKey:
-    """A trusted key parsed once, not once per receipt (VerifyKey.verify re-reads the raw key), with the
-    rows it may sign (its window in the log's key timeline; every row by default)."""
+    """A trusted key parsed once, not once per receipt (VerifyKey.verify re-reads the raw key), with the rows it may
+    sign (its window in the log's key timeline; every row by default)."""
 
     def __init__(self, key: VerifyKey, valid_from: int = 0, valid_to: int = FOREVER) -> None:
         self.public_key = Ed25519PublicKey.from_public_bytes(key.raw)
@@ -99,17 +98,16 @@ def verify_range(rows: LedgerRows, keys: KeyTimeline | Mapping[str, VerifyKey], 
                  frontier: stored_tree.Frontier | None = None, tree_ids: tuple[int, int] | None = None,
                  compact: bool = False, progress: Callable[[int, int], None] | None = None,
                  rules: RowRules | None = None, redactions: Redactions | None = None) -> RangeResult:
-    """Check rows with lo_seq <= seq <= hi_seq. ``prev`` is (seq, entry_hash) of the row before, or
-    None to take it on trust from the first row (the caller then checks that boundary).
-    ``tree_ids`` is the id range [start, end) of the stored hashes these rows' leaves produce on top
-    of ``frontier``; None skips the tree check (no stored tree). ``progress(rows checked, rows in the
-    range)`` is called every PROGRESS_EVERY rows; ``redactions``: see ``blob_check``.
+    """Check rows with lo_seq <= seq <= hi_seq. ``prev`` is (seq, entry_hash) of the row before, or None to take it on
+    trust from the first row (the caller then checks that boundary). ``tree_ids`` is the id range [start, end) of
+    the stored hashes these rows' leaves produce on top of ``frontier``; None skips the tree check (no stored tree).
+    ``progress(rows checked, rows in the range)`` is called every PROGRESS_EVERY rows; ``redactions``: see
+    ``blob_check``.
 
-    A row is first tried on the fast path (``_row_passes``), which only ever says "every check
-    holds"; a row it does not pass is checked again from scratch by the checked path
-    (``_RangeCheck``), which alone words failures, so every verdict is the checked path's. The
-    common row stays in this loop: one row costs a few microseconds besides its Ed25519
-    verification, and a call or an object more per row is a visible part of that."""
+    A row is first tried on the fast path (``_row_passes``), which only ever says "every check holds"; a row it does
+    not pass is checked again from scratch by the checked path (``_RangeCheck``), which alone words failures, so
+    every verdict is the checked path's. The common row stays in this loop: one row costs a few microseconds besides
+    its Ed25519 verification, and a call or an object more per row is a visible part of that."""
     timeline = keys if isinstance(keys, KeyTimeline) else KeyTimeline.of_roots(
         {k: (v, "given") for k, v in keys.items()})
     rc = _RangeCheck(rows, timeline, store, tree_ids, compact, frontier, redactions)
@@ -410,9 +408,9 @@ RANGES_PER_WORKER = 16  # so a slow range (a busy core, a range of large blobs) 
 
 
 def range_size(last_seq: int, workers: int) -> int:
-    """Rows per range: CHUNK, halved (staying a power of two, so ranges stay whole subtrees) until
-    every worker gets RANGES_PER_WORKER ranges, but not below MIN_CHUNK. A 100,000-row ledger is then 49
-    ranges of 2,048 on 2 cores, and a 2,000-row ledger 8 ranges of 256, not one range on one core."""
+    """Rows per range: CHUNK, halved (staying a power of two, so ranges stay whole subtrees) until every worker gets
+    RANGES_PER_WORKER ranges, but not below MIN_CHUNK. A 100,000-row ledger is then 49 ranges of 2,048 on 2 cores,
+    and a 2,000-row ledger 8 ranges of 256, not one range on one core."""
     chunk = CHUNK
     while workers > 1 and chunk > MIN_CHUNK and -(-last_seq // chunk) < workers * RANGES_PER_WORKER:
         chunk //= 2
@@ -427,15 +425,14 @@ def _no_other_python_thread() -> bool:
 def _pool_context() -> multiprocessing.context.BaseContext:
     """fork where it is safe, else spawn.
 
-    fork starts a worker in milliseconds; spawn starts a fresh interpreter that imports g6 again
-    (about a second on a busy machine, per worker, and a process pool of a script without a
-    ``__main__`` guard even re-runs that script). fork is used when no other Python thread exists,
-    so none can hold a lock (logging's, an import lock, a half-done write) that the child would
-    inherit held. Native threads idle in a library are not counted: numpy, which sqlite_utils
-    imports when installed, starts an OpenBLAS thread pool at import, and OpenBLAS shuts it down
-    across fork itself (pthread_atfork); a worker never calls into it. SQLite: the parent has no
-    statement open while the pool starts, and a worker never touches the parent's connection; it
-    opens its own, read-only, and exits without closing the inherited one."""
+    fork starts a worker in milliseconds; spawn starts a fresh interpreter that imports g6 again (about a second on
+    a busy machine, per worker, and a process pool of a script without a ``__main__`` guard even re-runs that
+    script). fork is used when no other Python thread exists, so none can hold a lock (logging's, an import lock, a
+    half-done write) that the child would inherit held. Native threads idle in a library are not counted: numpy,
+    which sqlite_utils imports when installed, starts an OpenBLAS thread pool at import, and OpenBLAS shuts it down
+    across fork itself (pthread_atfork); a worker never calls into it. SQLite: the parent has no statement open
+    while the pool starts, and a worker never touches the parent's connection; it opens its own, read-only, and
+    exits without closing the inherited one."""
     if "fork" in multiprocessing.get_all_start_methods() and _no_other_python_thread():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
@@ -458,13 +455,12 @@ def verify_ranges(rows: LedgerRows, keys: KeyTimeline, store: BlobBackend | None
                   progress: Callable[[int, int], None] | None = None,
                   rule_settings: RuleSettings | None = None,
                   redactions: Redactions | None = None) -> tuple[list[Check], Counter[str], int, dict[str, int]]:
-    """Every row from seq 1 to ``last_seq`` in ranges of ``range_size`` rows, then what spans ranges.
-    ``tree_size``: the leaves the stored tree covers (checked up to there), or None to skip it.
-    ``workers``: processes (default: every core; 1, or a backend without a ``worker_opener``: this
-    one). ``progress(rows_done, total_rows)`` is called in this process within each range checked
-    here and as each worker's range result arrives. ``rule_settings``: check each row's binding and
-    clock (``g6.ledger.row_rules``).
-    Returns (checks, passed counts, rows, {"bound", "unbound", "warnings"})."""
+    """Every row from seq 1 to ``last_seq`` in ranges of ``range_size`` rows, then what spans ranges. ``tree_size``:
+    the leaves the stored tree covers (checked up to there), or None to skip it. ``workers``: processes (default:
+    every core; 1, or a backend without a ``worker_opener``: this one). ``progress(rows_done, total_rows)`` is
+    called in this process within each range checked here and as each worker's range result arrives.
+    ``rule_settings``: check each row's binding and clock (``g6.ledger.row_rules``). Returns (checks, passed counts,
+    rows, {"bound", "unbound", "warnings"})."""
     compact = last_seq > CHUNK
     tree_end = stored_tree.stored_hash_count(min(tree_size, last_seq)) if tree_size is not None else None
     opener = rows.worker_opener()
@@ -557,8 +553,7 @@ def _collect(futures: dict[Any, int], bounds: Sequence[tuple[int, int]], job: _J
     """Each range's result in its place, as the ranges end, with the progress after each."""
     done = 0
     pending = set(futures)
-    # the main thread's wait wakes every WAKE seconds: a Ctrl-C the kernel gave to another thread (the pool's own)
-    # is only noted, and raised in the main thread when it next runs. No other thread gets one: it need not wake
+    # only the main thread runs signal handlers: it wakes every WAKE s, so a Ctrl-C another thread noted is raised
     step = WAKE if threading.current_thread() is threading.main_thread() else None
     while pending:
         finished, pending = wait(pending, step, return_when=FIRST_COMPLETED)
