@@ -21,8 +21,7 @@ from g6.adapters import CheckedClient, FetchPolicy
 from g6.demo.site import Reply
 from g6.fetch.batch import batch_fetch
 from g6.home import EvidenceHome
-from g6.ledger import Receipt
-from g6.runs import RunState
+from tests import settler_world as world
 
 DEADLINE = 60.0  # a condition wait's bound: only a hang reaches it
 
@@ -86,22 +85,6 @@ def test_a_receipt_made_durable_while_its_result_waits_in_the_hosts_queue_keeps_
     assert fetch_receipts(home) == Counter({u: 1 for u in urls}), "a URL receipted twice after the resume"
 
 
-def _arrived(home: EvidenceHome, urls: list[str]) -> list[tuple[str, tuple[batch_mod._Fetched, Future]]]:
-    key = home.signing_key()
-    out = []
-    for u in urls:
-        r = Receipt(kind="fetch", source="web", request={"url": u}, outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED")
-        done: Future = Future()
-        done.set_result(home.ledger.append(r, key))
-        out.append((u, (batch_mod._Fetched((r,), "ok", "G6_E_KNOWLEDGE_FETCHED", 200, 1), done)))
-    return out
-
-
-def _settler(home: EvidenceHome, urls: list[str], path: Path) -> batch_mod._Settler:
-    state = RunState(path, decode=batch_mod.UrlResult.from_json, key=batch_mod.UrlResult.line_key)
-    return batch_mod._Settler(state, {}, batch_mod._Names(home, urls, ()), (), 0, len(urls), None, None)
-
-
 class _StopAfterAppend(list):
     """``ready`` on which a Ctrl-C lands just after a result is appended, before ``settle`` takes it out of
     ``arrived`` (a signal's handler runs between any two bytecodes of the main thread)."""
@@ -114,8 +97,8 @@ class _StopAfterAppend(list):
 def test_a_stop_between_ready_and_arrived_writes_one_line(home: EvidenceHome) -> None:
     urls = [f"http://127.0.0.1/{c}" for c in "ab"]
     path = home.root / "r.jsonl"
-    settler = _settler(home, urls, path)
-    settler.arrived.extend(_arrived(home, urls))
+    settler = world.settler(home, urls, path)
+    settler.arrived.extend(world.durable(home, urls))
     settler.ready = _StopAfterAppend()
     with pytest.raises(KeyboardInterrupt):
         settler.settle()
@@ -129,8 +112,8 @@ def test_no_line_for_a_receipt_the_ledger_does_not_hold(home: EvidenceHome) -> N
     durable one beside them keeps its line."""
     urls = [f"http://127.0.0.1/{c}" for c in "abcde"]
     path = home.root / "r.jsonl"
-    settler = _settler(home, urls, path)
-    durable = _arrived(home, urls[:1])
+    settler = world.settler(home, urls, path)
+    durable = world.durable(home, urls[:1])
     fetched = durable[0][1][0]
     refused: Future = Future()
     refused.set_exception(batch_mod.InputError("the batch was stopped before this receipt was written"))
@@ -150,8 +133,8 @@ def test_a_stop_once_the_lines_are_written_and_not_yet_marked_writes_none_again(
     wrote them a second time."""
     urls = [f"http://127.0.0.1/{c}" for c in "ab"]
     path = home.root / "r.jsonl"
-    settler = _settler(home, urls, path)
-    settler.arrived.extend(_arrived(home, urls))
+    settler = world.settler(home, urls, path)
+    settler.arrived.extend(world.durable(home, urls))
     real = settler.state.add_many
 
     def written_then_stopped(verdicts):  # type: ignore[no-untyped-def]

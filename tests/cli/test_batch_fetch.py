@@ -227,23 +227,12 @@ def test_a_stop_while_a_receipt_is_waited_for_keeps_the_line_of_each_durable_rec
 def test_a_stop_inside_a_group_writes_each_durable_receipts_line_once(home: EvidenceHome, monkeypatch) -> None:
     """A group of three settled at once, the stop landing on the second's wait: the first (made ready) and the second
     and third (receipts durable, not yet settled) each get one line, none two."""
-    from concurrent.futures import Future
-
     import g6.fetch.batch as batch_mod
-    from g6.ledger import Receipt
-    from g6.runs import RunState
+    from tests import settler_world as world
 
     urls = [f"http://127.0.0.1/{c}" for c in "abc"]
-    key = home.signing_key()
-    arrived = []
-    for u in urls:
-        r = Receipt(kind="fetch", source="web", request={"url": u}, outcome="ok", outcome_code="G6_E_KNOWLEDGE_FETCHED")
-        done: Future = Future()
-        done.set_result(home.ledger.append(r, key))
-        arrived.append((u, (batch_mod._Fetched((r,), "ok", "G6_E_KNOWLEDGE_FETCHED", 200, 1), done)))
-    state = RunState(home.root / "r.jsonl", decode=batch_mod.UrlResult.from_json, key=batch_mod.UrlResult.line_key)
-    settler = batch_mod._Settler(state, {}, batch_mod._Names(home, urls, ()), (), 0, 3, None, None)
-    settler.arrived.extend(arrived)
+    settler = world.settler(home, urls, home.root / "r.jsonl")
+    settler.arrived.extend(world.durable(home, urls))
     calls = []
 
     def waited_then_stopped(f):
