@@ -258,12 +258,12 @@ def _answer_order(r: RenderResult, receipts: tuple[Receipt, ...]) -> tuple[Recei
 
 
 def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | None],
-                 secrets: tuple[str, ...] = (), final_url: str | None = None,
-                 receipts: tuple[Receipt, ...] = ()) -> dict[str, Any]:
+                 secrets: tuple[str, ...], final_url: str | None,
+                 receipts: tuple[Receipt, ...]) -> dict[str, Any]:
     """The receipt's ``capture``: what the capture kept and how (schemas/receipt.v1, ``capture``). ``final_url``
     is the URL of the read whose answer is the document shown; the address the page showed, when a script made it
-    another (``history.replaceState``, ``pushState``), is ``location_url``, never read."""
-    listed = _answer_order(r, receipts)
+    another (``history.replaceState``, ``pushState``), is ``location_url``, never read. ``receipts``: the
+    sub-resources' receipts in the capture's order (``_answer_order``), listed as ``resources``."""
     location = shown_url(redact_text(r.location, secrets) if r.location else None)
     d: dict[str, Any] = {
         "page_url": page_url,
@@ -273,7 +273,7 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
         "render_ms": r.render_ms,
         "ended": r.ended,
         "resources": [{"receipt_id": x.receipt_id, "sha256": x.content["sha256"] if x.content else None}
-                      for x in listed],
+                      for x in receipts],
         "counts": r.counts.to_json(),
         **{k: (ref.to_json() if ref is not None else None) for k, ref in refs.items()},
     }
