@@ -32,7 +32,9 @@ def receipt_show(ctx: ToolContext, receipt_id: ReceiptId) -> dict[str, Any]:
             read_only=True)
 def ledger_verify(ctx: ToolContext) -> dict[str, Any]:
     with ctx.home(need_key=False) as ev:
-        return ev.verify().to_json()
+        # in the server's process, on this thread (as `g6 serve`'s verify): a pool of worker processes would be cut
+        # by the server's stop, which never waits for a tool call, and leave its semaphore named on stderr
+        return ev.verify(workers=1).to_json()
 
 
 @TOOLS.tool(title="Verify a proof",
