@@ -134,7 +134,8 @@ def test_a_shell_waiting_for_a_browser_holds_no_body(home: EvidenceHome, client:
     """FOUND (before the fix): a shell's render still to do (``prepare_page_steps``) held the raw read whole,
     with the body ``prepare_fetch`` kept (``PreparedFetch.body``, up to 2 MiB). A ``--render auto`` batch queues its
     shells for the browsers while the hosts go on, so a list of big shells held one body per shell waiting (a few
-    hundred at most before the hosts wait): here twelve 1.5 MB shells held about 18 MB; now the queue holds receipts.
+    hundred at most before the hosts wait): here twelve 1.5 MB shells held about 18 MB; now the queue holds receipts
+    and responses (``RawDocument``: the body's reference; the browser is given the bytes from the store).
 
     Host A's shell holds the only browser (its poll is answered once host B's shells are all read); B's shells
     wait for it. What Python holds then must stay near one body (the read under way), not one per shell (18 MB
@@ -146,7 +147,7 @@ def test_a_shell_waiting_for_a_browser_holds_no_body(home: EvidenceHome, client:
     served, release, held = [0], threading.Event(), []
 
     def shell(req: SeenRequest) -> Reply:
-        served[0] += 1  # the raw reads first: the renders (which read each again) wait for A's
+        served[0] += 1  # the raw reads (the renders start from their bytes, reading none again) while A's renders
         if served[0] == n:
             release.set()
         return Reply(body=big_shell)
@@ -167,7 +168,7 @@ def test_a_shell_waiting_for_a_browser_holds_no_body(home: EvidenceHome, client:
                                  render_mode="auto", renderer=Renderer(pool, RenderLimits(deadline=60)))
     finally:
         tracemalloc.stop()
-    assert served[0] == 2 * n and all(r.render and r.render["rendered"] for r in report.results), report.results
+    assert served[0] == n and all(r.render and r.render["rendered"] for r in report.results), report.results
     # what Python held once every shell was read and waited for the browser (the last read may still be in hand)
     assert held and held[0] < 4 * size, f"{held[0]:,} bytes held by {n} shells of {size:,} bytes waiting"
 
@@ -181,8 +182,10 @@ WORDS = "Words only a script writes, rendered for the reader and kept as the cap
 
 def test_a_batch_of_hostile_shells_settles_each_url_once_with_its_raw_read(home: EvidenceHome, client: CheckedClient,
                                                                             site: Site) -> None:
-    """HELD: every page of the batch a shell. One answers differently on the render's second read (a redirect to
-    another host), two redirect to the same shell, one never settles (it polls until the deadline). Each URL ends
+    """HELD: every page of the batch a shell. One would answer differently on a second read (a redirect to another
+    host): its render starts from the raw read's bytes (``RawDocument``), so the capture shows the shell that was
+    read, never read again. Two redirect to the same shell (read again by the browser, hop by hop), one never settles
+    (it polls until the deadline). Each URL ends
     with one result, rendered, its capture naming its raw read, the raw read, the sub-resources and the capture
     appended together and in that order; the ledger verifies; a resumed run settles all of them without a read."""
     need_chromium()
@@ -193,7 +196,7 @@ def test_a_batch_of_hostile_shells_settles_each_url_once_with_its_raw_read(home:
         flips[0] += 1
         if flips[0] == 1:
             return Reply(body=_shell(writes))  # the raw read: a shell
-        return Reply(302, b"", headers=(("Location", c.url("/moved")),))  # the render's read: elsewhere
+        return Reply(302, b"", headers=(("Location", c.url("/moved")),))  # a second read: elsewhere
 
     c = site({"/robots.txt": ROBOTS, "/moved": Reply(body=_shell(writes))}, host="127.0.0.3")
     a = site({"/robots.txt": ROBOTS, "/shell": Reply(body=_shell(writes)), "/flip": flip,
@@ -221,7 +224,10 @@ def test_a_batch_of_hostile_shells_settles_each_url_once_with_its_raw_read(home:
         assert [x.receipt_id for x in between] == [x["receipt_id"] for x in capture.capture["resources"]]
         assert all(x.links.get("capture") == capture.receipt_id for x in between)
     assert entries[place[by_url[a.url("/flip")].render["raw_receipt_id"]]].final_url == a.url("/flip")
-    assert entries[place[by_url[a.url("/flip")].receipt_id]].final_url == c.url("/moved")
+    flipped = entries[place[by_url[a.url("/flip")].receipt_id]]
+    assert flipped.final_url == a.url("/flip") and flips[0] == 1  # the raw read's document, read once
+    assert entries[place[flipped.capture["resources"][0]["receipt_id"]]].links["answered_from"] == \
+        by_url[a.url("/flip")].render["raw_receipt_id"]
     assert {entries[place[by_url[a.url(p)].receipt_id]].final_url for p in ("/r1", "/r2")} == {a.url("/same")}
     assert entries[place[by_url[a.url("/never")].receipt_id]].capture["ended"] == "deadline"
     assert sum(r.ok for r in report.results) == 4  # /never wrote no text: empty, and said so

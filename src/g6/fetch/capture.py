@@ -226,15 +226,16 @@ class PreparedFetch:
 
 def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extract: str = "text",
                   policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
-                  kind: str = "fetch", documents: bool = True) -> PreparedFetch:
+                  kind: str = "fetch", documents: bool = True, pass_headers: tuple[str, ...] = ()) -> PreparedFetch:
     """Fetch a page through every check, keep its bytes in ``store``, read it, and make its receipt
     (unsigned): ``fetch`` without the append, for a caller that appends receipts in groups
     (``g6.fetch.batch``). ``documents=False`` (a caller that does not show the page's text)
-    decides the outcome without reading the main text (``page_outcome``)."""
+    decides the outcome without reading the main text (``page_outcome``). ``pass_headers``: the response headers
+    the read hands back (never receipted), for a browser that may be given these bytes (``--render auto``)."""
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     kept = _ReadBack(store)
-    resp = client.fetch(url, kept, source="web", policy=policy)  # type: ignore[arg-type]
+    resp = client.fetch(url, kept, source="web", policy=policy, pass_headers=pass_headers)  # type: ignore[arg-type]
     seen = wall_check(resp)  # shown the tree the page's text is read from: the page is parsed once
     read = read_page if documents else page_outcome
     page = read(resp, kept, url, extract, seen)  # type: ignore[arg-type]

@@ -68,6 +68,37 @@ _FAIL = {Outcome.UNREACHABLE: FAIL_UNREACHABLE}
 
 
 @dataclass(frozen=True, slots=True)
+class RawDocument:
+    """The raw read a shell's render starts from (``--render auto``): the browser's first request for the page itself
+    is answered with these bytes, read through every check a moment before, instead of reading them a second time.
+    Its receipt in the capture is a receipt of its own (``links.capture``, and ``links.answered_from`` the raw
+    read's), made at no new request, carrying the raw read's time, hops and body. Only a whole answer is given this
+    way (``usable``): a 2xx with no redirect, not cut, no content coding left on, its headers kept for a browser."""
+
+    url: str  # the URL the raw read asked for, as given (the browser's request for it is matched after normalising)
+    receipt: Receipt
+    response: FetchResponse
+
+    @property
+    def usable(self) -> bool:
+        r = self.response
+        return (r.outcome is Outcome.OK and r.status is not None and 200 <= r.status < 300 and len(r.hops) <= 1
+                and r.body is not None and not r.truncated and "content_encoding" not in r.detail
+                and not self.receipt.truncated and self.receipt.content is not None)
+
+    def answers(self, req: SubRequest) -> bool:
+        """Whether ``req`` is a request for this very page that these bytes may answer."""
+        if not (req.main_frame and req.method == "GET" and not req.service_worker_script):
+            return False
+        if self.response.body is None or self.response.body.size > req.max_bytes:
+            return False
+        try:
+            return normalise_url(req.url) == normalise_url(self.url)
+        except (URLError, ValueError, UnicodeError, TypeError):
+            return False
+
+
+@dataclass(frozen=True, slots=True)
 class _Sub:
     """One request of the page, as the capture records it: its receipt (unsigned)."""
 
@@ -79,23 +110,31 @@ class _SubFetcher:
     """The one callable the browser is given: every request through the checked client, each receipted."""
 
     def __init__(self, store: BlobBackend, client: CheckedClient, policy: FetchPolicy, capture_id: str,
-                 secrets: tuple[str, ...]) -> None:
+                 secrets: tuple[str, ...], first: RawDocument | None = None) -> None:
         self.store, self.client, self.policy = _ReadBack(store), client, policy
         self.capture_id, self.secrets = capture_id, secrets
         self.receipts: list[Receipt] = []
         self._lock = threading.Lock()
         self._pending: dict[int, SubRequest] = {}  # requests handed to the checked client and not yet answered
         self._sealed = False
+        # the raw read the page's first top-frame request may be answered from (RawDocument); used once at most
+        self._first = first if first is not None and first.usable else None
 
-    def _receipt(self, resp: FetchResponse, req: SubRequest) -> Receipt:
+    def _receipt(self, resp: FetchResponse, req: SubRequest, raw: Receipt | None = None) -> Receipt:
         request = {"url": redact_text(req.url, self.secrets), "method": req.method[:16],
                    "resource_type": req.resource_type[:40]}
-        return receipt_from_response(resp, kind="fetch", source="web", request=request,
-                                     links={"capture": self.capture_id})
+        if raw is None:
+            return receipt_from_response(resp, kind="fetch", source="web", request=request,
+                                         links={"capture": self.capture_id})
+        r = receipt_from_response(resp, kind="fetch", source="web", request=request,
+                                  links={"capture": self.capture_id, "answered_from": raw.receipt_id},
+                                  detail={"message": "answered with the bytes of the raw read it links to "
+                                                     "(answered_from), made just before: not read again"})
+        return replace(r, fetched_at=raw.fetched_at)  # when these bytes were read
 
-    def _receipted(self, resp: FetchResponse, req: SubRequest) -> _Sub | None:
+    def _receipted(self, resp: FetchResponse, req: SubRequest, raw: Receipt | None = None) -> _Sub | None:
         """The request's receipt, kept for the capture; None once the capture is sealed (it was receipted then)."""
-        r = self._receipt(resp, req)
+        r = self._receipt(resp, req, raw)
         with self._lock:
             if self._sealed:
                 return None
@@ -138,6 +177,9 @@ class _SubFetcher:
                        if req.method == "GET" else f"a {req.method[:16]} request would send data: a capture only reads")
             refused = FetchResponse(req.url, Outcome.REFUSED, reason=why, detail={"message": message})
             return SubResponse(self._receipted(refused, req), fail=FAIL_REFUSED)
+        first = self._take_first(req)
+        if first is not None:
+            return self._from_raw(first, req)
         pol = replace(self.policy, hard_cap=max(1, min(self.policy.hard_cap, req.max_bytes)),
                       total_timeout=max(0.5, min(self.policy.total_timeout, req.time_left)))
         accept = req.accept if req.accept and req.accept.isascii() and len(req.accept) < 300 else None
@@ -161,6 +203,22 @@ class _SubFetcher:
         if resp.body is not None:
             self.store._kept.pop(resp.body.blake3, None)  # handed over: not held for the rest of the capture
         return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=body)
+
+    def _take_first(self, req: SubRequest) -> RawDocument | None:
+        """The raw read, when ``req`` is the page's first top-frame request and asks for that very page; the raw
+        read is then used up (a later request, a reload among them, is read as any other)."""
+        if not req.main_frame:
+            return None
+        with self._lock:
+            first, self._first = self._first, None
+        return first if first is not None and first.answers(req) else None
+
+    def _from_raw(self, first: RawDocument, req: SubRequest) -> SubResponse:
+        resp = first.response
+        sub = self._receipted(resp, req, first.receipt)
+        if sub is None or resp.body is None:
+            return SubResponse(None, fail=FAIL_BLOCKED)
+        return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=self.store.read(resp.body.blake3))
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,17 +375,20 @@ def check_render_url(url: str) -> None:
 def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool, url: str, *,
                    limits: RenderLimits | None = None, extract: str = "text", policy: FetchPolicy | None = None,
                    kind: str = "fetch", links: Mapping[str, Any] | None = None,
-                   request: Mapping[str, Any] | None = None, detail: Mapping[str, Any] | None = None) -> PreparedRender:
+                   request: Mapping[str, Any] | None = None, detail: Mapping[str, Any] | None = None,
+                   first: RawDocument | None = None) -> PreparedRender:
     """Render ``url``; keep every sub-resource, the DOM, the text and the screenshot in ``store``; make the
     receipts (unsigned). ``request`` replaces the capture receipt's request and ``detail`` adds to its detail
-    (a re-check's). A URL the checked client refuses is receipted refused as a raw read is, no browser used."""
+    (a re-check's). ``first``: the raw read of ``url`` just made, which answers the page's own first request
+    (:class:`RawDocument`). A URL the checked client refuses is receipted refused as a raw read is, no browser
+    used."""
     lim = limits or RenderLimits()
     if not 1 <= lim.max_requests <= MAX_REQUESTS_LIMIT:
         raise ValueError(f"a render makes 1 to {MAX_REQUESTS_LIMIT} requests (its receipt lists each one)")
     secrets = tuple(getattr(client, "secrets", ()))
     capture_id = new_receipt_id()
     pol = policy or client.policy
-    fetcher = _SubFetcher(store, client, pol, capture_id, secrets)
+    fetcher = _SubFetcher(store, client, pol, capture_id, secrets, first)
     refused = url_refusal(url)
     if refused is not None:
         r = RenderResult(url, "navigation_failed", None, lim.width, lim.height, time.time(), message=refused[2])
@@ -481,7 +542,9 @@ def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, r
         captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
                                   policy=policy, links=links)
         return PreparedPage(captured.receipts, captured, {"mode": "always", "rendered": True})
-    raw = prepare_fetch(store, client, url, extract=extract, policy=policy, links=links, documents=documents)
+    # auto: the raw read keeps the headers a browser needs, so a shell's render can start from its bytes
+    raw = prepare_fetch(store, client, url, extract=extract, policy=policy, links=links, documents=documents,
+                        pass_headers=RENDER_HEADERS if render_mode == "auto" else ())
     if render_mode == "off":
         return PreparedPage((raw.receipt,), raw)
     resp = raw.page.response
@@ -494,13 +557,15 @@ def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, r
         return PreparedPage((raw.receipt,), raw, info)
     assert renderer is not None
     info["raw_receipt_id"] = raw.receipt.receipt_id
-    # the render still to do holds the raw read's receipt only, not the read and the body it kept (up to
-    # MAX_EXTRACT_BYTES): a batch queues its shells for the browsers
+    # the render still to do holds the raw read's receipt and response only, not the read and the body it kept (up
+    # to MAX_EXTRACT_BYTES; the browser is given it from the store): a batch queues its shells for the browsers
     raw_receipt = raw.receipt
+    first = RawDocument(url, raw_receipt, resp)
 
     def render_shell() -> PreparedPage:
         captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
-                                  policy=policy, links={**dict(links or {}), "raw": raw_receipt.receipt_id})
+                                  policy=policy, links={**dict(links or {}), "raw": raw_receipt.receipt_id},
+                                  first=first)
         return PreparedPage((raw_receipt, *captured.receipts), captured, info)
 
     return render_shell
