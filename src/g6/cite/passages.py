@@ -42,11 +42,13 @@ removed and what was added.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
+import itertools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -65,8 +67,8 @@ class Normalised:
     """Normalised text; character ``i`` came from raw ``[starts[i], ends[i])``."""
 
     text: str
-    starts: list[int]
-    ends: list[int]
+    starts: Sequence[int]
+    ends: Sequence[int]
 
     def raw_span(self, i: int, j: int) -> tuple[int, int]:
         """Raw (start, end) of normalised ``[i, j)`` (j > i)."""
@@ -116,22 +118,139 @@ def normalised(text: str) -> Normalised:
 
     Cached: a re-check looks for several citations in the same page text.
     """
-    if text.isascii():
-        # ASCII: NFKC and the quote map change nothing, case folding is lower(); only whitespace moves
-        parts: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        for m in _TOKEN.finditer(text):
-            if parts:
-                parts.append(" ")
-                starts.append(m.start() - 1)
-                ends.append(m.start())
-            parts.append(m.group().lower())
-            starts.extend(range(m.start(), m.end()))
-            ends.extend(range(m.start() + 1, m.end() + 1))
-        return Normalised("".join(parts), starts, ends)
+    return _normalised_by_words(text) or _whole_normalised(text)
+
+
+class _RunOffsets(Sequence[int]):
+    """The raw offsets (``Normalised.starts`` or ``ends``) of a text's normalised characters, kept as runs: run ``k``
+    begins at normalised ``at[k]``; a *linear* run is an ASCII word (character ``i`` came from raw ``a[k] + i -
+    at[k]``, one character), any other run's characters all came from raw ``[a[k], b[k])`` (one NFKC piece, or the
+    whitespace a space stands for)."""
+
+    __slots__ = ("_at", "_a", "_b", "_linear", "_size", "_end")
+
+    def __init__(self, at: list[int], a: list[int], b: list[int], linear: list[bool], size: int, end: bool) -> None:
+        self._at, self._a, self._b, self._linear, self._size, self._end = at, a, b, linear, size, end
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        if not isinstance(i, int):
+            raise TypeError("an offset map is read one index at a time")
+        if i < 0:
+            i += self._size
+        if not 0 <= i < self._size:
+            raise IndexError(i)
+        k = bisect.bisect_right(self._at, i) - 1
+        if self._linear[k]:
+            return self._a[k] + i - self._at[k] + (1 if self._end else 0)
+        return self._b[k] if self._end else self._a[k]
+
+
+_PAST_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _normalised_by_words(text: str) -> Normalised | None:
+    """``normalised`` a stretch at a time: the ASCII stretches (most of most pages) at once, their words lowered,
+    one space between them; only the stretches holding a character past ASCII (the word it is in, or a no-break
+    space and the word after it) NFKC piece by piece, character by character. The result is the whole-text way's
+    (``_whole_normalised``) wherever its pieces are the ones that way takes, which is checked: a stretch that
+    begins with a character joining the one before it, or pieces that do not make the whole text's NFKC, give
+    None (the caller takes the whole-text way)."""
+    at: list[int] = []
+    ra: list[int] = []
+    rb: list[int] = []
+    linear: list[bool] = []
     out: list[str] = []
-    starts, ends = [], []
+    made: list[str] = []  # the NFKC of each stretch, in order: they must make the whole text's
+    size = 0
+    pending: tuple[int, int] | None = None  # the whitespace a space will stand for, once a word follows
+
+    def ascii_stretch(lo: int, hi: int) -> None:
+        nonlocal size, pending
+        spans = [m.span() for m in _TOKEN.finditer(text, lo, hi)]
+        made.append(text[lo:hi])
+        if not spans:
+            if hi > lo and size and pending is None:
+                pending = (lo, lo + 1)
+            return
+        if spans[0][0] > lo and size and pending is None:
+            pending = (lo, lo + 1)
+        if pending is not None:
+            at.append(size)
+            ra.append(pending[0])
+            rb.append(pending[1])
+            linear.append(False)
+            out.append(" ")
+            size += 1
+            pending = None
+        # each word but the last with the space after it, which stands for the first whitespace character after
+        # the word: raw ``end`` of a word is that character, so one linear run covers the word and its space
+        lens = [b - a for a, b in spans]
+        at.extend(itertools.accumulate([n + 1 for n in lens[:-1]], initial=size))
+        ra.extend(a for a, _ in spans)
+        rb.extend(b for _, b in spans)
+        linear.extend([True] * len(spans))
+        words = " ".join(text[a:b] for a, b in spans).lower()
+        out.append(words)
+        size += len(words)
+        if spans[-1][1] < hi:
+            pending = (spans[-1][1], spans[-1][1] + 1)
+
+    if text.isascii():
+        ascii_stretch(0, len(text))
+        return Normalised("".join(out), _RunOffsets(at, ra, rb, linear, size, False),
+                          _RunOffsets(at, ra, rb, linear, size, True))
+    pos, n = 0, len(text)
+    while (m := _PAST_ASCII.search(text, pos)) is not None:
+        a = b = m.start()
+        while a > pos and not text[a - 1].isspace():  # back to the start of its word (a space starts a stretch)
+            a -= 1
+        b += 1
+        while b < n and not text[b].isspace():  # on to the end of the word
+            b += 1
+        if a > pos:
+            ascii_stretch(pos, a)
+        pos = b
+        if a > 0 and _joins_before(text[a]):
+            return None
+        pieces = [(a + x, a + y, unicodedata.normalize("NFKC", text[a + x:a + y]))
+                  for x, y in _segments(text[a:b], True)]
+        made.extend(p for _, _, p in pieces)
+        for pa, pb, piece in pieces:
+            for c in piece.casefold().translate(_MAP):
+                if c.isspace():
+                    if size and pending is None:
+                        pending = (pa, pb)
+                    continue
+                if pending is not None:
+                    at.append(size)
+                    ra.append(pending[0])
+                    rb.append(pending[1])
+                    linear.append(False)
+                    out.append(" ")
+                    size += 1
+                    pending = None
+                at.append(size)
+                ra.append(pa)
+                rb.append(pb)
+                linear.append(False)
+                out.append(c)
+                size += 1
+    if pos < n:
+        ascii_stretch(pos, n)
+    if "".join(made) != unicodedata.normalize("NFKC", text):
+        return None
+    return Normalised("".join(out), _RunOffsets(at, ra, rb, linear, size, False),
+                      _RunOffsets(at, ra, rb, linear, size, True))
+
+
+def _whole_normalised(text: str) -> Normalised:
+    """``normalised`` by NFKC pieces of the whole text (``_pieces_nfkc``), character by character."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
     pending: tuple[int, int] | None = None
     for a, b, piece in _pieces_nfkc(text):
         for c in piece.casefold().translate(_MAP):
