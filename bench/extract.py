@@ -1,6 +1,8 @@
 """HTML to text: our extraction (hidden text dropped and counted, links, metadata) vs trafilatura alone; and a
 fetch's reading of a page with a cookie banner, its text and wall check from one parse, vs the two parses
-(``extract_html``, then ``detect``) it took before issue 36."""
+(``extract_html``, then ``detect``) it took before issue 36; and a page text normalised for finding quotes in it
+(``g6.cite.passages.normalised``, a stretch at a time) vs the whole-text way it took before 2026-12-07 (NFKC
+pieces of the whole text, character by character; still the fallback)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from bench.report import line, line_by_rounds
 from bench.sites import BANNER, STYLE, TCF_STUB
 from g6.adapters.html.interstitial import WallCheck, detect
 from g6.adapters.html.text import extract_html
+from g6.cite.passages import _whole_normalised, normalised
 
 PARA = ("<p>Receipts keep the address, the time and the bytes of every read; a citation names a passage by the "
         "hash of its normalised text, and a re-check compares it with what the page says now. {i}</p>")
@@ -72,3 +75,26 @@ def run(quick: bool = False) -> None:
             (ours if one else ref).append(_reading(banner, one))
     line_by_rounds(f"text + wall check, {len(banner)} banner pages", len(banner), ours, ref, "pages/CPU s",
                    "the reference: extract_html, then detect (two parses)")
+    _normalising(pages)
+
+
+def _normalising(pages: list[bytes]) -> None:
+    """A page's visible text normalised with its offset map, as every quote looked for in it needs (cite, recheck,
+    report check), with typographic apostrophes and quotes as most pages write them: a text past ASCII, which took
+    the whole-text way before (an ASCII text had a way of its own, now the same as the stretches here)."""
+    texts = [extract_html(p, "https://example.org/", "text/html; charset=utf-8").visible for p in pages]
+    typographic = [t.replace("'", "\u2019").replace("; a", "; \u201ca").replace(", and", "\u201d, and")
+                   for t in texts]
+    for label, batch in (("typographic quotes", typographic),):
+        ours: list[float] = []
+        ref: list[float] = []
+        for r in range(3):  # interleaved, the order alternating; CPU time
+            for by_words in ((True, False) if r % 2 == 0 else (False, True)):
+                fn = normalised.__wrapped__ if by_words else _whole_normalised
+                c = time.process_time()
+                for t in batch:
+                    fn(t)
+                (ours if by_words else ref).append(time.process_time() - c)
+        size = sum(map(len, batch)) // len(batch) // 1024
+        line_by_rounds(f"page text normalised, {len(batch)} texts of {size} KiB, {label}", len(batch), ours, ref,
+                       "texts/CPU s", "the reference: the whole-text way (NFKC pieces, character by character)")
