@@ -80,7 +80,9 @@ def normalise(text: str) -> str:
         # the text alone, without the offset map: ``normalised``'s ASCII branch joins the same \S+ tokens
         # (str.split splits on exactly what \S+ does not match) lowered, with one space between them
         return " ".join(text.split()).lower()
-    return normalised(text).text
+    # not through ``normalised``'s cache: the passages' ids normalise every passage of a page, which would push the
+    # page's own text (normalised once for all the quotes looked for in it) out of the cache
+    return (_normalised_by_words(text) or _whole_normalised(text)).text
 
 
 def _joins_before(ch: str) -> bool:
