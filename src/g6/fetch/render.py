@@ -46,7 +46,7 @@ from g6.adapters.net.redact import redact_text
 from g6.adapters.net.urls import URLError, normalise_url, redact_url
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
-from g6.errors import FetchInputError
+from g6.errors import FetchInputError, G6Error
 from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
 from g6.fetch.shell import shell_verdict
 from g6.home import EvidenceHome
@@ -178,8 +178,9 @@ class _SubFetcher:
             refused = FetchResponse(req.url, Outcome.REFUSED, reason=why, detail={"message": message})
             return SubResponse(self._receipted(refused, req), fail=FAIL_REFUSED)
         first = self._take_first(req)
-        if first is not None:
-            return self._from_raw(first, req)
+        given = self._raw_bytes(first) if first is not None else None
+        if first is not None and given is not None:
+            return self._from_raw(first, req, given)
         pol = replace(self.policy, hard_cap=max(1, min(self.policy.hard_cap, req.max_bytes)),
                       total_timeout=max(0.5, min(self.policy.total_timeout, req.time_left)))
         accept = req.accept if req.accept and req.accept.isascii() and len(req.accept) < 300 else None
@@ -213,12 +214,23 @@ class _SubFetcher:
             first, self._first = self._first, None
         return first if first is not None and first.answers(req) else None
 
-    def _from_raw(self, first: RawDocument, req: SubRequest) -> SubResponse:
+    def _raw_bytes(self, first: RawDocument) -> bytes | None:
+        """The raw read's body as its receipt names it (hashed: ``read_as``), or None when the store no longer holds
+        those bytes (changed, garbled or gone since the raw read): the page is then read again, not given other
+        bytes under the raw read's digests, and no receipt says it was answered from them."""
+        if first.receipt.content is None:
+            return None
+        try:
+            return self.store.read_as(first.receipt.content)
+        except (G6Error, OSError):
+            return None
+
+    def _from_raw(self, first: RawDocument, req: SubRequest, body: bytes) -> SubResponse:
         resp = first.response
         sub = self._receipted(resp, req, first.receipt)
-        if sub is None or resp.body is None:
+        if sub is None:
             return SubResponse(None, fail=FAIL_BLOCKED)
-        return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=self.store.read(resp.body.blake3))
+        return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=body)
 
 
 @dataclass(frozen=True, slots=True)
