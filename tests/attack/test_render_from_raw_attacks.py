@@ -14,6 +14,9 @@ FOUND (fixed in ``g6.fetch.render``):
   capture's text was of bytes no read received; a blob gone or garbled made the request's receipt say
   ``ok, answered with the raw read's bytes`` while the browser was given a failure (the capture then had no
   document at all).
+* a capture that ended (``seal``: its deadline, a limit, a crash) while the first request was being answered from
+  the raw read receipted it "it was sent, its answer is not kept": nothing was sent; and with the raw read's bytes
+  gone the page was then read again after the seal.
 
 HELD: every other attack here (URL forms, headers, compression, reloads, secrets, 204/205, consumers).
 """
@@ -22,12 +25,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import zipfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from g6.adapters import CheckedClient
@@ -36,14 +42,20 @@ from g6.adapters.browser.pool import BrowserPool
 from g6.cite.cite import cite_web
 from g6.cite.manifest import Manifest, save_manifest
 from g6.demo.site import LocalSite, Reply, SeenRequest
+from g6.export.wacz import export_wacz
 from g6.export.warc import export_warc
 from g6.fetch import render as render_mod
+from g6.fetch.batch import batch_fetch
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.render import RENDER_HEADERS, RawDocument, Renderer, _SubFetcher, prepare_page, prepare_page_steps
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.prove.bundle import build_bundle, verify_bundle
 from g6.store.base import digests
+from tests.attack._browser_world import started_pool
+from tests.pywb_server import no_proxy_env, tool
+from tests.pywb_server import wayback as pywb_wayback
+from tests.test_warc_replay import records
 
 Site = Callable[..., LocalSite]
 ROBOTS = Reply(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
@@ -138,6 +150,38 @@ def test_the_browser_is_given_the_bytes_the_receipt_names_or_the_page_is_read_ag
     # whatever answered the page, its receipt names the bytes the browser rendered: here the server's, read again
     assert doc.content is not None and doc.content["sha256"] == digests(body).sha256
     assert "answered_from" not in doc.links and seen["/"] == 2
+
+
+@pytest.mark.parametrize("bytes_kept", [True, False])
+def test_a_capture_that_ends_before_the_raw_read_answers_does_not_say_the_request_was_sent(
+        home: EvidenceHome, client: CheckedClient, site: Site, monkeypatch: pytest.MonkeyPatch,
+        bytes_kept: bool) -> None:
+    """FOUND: the capture ends (its deadline, a limit, a crash: ``seal``) while the page's first request is being
+    answered from the raw read. ``seal`` receipted it as every request still under way, ``unreachable``: "it was
+    sent, its answer is not kept"; nothing was sent (the raw read answers it). Worse with the bytes no longer in the
+    store (``bytes_kept=False``): the page would then be read again, sent after the seal, which hands nothing to
+    the checked client. Now the cut receipt says nothing was sent, and nothing is."""
+    body = shell(WORDS)
+    s, seen = counted_site(site, {"/": Reply(body=body)})
+    first = raw_document(home, client, s.url("/"))
+    if not bytes_kept:
+        home.store.path(digests(body).blake3).unlink()
+    fetcher = _SubFetcher(home.store, client, client.policy, new_receipt_id(), (), first)
+    sealed: list[tuple[Receipt, ...]] = []
+    real = render_mod.normalise_url
+
+    def ends_now(url: str) -> Any:  # the capture ends while ``answers`` compares the URLs: a seal from the browser
+        if not sealed:
+            sealed.append(fetcher.seal())
+        return real(url)
+
+    monkeypatch.setattr(render_mod, "normalise_url", ends_now)
+    got = fetcher(request(s.url("/")))
+    assert got.fail is not None and got.body == b"" and seen["/"] == 1  # nothing sent, nothing given
+    (cut,) = sealed[0]
+    assert cut.outcome == "unreachable" and cut.detail["reason"] == "capture_ended"
+    assert "nothing was sent" in cut.detail["message"], cut.detail
+    assert fetcher.seal() == sealed[0]  # and no second receipt of it
 
 
 # -- HELD: what the browser is given is what a read of its own would have given it ------------------------------
@@ -240,7 +284,7 @@ def test_a_page_that_loads_itself_again_is_read_again(home: EvidenceHome, client
 
     def answer(req: SeenRequest) -> Reply:
         n[0] += 1
-        return Reply(body=shell("the first answer, which loads itself again", head=RELOADS[how]) if n[0] <= 2
+        return Reply(body=shell("the first answer, which loads itself again", head=RELOADS[how]) if n[0] == 1
                      else shell(WORDS))
 
     s, seen = counted_site(site, {"/": answer})
@@ -306,3 +350,73 @@ def test_the_byte_budget_left_is_held_to(home: EvidenceHome, client: CheckedClie
     got = fetcher(request(s.url("/"), max_bytes=len(body) - 1))
     assert got.fail is not None and got.over_budget and seen["/"] == 2
     assert not any("answered_from" in r.links for r in fetcher.seal())
+
+
+def test_a_stopped_and_resumed_batch_keeps_each_shells_receipts_once(home: EvidenceHome, client: CheckedClient,
+                                                                     site: Site) -> None:
+    """HELD: a batch of shells stopped (Ctrl-C) after its first result, then resumed (``run_id``): each URL has one
+    raw read and one capture in the ledger, each document answered from a raw read names the raw read its own
+    capture links to (``links.raw``), in the same group, and the ledger verifies. (A stop closes the batch's
+    browsers: each run has a pool of its own, not the module's.)"""
+    with started_pool() as stopped_pool:
+        paths = ["/s1", "/s2", "/s3"]
+        s, seen = counted_site(site, {p: Reply(body=shell(WORDS + p)) for p in paths})
+        urls = [s.url(p) for p in paths]
+
+        def stop(*_: Any) -> None:
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            batch_fetch(home, client, urls, run_id="r1", concurrency=1, on_result=stop, render_mode="auto",
+                        renderer=renderer(stopped_pool))
+    with BrowserPool(1) as pool:
+        report = batch_fetch(home, client, urls, run_id="r1", concurrency=1, render_mode="auto",
+                             renderer=renderer(pool))
+    assert report.resumed >= 1 and all(r.render and r.render["rendered"] for r in report.results)
+    entries = [e.receipt for e in home.ledger.entries()]
+    by_id = {r.receipt_id: r for r in entries}
+    captures = [r for r in entries if r.capture is not None]
+    raws = [r for r in entries if r.capture is None and "capture" not in r.links and r.request["url"] in urls]
+    assert sorted(r.request["url"] for r in captures) == sorted(r.request["url"] for r in raws) == sorted(urls)
+    for c in captures:
+        parts = [by_id[x["receipt_id"]] for x in c.capture["resources"]]
+        answered = [p for p in parts if "answered_from" in p.links]
+        assert [p.links["answered_from"] for p in answered] == [c.links["raw"]]
+        assert WORDS in text_of(home, c)
+    assert sum(1 for r in entries if "answered_from" in r.links) == len(urls)
+    assert home.verify().ok
+
+
+def test_pywb_replays_the_document_answered_from_the_raw_read(home: EvidenceHome, client: CheckedClient,
+                                                              pool: BrowserPool, site: Site, tmp_path: Path) -> None:
+    """HELD: in the WARC the capture's document is a revisit of the raw read's response (the same URL, the same
+    WARC-Date, the same payload); pywb replays it at the capture's time as the bytes and type the raw read got, and
+    the WACZ (its pages: the raw read and the capture) validates."""
+    body = shell(WORDS, head='<meta name="x" content="replayed">')
+    s, _ = counted_site(site, {"/": Reply(body=body, content_type="text/html; charset=utf-8")})
+    raw, *subs, capture = rendered(home, client, pool, s.url("/"))
+    assert subs[0].links.get("answered_from") == raw.receipt_id
+    every = [e.receipt for e in home.ledger.entries()]
+    warc, wacz = tmp_path / "out.warc.gz", tmp_path / "out.wacz"
+    export_warc(home, warc, every)
+    export_wacz(home, wacz, every)
+    recs = records(warc)
+    at_page = [(t, h["WARC-Date"]) for t, h, _, _, _ in recs if h.get("WARC-Target-URI") == s.url("/")
+               and t in ("response", "revisit")]
+    assert sorted(at_page) == sorted([("response", at_page[0][1]), ("revisit", at_page[0][1])]), at_page
+    with zipfile.ZipFile(wacz) as z:
+        pages = [json.loads(x) for x in z.read("pages/pages.jsonl").splitlines()[1:]]
+    assert {p["id"] for p in pages} == {raw.receipt_id, capture.receipt_id}
+    ok = subprocess.run([tool("wacz"), "validate", "-f", str(wacz)], capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "is valid" in ok.stdout, ok.stdout + ok.stderr
+    root = tmp_path / "pywb"
+    root.mkdir()
+    for args in (["init", "g6"], ["add", "g6", str(warc)]):
+        r = subprocess.run([tool("wb-manager"), *args], cwd=root, capture_output=True, text=True, env=no_proxy_env(),
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+    ts = "".join(ch for ch in capture.fetched_at if ch.isdigit())[:14]
+    with pywb_wayback(root, tmp_path / "wayback.log") as url, httpx.Client(trust_env=False, timeout=30) as c:
+        got = c.get(f"{url}/g6/{ts}id_/{s.url('/')}")
+    assert got.status_code == 200 and got.content == body
+    assert got.headers["content-type"].startswith("text/html")

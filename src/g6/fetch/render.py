@@ -65,6 +65,8 @@ TEXT_UTF8 = "text/plain; charset=utf-8"
 # The capture receipt lists every sub-resource receipt: past this many it would not fit one log entry.
 MAX_REQUESTS_LIMIT = 400
 _FAIL = {Outcome.UNREACHABLE: FAIL_UNREACHABLE}
+UNSENT_CUT = ("the capture ended before this request was answered from the raw read's bytes: nothing was sent, "
+              "nothing given to the page")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,7 @@ class _SubFetcher:
         self.receipts: list[Receipt] = []
         self._lock = threading.Lock()
         self._pending: dict[int, SubRequest] = {}  # requests handed to the checked client and not yet answered
+        self._unsent: set[int] = set()  # of those, the one being answered from the raw read: nothing sent (yet)
         self._sealed = False
         # the raw read the page's first top-frame request may be answered from (RawDocument); used once at most
         self._first = first if first is not None and first.usable else None
@@ -146,14 +149,14 @@ class _SubFetcher:
     def seal(self) -> tuple[Receipt, ...]:
         """The capture is over: every request the page made, in the order receipted. One still being read (the capture
         stopped early: a limit, the deadline, a crash) is receipted now, ``unreachable`` (``capture_ended``): it
-        was sent and its answer is not kept. Nothing is handed to the checked client from now on, and a read that
-        ends later is dropped."""
+        was sent and its answer is not kept (or, for the one being answered from the raw read, nothing was sent).
+        Nothing is handed to the checked client from now on, and a read that ends later is dropped."""
         with self._lock:
             self._sealed = True
-            pending, self._pending = list(self._pending.values()), {}
+            pending, self._pending = [(r, id(r) in self._unsent) for r in self._pending.values()], {}
         cut = [self._receipt(FetchResponse(req.url, Outcome.UNREACHABLE, reason="capture_ended", detail={
-            "message": "the capture ended while this request was being read: it was sent, its answer is not kept"}),
-            req) for req in pending]
+            "message": UNSENT_CUT if unsent else "the capture ended while this request was being read: it was sent, "
+                                                 "its answer is not kept"}), req) for req, unsent in pending]
         with self._lock:
             self.receipts.extend(cut)
             return tuple(self.receipts)
@@ -169,6 +172,7 @@ class _SubFetcher:
         finally:
             with self._lock:
                 self._pending.pop(key, None)
+                self._unsent.discard(key)
 
     def _answer(self, req: SubRequest) -> SubResponse:
         if req.method != "GET" or req.service_worker_script:
@@ -181,6 +185,11 @@ class _SubFetcher:
         given = self._raw_bytes(first) if first is not None else None
         if first is not None and given is not None:
             return self._from_raw(first, req, given)
+        with self._lock:
+            if id(req) in self._unsent:
+                self._unsent.discard(id(req))
+                if self._sealed:  # sealed before it was answered from the raw read: receipted unsent, never sent now
+                    return SubResponse(None, fail=FAIL_BLOCKED)
         pol = replace(self.policy, hard_cap=max(1, min(self.policy.hard_cap, req.max_bytes)),
                       total_timeout=max(0.5, min(self.policy.total_timeout, req.time_left)))
         accept = req.accept if req.accept and req.accept.isascii() and len(req.accept) < 300 else None
@@ -212,6 +221,8 @@ class _SubFetcher:
             return None
         with self._lock:
             first, self._first = self._first, None
+            if first is not None:  # until it is answered or sent, a seal says it was not sent
+                self._unsent.add(id(req))
         return first if first is not None and first.answers(req) else None
 
     def _raw_bytes(self, first: RawDocument) -> bytes | None:
