@@ -46,7 +46,7 @@ from g6.adapters.net.redact import redact_text
 from g6.adapters.net.urls import URLError, normalise_url, redact_url
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
-from g6.errors import FetchInputError
+from g6.errors import FetchInputError, G6Error
 from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
 from g6.fetch.shell import shell_verdict
 from g6.home import EvidenceHome
@@ -65,6 +65,8 @@ TEXT_UTF8 = "text/plain; charset=utf-8"
 # The capture receipt lists every sub-resource receipt: past this many it would not fit one log entry.
 MAX_REQUESTS_LIMIT = 400
 _FAIL = {Outcome.UNREACHABLE: FAIL_UNREACHABLE}
+UNSENT_CUT = ("the capture ended before this request was answered from the raw read's bytes: nothing was sent, "
+              "nothing given to the page")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,7 @@ class _SubFetcher:
         self.receipts: list[Receipt] = []
         self._lock = threading.Lock()
         self._pending: dict[int, SubRequest] = {}  # requests handed to the checked client and not yet answered
+        self._unsent: set[int] = set()  # of those, the one being answered from the raw read: nothing sent (yet)
         self._sealed = False
         # the raw read the page's first top-frame request may be answered from (RawDocument); used once at most
         self._first = first if first is not None and first.usable else None
@@ -146,14 +149,14 @@ class _SubFetcher:
     def seal(self) -> tuple[Receipt, ...]:
         """The capture is over: every request the page made, in the order receipted. One still being read (the capture
         stopped early: a limit, the deadline, a crash) is receipted now, ``unreachable`` (``capture_ended``): it
-        was sent and its answer is not kept. Nothing is handed to the checked client from now on, and a read that
-        ends later is dropped."""
+        was sent and its answer is not kept (or, for the one being answered from the raw read, nothing was sent).
+        Nothing is handed to the checked client from now on, and a read that ends later is dropped."""
         with self._lock:
             self._sealed = True
-            pending, self._pending = list(self._pending.values()), {}
+            pending, self._pending = [(r, id(r) in self._unsent) for r in self._pending.values()], {}
         cut = [self._receipt(FetchResponse(req.url, Outcome.UNREACHABLE, reason="capture_ended", detail={
-            "message": "the capture ended while this request was being read: it was sent, its answer is not kept"}),
-            req) for req in pending]
+            "message": UNSENT_CUT if unsent else "the capture ended while this request was being read: it was sent, "
+                                                 "its answer is not kept"}), req) for req, unsent in pending]
         with self._lock:
             self.receipts.extend(cut)
             return tuple(self.receipts)
@@ -169,6 +172,7 @@ class _SubFetcher:
         finally:
             with self._lock:
                 self._pending.pop(key, None)
+                self._unsent.discard(key)
 
     def _answer(self, req: SubRequest) -> SubResponse:
         if req.method != "GET" or req.service_worker_script:
@@ -178,8 +182,14 @@ class _SubFetcher:
             refused = FetchResponse(req.url, Outcome.REFUSED, reason=why, detail={"message": message})
             return SubResponse(self._receipted(refused, req), fail=FAIL_REFUSED)
         first = self._take_first(req)
-        if first is not None:
-            return self._from_raw(first, req)
+        given = self._raw_bytes(first) if first is not None else None
+        if first is not None and given is not None:
+            return self._from_raw(first, req, given)
+        with self._lock:
+            if id(req) in self._unsent:
+                self._unsent.discard(id(req))
+                if self._sealed:  # sealed before it was answered from the raw read: receipted unsent, never sent now
+                    return SubResponse(None, fail=FAIL_BLOCKED)
         pol = replace(self.policy, hard_cap=max(1, min(self.policy.hard_cap, req.max_bytes)),
                       total_timeout=max(0.5, min(self.policy.total_timeout, req.time_left)))
         accept = req.accept if req.accept and req.accept.isascii() and len(req.accept) < 300 else None
@@ -211,14 +221,27 @@ class _SubFetcher:
             return None
         with self._lock:
             first, self._first = self._first, None
+            if first is not None:  # until it is answered or sent, a seal says it was not sent
+                self._unsent.add(id(req))
         return first if first is not None and first.answers(req) else None
 
-    def _from_raw(self, first: RawDocument, req: SubRequest) -> SubResponse:
+    def _raw_bytes(self, first: RawDocument) -> bytes | None:
+        """The raw read's body as its receipt names it (hashed: ``read_as``), or None when the store no longer holds
+        those bytes (changed, garbled or gone since the raw read): the page is then read again, not given other
+        bytes under the raw read's digests, and no receipt says it was answered from them."""
+        if first.receipt.content is None:
+            return None
+        try:
+            return self.store.read_as(first.receipt.content)
+        except (G6Error, OSError):
+            return None
+
+    def _from_raw(self, first: RawDocument, req: SubRequest, body: bytes) -> SubResponse:
         resp = first.response
         sub = self._receipted(resp, req, first.receipt)
-        if sub is None or resp.body is None:
+        if sub is None:
             return SubResponse(None, fail=FAIL_BLOCKED)
-        return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=self.store.read(resp.body.blake3))
+        return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=body)
 
 
 @dataclass(frozen=True, slots=True)
