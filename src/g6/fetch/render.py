@@ -65,6 +65,7 @@ TEXT_UTF8 = "text/plain; charset=utf-8"
 # The capture receipt lists every sub-resource receipt: past this many it would not fit one log entry.
 MAX_REQUESTS_LIMIT = 400
 _FAIL = {Outcome.UNREACHABLE: FAIL_UNREACHABLE}
+_NOT_WHOLE = (204, 205, 206)  # a 2xx whose body is not a whole page: none, or part of one (a range)
 UNSENT_CUT = ("the capture ended before this request was answered from the raw read's bytes: nothing was sent, "
               "nothing given to the page")
 
@@ -75,7 +76,8 @@ class RawDocument:
     is answered with these bytes, read through every check a moment before, instead of reading them a second time.
     Its receipt in the capture is a receipt of its own (``links.capture``, and ``links.answered_from`` the raw
     read's), made at no new request, carrying the raw read's time, hops and body. Only a whole answer is given this
-    way (``usable``): a 2xx with no redirect, not cut, no content coding left on, its headers kept for a browser."""
+    way (``usable``): a 2xx with no redirect, not cut, no content coding left on, its headers kept for a browser;
+    not a 206 (part of a body) nor a 204 or 205 (none)."""
 
     url: str  # the URL the raw read asked for, as given (the browser's request for it is matched after normalising)
     receipt: Receipt
@@ -84,8 +86,9 @@ class RawDocument:
     @property
     def usable(self) -> bool:
         r = self.response
-        return (r.outcome is Outcome.OK and r.status is not None and 200 <= r.status < 300 and len(r.hops) <= 1
-                and r.body is not None and not r.truncated and "content_encoding" not in r.detail
+        return (r.outcome is Outcome.OK and r.status is not None and 200 <= r.status < 300
+                and r.status not in _NOT_WHOLE and len(r.hops) <= 1 and r.body is not None and not r.truncated
+                and "content_encoding" not in r.detail
                 and not self.receipt.truncated and self.receipt.content is not None)
 
     def answers(self, req: SubRequest) -> bool:
@@ -132,7 +135,7 @@ class _SubFetcher:
         r = receipt_from_response(resp, kind="fetch", source="web", request=request,
                                   links={"capture": self.capture_id, "answered_from": raw.receipt_id},
                                   detail={"message": "answered with the bytes of the raw read it links to "
-                                                     "(answered_from), made just before: not read again"})
+                                                     "(answered_from), made before the render: not read again"})
         return replace(r, fetched_at=raw.fetched_at)  # when these bytes were read
 
     def _receipted(self, resp: FetchResponse, req: SubRequest, raw: Receipt | None = None) -> _Sub | None:
