@@ -85,16 +85,16 @@ def _normalising(pages: list[bytes]) -> None:
     texts = [extract_html(p, "https://example.org/", "text/html; charset=utf-8").visible for p in pages]
     typographic = [t.replace("'", "\u2019").replace("; a", "; \u201ca").replace(", and", "\u201d, and")
                    for t in texts]
-    for label, batch in (("typographic quotes", typographic),):
-        ours: list[float] = []
-        ref: list[float] = []
-        for r in range(3):  # interleaved, the order alternating; CPU time
-            for by_words in ((True, False) if r % 2 == 0 else (False, True)):
-                fn = normalised.__wrapped__ if by_words else _whole_normalised
-                c = time.process_time()
-                for t in batch:
-                    fn(t)
-                (ours if by_words else ref).append(time.process_time() - c)
-        size = sum(map(len, batch)) // len(batch) // 1024
-        line_by_rounds(f"page text normalised, {len(batch)} texts of {size} KiB, {label}", len(batch), ours, ref,
-                       "texts/CPU s", "the reference: the whole-text way (NFKC pieces, character by character)")
+    ours: list[float] = []
+    ref: list[float] = []
+    for r in range(3):  # interleaved, the order alternating; CPU time
+        for by_words in ((True, False) if r % 2 == 0 else (False, True)):
+            fn = normalised.__wrapped__ if by_words else _whole_normalised
+            c = time.process_time()
+            for t in typographic:
+                fn(t)
+            (ours if by_words else ref).append(time.process_time() - c)
+    size = sum(map(len, typographic)) // len(typographic) // 1024
+    line_by_rounds(f"page text normalised, {len(typographic)} texts of {size} KiB, typographic quotes",
+                   len(typographic), ours, ref, "texts/CPU s",
+                   "the reference: the whole-text way (NFKC pieces, character by character)")

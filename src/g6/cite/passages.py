@@ -169,6 +169,16 @@ def _normalised_by_words(text: str) -> Normalised | None:
     size = 0
     pending: tuple[int, int] | None = None  # the whitespace a space will stand for, once a word follows
 
+    def constant(ch: str, a: int, b: int) -> None:
+        """One character that came from raw ``[a, b)``: a piece's, or a space standing for whitespace."""
+        nonlocal size
+        at.append(size)
+        ra.append(a)
+        rb.append(b)
+        linear.append(False)
+        out.append(ch)
+        size += 1
+
     def ascii_stretch(lo: int, hi: int) -> None:
         nonlocal size, pending
         spans = [m.span() for m in _TOKEN.finditer(text, lo, hi)]
@@ -180,12 +190,7 @@ def _normalised_by_words(text: str) -> Normalised | None:
         if spans[0][0] > lo and size and pending is None:
             pending = (lo, lo + 1)
         if pending is not None:
-            at.append(size)
-            ra.append(pending[0])
-            rb.append(pending[1])
-            linear.append(False)
-            out.append(" ")
-            size += 1
+            constant(" ", *pending)
             pending = None
         # each word but the last with the space after it, which stands for the first whitespace character after
         # the word: raw ``end`` of a word is that character, so one linear run covers the word and its space
@@ -200,10 +205,6 @@ def _normalised_by_words(text: str) -> Normalised | None:
         if spans[-1][1] < hi:
             pending = (spans[-1][1], spans[-1][1] + 1)
 
-    if text.isascii():
-        ascii_stretch(0, len(text))
-        return Normalised("".join(out), _RunOffsets(at, ra, rb, linear, size, False),
-                          _RunOffsets(at, ra, rb, linear, size, True))
     pos, n = 0, len(text)
     while (m := _PAST_ASCII.search(text, pos)) is not None:
         a = b = m.start()
@@ -227,22 +228,12 @@ def _normalised_by_words(text: str) -> Normalised | None:
                         pending = (pa, pb)
                     continue
                 if pending is not None:
-                    at.append(size)
-                    ra.append(pending[0])
-                    rb.append(pending[1])
-                    linear.append(False)
-                    out.append(" ")
-                    size += 1
+                    constant(" ", *pending)
                     pending = None
-                at.append(size)
-                ra.append(pa)
-                rb.append(pb)
-                linear.append(False)
-                out.append(c)
-                size += 1
+                constant(c, pa, pb)
     if pos < n:
         ascii_stretch(pos, n)
-    if "".join(made) != unicodedata.normalize("NFKC", text):
+    if not text.isascii() and "".join(made) != unicodedata.normalize("NFKC", text):
         return None
     return Normalised("".join(out), _RunOffsets(at, ra, rb, linear, size, False),
                       _RunOffsets(at, ra, rb, linear, size, True))

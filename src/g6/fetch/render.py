@@ -129,14 +129,14 @@ class _SubFetcher:
     def _receipt(self, resp: FetchResponse, req: SubRequest, raw: Receipt | None = None) -> Receipt:
         request = {"url": redact_text(req.url, self.secrets), "method": req.method[:16],
                    "resource_type": req.resource_type[:40]}
-        if raw is None:
-            return receipt_from_response(resp, kind="fetch", source="web", request=request,
-                                         links={"capture": self.capture_id})
-        r = receipt_from_response(resp, kind="fetch", source="web", request=request,
-                                  links={"capture": self.capture_id, "answered_from": raw.receipt_id},
-                                  detail={"message": "answered with the bytes of the raw read it links to "
-                                                     "(answered_from), made before the render: not read again"})
-        return replace(r, fetched_at=raw.fetched_at)  # when these bytes were read
+        links: dict[str, Any] = {"capture": self.capture_id}
+        detail = None
+        if raw is not None:
+            links["answered_from"] = raw.receipt_id
+            detail = {"message": "answered with the bytes of the raw read it links to (answered_from), made before "
+                                 "the render: not read again"}
+        r = receipt_from_response(resp, kind="fetch", source="web", request=request, links=links, detail=detail)
+        return r if raw is None else replace(r, fetched_at=raw.fetched_at)  # when these bytes were read
 
     def _receipted(self, resp: FetchResponse, req: SubRequest, raw: Receipt | None = None) -> _Sub | None:
         """The request's receipt, kept for the capture; None once the capture is sealed (it was receipted then)."""
