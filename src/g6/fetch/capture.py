@@ -224,20 +224,28 @@ class PreparedFetch:
         )
 
 
+# How a fetched page is read: (response, store, URL, extract mode, the wall check's reader) -> its outcome and
+# documents. ``read_page`` and ``page_outcome`` are two; a caller may give its own that decides as one of them does.
+PageReading = Callable[[FetchResponse, BlobBackend, str, str, TreeReader | None], PageRead]
+
+
 def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extract: str = "text",
                   policy: FetchPolicy | None = None, links: Mapping[str, Any] | None = None,
-                  kind: str = "fetch", documents: bool = True, pass_headers: tuple[str, ...] = ()) -> PreparedFetch:
+                  kind: str = "fetch", documents: bool = True, pass_headers: tuple[str, ...] = (),
+                  reading: PageReading | None = None) -> PreparedFetch:
     """Fetch a page through every check, keep its bytes in ``store``, read it, and make its receipt
     (unsigned): ``fetch`` without the append, for a caller that appends receipts in groups
     (``g6.fetch.batch``). ``documents=False`` (a caller that does not show the page's text)
     decides the outcome without reading the main text (``page_outcome``). ``pass_headers``: the response headers
-    the read hands back (never receipted), for a browser that may be given these bytes (``--render auto``)."""
+    the read hands back (never receipted), for a browser that may be given these bytes (``--render auto``).
+    ``reading``: how the page is read, in place of those two (it must give the outcome ``page_outcome`` gives; a
+    caller that reads the page's texts anyway decides it from them, ``g6.report.fetching``)."""
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {EXTRACT_MODES}")
     kept = _ReadBack(store)
     resp = client.fetch(url, kept, source="web", policy=policy, pass_headers=pass_headers)  # type: ignore[arg-type]
     seen = wall_check(resp)  # shown the tree the page's text is read from: the page is parsed once
-    read = read_page if documents else page_outcome
+    read = reading or (read_page if documents else page_outcome)
     page = read(resp, kept, url, extract, seen)  # type: ignore[arg-type]
     resp = page.response  # already through the redaction path (the client's)
     wall = interstitial_of(resp, kept, page.outcome, seen)  # type: ignore[arg-type]

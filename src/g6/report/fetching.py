@@ -19,9 +19,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from g6.adapters.html.page import MAX_EXTRACT_BYTES
+from g6.adapters.html.page import MAX_EXTRACT_BYTES, PageRead
+from g6.adapters.html.text import TreeReader
+from g6.adapters.net.checked_client import FetchResponse
+from g6.adapters.outcomes import Outcome
+from g6.cite.page_text import PageTexts, read_texts
 from g6.fetch.batch import usable_processes
-from g6.fetch.capture import prepare_fetch
+from g6.fetch.capture import page_outcome, prepare_fetch
 from g6.fetch.host_pool import fork_workers, host_of, per_host_groups
 from g6.ledger.receipts import Receipt
 from g6.report.evidence import ok_read
@@ -38,6 +42,41 @@ class Page:
     url: str
     items: list[tuple[int, ReportCitation]] = field(default_factory=list)  # (place, the citation)
     searched: dict[int, str] = field(default_factory=dict)  # place -> the search receipt that led here
+
+
+class _ReadWithTexts:
+    """``page_outcome`` for a page whose cited texts the check reads anyway (``read_texts``, as ``body_texts``
+    does): the page parsed once, not once for its outcome and again for its texts, and the texts kept for the
+    verdicts. The cited reading drops more of a page than ``page_outcome``'s (fallback content, closed
+    ``<details>``, what CSS may hide), never less, so visible words in its text are visible words for
+    ``page_outcome`` too: an HTML page with them is ``ok`` as ``page_outcome`` says; any other page goes through
+    ``page_outcome`` itself. Both show the wall check the same tree (as parsed, then stripped), and it judges the
+    first it is shown."""
+
+    HTML = ("text/html", "application/xhtml+xml")
+
+    def __init__(self) -> None:
+        self.texts: PageTexts | None = None
+        self.source: tuple[str, str | None] | None = None  # the URL and content type the texts were read with
+
+    def __call__(self, resp: FetchResponse, store: Any, url: str, extract: str,
+                 reader: TreeReader | None) -> PageRead:
+        if resp.outcome is Outcome.OK and resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:
+            source = (resp.final_url or url, resp.content_type)
+            try:
+                self.texts, self.source = read_texts(store.read(resp.body.blake3), *source, reader), source
+            except (RecursionError, ValueError):
+                return page_outcome(resp, store, url, extract, reader)  # and the verdicts read it as before
+            if self.texts.outcome is Outcome.OK and self.texts.media_type in self.HTML \
+                    and (self.texts.visible or "").strip():
+                return PageRead(resp, Outcome.OK, "", ())
+        return page_outcome(resp, store, url, extract, reader)
+
+    def texts_of(self, r: Receipt, body: bytes) -> PageTexts:
+        """``body_texts(r, body)``: the texts read already when they were read with what ``r`` records."""
+        if self.texts is not None and self.source == texts_source(r) and len(body) <= MAX_EXTRACT_BYTES:
+            return self.texts
+        return body_texts(r, body)
 
 
 MAX_GROUP = 256  # pages whose receipts go in one transaction at most
@@ -127,7 +166,8 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
     # the number crosses the pipe (not the page and its citations)
     def work(k: int) -> tuple[Receipt, list[Verdict] | None, Any]:
         page = listed[k]
-        prepared = prepare_fetch(store, client, page.url, documents=False)
+        reading = _ReadWithTexts()
+        prepared = prepare_fetch(store, client, page.url, documents=False, reading=reading)
         r = prepared.receipt
         body, row = None, None
         if ok_read(r):
@@ -135,7 +175,7 @@ def fetch_pages(chk: Any, pages: dict[str, Page], workers: int, processes: int) 
             body = held if held is not None else store.read(str((r.content or {})["blake3"]))
             if is_pdf(r, body):
                 return r, None, None  # converted in the calling process, which appends the conversion's receipt
-        texts = body_texts(r, body) if body is not None else None
+        texts = reading.texts_of(r, body) if body is not None else None
         if texts is not None and key is not None and body is not None and len(body) <= MAX_EXTRACT_BYTES:
             row = encode(key, str((r.content or {})["blake3"]), *texts_source(r), texts)  # kept for the next run
         return r, [judge(c.quote, c.claim, r, "fetched", texts, context=(c.prefix, c.suffix))
