@@ -148,3 +148,33 @@ def test_what_the_raw_read_cannot_stand_for(raw_shell: tuple[RawDocument, Counte
     assert first.usable
     changed = RawDocument(first.url, first.receipt, replace(first.response, **change))
     assert changed.usable is (change == {"status": 203})  # a 2xx with a body is whole (206 is a part); the rest not
+
+
+def test_a_page_given_with_non_ascii_or_userinfo_is_the_page_the_browser_asks_for(
+        home: EvidenceHome, client: CheckedClient, site: Site) -> None:
+    """The browser asks for a page in the form a request goes out in (non-ASCII and spaces percent-encoded, no
+    userinfo), as the raw read asked for it: matched (before, read a second time)."""
+    s, seen = counted_site(site, {"/%C3%A9t%C3%A9": Reply(body=SHELL), "/a%20b": Reply(body=SHELL)})
+    for given, asked, path in ((s.url("/été"), s.url("/%C3%A9t%C3%A9"), "/%C3%A9t%C3%A9"),
+                               (s.url("/a b"), s.url("/a%20b"), "/a%20b"),
+                               (s.url("/a b").replace("http://", "http://reader:pw@"), s.url("/a%20b"), "/a%20b")):
+        raw = prepare_fetch(home.store, client, given, pass_headers=RENDER_HEADERS)
+        assert raw.receipt.http_status == 200, (given, raw.receipt.detail)  # a shell: "empty" read raw
+        first = RawDocument(given, raw.receipt, raw.page.response)
+        before = seen[path]
+        assert first.usable and first.answers(request(asked)), given
+        fetcher = _SubFetcher(home.store, client, client.policy, new_receipt_id(), (), first)
+        assert fetcher(request(asked)).body == SHELL and seen[path] == before  # nothing sent
+    # and what differs on the wire is another page: an encoded slash, a case in the path, an unreserved escape
+    first = RawDocument(s.url("/a b"), raw.receipt, raw.page.response)
+    for other in ("/a%2Fb", "/A%20b", "/a%20B", "/%61%20b"):
+        assert not first.answers(request(s.url(other))), other
+
+
+def test_a_shell_at_a_non_ascii_path_is_read_once(home: EvidenceHome, client: CheckedClient,
+                                                  pool: BrowserPool, site: Site) -> None:
+    s, seen = counted_site(site, {"/%C3%A9t%C3%A9": Reply(body=SHELL)})
+    raw, *subs, capture = rendered(home, client, pool, s.url("/été"))
+    assert seen["/%C3%A9t%C3%A9"] == 1, seen  # before: 2
+    assert subs[0].links.get("answered_from") == raw.receipt_id
+    assert capture.outcome == "ok" and WORDS in home.store.read_as(capture.capture["text"]).decode()

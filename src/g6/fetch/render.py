@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import httpx
+
 from g6.adapters.browser import (
     FAIL_BLOCKED,
     FAIL_REFUSED,
@@ -98,9 +100,16 @@ class RawDocument:
         if self.response.body is None or self.response.body.size > req.max_bytes:
             return False
         try:
-            return normalise_url(req.url) == normalise_url(self.url)
-        except (URLError, ValueError, UnicodeError, TypeError):
+            return _as_sent(req.url) == _as_sent(self.url)
+        except (URLError, ValueError, UnicodeError, TypeError, httpx.InvalidURL):
             return False
+
+
+def _as_sent(url: str) -> str:
+    """``url`` normalised, in the form a request for it goes out in (the checked client sends ``httpx.URL`` of the
+    normalised URL: non-ASCII and spaces percent-encoded, the host in IDNA; never a userinfo), which is the form the
+    browser asks for it in: a page given with ``/é`` or ``user@`` is still the page the browser asks for."""
+    return normalise_url(str(httpx.URL(normalise_url(url).url))).url
 
 
 @dataclass(frozen=True, slots=True)
