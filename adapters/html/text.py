@@ -47,6 +47,7 @@ from urllib.parse import urljoin
 
 import trafilatura
 import trafilatura.external
+import trafilatura.settings
 from lxml import etree
 from lxml import html as lxml_html
 
@@ -414,13 +415,28 @@ def _stoplist_once() -> tuple[str]:
 trafilatura.external.jt_stoplist_init = _stoplist_once
 
 
+# trafilatura's options for the main text, as ``trafilatura.extract(url=…, favor_recall=True, include_comments=False,
+# include_tables=True, deduplicate=False)`` builds them, built once: building them reads seven settings through
+# ConfigParser, a fifth of a small page's extraction. trafilatura takes a shared Extractor (it copies one before
+# changing it); each page gets a copy with its URL (``_main_options``; tests/adapters/test_main_options.py holds the
+# copy equal to the one extract builds, slot by slot).
+_MAIN_OPTIONS = trafilatura.settings.Extractor(recall=True, comments=False, tables=True, dedup=False)
+
+
+def _main_options(url: str | None) -> trafilatura.settings.Extractor:
+    options = copy.copy(_MAIN_OPTIONS)
+    options.url = url
+    source = url or None  # as Extractor(url=url) sets it
+    options.source = source and source.encode("utf-8", "replace").decode("utf-8")
+    return options
+
+
 def main_text(root: lxml_html.HtmlElement, url: str | None) -> str | None:
     """trafilatura's main content of a tree ``strip_unseen`` has been through (``noscript`` read as
     text), or None where it finds none or fails. It prunes ``root`` in place: pass a copy to keep it."""
     _noscript_as_text(root)
     try:
-        main = trafilatura.extract(root, url=url, favor_recall=True, include_comments=False, include_tables=True,
-                                   deduplicate=False)
+        main = trafilatura.extract(root, options=_main_options(url))
     except (RecursionError, ValueError, TypeError, AttributeError):
         return None  # trafilatura's own failure
     return _tidy(main) if main and main.strip() else None
