@@ -10,6 +10,7 @@ ids refused; the fragment dropped (it is never sent).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -137,6 +138,24 @@ def _split(url: str) -> SplitResult:
 
 
 def normalise_url(url: str) -> NormalizedURL:
+    """``url`` checked and normalised (scheme and host lowered, IDNA, default port, userinfo dropped, no fragment), or
+    ``URLError``. A fetch normalises its URL several times (the request, its hops, the receipt): a string's answer is
+    kept (it depends on nothing else; a refusal is not kept; only a string, and one of a URL's usual length, so the
+    cache stays small whatever a report holds)."""
+    if type(url) is str and len(url) <= _KEPT_LENGTH:
+        return _normalise_str(url)
+    return _normalise(url)
+
+
+_KEPT_LENGTH = 2048  # characters of a URL whose normal form is kept; 4,096 of them at most
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalise_str(url: str) -> NormalizedURL:
+    return _normalise(url)
+
+
+def _normalise(url: str) -> NormalizedURL:
     parts = _split(url)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS:

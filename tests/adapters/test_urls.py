@@ -125,3 +125,23 @@ def test_fuzz_url_shaped_inputs(url: str) -> None:
     if n.ip:
         check_address(n.ip)  # always gives a verdict
     assert normalise_url(n.url) == n
+
+
+def test_a_normal_form_is_kept_for_a_string_and_never_for_a_refusal_or_another_type() -> None:
+    """``normalise_url`` keeps a string's answer (a fetch asks several times): the same answer, a refusal raised
+    every time, a value that is not a string refused as before, a very long URL not kept."""
+    from g6.adapters.net import urls
+
+    urls._normalise_str.cache_clear()
+    a = urls.normalise_url("HTTP://Example.COM:80/a?b#c")
+    assert urls.normalise_url("HTTP://Example.COM:80/a?b#c") is a and a.url == "http://example.com/a?b"
+    for _ in range(2):
+        with pytest.raises(urls.URLError):
+            urls.normalise_url("ftp://example.com/")
+    for bad in (None, 42, ["http://e.com/"], {"u": 1}):
+        with pytest.raises(urls.URLError):
+            urls.normalise_url(bad)  # type: ignore[arg-type]
+    long = "http://example.com/" + "a" * 5000
+    before = urls._normalise_str.cache_info().currsize
+    assert urls.normalise_url(long).url == long
+    assert urls._normalise_str.cache_info().currsize == before

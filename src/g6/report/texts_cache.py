@@ -192,6 +192,10 @@ def forget(root: Path, blake3: str) -> int:
 def open_cache(home: Any) -> TextsCache | None:
     """The cache of ``home`` (a home without a signing key has none: its rows could not be checked)."""
     try:
-        return TextsCache(home.root, mac_key(home.signing_key()))
+        cache = TextsCache(home.root, mac_key(home.signing_key()))
     except Exception:  # noqa: BLE001 - no key, an unreadable key: no cache, the texts are extracted
         return None
+    # known now, in the process that opens the cache: the workers forked after inherit it, and a worker's threads do
+    # not each read every distribution's metadata at their first page (functools.cache does not hold them back)
+    extractor()
+    return cache
