@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from g6.adapters.html.page import MAX_EXTRACT_BYTES, PageRead
-from g6.adapters.html.text import TreeReader
+from g6.adapters.html.text import TreeReader, visible_text
 from g6.adapters.net.checked_client import FetchResponse
 from g6.adapters.outcomes import Outcome
 from g6.cite.page_text import PageTexts, read_texts
@@ -47,28 +47,43 @@ class Page:
 class _ReadWithTexts:
     """``page_outcome`` for a page whose cited texts the check reads anyway (``read_texts``, as ``body_texts``
     does): the page parsed once, not once for its outcome and again for its texts, and the texts kept for the
-    verdicts. The cited reading drops more of a page than ``page_outcome``'s (fallback content, closed
-    ``<details>``, what CSS may hide), never less, so visible words in its text are visible words for
-    ``page_outcome`` too: an HTML page with them is ``ok`` as ``page_outcome`` says; any other page goes through
-    ``page_outcome`` itself. Both show the wall check the same tree (as parsed, then stripped), and it judges the
-    first it is shown."""
-
-    HTML = ("text/html", "application/xhtml+xml")
+    verdicts. It is ``read_texts``'s ``TreeReader`` (passing the tree on to the wall check's reader): shown the tree
+    as ``page_outcome`` reads it (as parsed, then stripped, the title out), before the cited reading drops more of
+    it, it asks ``page_outcome``'s own question of it, visible words; with them the page is ``ok`` as
+    ``page_outcome`` says, else (or when the cited reading fails) ``page_outcome`` decides. The cited texts are not
+    asked: they are not a part of that tree (a closed ``<details>``, fallback or CSS-undecided ``<body>`` dropped,
+    visible_text reads the whole document, the head's text too; with no visible words, ``visible`` is trafilatura's
+    main text, which may find words in a tree with less in it and none in ``page_outcome``'s). The wall check judges
+    the first tree it is shown."""
 
     def __init__(self) -> None:
         self.texts: PageTexts | None = None
         self.source: tuple[str, str | None] | None = None  # the URL and content type the texts were read with
+        self._reader: TreeReader | None = None
+        self._words = False  # visible words in the tree as page_outcome reads it
+
+    def parsed(self, root: Any, body: bytes) -> None:
+        if self._reader is not None:
+            self._reader.parsed(root, body)
+
+    def stripped(self, root: Any) -> None:
+        if self._reader is not None:
+            self._reader.stripped(root)
+        self._words = bool(visible_text(root).strip())
 
     def __call__(self, resp: FetchResponse, store: Any, url: str, extract: str,
                  reader: TreeReader | None) -> PageRead:
         if resp.outcome is Outcome.OK and resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:
             source = (resp.final_url or url, resp.content_type)
+            self._reader, self._words = reader, False
             try:
-                self.texts, self.source = read_texts(store.read(resp.body.blake3), *source, reader), source
-            except (RecursionError, ValueError):
+                self.texts, self.source = read_texts(store.read(resp.body.blake3), *source, self), source
+            except Exception:  # the cited reading's failure is not page_outcome's: it decides
+                self.texts, self.source = None, None
                 return page_outcome(resp, store, url, extract, reader)  # and the verdicts read it as before
-            if self.texts.outcome is Outcome.OK and self.texts.media_type in self.HTML \
-                    and (self.texts.visible or "").strip():
+            finally:
+                self._reader = None
+            if self._words:
                 return PageRead(resp, Outcome.OK, "", ())
         return page_outcome(resp, store, url, extract, reader)
 
