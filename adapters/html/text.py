@@ -272,7 +272,7 @@ def _drop_uncited(root: lxml_html.HtmlElement, undecided: _Undecided, unread: di
     ``TreeReader`` has seen the tree."""
     doomed = [(el, *NEVER_RENDERED[el.tag.lower()]) for el in root.iter(*FALLBACKS) if isinstance(el.tag, str)]
     doomed += [(el, CSS_UNDECIDED, f"where the page's CSS may hide it and g6 cannot tell from its bytes ({how})")
-               for el, how in undecided if any(a is root for a in el.iterancestors())]
+               for el, how in undecided if el is root or any(a is root for a in el.iterancestors())]
     hidden = list(_remove(doomed, unread))
     for d in list(root.iter("details")):
         if d.get("open") is None and any(a is root for a in d.iterancestors()):
@@ -302,8 +302,8 @@ def _remove(doomed: list[tuple[etree._Element, str, str]], unread: dict[str, int
     removed: set[int] = set()
     hidden: list[HiddenText] = []
     for el, reason, how in doomed:
-        if any(id(a) in removed for a in el.iterancestors()):
-            continue  # already gone with an ancestor
+        if id(el) in removed or any(id(a) in removed for a in el.iterancestors()):
+            continue  # already gone, doomed twice (a fallback the CSS may hide too), or with an ancestor
         removed.add(id(el))
         content = (el.text_content() if hasattr(el, "text_content") else "") or ""
         unread["elements"] += 1
@@ -319,7 +319,16 @@ _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def _drop(el: etree._Element) -> None:
-    """Remove ``el`` but keep its tail text (lxml refuses to join text holding control characters)."""
+    """Remove ``el`` but keep its tail text (lxml refuses to join text holding control characters). The root and
+    the body (``<html hidden>``, ``body {display: none}``: a page that shows nothing) stay, emptied: a tree keeps
+    its root, and without a body ``visible_text`` would read the whole document, the head's words too."""
+    if el.getparent() is None or el.tag == "body":
+        for child in list(el):
+            el.remove(child)  # with its tail
+        el.text = None
+        if el.getparent() is not None:
+            el.tail = None  # text after </body> is the body's to a browser
+        return
     try:
         el.drop_tree()
         return

@@ -82,10 +82,8 @@ def test_a_failing_cited_reading_leaves_the_outcome_to_page_outcome() -> None:
     _same(b"<style>@container (max-width: 30em) { * { display: none } }</style><noscript>", "text/html")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="pre-existing, g6.adapters.html.text._drop_uncited: a "
-                   "noscript the CSS may hide is doomed twice (fallback and undecided) and dropped twice; _remove "
-                   "should skip an element already removed (id(el) in removed)")
 def test_the_cited_reading_of_an_undecided_noscript() -> None:
+    """A noscript the CSS may hide is doomed twice (fallback content, CSS-undecided): dropped once (it raised)."""
     read_texts(b"<style>@container (max-width: 30em) { * { display: none } }</style><noscript>", URL, "text/html")
 
 
