@@ -10,11 +10,11 @@
 | inside it: g6.adapters.net | g6.adapters.outcomes (the vocabulary every part shares) |
 | inside it: g6.adapters.html, g6.adapters.sources | outcomes, untrusted, net (never each other) |
 | inside it: g6.adapters.browser | nothing else of g6.adapters |
-| g6.home, g6.config, g6.runs | the above |
+| g6.home, g6.config, g6.runs, g6.files | the above |
 | g6.fetch < g6.cite < g6.prove < g6.report < g6.export | the above and the lower siblings |
 | g6.compat (the source documents' shapes) | any library module |
 | faces: g6.knowledge, g6.core, g6.capture, g6.elastic, MOVED | re-exports only, never imported by the library |
-| g6.cli, g6.mcp, g6.demo, g6.serve, g6.__main__ | anything |
+| g6.cli, g6.mcp, g6.demo, g6.serve, g6.__main__, g6.console | anything |
 
 Everything may import the root package ``g6`` (``__version__``, ``TOOL_NAME``). No two library modules
 import each other, directly or in a circle. Run ``python tests/test_import_rule.py`` to print every breach.
@@ -36,7 +36,7 @@ FOLDERS = {"store": "g6.store", "ledger": "g6.ledger", "adapters": "g6.adapters"
 # layer -> the layers (and single modules) it may import besides itself, from the bottom up
 LOWER = ["g6.errors", "g6.schemas", "g6.store", "g6.ledger", "g6.adapters", "HOME", "g6.fetch", "g6.cite",
          "g6.prove", "g6.report", "g6.export", "g6.compat"]
-HOME_TIER = ("g6.home", "g6.config", "g6.runs")
+HOME_TIER = ("g6.home", "g6.config", "g6.runs", "g6.files")
 ALLOWED: dict[str, tuple[str, ...]] = {
     "g6.errors": (),
     "g6.schemas": ("g6.errors",),
@@ -58,7 +58,7 @@ ALLOWED |= {part: ALLOWED["g6.adapters"] + inside for part, inside in {
 # the documented import paths of modules that moved (docs/layout.md, "Import paths kept"): re-exports, kept
 MOVED = ("g6.adapters.html_text", "g6.adapters.interstitial", "g6.ledger.policy", "g6.ledger.cosignature")
 FACES = ("g6.knowledge", "g6.core", "g6.capture", "g6.elastic", *MOVED)
-TOP = ("g6.cli", "g6.mcp", "g6.demo", "g6.serve", "g6.__main__")
+TOP = ("g6.cli", "g6.mcp", "g6.demo", "g6.serve", "g6.__main__", "g6.console")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

@@ -1,3 +1,3 @@
-from g6.cli import main
+from g6.console import main
 
 main()

@@ -114,7 +114,7 @@ def test_all_cited_is_exit_0_and_text_mode_lists_them(world: CiteWorld, tmp_path
 
 @pytest.mark.parametrize(("args", "says", "code"), [
     (["--annotation", "{md}"], "malformed JSON", 2),
-    (["--annotation", "{json}"], "not a annotation report: at target: missing", 2),
+    (["--annotation", "{json}"], "not an annotation report: at target: missing", 2),
     (["--annotation", "{hyp}", "--quote", "x"], "no --passage, --quote or --paper with it", 2),
     ([], "give RECEIPT_ID", 2),
     (["rcpt_00000000000000000000000000", "--annotation", "{hyp}"], "rcpt_00000000000000000000000000", 1),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from g6.errors import InputError
+from g6.files import as_made_by_the_person
 from g6.ledger.keys import SigningKey, VerifyKey
 from g6.ledger.receipts import (
     RepeatedKey,
@@ -181,5 +182,6 @@ def save_manifest(m: Manifest, path: str | os.PathLike[str]) -> None:
         json.dump(m.to_json(), f, indent=2, ensure_ascii=False)
         f.write("\n")
         f.flush()
+        as_made_by_the_person(f.fileno())  # mkstemp's 0600 would stay after the rename
         os.fsync(f.fileno())
     os.replace(tmp, p)

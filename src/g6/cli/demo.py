@@ -58,6 +58,8 @@ def demo_cmd(c: Ctx, as_json: bool, demo_home: str | None, serve: bool, port: in
     else:
         info(f"evidence home: {run.home}")
         info(f"fixture site:  {run.site} (loopback, allowed for the demo only)")
+        info("each read: ok when its outcome is the one the demo expects of that page (a page robots.txt forbids, "
+             "a missing page: a failed read, as expected), !! when not; the outcome, its code, bytes, receipt id")
         for path, want, r in run.results:
             mark = "ok " if r.outcome.value == want else "!! "
             click.echo(f"{mark}{path:<15} {r.outcome.value:<18} {r.code:<40} {r.byte_count:>6} B  {r.receipt_id}")

@@ -154,6 +154,9 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
         fail_on(e)
     pinned = _pinned(keys)
 
+    from g6.report.check import new_run_id
+
+    resumed_id, run_id = run_id, run_id or new_run_id()  # made here, so a stopped run can say how to resume it
     # the name and the judge's command as the result shows them: a byte that is not UTF-8 in a file name or an
     # argument (read as a lone surrogate) is written as its escape, so the result can be signed (RFC 8785)
     inputs = CheckInputs(report, _text(Path(report_path).name) if report_path != "-" else "-",
@@ -164,14 +167,22 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     policy = c.policy() if not (receipts_only or bundle_path) else None
     html = None
     with c.evidence(need_key=True) as ev:
+        if resumed_id is not None and not _run_on_file(ev, resumed_id):
+            # a mistyped id, or a run stopped before it decided anything: either way nothing is reused
+            info(f"g6: nothing is on file for run {resumed_id} in this home: every citation is decided now")
         with progress("checking", "citations") as bar:
             try:
                 result, run = run_check(ev, inputs, client=lambda: c.settings.client(policy), sources=c.sources(),
                                         progress=bar or _Tenths())
             except G6Error as e:
                 fail_on(e)
+            except KeyboardInterrupt:
+                # shown with -q too: without the id the reads made so far cannot be reused
+                click.echo(f"g6: stopped; to go on from here: g6 report check ... --run {run_id}", err=True)
+                raise
         if run.resumed:
-            info(f"g6: run {run.run_id}: {counted(run.resumed, 'citation')} were decided by an earlier run "
+            info(f"g6: run {run.run_id}: {counted(run.resumed, 'citation')} {'was' if run.resumed == 1 else 'were'} "
+                 "decided by an earlier run "
                  f"with this id; their pages were not read again, their verdicts were decided again "
                  f"from those receipts")
         if html_out is not None:
@@ -184,6 +195,15 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     else:
         _print_result(result)
     sys.exit(result["exit_code"])
+
+
+def _run_on_file(home: Any, run_id: str) -> bool:
+    from g6.report.runfile import run_state
+
+    try:
+        return run_state(home, run_id).path.exists()
+    except G6Error as e:
+        fail_on(e)
 
 
 def _pinned(keys: tuple[str, ...]) -> list[Any]:
@@ -250,25 +270,31 @@ def _write_outputs(result: dict[str, Any], protected: tuple[Path, ...], output: 
         info(f"report: {html_out}")
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` as a console line shows it: at most ``limit`` characters, an ellipsis where it was cut (a quote
+    shown cut without one reads as a shorter quote)."""
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
 def _print_result(result: dict[str, Any]) -> None:
     """A line per citation (its verdict and source), its reason, quote, first hint and judge under it, then the
     figures."""
     for cj in result["citations"]:
         label = f"[{cj['n']}]"
-        line = f"{label} {cj['verdict']:<{max(14, 23 - len(label))}} {cj['source'][:100]}"
+        line = f"{label} {cj['verdict']:<{max(14, 23 - len(label))}} {_cut(cj['source'], 100)}"
         found = cj.get("found")
         if found:
             line += f" ({found['text_source']} text {found['start']}-{found['end']}, {found['match']})"
         click.echo(shown(line))
         if cj.get("address"):
-            click.echo(shown(f"{'':<4}written as {cj['address'][:200]}"))
+            click.echo(shown(f"{'':<4}written as {_cut(cj['address'], 200)}"))
         if not found:
-            click.echo(shown(f"{'':<4}{cj['reason'][:300]}"))
+            click.echo(shown(f"{'':<4}{_cut(cj['reason'], 300)}"))
         if cj.get("quote"):
-            click.echo(shown(f"{'':<4}quote: \"{' '.join(cj['quote'].split())[:100]}\""))
+            click.echo(shown(f"{'':<4}quote: \"{_cut(' '.join(cj['quote'].split()), 100)}\""))
         hint = cj["hints"][0] if cj.get("hints") else None
         if hint is not None:
-            click.echo(shown(f"{'':<4}hint, not support ({hint['similarity']:.2f}): \"{hint['text'][:90]}\""))
+            click.echo(shown(f"{'':<4}hint, not support ({hint['similarity']:.2f}): \"{_cut(hint['text'], 90)}\""))
         if cj.get("judge"):
             j = cj["judge"]
             said = j["opinion"].get("label") if "opinion" in j else f"error {j['error']['code']}"

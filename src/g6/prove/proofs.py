@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from g6.errors import G6Error, ProofNotCovered
+from g6.files import as_made_by_the_person
 from g6.home import EvidenceHome
 from g6.ledger.keys import VerifyKey
 from g6.ledger.merkle import TreeView
@@ -133,6 +134,7 @@ def write_note(path: Path, note: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(note)
             f.flush()
+            as_made_by_the_person(f.fileno())  # mkstemp's 0600 would stay after the rename
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -408,6 +408,11 @@ def with_unusable(report: Report) -> tuple[Report, dict[int, UnusableCitation]]:
     return merged, {i: u for i, (_, _, _, u) in enumerate(rows) if u is not None}
 
 
+def new_run_id() -> str:
+    """A new run's id (a caller that shows it before the run ends makes it first: ``g6 report check``)."""
+    return "run_" + new_receipt_id().removeprefix("rcpt_")
+
+
 def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, client: CheckedClient | None = None,
                  run_id: str | None = None, documents: Mapping[int, str] | None = None, sources: Any = None,
                  workers: int = 8, processes: int = 1, state_dir: Path | None = None,
@@ -417,7 +422,7 @@ def check_report(home: EvidenceHome, ev: EvidenceSource, report: Report, *, clie
     evidence. ``documents`` maps ``document:N`` sources to a URL or a receipt id. Resumable by ``run_id``. The
     run's report holds every citation, the unusable ones in their places (:func:`with_unusable`).
     ``progress(decided, citations)`` as verdicts are decided."""
-    run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
+    run_id = run_id or new_run_id()
     state = run_state(home, run_id, state_dir)
     report, unusable = with_unusable(report)
     chk = _Check(home, ev, report, client, dict(documents or {}), sources, state, progress, unusable)

@@ -31,6 +31,10 @@ def decode(data: bytes, name: str) -> str:
     except UnicodeDecodeError as e:
         offset = skip + e.start
         byte = data[offset:offset + 1].hex()
+        if encoding == "utf-8" and data.startswith(b"PK\x03\x04"):
+            raise ReportEncodingError(
+                f"{name}: a zip archive, not a report: to check a report against a bundle's evidence, give the "
+                "report as REPORT and the bundle with --bundle ZIP --key KEY", offset) from None
         if encoding == "utf-8":
             raise ReportEncodingError(
                 f"{name}: not UTF-8: byte {offset:,} (0x{byte}) does not decode; save the report as UTF-8 (a Latin-1 "

@@ -45,7 +45,8 @@ FORMATS: tuple[str, ...] = ("openai-responses", "openai-chat", "anthropic", "gem
 
 def _checked(data: bytes, fmt: str | None, name: str) -> str:
     if fmt is not None and fmt not in FORMATS:
-        raise ReportFormatError(f"{name}: unknown format {fmt[:40]!r}; the formats are {', '.join(FORMATS)}", FORMATS)
+        raise ReportFormatError(f"{name}: unknown format {fmt[:40]!r}; the formats are {', '.join(FORMATS)}, and "
+                                "g6-report-model (the model's own JSON)", FORMATS)
     if len(data) > MAX_REPORT_BYTES:
         raise ReportTooLarge(f"{name}: {len(data):,} bytes, over the {MAX_REPORT_BYTES:,}-byte limit of a report")
     text = decode(data, name)

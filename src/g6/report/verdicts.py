@@ -261,8 +261,11 @@ def judge(quote: str | None, claim: str, r: Receipt, how: str, texts: PageTexts 
     why = read_failure(r.outcome, r.http_status)
     if why is not None:
         reason = str(r.detail.get("reason") or "")
+        said = r.detail.get("message")  # the client's words: which address, and the setting that allows loopback
+        if isinstance(said, str) and said.strip():
+            reason = f"{reason}: {said}" if reason else said
         return replace(base, verdict="source_failed", reason=f"the read failed ({why}"
-                       + (f": {reason[:200]}" if reason else "") + ")",
+                       + (f": {reason[:300]}" if reason else "") + ")",
                        detail={"outcome": r.outcome, "http_status": r.http_status})
     where = elsewhere(str(r.request.get("url", "")), r.final_url)
     if where is not None:

@@ -32,7 +32,9 @@ class Shape:
         self.format = fmt
 
     def fail(self, where: str, what: str) -> ReportMalformed:
-        return ReportMalformed(f"{self.name}: not a {self.format} report: at {where or 'the top'}: {what}", where)
+        article = "an" if self.format[:1].lower() in "aeiou" else "a"
+        return ReportMalformed(f"{self.name}: not {article} {self.format} report: at {where or 'the top'}: {what}",
+                               where)
 
     def obj(self, value: object, where: str) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
