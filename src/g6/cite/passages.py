@@ -26,6 +26,13 @@ offsets into the extracted text.
   boundary counts as a word boundary, since there is no word segmentation here (no dictionary);
   there a quote can begin or end inside a word;
 * not begin or end inside what one character of the page normalised to (the "2" of "½");
+* not begin or end inside a number of the page: digits joined by a decimal point or comma, a group separator
+  (``'``, ``٫``, ``٬``, a middle dot, or a no-break, figure, thin or narrow no-break space between up to three
+  digits and a group of three, read on the raw page since normalising makes those spaces plain), a fraction's
+  slash or a date's or time's ``/`` and ``:`` are one number ("rose by 1" is not found in "rose by 1.9%", nor
+  "rose by 1." in it, nor "version 3.11" in "version 3.11.2", nor "$1,500" or "500,000" in "$1,500,000", nor
+  "at 10" in "at 10:30": ``_in_number``). A period or comma not followed by a digit ends a number ("rose by
+  12." is found in "rose by 12. Then"), and an ordinary space never joins digits;
 * keep every number as written: NFKC turns superscripts, subscripts, circled digits and vulgar
   fractions into plain digits (10⁶ → 106), so a match where the page has such a character and the
   quote a plain one, or the other way round, is no match (``_kept``; ids and hashes still use NFKC);
@@ -383,9 +390,48 @@ def _cut(h: Normalised, k: int) -> bool:
     return not (h.starts[k - 1] == h.starts[k] and h.ends[k - 1] == h.ends[k] == h.starts[k] + 1)
 
 
-def _whole(h: Normalised, i: int, j: int) -> bool:
-    """Normalised ``[i, j)`` begins and ends where a quote may (:func:`_cut`)."""
-    return (i == 0 or _cut(h, i)) and (j == len(h.text) or _cut(h, j))
+# Between two digits these continue one number: decimal points and commas, group separators (the Swiss
+# apostrophe, Arabic ٫ and ٬, the middle dot some journals write a decimal point with), a fraction's slash (1/2,
+# as ½ is), a date's or a time's (12/03/2024, 10:30). Normalised characters: NFKC has made fullwidth ．，
+# and the one dot leader "." already, and ’ is "'".
+_NUMBER_INNER = frozenset(".,'\u00b7/:\u2044\u066b\u066c")
+# Spaces that group digits (1 500 000): no-break, figure, thin and narrow no-break. Normalised they are a plain
+# space like any other, so the raw page is read; an ordinary space never groups (in 2019 500 people moved).
+_GROUP_SPACES = frozenset("\u00a0\u2007\u2009\u202f")
+
+
+def _digits_around(t: str, p: int, step: int) -> int:
+    """How many digits (up to 4) run from normalised ``p`` on in direction ``step``."""
+    n = 0
+    while n < 4 and 0 <= p < len(t) and t[p].isdecimal():
+        n, p = n + 1, p + step
+    return n
+
+
+def _number_joint(h: Normalised, raw: str, p: int) -> bool:
+    """Normalised ``p`` (0 < p < len - 1) joins the digits either side of it into one number: a
+    ``_NUMBER_INNER`` character, or one grouping space (``_GROUP_SPACES``) between up to three digits and a
+    group of exactly three."""
+    t = h.text
+    if not (t[p - 1].isdecimal() and t[p + 1].isdecimal()):
+        return False
+    if t[p] in _NUMBER_INNER:
+        return True
+    return (t[p] == " " and raw[h.ends[p - 1]:h.starts[p + 1]] in _GROUP_SPACES
+            and _digits_around(t, p - 1, -1) <= 3 and _digits_around(t, p + 1, 1) == 3)
+
+
+def _in_number(h: Normalised, raw: str, k: int) -> bool:
+    """Normalised ``k`` (0 < k < len) is inside a number as written: just before or just after a character
+    joining two digits ("rose by 1|.9", "rose by 1.|9", "$1,|500,000")."""
+    return any(_number_joint(h, raw, p) for p in (k - 1, k) if 0 < p < len(h.text) - 1)
+
+
+def _whole(h: Normalised, raw: str, i: int, j: int) -> bool:
+    """Normalised ``[i, j)`` begins and ends where a quote may (:func:`_cut`), neither inside a number of
+    the raw page ``raw`` (:func:`_in_number`)."""
+    return ((i == 0 or (_cut(h, i) and not _in_number(h, raw, i)))
+            and (j == len(h.text) or (_cut(h, j) and not _in_number(h, raw, j))))
 
 
 def _same_numbers(needle: str, haystack: str, h: Normalised, i: int, j: int) -> bool:
@@ -424,7 +470,7 @@ def find_places(needle: str, haystack: str, limit: int | None = None) -> tuple[N
     i = h.text.find(n)
     while i >= 0 and (limit is None or len(places) < limit):
         j = i + len(n)
-        if _whole(h, i, j) and _same_numbers(needle, haystack, h, i, j):
+        if _whole(h, haystack, i, j) and _same_numbers(needle, haystack, h, i, j):
             places.append(i)
         i = h.text.find(n, i + 1)
     return h, n, places
