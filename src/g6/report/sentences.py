@@ -4,10 +4,18 @@ citation" counts.
 A sentence ends at a line break, or at ``.``, ``!``, ``?`` or ``…`` (with any closing quotes or brackets after
 it) followed by white space and a character that can start a sentence: an upper-case letter, a digit, an
 opening quote or bracket, or a character of a script without case. It does not end after a few abbreviations
-(``e.g.``, ``i.e.``, ``Dr.``, ``et al.``, ``Fig.``, a capital initial as in ``J. Smith``). A sentence longer than
+(``e.g.``, ``i.e.``, ``Dr.``, ``et al.``, ``Fig.``, a capital initial as in ``J. Smith``) unless a closing
+quote mark follows its full stop (``He said "no." Then`` ends after the quote). A sentence longer than
 ``MAX_SENTENCE`` characters is cut at the last space before the limit (or hard at it), so a claim is never
 longer than that, whatever the report. Everything here is one pass over the text plus binary searches: linear
 in the text and ``log`` in the number of sentences per look-up.
+
+A sentence does not end inside a quotation that opens and closes on the same line (``quotation_spans``): ``He
+said "It rose. Then it fell" in May.`` is one sentence, so a quoted passage of several sentences stays one claim
+with its quote. The quote marks are ``"…"``, ``“…”``, ``„…“`` (or ``„…”``) and ``«…»``; single quotes (``'``,
+``‘``, ``’``) are apostrophes as often (``don't``, ``the '90s``, ``O’Brien``) and are not quote marks. A quotation
+never runs past its line (a line break ends it, as it ends a sentence; in Markdown a paragraph is one line), and
+one that does not close on its line changes nothing: a stray quote mark cannot join the rest of the report.
 """
 
 from __future__ import annotations
@@ -17,13 +25,55 @@ import re
 from collections.abc import Iterable, Sequence
 
 MAX_SENTENCE = 2000
-_END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s)")
+# the closing quotes and brackets a sentence's last mark may carry: also German "“" and a French spaced " »"
+_END = re.compile(r"[.!?…]+(?:[\"'”’»“)\]]|[ \u00a0\u202f]»)*(?=\s)")
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "fig", "figs", "no",
                             "al", "cf", "approx", "ca", "vol", "pp", "p", "ed", "eds", "jr", "sr", "inc", "ltd", "co",
                             "corp", "dept", "est", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
                             "oct", "nov", "dec", "u.s", "u.k", "e.u"})
-_OPENERS = "\"'“‘«([¿¡"
+_OPENERS = "\"'“‘„«([¿¡"
 _WORD = re.compile(r"\w+")
+_QUOTE_MARKS = re.compile(r'["“”„«»]')
+_CLOSING_QUOTE = re.compile(r'["”“»]')
+
+
+def quotation_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The ``(open, close)`` positions of the quote marks of each quotation opened and closed within
+    ``text[a:b]``, outermost only, in order. ``“``, ``„`` and ``«`` open (``“`` closes when a ``„`` is open);
+    ``”`` closes ``“`` or ``„``, ``»`` closes ``«``. A straight ``"`` closes when a character is before it and a
+    ``"`` is open, and else opens when a character is after it and no letter or digit before it (``a 12" pipe``
+    opens nothing). A closing mark closes the nearest open quotation it can close (marks opened inside it and
+    left open are dropped) and is ignored when none is open; quotations still open at ``b`` are dropped."""
+    stack: list[tuple[str, int]] = []  # (opening mark, position)
+    open_kinds = dict.fromkeys("\"“„«", 0)  # how many of each kind are on the stack: no search for a closer in vain
+    out: list[tuple[int, int]] = []
+    for m in _QUOTE_MARKS.finditer(text, a, b):
+        i = m.start()
+        ch = text[i]
+        if ch == '"':
+            before = text[i - 1] if i > a else " "
+            if before.isspace() or not open_kinds['"']:
+                if i + 1 < b and not text[i + 1].isspace() and not before.isalnum():
+                    stack.append((ch, i))
+                    open_kinds[ch] += 1
+                continue
+            closes = '"'
+        elif ch in "„«" or (ch == "“" and not open_kinds["„"]):
+            stack.append((ch, i))
+            open_kinds[ch] += 1
+            continue
+        else:
+            closes = "“„" if ch == "”" else "„" if ch == "“" else "«"
+            if not (open_kinds[closes[0]] or open_kinds[closes[-1]]):
+                continue
+        while True:  # each mark is pushed and popped once: linear in the line
+            kind, at = stack.pop()
+            open_kinds[kind] -= 1
+            if kind in closes:
+                break
+        if not stack:
+            out.append((at, i))
+    return out
 
 
 def _starts_sentence(ch: str) -> bool:
@@ -37,7 +87,9 @@ def _ends_sentence(text: str, end_of_mark: int, mark_start: int, line_end: int) 
         j += 1
     if j >= line_end or not _starts_sentence(text[j]):
         return False
-    if text[mark_start] == ".":
+    # a full stop a quotation closes on ends what was quoted: 'said "no." Then' is not the abbreviation "No."
+    if text[mark_start] == "." and not (end_of_mark - mark_start > 1 and
+                                        _CLOSING_QUOTE.search(text, mark_start, end_of_mark)):
         k = mark_start
         while k > 0 and not text[k - 1].isspace() and text[k - 1] not in _OPENERS:
             k -= 1
@@ -77,7 +129,13 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         line_end = text.find("\n", line_start)
         line_end = n if line_end < 0 else line_end
         start = line_start
+        quoted = quotation_spans(text, line_start, line_end)
+        q = 0
         for m in _END.finditer(text, line_start, line_end):
+            while q < len(quoted) and quoted[q][1] < m.end():
+                q += 1
+            if q < len(quoted) and quoted[q][0] < m.start():  # inside a quotation that closes later on the line
+                continue
             if _ends_sentence(text, m.end(), m.start(), line_end):
                 out.extend(_cut_long(text, start, m.end()))
                 start = m.end()

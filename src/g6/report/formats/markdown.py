@@ -18,7 +18,8 @@ link that is a whole paragraph on its own (a bibliography entry) makes no claim.
    quote is a blockquote inside the definition, else the one quoted passage (``"…"``, ``“…”``, ``«…»``, three
    words or more) in it. Each reference to the footnote cites each of its sources.
 4. *A quoted sentence*: a sentence holding exactly one citation and exactly one quoted passage of three words
-   or more: the passage is that citation's quote.
+   or more: the passage is that citation's quote. A passage of several sentences is one sentence
+   (``g6.report.sentences`` does not end a sentence inside a quotation that closes in its paragraph).
 
 A quote given to several sources (rule 1 with two links, a footnote with two URLs) is given to each. Sentences
 in headings and quotations are not claims, so they are never counted as claims without a citation.
