@@ -11,11 +11,12 @@ ones, later layers over earlier ones), specificity, order. Custom properties are
 a browser does (each element's own cascade, inherited, ``var()`` with its fallbacks, cycles and unknown
 names invalid at computed-value time), so ``display: var(--d)`` hides where ``--d`` is ``none``.
 
-Properties that hide: ``display: none``, ``visibility: hidden|collapse``, ``content-visibility: hidden``.
-Not applied, and why: ``opacity: 0``, ``font-size: 0``, clipping and off-screen positioning leave the text
-laid out, and in the text a browser's ``innerText`` gives (the reference of
-``tests/adapters/test_html_browser.py``); ``visibility: visible`` inside a hidden element (the whole element
-counts as hidden).
+Properties that hide: ``display: none``, ``visibility: hidden|collapse``, ``content-visibility: hidden``; and
+those that leave text laid out but invisible (``font-size: 0``, ``opacity: 0``, ``color: transparent``,
+``clip``/``clip-path``, the visually-hidden box, ``max-height: 0``, ``scale(0)``, an off-screen ``text-indent``:
+:mod:`g6.adapters.html.css_invisible`, the reasons the rendered capture drops such text for). Not applied:
+``visibility: visible`` inside a hidden element (the whole element counts as hidden), off-screen positioning
+(``left: -9999px``).
 
 **Uncertain.** Where the page's CSS could hide an element but g6 cannot evaluate it, the element is
 *uncertain* (``CssEffects.unsure``), never counted as certainly visible: a rule under a condition g6 cannot
@@ -46,6 +47,8 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from g6.adapters.html.css_conditions import CONTENT_VISIBILITY, CSS_WIDE, VISIBILITY, display_ok
+from g6.adapters.html.css_invisible import MAYBE, Invisible, Picks, live_properties
+from g6.adapters.html.css_invisible import PROPS as INVISIBLE
 from g6.adapters.html.css_sheets import (
     ANIMATION,
     HIDING,
@@ -80,10 +83,13 @@ _NO_SPEC: Spec = (0, 0, 0)
 @dataclass(slots=True)
 class CssEffects:
     """``hidden``: element -> (reason, how) the CSS certainly hides; ``unsure``: element -> how it may hide
-    it; ``skipped``: what the bounds left out (``style_chars_not_read``, ``style_rules_not_applied``)."""
+    it; ``own_text``: element -> (reason, how) of its own text alone (``font-size: 0`` on a list whose items set
+    a size again: the items are shown); ``skipped``: what the bounds left out (``style_chars_not_read``,
+    ``style_rules_not_applied``)."""
 
     hidden: dict[etree._Element, tuple[str, str]] = field(default_factory=dict)
     unsure: dict[etree._Element, str] = field(default_factory=dict)
+    own_text: dict[etree._Element, tuple[str, str]] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
 
 
@@ -103,16 +109,21 @@ def css_effects(root: lxml_html.HtmlElement) -> CssEffects:
     sheets, done = read_sheets(root)
     inline = inline_styles(root)
     every = [d for r in sheets.rules for d in r.decls] + [d for _, ds in inline for d in ds]
-    need = needed_properties(every)
+    # the sheets that set a custom property some property g6 reads may read (whether it can hide is known
+    # once its value is read: ``live_properties``)
+    need = needed_properties(every, INVISIBLE)
     while need or sheets.hiding_keyframes:  # custom properties and animations set in sheets not read yet
         wanted = tuple(n.lower() for n in need) + (("animation",) if sheets.hiding_keyframes else ())
         before = len(done)
         sheets, done = read_sheets(root, wanted, done, sheets)
         if len(done) == before:
             break
-        need = needed_properties([d for r in sheets.rules for d in r.decls] + [d for _, ds in inline for d in ds])
+        every = [d for r in sheets.rules for d in r.decls] + [d for _, ds in inline for d in ds]
+        need = needed_properties(every, INVISIBLE)
+    live = live_properties(every)
+    need = needed_properties(every, live)
     sheets.rules.sort(key=lambda r: r.order)
-    cascade = _Cascade(root, sheets, need)
+    cascade = _Cascade(root, sheets, need, live)
     cascade.offer_rules()
     for n, (el, decls) in enumerate(inline):
         cascade.offer_inline(el, decls, n)
@@ -195,8 +206,8 @@ def _layer_ranks(rules: Iterable[Rule]) -> dict[tuple[int, ...], int]:
 class _Cascade:
     """The declarations offered to each element, then each element's outcome (``effects``)."""
 
-    def __init__(self, root: lxml_html.HtmlElement, sheets: Sheets, need: set[str]) -> None:
-        self.root, self.sheets, self.need = root, sheets, need
+    def __init__(self, root: lxml_html.HtmlElement, sheets: Sheets, need: set[str], live: set[str]) -> None:
+        self.root, self.sheets, self.need, self.live = root, sheets, need, live
         self.offers: dict[etree._Element, list[_Offer]] = {}
         self.not_applied = sheets.unsure_nesting
         self.ranks = _layer_ranks(sheets.rules)
@@ -209,7 +220,8 @@ class _Cascade:
         self.budget = MAX_STYLE_VISITS
 
     def _wanted(self, d: Decl) -> bool:
-        return d.prop in HIDING or d.prop in self.need or (d.prop in ANIMATION and bool(self.sheets.hiding_keyframes))
+        return (d.prop in HIDING or d.prop in self.need or d.prop in self.live
+                or (d.prop in ANIMATION and bool(self.sheets.hiding_keyframes)))
 
     def offer_rules(self) -> None:
         for rule in self.sheets.rules:
@@ -262,6 +274,7 @@ class _Cascade:
     def effects(self) -> CssEffects:
         out = CssEffects()
         envs: dict[etree._Element, dict[str, str]] = {}
+        invisible = Invisible.of(self.live) if self.live else None
         for el in self.root.iter():
             if not isinstance(el.tag, str):
                 continue
@@ -275,6 +288,16 @@ class _Cascade:
                 self._decide(el, offers, env, out)
             if self.need:
                 envs[el] = env
+            if invisible is not None:
+                invisible.visit(el, self._picks(offers or [], env))
+        if invisible is not None:
+            hidden, unsure, own = invisible.finish(self.root)
+            for el, why in hidden.items():
+                out.hidden.setdefault(el, why)
+            for el, how in unsure.items():
+                if el not in out.hidden:
+                    out.unsure.setdefault(el, how)
+            out.own_text = {el: why for el, why in own.items() if el not in out.hidden}
         skipped = {"style_chars_not_read": self.sheets.chars_not_read, "style_rules_not_applied": self.not_applied}
         out.skipped = {k: v for k, v in skipped.items() if v}
         return out
@@ -303,6 +326,34 @@ class _Cascade:
         for name in self.sheets.registered & set(env):
             env[name] = _UNSURE  # a registered property may not inherit, and has its own initial value
         return env
+
+    def _picks(self, offers: list[_Offer], env: dict[str, str]) -> list[Picks]:
+        """The element's value of each property ``Invisible`` reads (None: not declared), then the same with each
+        value a declaration g6 is not sure applies would give instead (at most 8 of those)."""
+        base: Picks = {}
+        others: list[tuple[str, tuple[str | None, str]]] = []
+        for prop in self.live:
+            values: list[tuple[str | None, str]] = []
+            for o in offers:
+                if o.decl.prop == prop:
+                    values.append((self._worked_out(o.decl.value, env), o.where))
+                    if o.unsure is None:
+                        break
+            else:
+                values.append((None, ""))
+            base[prop] = values[-1]
+            others += [(prop, v) for v in values[:-1]]
+        return [base, *({**base, prop: v} for prop, v in others[:8])] + ([{**base, p: (MAYBE, "")} for p in base]
+                                                                         if len(others) > 8 else [])
+
+    @staticmethod
+    def _worked_out(value: str, env: dict[str, str]) -> str:
+        if "var(" not in value.lower():
+            return MAYBE if value == "revert-layer" else value
+        value = _substitute(value, env, 0)
+        if value == _UNSURE:
+            return MAYBE
+        return "unset" if value == _INVALID else " ".join(value.lower().split())
 
     def _decide(self, el: etree._Element, offers: list[_Offer], env: dict[str, str], out: CssEffects) -> None:
         maybe: str | None = None

@@ -40,6 +40,8 @@ from g6.adapters.html.css_conditions import (
     media_matches,
     supports_matches,
 )
+from g6.adapters.html.css_invisible import PROPS as INVISIBLE
+from g6.adapters.html.css_invisible import WORDS as INVISIBLE_WORDS
 
 MAX_STYLE_CHARS = 512 * 1024
 MAX_STYLE_VISITS = 2_500_000
@@ -103,7 +105,7 @@ def _declarations(items: Any) -> tuple[Decl, ...]:
             continue
         if d.name.startswith("--"):
             out.append(Decl(d.name, tinycss2.serialize(d.value).strip(), bool(d.important)))
-        elif d.lower_name in HIDING or d.lower_name in ANIMATION:
+        elif d.lower_name in HIDING or d.lower_name in ANIMATION or d.lower_name in INVISIBLE:
             written = " ".join(tinycss2.serialize(d.value).split())
             value = written.lower()
             if "var(" in value or d.lower_name in ANIMATION:
@@ -355,7 +357,7 @@ def strip_pseudo_classes(text: str) -> str | None:
 
 
 # -- the page's sheets and inline styles ------------------------------------------------------------
-_WORDS = ("display", "visibility", "@import")
+_WORDS = ("display", "visibility", "@import", *INVISIBLE_WORDS)
 
 
 def _applies(el: lxml_html.HtmlElement) -> bool:
@@ -414,11 +416,11 @@ def _var_names(value: str) -> set[str]:
     return out
 
 
-def needed_properties(decls: list[Decl]) -> set[str]:
-    """The custom properties the hiding declarations read, and those they read in turn."""
+def needed_properties(decls: list[Decl], read: frozenset[str] | set[str] = frozenset()) -> set[str]:
+    """The custom properties the hiding declarations (and those of ``read``) read, and those they read in turn."""
     need: set[str] = set()
     for d in decls:
-        if d.prop in HIDING and "var(" in d.value:
+        if (d.prop in HIDING or d.prop in read) and "var(" in d.value:
             need |= _var_names(d.value)
     custom = [d for d in decls if d.prop.startswith("--") and "var(" in d.value]
     grew = True
@@ -437,7 +439,7 @@ def inline_styles(root: lxml_html.HtmlElement) -> list[tuple[etree._Element, tup
     out = []
     for el in root.iter():
         style = el.get("style") if isinstance(el.tag, str) else None
-        if style and any(w in style.lower() for w in ("display", "visibility", "--", "animation")):
+        if style and any(w in style.lower() for w in ("display", "visibility", "--", "animation", *INVISIBLE_WORDS)):
             decls = _declarations(tinycss2.parse_blocks_contents(style, skip_comments=True, skip_whitespace=True))
             if decls:
                 out.append((el, decls))

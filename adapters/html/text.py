@@ -6,7 +6,9 @@ elements a browser never renders (``NEVER_RENDERED``: ``datalist``, ``noembed``,
 hidden elements: the ``hidden`` attribute, ``aria-hidden="true"``, and what the page's own CSS hides
 (:mod:`g6.adapters.html.css`: ``<style>`` and ``data:`` style sheets and inline styles, with ``@media``,
 ``@supports``, cascade layers, nesting and custom properties applied; ``display: none``, ``visibility:
-hidden``, ``content-visibility: hidden``); external style sheets are never fetched. The work style
+hidden``, ``content-visibility: hidden``, and text laid out but invisible, :mod:`g6.adapters.html.css_invisible`:
+``font-size: 0``, ``opacity: 0``, a transparent colour…; where only an element's own text is so, its children
+setting a size or colour again, that text alone is removed); external style sheets are never fetched. The work style
 sheets can cause is bounded (``MAX_STYLE_CHARS``, ``MAX_STYLE_VISITS``) and what the bounds leave out is
 counted in ``unread`` (``style_chars_not_read``, ``style_rules_not_applied``; ``g6.cite.page_text`` then
 cites nothing of the page). A JSON-LD ``<script type="application/ld+json">`` is ``structured_data``:
@@ -260,9 +262,28 @@ def _strip(root: lxml_html.HtmlElement) -> tuple[dict[str, int], bool, tuple[Hid
             had_scripts = had_scripts or tag == "script"
         elif el in css.unsure:
             undecided.append((el, css.unsure[el]))
-    hidden = _remove(doomed, unread)
+    hidden = _blank_own_text(css.own_text, {id(el) for el, _, _ in doomed}, unread) + _remove(doomed, unread)
     unread.update(css.skipped)
     return unread, had_scripts, hidden, undecided
+
+
+def _blank_own_text(own: dict[etree._Element, tuple[str, str]], doomed: set[int],
+                    unread: dict[str, int]) -> tuple[HiddenText, ...]:
+    """Remove an element's own text (its text and its children's tails) where the CSS hides that alone (a font
+    size of 0 its children set again); not inside an element removed whole, whose hidden text keeps it."""
+    hidden: list[HiddenText] = []
+    for el, (reason, how) in own.items():
+        if id(el) in doomed or any(id(a) in doomed for a in el.iterancestors()):
+            continue
+        text = "".join(t for t in (el.text, *(c.tail for c in el)) if t)
+        el.text = None
+        for c in el:
+            c.tail = None
+        unread["characters"] += len(text)
+        unread[reason] = unread.get(reason, 0) + len(text)
+        if text.strip():
+            hidden.append(HiddenText(reason, how, text))
+    return tuple(hidden)
 
 
 def _drop_uncited(root: lxml_html.HtmlElement, undecided: _Undecided, unread: dict[str, int]) -> tuple[HiddenText, ...]:
