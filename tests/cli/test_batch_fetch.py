@@ -276,7 +276,9 @@ def test_a_batch_reads_no_main_text_where_the_visible_text_decides(site, home: E
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real = trafilatura.extract
-    monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: calls.append(k.get("url", "")) or real(*a, **k))
+    # the page's URL as trafilatura is given it: in its options (g6.adapters.html.text._main_options)
+    monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: calls.append(getattr(k.get("options"), "url", "")
+                                                                             or k.get("url", "")) or real(*a, **k))
     s = site({"/robots.txt": Reply(404, b""), "/a": page(1),
               "/hidden": Reply(body=b"<html><body><p hidden>not seen</p></body></html>")})
     with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0)) as client:
