@@ -140,3 +140,23 @@ def test_report_check_finds_no_quote_cut_inside_a_number(home: EvidenceHome, cli
     assert got == [("quote_not_found", None)] * len(INSIDE) + [("quote_found", q) for q in WHOLE]
     assert all("not in the document" in v.reason and v.citation is None for v in run.verdicts[:len(INSIDE)])
     assert run.fetched == 1
+
+
+SIGNED = "It rose by 10-12% in 2024-03-01, fell to -5 degrees below zero, was \u22127 at night and \u00b13 by day; " \
+         "COVID-19 cases rose; the range 3\u20135 held; ages 18 - 25 came."
+
+
+@pytest.mark.parametrize("quote", ["It rose by 10", "12% in 2024", "in 2024", "5 degrees below zero",
+                                   "7 at night and", "3 by day", "range 3", "5 held"])
+def test_a_quote_cut_inside_a_range_or_a_date_or_after_a_sign_is_not_found(quote: str) -> None:
+    """A range's or a date's dash joins its numbers (10-12%, 2024-03-01, 3–5), and a quote does not begin after a
+    number's sign (-5, −7, ±3): "5 degrees below zero" is not what "-5 degrees below zero" says."""
+    assert find(quote, SIGNED) is None
+
+
+@pytest.mark.parametrize("quote", ["It rose by 10-12%", "in 2024-03-01, fell", "-5 degrees below zero",
+                                   "fell to -5 degrees", "\u22127 at night", "\u00b13 by day", "19 cases rose",
+                                   "COVID-19 cases rose", "the range 3-5 held", "25 came", "ages 18"])
+def test_a_range_a_date_or_a_signed_number_taken_whole_is_found(quote: str) -> None:
+    """Whole, with its sign, or after a dash inside a word (COVID-19) or a dash between spaces (18 - 25)."""
+    assert find(quote, SIGNED) is not None

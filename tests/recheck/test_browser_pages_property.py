@@ -127,4 +127,36 @@ def test_every_sentence_chromium_shows_can_be_cited(served: tuple[EvidenceHome, 
             cite_web(home, receipts[page.name], quote=s)
         except Exception as e:  # noqa: BLE001 - the refusal is the finding
             refused.append((s, str(e)))
-    assert refused == []
+    # innerText holds text laid out but drawn where no one sees it (the "sr-only" skip link: a 1x1 box, clipped);
+    # g6 does not cite it (a planted sentence could hide so). Such a refusal stands only when Chromium itself
+    # draws that text in a box of at most one pixel, clipped away, at zero opacity or size
+    unseen = [(s, why) for s, why in refused if _drawn_unseen(browser, site.url(page.path), s)]
+    assert [r for r in refused if r not in unseen] == []
+    assert len(unseen) <= 2, unseen
+
+
+_UNSEEN = """(() => {
+  const s = %s;
+  const holders = [...document.querySelectorAll('body *')].filter(e => e.innerText && e.innerText.includes(s));
+  const el = holders[holders.length - 1];
+  if (!el) return false;
+  const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+  return (r.width <= 1 && r.height <= 1) || cs.fontSize === '0px' || Number(cs.opacity) === 0
+    || cs.clip === 'rect(0px, 0px, 0px, 0px)' || cs.clipPath === 'inset(50%%)';
+})()"""
+
+
+def _drawn_unseen(browser: Browser, url: str, sentence: str) -> bool:
+    """Whether Chromium draws ``sentence`` in an element no reader sees (see the test above)."""
+    import json
+
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    browser.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    browser.events.clear()
+    browser.send("Page.enable")
+    browser.send("Page.navigate", {"url": url})
+    browser.wait_event("Page.loadEventFired")
+    unseen = browser.evaluate(_UNSEEN % json.dumps(sentence))
+    browser.session = None
+    browser.send("Target.closeTarget", {"targetId": target})
+    return bool(unseen)

@@ -29,10 +29,12 @@ offsets into the extracted text.
 * not begin or end inside a number of the page: digits joined by a decimal point or comma, a group separator
   (``'``, ``٫``, ``٬``, a middle dot, or a no-break, figure, thin or narrow no-break space between up to three
   digits and a group of three, read on the raw page since normalising makes those spaces plain), a fraction's
-  slash or a date's or time's ``/`` and ``:`` are one number ("rose by 1" is not found in "rose by 1.9%", nor
-  "rose by 1." in it, nor "version 3.11" in "version 3.11.2", nor "$1,500" or "500,000" in "$1,500,000", nor
-  "at 10" in "at 10:30": ``_in_number``). A period or comma not followed by a digit ends a number ("rose by
-  12." is found in "rose by 12. Then"), and an ordinary space never joins digits;
+  slash or a date's or time's ``/`` and ``:``, a range's or a date's dash are one number ("rose by 1" is not found
+  in "rose by 1.9%", nor "rose by 1." in it, nor "version 3.11" in "version 3.11.2", nor "$1,500" or "500,000" in
+  "$1,500,000", nor "at 10" in "at 10:30", nor "rose by 10" in "rose by 10-12%": ``_in_number``), and a quote
+  does not begin at a number's first digit after its sign ("5 degrees" is not found in "-5 degrees": ``_signed``).
+  A period or comma not followed by a digit ends a number ("rose by 12." is found in "rose by 12. Then"), and an
+  ordinary space never joins digits;
 * keep every number as written: NFKC turns superscripts, subscripts, circled digits and vulgar
   fractions into plain digits (10⁶ → 106), so a match where the page has such a character and the
   quote a plain one, or the other way round, is no match (``_kept``; ids and hashes still use NFKC);
@@ -394,7 +396,8 @@ def _cut(h: Normalised, k: int) -> bool:
 # apostrophe, Arabic ٫ and ٬, the middle dot some journals write a decimal point with), a fraction's slash (1/2,
 # as ½ is), a date's or a time's (12/03/2024, 10:30). Normalised characters: NFKC has made fullwidth ．，
 # and the one dot leader "." already, and ’ is "'".
-_NUMBER_INNER = frozenset(".,'\u00b7/:\u2044\u066b\u066c")
+_NUMBER_INNER = frozenset(".,'\u00b7/:\u2044\u066b\u066c-\u2212")  # "-": a range or a date (10-12%, 2024-03-01)
+_SIGNS = frozenset("-\u2212+\u00b1")  # a number's sign: "5 degrees" is not "-5 degrees" (every dash reads "-")
 # Spaces that group digits (1 500 000): no-break, figure, thin and narrow no-break. Normalised they are a plain
 # space like any other, so the raw page is read; an ordinary space never groups (in 2019 500 people moved).
 _GROUP_SPACES = frozenset("\u00a0\u2007\u2009\u202f")
@@ -427,10 +430,17 @@ def _in_number(h: Normalised, raw: str, k: int) -> bool:
     return any(_number_joint(h, raw, p) for p in (k - 1, k) if 0 < p < len(h.text) - 1)
 
 
+def _signed(t: str, i: int) -> bool:
+    """Normalised ``i`` is a number's first digit after its sign ("-5", "+5", "±5"; a dash inside a word, as in
+    "COVID-19", is no sign)."""
+    return (t[i].isdecimal() and i >= 1 and t[i - 1] in _SIGNS
+            and (i == 1 or not (t[i - 2].isalnum() or t[i - 2] in _SIGNS)))
+
+
 def _whole(h: Normalised, raw: str, i: int, j: int) -> bool:
     """Normalised ``[i, j)`` begins and ends where a quote may (:func:`_cut`), neither inside a number of
-    the raw page ``raw`` (:func:`_in_number`)."""
-    return ((i == 0 or (_cut(h, i) and not _in_number(h, raw, i)))
+    the raw page ``raw`` (:func:`_in_number`) nor just after its sign (:func:`_signed`)."""
+    return ((i == 0 or (_cut(h, i) and not _in_number(h, raw, i) and not _signed(h.text, i)))
             and (j == len(h.text) or (_cut(h, j) and not _in_number(h, raw, j))))
 
 
