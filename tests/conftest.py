@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import jsonschema
 import pytest
 
 from g6.adapters import CheckedClient, FetchPolicy
+from g6.adapters.html import text as html_text
 from g6.demo.site import LocalSite, Route
 from g6.home import EvidenceHome
 from g6.schemas import load
@@ -227,3 +229,19 @@ def pair_home(request: pytest.FixtureRequest, tmp_path: Path,
               make_pair_home: Callable[[str, Path], EvidenceHome]) -> Iterator[EvidenceHome]:
     """The ``home`` fixture once per backend pair: a behaviour that differs between them fails a test."""
     yield from _checked_home(make_pair_home(request.param, tmp_path / "g6home"))
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every body ``parse_html`` is called with, whichever module calls it."""
+    calls: list[int] = []
+    original = html_text.parse_html
+
+    def counting(body: bytes, content_type: str | None = None):  # type: ignore[no-untyped-def]
+        calls.append(len(body))
+        return original(body, content_type)
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "parse_html", None) is original:
+            monkeypatch.setattr(module, "parse_html", counting)
+    return calls

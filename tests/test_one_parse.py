@@ -9,14 +9,12 @@ tree is ``detect``'s own on every page of the fixtures.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from g6.adapters import CheckedClient
-from g6.adapters.html import text as html_text
 from g6.adapters.html.interstitial import MAX_INSPECT, Interstitial, WallCheck, detect
 from g6.adapters.html.text import extract_html
 from g6.cite.cite import cite_web
@@ -40,22 +38,6 @@ PAGES = {  # path -> (body, the wall it is)
     "/challenge": ((FIXTURES / "interstitial" / "cloudflare-just-a-moment.html").read_bytes(),
                    Interstitial("challenge", "Cloudflare challenge title")),
 }
-
-
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The length of every body ``parse_html`` is called with, whichever module calls it."""
-    calls: list[int] = []
-    original = html_text.parse_html
-
-    def counting(body: bytes, content_type: str | None = None):  # type: ignore[no-untyped-def]
-        calls.append(len(body))
-        return original(body, content_type)
-
-    for module in list(sys.modules.values()):
-        if getattr(module, "parse_html", None) is original:
-            monkeypatch.setattr(module, "parse_html", counting)
-    return calls
 
 
 @pytest.fixture

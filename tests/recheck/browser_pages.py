@@ -122,18 +122,23 @@ def edit_one_word(source: str, sentence: str) -> str | None:
 LOOPBACK_ONLY = ("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",)
 
 
-def chromium_text(browser: Any, url: str) -> str:
-    """``document.body.innerText`` of ``url`` in Chromium (what a reader of the rendered page sees)."""
+def chromium_evaluate(browser: Any, url: str, expression: str) -> Any:
+    """``expression`` evaluated in ``url`` once Chromium has loaded it, in a tab of its own."""
     target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     browser.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     browser.events.clear()
     browser.send("Page.enable")
     browser.send("Page.navigate", {"url": url})
     browser.wait_event("Page.loadEventFired")
-    text = browser.evaluate("document.body.innerText")
+    value = browser.evaluate(expression)
     browser.session = None
     browser.send("Target.closeTarget", {"targetId": target})
-    return str(text)
+    return value
+
+
+def chromium_text(browser: Any, url: str) -> str:
+    """``document.body.innerText`` of ``url`` in Chromium (what a reader of the rendered page sees)."""
+    return str(chromium_evaluate(browser, url, "document.body.innerText"))
 
 
 def measure(work: Path, browser: Any | None) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from recheck.browser_pages import (  # noqa: E402
     ENCODINGS,
     LOOPBACK_ONLY,
     Page,
+    chromium_evaluate,
     chromium_text,
     decoded,
     encode,
@@ -150,13 +151,4 @@ def _drawn_unseen(browser: Browser, url: str, sentence: str) -> bool:
     """Whether Chromium draws ``sentence`` in an element no reader sees (see the test above)."""
     import json
 
-    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-    browser.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-    browser.events.clear()
-    browser.send("Page.enable")
-    browser.send("Page.navigate", {"url": url})
-    browser.wait_event("Page.loadEventFired")
-    unseen = browser.evaluate(_UNSEEN % json.dumps(sentence))
-    browser.session = None
-    browser.send("Target.closeTarget", {"targetId": target})
-    return bool(unseen)
+    return bool(chromium_evaluate(browser, url, _UNSEEN % json.dumps(sentence)))

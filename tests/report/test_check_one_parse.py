@@ -7,13 +7,11 @@ and the same texts as ``body_texts`` gives."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 
 import pytest
 
 from g6.adapters import CheckedClient
-from g6.adapters.html import text as html_text
 from g6.demo.site import LocalSite, Reply
 from g6.fetch.capture import prepare_fetch
 from g6.home import EvidenceHome
@@ -70,22 +68,6 @@ def _route(name: str) -> str:
 def served(site: Site) -> LocalSite:
     routes = {_route(n): Reply(body=b, content_type=ct) for n, (b, ct) in PAGES.items()}
     return site({**routes, "/robots.txt": Reply(404, b"")})
-
-
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The length of every body ``parse_html`` is called with, whichever module calls it."""
-    calls: list[int] = []
-    original = html_text.parse_html
-
-    def counting(body: bytes, content_type: str | None = None):  # type: ignore[no-untyped-def]
-        calls.append(len(body))
-        return original(body, content_type)
-
-    for module in list(sys.modules.values()):
-        if getattr(module, "parse_html", None) is original:
-            monkeypatch.setattr(module, "parse_html", counting)
-    return calls
 
 
 def test_there_are_fixture_pages_to_compare() -> None:
