@@ -51,7 +51,8 @@ def test_a_two_sentence_straight_quote_is_one_claim_and_the_quote() -> None:
     assert r.uncited_claims == ()
 
 
-@pytest.mark.parametrize(("opening", "closing"), [("“", "”"), ("«", "»"), ("« ", " »"), ("„", "“"), ("„", "”")])
+@pytest.mark.parametrize(("opening", "closing"), [("“", "”"), ("«", "»"), ("« ", " »"), ("„", "“"), ("„", "”"),
+                                                  ("»", "«")])
 def test_curly_quotes_guillemets_and_german_quotes(opening: str, closing: str) -> None:
     passage = "First paragraph ends here. Second paragraph starts here."
     r = md(f"Before this one. The [note]({URL}) reads {opening}{passage}{closing} After that one.")
@@ -59,6 +60,19 @@ def test_curly_quotes_guillemets_and_german_quotes(opening: str, closing: str) -
     assert one(r) == (claim, passage)
     assert r.text[r.citations[0].claim_start:r.citations[0].claim_end] == claim
     assert r.uncited_claims == ("Before this one.", "After that one.")
+
+
+def test_reversed_guillemets_as_german_and_danish_print_them() -> None:
+    # »…« opens with » (German and Danish books and papers); «…» stays the French way round
+    passage = "Die Leistung war gering. Die Ingenieure maßen sie"
+    r = md(f"Der [Bericht]({URL}) sagt »{passage}« im Mai.")
+    assert one(r) == (f"Der Bericht sagt »{passage}« im Mai.", passage)
+    assert spans("Er sagte »nein. Nie wieder.« Dann ging er.") == ["Er sagte »nein. Nie wieder.«", "Dann ging er."]
+    # a » closing a French quotation is not read as opening one
+    assert spans("Il dit « non. Jamais » hier. Puis il part. » Fin.") == ["Il dit « non. Jamais » hier.",
+                                                                         "Puis il part. »", "Fin."]
+    # an unclosed » changes nothing
+    assert spans("Er sagte »nein. Dann ging er.") == ["Er sagte »nein.", "Dann ging er."]
 
 
 def test_the_quote_may_end_in_its_own_full_stop_then_a_new_sentence_starts() -> None:

@@ -12,7 +12,8 @@ in the text and ``log`` in the number of sentences per look-up.
 
 A sentence does not end inside a quotation that opens and closes on the same line (``quotation_spans``): ``He
 said "It rose. Then it fell" in May.`` is one sentence, so a quoted passage of several sentences stays one claim
-with its quote. The quote marks are ``"…"``, ``“…”``, ``„…“`` (or ``„…”``) and ``«…»``; single quotes (``'``,
+with its quote. The quote marks are ``"…"``, ``“…”``, ``„…“`` (or ``„…”``), ``«…»`` and ``»…«`` (German and Danish
+print); single quotes (``'``,
 ``‘``, ``’``) are apostrophes as often (``don't``, ``the '90s``, ``O’Brien``) and are not quote marks. A quotation
 never runs past its line (a line break ends it, as it ends a sentence; in Markdown a paragraph is one line), and
 one that does not close on its line changes nothing: a stray quote mark cannot join the rest of the report.
@@ -25,8 +26,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 MAX_SENTENCE = 2000
-# the closing quotes and brackets a sentence's last mark may carry: also German "“" and a French spaced " »"
-_END = re.compile(r"[.!?…]+(?:[\"'”’»“)\]]|[ \u00a0\u202f]»)*(?=\s)")
+# the closing quotes and brackets a sentence's last mark may carry: also German "“" and "«", a French spaced " »"
+_END = re.compile(r"[.!?…]+(?:[\"'”’»“«)\]]|[ \u00a0\u202f]»)*(?=\s)")
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "fig", "figs", "no",
                             "al", "cf", "approx", "ca", "vol", "pp", "p", "ed", "eds", "jr", "sr", "inc", "ltd", "co",
                             "corp", "dept", "est", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
@@ -34,18 +35,19 @@ _ABBREVIATIONS = frozenset({"e.g", "i.e", "dr", "mr", "mrs", "ms", "prof", "st",
 _OPENERS = "\"'“‘„«([¿¡"
 _WORD = re.compile(r"\w+")
 _QUOTE_MARKS = re.compile(r'["“”„«»]')
-_CLOSING_QUOTE = re.compile(r'["”“»]')
+_CLOSING_QUOTE = re.compile(r'["”“»«]')
 
 
 def quotation_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
     """The ``(open, close)`` positions of the quote marks of each quotation opened and closed within
     ``text[a:b]``, outermost only, in order. ``“``, ``„`` and ``«`` open (``“`` closes when a ``„`` is open);
-    ``”`` closes ``“`` or ``„``, ``»`` closes ``«``. A straight ``"`` closes when a character is before it and a
+    ``”`` closes ``“`` or ``„``, ``»`` closes ``«``; a ``»`` with no ``«`` open opens, and ``«`` closes it (``»…«``,
+    as German and Danish print). A straight ``"`` closes when a character is before it and a
     ``"`` is open, and else opens when a character is after it and no letter or digit before it (``a 12" pipe``
     opens nothing). A closing mark closes the nearest open quotation it can close (marks opened inside it and
     left open are dropped) and is ignored when none is open; quotations still open at ``b`` are dropped."""
     stack: list[tuple[str, int]] = []  # (opening mark, position)
-    open_kinds = dict.fromkeys("\"“„«", 0)  # how many of each kind are on the stack: no search for a closer in vain
+    open_kinds = dict.fromkeys("\"“„«»", 0)  # how many of each kind are on the stack: no search for a closer in vain
     out: list[tuple[int, int]] = []
     for m in _QUOTE_MARKS.finditer(text, a, b):
         i = m.start()
@@ -58,12 +60,13 @@ def quotation_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
                     open_kinds[ch] += 1
                 continue
             closes = '"'
-        elif ch in "„«" or (ch == "“" and not open_kinds["„"]):
+        elif ch == "„" or (ch == "“" and not open_kinds["„"]) or (ch == "«" and not open_kinds["»"]) or (
+                ch == "»" and not open_kinds["«"]):
             stack.append((ch, i))
             open_kinds[ch] += 1
             continue
         else:
-            closes = "“„" if ch == "”" else "„" if ch == "“" else "«"
+            closes = "“„" if ch == "”" else "„" if ch == "“" else "«" if ch == "»" else "»"
             if not (open_kinds[closes[0]] or open_kinds[closes[-1]]):
                 continue
         while True:  # each mark is pushed and popped once: linear in the line

@@ -15,8 +15,8 @@ link that is a whole paragraph on its own (a bibliography entry) makes no claim.
 2. *A quotation introduced by a link*: a paragraph ending in ``:`` with exactly one citation, directly
    followed by a blockquote: the quote is the blockquote's text; the claim is that citation's sentence.
 3. *A footnote* (``[^1]`` with ``[^1]: …``): its sources are the links and paper ids in its definition; its
-   quote is a blockquote inside the definition, else the one quoted passage (``"…"``, ``“…”``, ``«…»``, three
-   words or more) in it. Each reference to the footnote cites each of its sources.
+   quote is a blockquote inside the definition, else the one quoted passage (``"…"``, ``“…”``, ``«…»``, ``»…«``,
+   three words or more) in it. Each reference to the footnote cites each of its sources.
 4. *A quoted sentence*: a sentence holding exactly one citation and exactly one quoted passage of three words
    or more: the passage is that citation's quote. A passage of several sentences is one sentence
    (``g6.report.sentences`` does not end a sentence inside a quotation that closes in its paragraph).
@@ -43,7 +43,7 @@ from g6.report.model import Report
 NAME = "markdown"
 _ATTRIBUTION = re.compile(r"\s*(?:[-–—―~]|sources?:|from:|via\b)", re.I)
 _PUNCT = re.compile(r"[\s\-–—―~:,;.()\[\]]*")
-_QUOTED = re.compile(r'"([^"\n]+)"|“([^”\n]+)”|„([^“”\n]+)[“”]|«\s?([^»\n]+?)\s?»')
+_QUOTED = re.compile(r'"([^"\n]+)"|“([^”\n]+)”|„([^“”\n]+)[“”]|«\s?([^»\n]+?)\s?»|»([^«»\n]+)«')
 Claim = tuple[str, int | None, int | None]
 # How deep blocks (a list is two levels: the list and its item; a blockquote one) and inline spans (a link, an
 # emphasis) are read. markdown-it stops at its maxNesting (CommonMark's preset: 20, a list 10 deep) and drops
