@@ -7,6 +7,7 @@ it: a real process, a real home, loopback pages.
 - a bundle given as the report was called a report "not UTF-8";
 - a quote over 100 characters was shown cut without an ellipsis (a shorter quote, to the eye);
 - "1 citation were decided";
+- a report read from /dev/null (or any path) was named by its last part in messages ("null: empty");
 - results, manifests and reports were written 0600 whatever the umask.
 """
 
@@ -95,6 +96,19 @@ def test_a_bundle_given_as_the_report_is_said_to_be_one(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert b"a zip archive, not a report" in r.stderr and b"--bundle ZIP --key KEY" in r.stderr, r.stderr
     assert b"UTF-8" not in r.stderr
+
+
+def test_a_report_that_cannot_be_read_is_named_by_the_path_given(tmp_path: Path) -> None:
+    r = g6(tmp_path / "home", "report", "check", "/dev/null")
+    assert r.returncode == 2
+    assert r.stderr.startswith(b"g6: /dev/null: empty (0 bytes)"), r.stderr
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "r.json").write_bytes(b"{not json")
+    r = g6(tmp_path / "home", "report", "check", str(tmp_path / "sub" / "r.json"))
+    assert r.returncode == 2
+    assert f"g6: {tmp_path / 'sub' / 'r.json'}: ".encode() in r.stderr, r.stderr
+    r = g6(tmp_path / "home", "report", "check", "-", input=b"")
+    assert r.returncode == 2 and r.stderr.startswith(b"g6: REPORT: empty"), r.stderr
 
 
 def test_a_long_quote_is_shown_with_an_ellipsis_where_it_is_cut(tmp_path: Path, site: Site) -> None:

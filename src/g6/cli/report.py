@@ -149,7 +149,8 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     from g6.report.run import CheckInputs, load_report, run_check
 
     try:
-        report = load_report(data, fmt, Path(report_path).name if report_path != "-" else "REPORT", base)
+        # messages name the report by the path given (as `cat` does); the signed result keeps only its file name
+        report = load_report(data, fmt, _text(report_path) if report_path != "-" else "REPORT", base)
     except G6Error as e:
         fail_on(e)
     pinned = _pinned(keys)
