@@ -13,10 +13,10 @@ names invalid at computed-value time), so ``display: var(--d)`` hides where ``--
 
 Properties that hide: ``display: none``, ``visibility: hidden|collapse``, ``content-visibility: hidden``; and
 those that leave text laid out but invisible (``font-size: 0``, ``opacity: 0``, ``color: transparent``,
-``clip``/``clip-path``, the visually-hidden box, ``max-height: 0``, ``scale(0)``, an off-screen ``text-indent``:
-:mod:`g6.adapters.html.css_invisible`, the reasons the rendered capture drops such text for). Not applied:
-``visibility: visible`` inside a hidden element (the whole element counts as hidden), off-screen positioning
-(``left: -9999px``).
+``clip``/``clip-path``, the visually-hidden box, ``max-height: 0``, ``width: 0``, ``scale(0)``, an off-screen
+``text-indent``, off-screen positioning (``left: -9999px``): :mod:`g6.adapters.html.css_invisible`, the reasons
+the rendered capture drops such text for). Not applied: ``visibility: visible`` inside a hidden element (the whole
+element counts as hidden).
 
 **Uncertain.** Where the page's CSS could hide an element but g6 cannot evaluate it, the element is
 *uncertain* (``CssEffects.unsure``), never counted as certainly visible: a rule under a condition g6 cannot

@@ -20,6 +20,11 @@ Each is a hidden reason of its own:
   element. A positioned descendant that escapes the overflow clip makes the element *may be hidden*.
 * ``text_indent_offscreen``: a ``text-indent`` of -9999px or less, left-aligned, left-to-right, on an element of
   at most 200 characters with no line break (the first line holds them all, off the page to the left).
+* ``width_zero``: ``width: 0`` or ``max-width: 0`` with overflow hidden on a block (not a table, no padding, no
+  ``min-width``, not a growing flex item): the twin of ``max_height_zero`` across.
+* ``positioned_offscreen``: moved wholly left of the page or above it (``position: absolute; left: -9999px``,
+  ``top: -9999px``, ``margin-left``, ``translateX()``), read by :mod:`g6.adapters.html.css_offscreen`, whose
+  docstring says what it bounds; ``right``/``bottom`` far out are shown (the page scrolls to them).
 
 ``line-height: 0`` alone hides nothing (the text overflows its line, shown); nor do ``opacity`` above 0.05, a
 font size of a pixel or more, a colour g6 reads as opaque. What g6 cannot evaluate where it matters (a
@@ -38,6 +43,9 @@ from typing import Any
 
 from lxml import etree
 
+from g6.adapters.html.css_offscreen import CB_PROPS, decide
+from g6.adapters.html.css_offscreen import PROPS as OFFSCREEN_PROPS
+from g6.adapters.html.css_offscreen import candidate as offscreen_candidate
 from g6.adapters.html.css_values import (
     FONT_KEYWORDS,
     Units,
@@ -60,13 +68,15 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "color": ("color", "-webkit-text-fill-color", "text-shadow", "background-clip", "-webkit-background-clip",
               "-webkit-text-stroke", "-webkit-text-stroke-width"),
     "clip": ("clip", "clip-path", "position"),
-    "box": ("width", "height", "max-height", "min-height", *_OVERFLOW, "position", *_PADDING, "flex", "flex-grow",
-            "float", "display"),
+    "box": ("width", "height", "max-height", "min-height", "max-width", "min-width", *_OVERFLOW, "position",
+            *_PADDING, "flex", "flex-grow", "flex-basis", "float", "display"),
     "indent": ("text-indent", "text-align", "direction"),
     "scale": ("transform", "scale"),
+    "offscreen": OFFSCREEN_PROPS,
 }
 PROPS = frozenset(p for ps in GROUPS.values() for p in ps)
-WORDS = ("font", "opacity", "color", "clip", "height", "text-indent", "transform", "scale", "position")  # read
+WORDS = ("font", "opacity", "color", "clip", "height", "width", "text-indent", "transform", "scale", "position",
+         "translate")  # a sheet or inline style without one of them is not read
 MIN_FONT_PX, MIN_ALPHA, OFFSCREEN_INDENT, MAX_INDENT_CHARS = 1.0, 0.05, -9999.0, 200
 _FONT_CONTROLS = {"button", "input", "select", "textarea"}  # the browser's sheet gives them a size of their own
 _COLOURED = {"button", "input", "select", "textarea", "mark"}  # and a colour of their own (links too: a[href])
@@ -74,6 +84,8 @@ _BLOCK = {"div", "p", "section", "article", "aside", "header", "footer", "main",
           "dt", "figure", "figcaption", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "form", "fieldset",
           "table", "address", "details", "summary", "hgroup", "menu", "body", "html", "center", "dialog",
           "caption", "legend", "search"}
+# whole-element reasons a positioned descendant may escape (shown outside the clip, or placed back on the page)
+_CLIPS = ("visually_hidden", "max_height_zero", "width_zero", "positioned_offscreen")
 _NOT_BOXED = {"inline", "contents", "table-row", "table-row-group", "table-header-group", "table-footer-group",
               "table-column", "table-column-group", "ruby", "ruby-text"}
 
@@ -96,8 +108,10 @@ def _candidate(group: str, prop: str, value: str) -> bool:
     if group == "clip":
         return (prop == "clip" and clip_rect_empty(v) is True) or (prop == "clip-path" and clip_path_empty(v) is True)
     if group == "box":
-        n = _px(v) if prop in ("height", "max-height") else None
+        n = _px(v) if prop in ("height", "max-height", "width", "max-width") else None
         return n is not None and n <= 1
+    if group == "offscreen":
+        return offscreen_candidate(prop, v)
     if group == "indent":
         n = _px(v) if prop == "text-indent" else None
         return n is not None and n <= OFFSCREEN_INDENT
@@ -131,6 +145,8 @@ class _State:
     indent_how: str = ""
     ltr_left: bool | None = True  # left-to-right, left-aligned (start, left, justify)
     alpha: float | None = 1.0
+    cb_above: bool | None = False  # a containing block for absolute and fixed boxes (positioned, transformed)
+    rtl_above: bool | None = False  # it or an ancestor may run right-to-left (a page scrolls left then)
 
 
 Picks = dict[str, tuple[str | None, str]]  # property -> (its value on the element, or None: not declared; where)
@@ -188,6 +204,9 @@ class Invisible:
         for step in (_scale, _clip, _box):
             if whole is None:
                 whole = step(self.live, tag, p, s, rem)
+        if "left" in self.live:
+            s, moved = _offscreen(el, s, p)
+            whole = whole if whole is not None else moved
         return s, whole, _own_text(s)
 
     def finish(self, root: etree._Element) -> tuple[dict[etree._Element, tuple[str, str]],
@@ -221,7 +240,7 @@ class Invisible:
                 hidden[el] = own
             w = self.whole.get(el)
             if isinstance(w, tuple):
-                if w[0] in ("visually_hidden", "max_height_zero") and self._escaping(el, w[0]):
+                if w[0] in _CLIPS and self._escaping(el, w[0]):
                     unsure[el] = f"{w[1]}, with a positioned element inside that may show outside it"
                 else:
                     hidden[el] = w
@@ -232,8 +251,8 @@ class Invisible:
     def _escaping(self, el: etree._Element, reason: str) -> bool:
         for d in el.iterdescendants():
             pos = self.escapes.get(d)
-            if pos == "fixed" or (pos == "absolute" and reason == "max_height_zero"
-                                  and self.escapes.get(el) is None):
+            if pos == "fixed" or (pos is not None and reason == "positioned_offscreen") or (
+                    pos == "absolute" and reason in ("max_height_zero", "width_zero") and self.escapes.get(el) is None):
                 return True
         return False
 
@@ -434,32 +453,72 @@ def _box(live: set[str], tag: str, p: Picks, s: _State, rem: float | None) -> De
     if "max-height" not in live:
         return None
     ox, oy = _overflow(p, "x"), _overflow(p, "y")
-    if oy not in ("hidden", "clip", MAYBE):
+    clips = ("hidden", "clip", MAYBE)
+    if ox not in clips and oy not in clips:
         return None
     units = Units(s.font, rem, None)
-    got = {k: p.get(k, (None, ""))[0] for k in ("width", "height", "max-height", "min-height", "position", "display",
-                                                "float", "flex", "flex-grow", *_PADDING)}
+    got = {k: p.get(k, (None, ""))[0] for k in ("width", "height", "max-height", "min-height", "max-width",
+                                                "min-width", "position", "display", "float", "flex", "flex-grow",
+                                                "flex-basis", *_PADDING)}
     px = {k: (None if v is None else length(v, units) if v != MAYBE else None) for k, v in got.items()}
     padded = any(got[k] is not None and px[k] != 0 for k in _PADDING)
     pos = got["position"]
-    if pos in ("absolute", "fixed") and ox in ("hidden", "clip", MAYBE) and px["width"] is not None \
+    if pos in ("absolute", "fixed") and ox in clips and oy in clips and px["width"] is not None \
             and px["height"] is not None and px["width"] <= 1 and px["height"] <= 1:
         if MAYBE in (ox, oy) or padded:
             return MAYBE
         return "visually_hidden", f"position:{pos}; width:{got['width']}; height:{got['height']}; " \
                                   f"overflow:hidden from {p['width'][1]}"
-    flat = [k for k in ("max-height", "height") if px[k] is not None and px[k] <= 0]
+    # a block of no height (or no width) that clips what overflows it: max_height_zero (width_zero)
+    outcomes = [_flat(got, px, tag, p, axis, over, padded) for axis, over in (("height", oy), ("width", ox))]
+    return next((o for o in outcomes if isinstance(o, tuple)), next((o for o in outcomes if o == MAYBE), None))
+
+
+def _flat(got: dict[str, str | None], px: dict[str, float | None], tag: str, p: Picks, axis: str,
+          over: str | None, padded: bool) -> Decision:
+    """``max_height_zero`` (``axis`` "height") or ``width_zero``: the box is 0 along ``axis`` and clips."""
+    if over not in ("hidden", "clip", MAYBE):
+        return None
+    flat = [k for k in (f"max-{axis}", axis) if px[k] is not None and px[k] <= 0]  # type: ignore[operator]
     if not flat:
-        return MAYBE if any(got[k] == MAYBE for k in ("max-height", "height")) else None
-    display = got["display"]
+        return MAYBE if any(got[k] == MAYBE for k in (f"max-{axis}", axis)) else None
+    display, pos = got["display"], got["position"]
     boxed = pos in ("absolute", "fixed") or (got["float"] not in (None, "none")) or (
         display not in _NOT_BOXED if display is not None and display not in ("inherit", "unset", "revert", "initial")
         else tag in _BLOCK)
     if not boxed:
-        return None  # an inline element: height and max-height do not apply
-    min_height = got["min-height"]
-    if min_height is not None and px["min-height"] != 0:
-        return MAYBE if min_height == MAYBE or px["min-height"] is None else None  # min-height wins: shown
-    if MAYBE in (oy, display, pos) or padded or got["flex"] is not None or got["flex-grow"] is not None:
+        return None  # an inline element: height, width and their maximums do not apply
+    if axis == "width" and (tag in ("table", "caption") or (display or "").startswith(("table", "inline-table"))):
+        return None  # a table is at least as wide as its content
+    least = got[f"min-{axis}"]
+    if least is not None and px[f"min-{axis}"] != 0:
+        return MAYBE if least == MAYBE or px[f"min-{axis}"] is None else None  # the minimum wins: shown
+    flexed = any(got[k] is not None for k in ("flex", "flex-grow", "flex-basis"))
+    if MAYBE in (over, display, pos) or padded or flexed:
         return MAYBE
-    return "max_height_zero", f"{flat[0]}:{got[flat[0]]}; overflow:hidden from {p[flat[0]][1]}"
+    reason = "max_height_zero" if axis == "height" else "width_zero"
+    return reason, f"{flat[0]}:{got[flat[0]]}; overflow:hidden from {p[flat[0]][1]}"
+
+
+_NOT_A_CB = (None, "none", "initial", "unset", "normal", "auto", "static")
+
+
+def _offscreen(el: etree._Element, s: _State, p: Picks) -> tuple[_State, Decision]:
+    """Whether the element is moved off the page (:mod:`g6.adapters.html.css_offscreen`); and the state its
+    descendants see: a containing block above them, a right-to-left element above them."""
+    values = {k: v for k, (v, _) in p.items()}
+    direction = values.get("direction")
+    own_dir = (el.get("dir") or "ltr").strip().lower()
+    rtl = True if own_dir != "ltr" or direction not in (None, "ltr", "initial", "unset", "inherit") else s.rtl_above
+    pos = values.get("position")
+    cb: bool | None = pos not in _NOT_A_CB or any(values.get(k) not in _NOT_A_CB for k in CB_PROPS)
+    if pos == MAYBE or any(values.get(k) in (MAYBE, "inherit", "revert", "revert-layer") for k in ("position",
+                                                                                                  *CB_PROPS)):
+        cb = None
+    got = decide(values, s.cb_above, rtl, s.font, lambda: len(" ".join("".join(el.itertext()).split())))
+    below = replace(s, cb_above=True if cb or s.cb_above else (None if cb is None or s.cb_above is None else False),
+                    rtl_above=rtl)
+    if got is None:
+        return below, None
+    hidden, how = got
+    return below, ("positioned_offscreen", how) if hidden else MAYBE

@@ -57,6 +57,27 @@ HIDDEN = {
     "scale_x_0": ("", '<p style="transform:translate(1px) scaleX(0)">{s}</p>', "transform_scale_zero"),
     "max_height_0": (".acc{{max-height:0;overflow:hidden}}", "<div class=acc><p>{s}</p></div>", "max_height_zero"),
     "height_0": ("", '<div style="height:0;overflow:hidden"><p>{s}</p></div>', "max_height_zero"),
+    "height_0_no_padding": ("", '<div style="height:0;overflow:hidden;padding:0">{s}</div>', "max_height_zero"),
+    "width_0": ("", '<div style="width:0;overflow:hidden"><p>{s}</p></div>', "width_zero"),
+    "max_width_0": (".w{{max-width:0;overflow-x:hidden}}", "<div class=w>{s}</div>", "width_zero"),
+    "offscreen_left": ("", '<p style="position:absolute;left:-9999px">{s}</p>', "positioned_offscreen"),
+    "offscreen_left_top_auto": (".o{{position:absolute;left:-10000px;top:auto}}", "<a class=o>{s}</a>",
+                                "positioned_offscreen"),
+    "offscreen_in_positioned": ("", '<div style="position:relative"><span style="position:absolute;'
+                                    'left:-9999px">{s}</span></div>', "positioned_offscreen"),
+    "offscreen_top": ("", '<p style="position:absolute;top:-9999px">{s}</p>', "positioned_offscreen"),
+    "offscreen_fixed": ("", '<p style="position:fixed;left:-9999px">{s}</p>', "positioned_offscreen"),
+    "offscreen_relative": ("", '<p style="position:relative;left:-9999px">{s}</p>', "positioned_offscreen"),
+    "offscreen_margin": ("", '<p style="position:absolute;margin-left:-9999px">{s}</p>', "positioned_offscreen"),
+    "offscreen_margin_shorthand": ("", '<p style="position:absolute;margin:0 0 0 -9999px">{s}</p>',
+                                   "positioned_offscreen"),
+    "offscreen_inset": ("", '<p style="position:absolute;inset:auto auto auto -9999px">{s}</p>',
+                        "positioned_offscreen"),
+    "offscreen_em": ("ul ul{{position:absolute;left:-999em}}", "<ul><li><ul><li>{s}</li></ul></li></ul>",
+                     "positioned_offscreen"),
+    "offscreen_translate": ("", '<p style="transform:translateX(-9999px)">{s}</p>', "positioned_offscreen"),
+    "offscreen_var": (":root{{--off:-9999px}}", '<p style="position:absolute;left:var(--off)">{s}</p>',
+                      "positioned_offscreen"),
 }
 
 # name -> (style text, body html): the sentence is shown
@@ -83,6 +104,16 @@ SHOWN = {
     "indent_right_aligned": ("", '<h1 style="text-indent:-9999px;text-align:right">{s}</h1>'),
     "scale_half": ("", '<p style="transform:scale(.5)">{s}</p>'),
     "opacity_in_media_print": ("@media print {{ .x {{opacity:0}} }}", "<p class=x>{s}</p>"),
+    "width_0_inline": ("", '<span style="width:0;overflow:hidden">{s}</span>'),
+    "width_0_overflow_visible": ("", '<div style="width:0">{s}</div>'),
+    "width_0_min_width_wins": ("", '<div style="width:0;min-width:20em;overflow:hidden">{s}</div>'),
+    "width_0_table": ("", '<table style="width:0;overflow:hidden"><tr><td>{s}</td></tr></table>'),
+    "offscreen_right": ("", '<p style="position:absolute;right:-9999px">{s}</p>'),  # the page scrolls to it
+    "offscreen_bottom": ("", '<p style="position:absolute;bottom:-9999px">{s}</p>'),
+    "offscreen_static": ("", '<p style="left:-9999px">{s}</p>'),  # left does not move a static box
+    "offscreen_small": ("", '<p style="position:absolute;left:-200px">{s}</p>'),
+    "translate_centre": ("", '<p style="position:absolute;left:50%;transform:translate(-50%,-50%)">{s}</p>'),
+    "left_overridden": (".o{{position:absolute;left:-9999px}} .o.in{{left:0}}", "<p class='o in'>{s}</p>"),
 }
 
 # name -> (style text, body html): g6 cannot tell, never cited
@@ -96,6 +127,17 @@ UNDECIDED = {
     "indent_long_text": ("", '<div style="text-indent:-9999px">{s}<br>{s}</div>'),
     "color_unknown": ("", '<div style="color:transparent">'
                           '<p style="color:color-mix(in srgb, red, transparent 90%)">{s}</p></div>'),
+    "width_0_flex": ("", '<div style="display:flex"><div style="width:0;flex-grow:1;overflow:hidden">{s}</div></div>'),
+    "offscreen_stretched": ("", '<p style="position:absolute;left:-9999px;right:0">{s}</p>'),
+    "offscreen_long_text": ("", '<p style="position:absolute;left:-9999px">{s} ' + "More words. " * 400 + "</p>"),
+    "offscreen_rtl_page": ("", '<div dir=rtl><p style="position:absolute;left:-9999px">{s}</p></div>'),
+    "offscreen_percent_of_unknown_box": ("", '<div style="position:relative"><p style="position:absolute;'
+                                             'left:-200%">{s}</p></div>'),
+    "offscreen_top_in_positioned": ("", '<div style="position:relative"><p style="position:absolute;'
+                                        'top:-9999px">{s}</p></div>'),  # the ancestor may be far down the page
+    "offscreen_rotated": ("", '<p style="position:absolute;left:-9999px;transform:rotate(180deg)">{s}</p>'),
+    "offscreen_fixed_child": ("", '<div style="position:absolute;left:-9999px"><p style="position:fixed;left:0">'
+                                  "{s}</p></div>"),
 }
 
 

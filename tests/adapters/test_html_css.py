@@ -58,6 +58,21 @@ HIDDEN = {
                                                   "</noscript><div class={c}>{s}</div>"),
     "style_of_another_type": (".{c}{{display:none}}", '<style type="text/plain">.{c}{{display:block !important}}'
                                                       "</style><div class={c}>{s}</div>"),
+    # text moved off the page's left or top edge (css_offscreen) or a zero-width clipping box
+    "offscreen_left": (".{c}{{position:absolute;left:-9999px}}", "<p class={c}>{s}</p>"),
+    "offscreen_pattern": (".{c}{{position:absolute;left:-10000px;top:auto;width:1px;height:1px;overflow:hidden}}",
+                          "<a class={c} href=#x>{s}</a>"),
+    "offscreen_in_positioned": (".{c}{{position:absolute;left:-9999px}}",
+                                "<div style='position:relative'><span class={c}>{s}</span></div>"),
+    "offscreen_top": (".{c}{{position:absolute;top:-9999px}}", "<p class={c}>{s}</p>"),
+    "offscreen_fixed": (".{c}{{position:fixed;top:-9999px}}", "<p class={c}>{s}</p>"),
+    "offscreen_relative": (".{c}{{position:relative;left:-9999px}}", "<p class={c}>{s}</p>"),
+    "offscreen_margin": (".{c}{{position:absolute;margin-left:-9999px}}", "<p class={c}>{s}</p>"),
+    "offscreen_em": (".{c}{{position:absolute;left:-999em}}", "<ul><li><ul class={c}><li>{s}</li></ul></li></ul>"),
+    "offscreen_translate": (".{c}{{transform:translateX(-9999px)}}", "<p class={c}>{s}</p>"),
+    "offscreen_percent": (".{c}{{position:absolute;left:-200%}}", "<span class={c}>{s}</span>"),
+    "width_zero": (".{c}{{width:0;overflow:hidden}}", "<div class={c}><p>{s}</p></div>"),
+    "max_width_zero": (".{c}{{max-width:0;overflow-x:hidden}}", "<div class={c}>{s}</div>"),
 }
 SHOWN = {
     "unlayered_beats_layer": (".{c}{{display:block}} @layer a {{ .{c} {{display:none}} }}", "<div class={c}>{s}</div>"),
@@ -77,6 +92,14 @@ SHOWN = {
                                 '<div class={c}>{s}</div>'),
     "inline_beats_sheet": (".{c}{{display:none}}", '<div class={c} style="display:block">{s}</div>'),
     "content_visibility_auto": ("", '<div style="content-visibility:auto"><p class={c}>{s}</p></div>'),
+    "offscreen_right": (".{c}{{position:absolute;right:-9999px}}", "<p class={c}>{s}</p>"),  # the page scrolls
+    "offscreen_bottom": (".{c}{{position:absolute;bottom:-9999px}}", "<p class={c}>{s}</p>"),
+    "offscreen_static": (".{c}{{left:-9999px}}", "<p class={c}>{s}</p>"),
+    "offscreen_small": (".{c}{{position:absolute;left:-10px}}", "<p class={c}>{s}</p>"),
+    "translate_centre": (".{c}{{position:absolute;left:50%;top:50%;transform:translate(-50%,-50%)}}",
+                         "<p class={c}>{s}</p>"),
+    "width_zero_inline": (".{c}{{width:0;overflow:hidden}}", "<span class={c}>{s}</span>"),
+    "width_zero_visible": (".{c}{{width:0}}", "<div class={c}>{s}</div>"),
 }
 UNDECIDED = {
     "container_query": ("@container (min-width: 10px) {{ .{c} {{display:none}} }}", "<div class={c}>{s}</div>"),

@@ -130,7 +130,8 @@ def test_every_sentence_chromium_shows_can_be_cited(served: tuple[EvidenceHome, 
             refused.append((s, str(e)))
     # innerText holds text laid out but drawn where no one sees it (the "sr-only" skip link: a 1x1 box, clipped);
     # g6 does not cite it (a planted sentence could hide so). Such a refusal stands only when Chromium itself
-    # draws that text in a box of at most one pixel, clipped away, at zero opacity or size
+    # draws that text in a box of at most one pixel, off the page (left of or above it), clipped away, at zero
+    # opacity or size
     unseen = [(s, why) for s, why in refused if _drawn_unseen(browser, site.url(page.path), s)]
     assert [r for r in refused if r not in unseen] == []
     assert len(unseen) <= 2, unseen
@@ -142,7 +143,9 @@ _UNSEEN = """(() => {
   const el = holders[holders.length - 1];
   if (!el) return false;
   const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
-  return (r.width <= 1 && r.height <= 1) || cs.fontSize === '0px' || Number(cs.opacity) === 0
+  // off the page: wholly left of or above it, where no reader can scroll (the page starts at 0, 0)
+  const off = r.right + scrollX <= 0 || r.bottom + scrollY <= 0;
+  return (r.width <= 1 && r.height <= 1) || off || cs.fontSize === '0px' || Number(cs.opacity) === 0
     || cs.clip === 'rect(0px, 0px, 0px, 0px)' || cs.clipPath === 'inset(50%%)';
 })()"""
 
