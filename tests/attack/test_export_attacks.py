@@ -121,6 +121,23 @@ def test_non_ascii_urls_are_written_as_the_uris_sent(url_world: dict[str, object
             assert h["WARC-Target-URI"].endswith(path), (h["WARC-Target-URI"], path)
 
 
+def test_a_capture_s_resource_records_are_named_after_the_page_as_sent(url_world: dict[str, object]) -> None:
+    """The screenshot, text and DOM records (``urn:fullPage:<page URL>``...) name the page as its response record and
+    the WACZ's page do, the wire's form: a raw ``café`` there was another page to a replay tool."""
+    import dataclasses
+
+    from g6.export.capture_records import capture_records
+
+    home: EvidenceHome = url_world["home"]  # type: ignore[assignment]
+    r = home.ledger.get(url_world["ids"]["unicode"])  # type: ignore[index]
+    assert r is not None and r.content is not None
+    ref = dict(r.content)
+    capture = dataclasses.replace(r, capture={"screenshot": ref, "text": ref, "dom": ref})
+    base = url_world["base"]
+    assert [c.uri for c in capture_records(capture)] == [
+        f"urn:{w}:{base}/caf%C3%A9/%C3%BC?x=%C3%A4" for w in ("fullPage", "textFinal", "dom")]
+
+
 def test_url_with_a_space_is_a_valid_target_uri_and_request_line(url_world: dict[str, object]) -> None:
     """Finding 2: ``/a b`` was written with a raw space in WARC-Target-URI and in ``GET /a b HTTP/1.1``."""
     raw = gzip.decompress(Path(url_world["warc"]).read_bytes())  # type: ignore[arg-type]

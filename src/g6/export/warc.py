@@ -67,6 +67,7 @@ from warcio.warcwriter import WARCWriter
 from g6 import TOOL_NAME, __version__
 from g6.adapters.net.checked_client import USER_AGENT
 from g6.export.capture_records import capture_records, is_part
+from g6.export.wire import wire_url
 from g6.home import EvidenceHome
 from g6.ledger.receipts import CAPTURE_BLOBS, Hop, Receipt, named_blobs
 
@@ -125,19 +126,6 @@ def _warc_date(iso: str) -> str:
 
 def receipt_uri(receipt_id: str) -> str:
     return f"urn:g6:receipt:{receipt_id}"
-
-
-def wire_url(url: str) -> str:
-    """``url`` as the client put it on the wire (httpx's encoding: IDNA host, non-ASCII, spaces and
-    controls percent-encoded, UTF-8), without its fragment, which is never sent. A receipt keeps the URL
-    as it was asked (``/café/a b``); a WARC-Target-URI, a request line and a ``Location`` must be a URI,
-    and warcio writes neither a space nor a non-ASCII character in a request line (it fails) or
-    header (it percent-encodes the whole value, ``/`` and ``:`` too, into another URL)."""
-    try:
-        u = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError):
-        return url  # nothing g6 fetched: left as the receipt says
-    return str(u.copy_with(fragment=None)) if u.fragment else str(u)
 
 
 def _status_line(status: int) -> str:
