@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from g6.export.wire import wire_url
 from g6.ledger.receipts import Receipt
 
 # (what, the URI's scheme word, Content-Type), in the order written
@@ -44,8 +45,9 @@ class CaptureRecord:
 
 
 def page_url(r: Receipt) -> str:
-    """The URL a capture's resource records are named after: where it ended, else what was asked."""
-    return str(r.final_url or r.request.get("url") or "")
+    """The URL a capture's resource records are named after: where it ended, else what was asked, in the form
+    the browser sent it (``wire_url``), as the WACZ's page and the page's response record name it."""
+    return wire_url(str(r.final_url or r.request.get("url") or ""))
 
 
 def capture_records(r: Receipt) -> Iterator[CaptureRecord]:

@@ -59,14 +59,15 @@ from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from urllib.parse import urlsplit
 
+import httpx
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from g6 import TOOL_NAME, __version__
 from g6.adapters.net.checked_client import USER_AGENT
 from g6.export.capture_records import capture_records, is_part
+from g6.export.wire import wire_url
 from g6.home import EvidenceHome
 from g6.ledger.receipts import CAPTURE_BLOBS, Hop, Receipt, named_blobs
 
@@ -149,9 +150,10 @@ class _Exporter:
         return str(rec.rec_headers.get_header("WARC-Record-ID"))  # type: ignore[attr-defined]
 
     def request(self, url: str, date: str, concurrent: str) -> None:
-        parts = urlsplit(url)
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        http = StatusAndHeaders(f"GET {path} HTTP/1.1", [("Host", parts.netloc), ("User-Agent", USER_AGENT)],
+        parts = httpx.URL(url)  # already the wire's form (wire_url): its path and Host are what was sent
+        path = parts.raw_path.decode("ascii") or "/"
+        http = StatusAndHeaders(f"GET {path} HTTP/1.1", [("Host", parts.netloc.decode("ascii")),
+                                                          ("User-Agent", USER_AGENT)],
                                 protocol="HTTP/1.1", is_http_request=True)
         rec = self.w.create_warc_record(url, "request", payload=BytesIO(b""), length=0, http_headers=http,
                                         warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": concurrent})
@@ -161,16 +163,17 @@ class _Exporter:
         for hop, nxt in zip(r.hops, r.hops[1:], strict=False):
             if hop.status is None or not 300 <= hop.status < 400:
                 continue
-            http = StatusAndHeaders(_status_line(hop.status), [("Location", nxt.url), ("Content-Length", "0")],
-                                    protocol="HTTP/1.1")
+            http = StatusAndHeaders(_status_line(hop.status), [("Location", wire_url(nxt.url)),
+                                                               ("Content-Length", "0")], protocol="HTTP/1.1")
             extra = {"WARC-Date": date, "WARC-Payload-Digest": EMPTY_SHA256}
             if hop.connected_address:
                 extra["WARC-IP-Address"] = hop.connected_address
-            rec = self.w.create_warc_record(hop.url, "response", payload=BytesIO(b""), length=0, http_headers=http,
+            url = wire_url(hop.url)
+            rec = self.w.create_warc_record(url, "response", payload=BytesIO(b""), length=0, http_headers=http,
                                             warc_headers_dict=extra)
             rid = self._write(rec, "responses")
             self.counts["redirects"] += 1
-            self.request(hop.url, date, rid)
+            self.request(url, date, rid)
             self.presented(hop, date, rid)
 
     def answer(self, r: Receipt, url: str, date: str) -> str:
@@ -181,7 +184,8 @@ class _Exporter:
         headers = [("Content-Length", str(size))]
         location = r.detail.get("location")
         if 300 <= status < 400 and isinstance(location, str) and r.detail.get("reason") == "redirect":
-            headers.append(("Location", location))  # a redirect answered as itself (a rendered page's request)
+            # a redirect answered as itself (a rendered page's request)
+            headers.append(("Location", wire_url(location)))
         if r.detail.get("content_type"):
             headers.insert(0, ("Content-Type", str(r.detail["content_type"])))
         http = StatusAndHeaders(_status_line(status), headers, protocol="HTTP/1.1")
@@ -265,7 +269,7 @@ class _Exporter:
     def receipt(self, r: Receipt) -> None:
         self.counts["receipts"] += 1
         date = _warc_date(r.fetched_at)
-        url = r.final_url or str(r.request.get("url") or "")
+        url = wire_url(r.final_url or str(r.request.get("url") or ""))
         concurrent = gone = self.redacted(r, url, date)
         if concurrent is not None:
             # no response, revisit, redirect, request or conversion: nothing of the bytes leaves the home; what
@@ -278,7 +282,7 @@ class _Exporter:
             self.redirects(r, date)
             if r.content and r.http_status is not None:
                 concurrent = self.answer(r, url, date)
-                asked = r.hops[0].url if r.hops else url
+                asked = wire_url(r.hops[0].url) if r.hops else url
                 if not is_part(r):  # a rendered page's request is part of its capture, not a page
                     self.pages.append(Page(r.receipt_id, asked, url, date, int(r.http_status), r.kind))
         elif r.kind == "convert":
@@ -308,8 +312,8 @@ class _Exporter:
                                                           warc_headers_dict=extra))
         self.counts["captures"] += 1
         if r.http_status is not None and r.hops and r.content and not redacted:
-            self.pages.append(Page(r.receipt_id, r.hops[0].url, r.final_url or r.hops[-1].url, date,
-                                   int(r.http_status), r.kind))
+            self.pages.append(Page(r.receipt_id, wire_url(r.hops[0].url), wire_url(r.final_url or r.hops[-1].url),
+                                   date, int(r.http_status), r.kind))
 
 
 def export_warc(home: EvidenceHome, out: str | os.PathLike[str], receipts: Iterable[Receipt], *,
