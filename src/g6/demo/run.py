@@ -93,6 +93,10 @@ SERVED_FILES: tuple[tuple[str, str, str], ...] = (
     ("robots.txt", "/robots.txt", "text/plain"),
     ("energy.html", "/news/energy.html", "text/html; charset=utf-8"),
     ("paper.pdf", "/paper.pdf", "application/pdf"),
+    # a page whose text a script writes from JSON (`g6 fetch --render auto` renders it; a raw read sees a shell)
+    ("app.html", "/app", "text/html; charset=utf-8"),
+    ("app.js", "/app.js", "text/javascript"),
+    ("app.json", "/app.json", "application/json"),
 )
 SERVED_HOSTS = ("127.0.0.1", "127.0.0.2")
 DEFAULT_SERVE_PORT = 8421
