@@ -39,6 +39,9 @@ FAIL_UNREACHABLE = "ConnectionFailed"
 FAIL_TIMEOUT = "TimedOut"
 FAIL_REASONS = frozenset({FAIL_REFUSED, FAIL_BLOCKED, FAIL_UNREACHABLE, FAIL_TIMEOUT, "Failed", "Aborted"})
 
+# Schemes of the browser's own resources (its PDF viewer, its WebUI): requests of the browser, never of the page.
+BROWSER_OWN = ("chrome:", "chrome-extension:", "chrome-untrusted:", "devtools:")
+
 # The response headers that restrict what a page may do, handed to the browser as the server sent them: a reader's
 # browser honours them, so a capture must too (a script the page's Content-Security-Policy forbids, or one served as
 # text/plain with nosniff, is not run for g6 alone, its words kept as what the reader saw). What the caller asks
@@ -248,6 +251,12 @@ class Interceptor:
         """A ``Fetch.requestPaused`` event (on the reader thread): answered on the pool."""
         rid = params.get("requestId")
         if not isinstance(rid, str):
+            return
+        url = str((params.get("request") or {}).get("url") or "")
+        if url.lower().startswith(BROWSER_OWN):
+            # the browser's own (its PDF viewer's scripts and styles): never a request of the page's, never handed
+            # to fetch nor listed; failed, since nothing of g6's answers it (a page cannot ask for these itself)
+            self._fail(rid, session, FAIL_BLOCKED)
             return
         with self._lock:
             self._s.last_activity = self._clock()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -91,4 +92,20 @@ def test_the_host_pause_does_not_pace_a_pages_own_requests(home: EvidenceHome, p
     assert len(polls) >= 2
     for p in polls:  # none waited on g6's own pause and was then receipted as the server's time-out
         assert p.detail.get("reason") != "total_timeout" and p.detail.get("stage") != "host_busy", p.detail
+    assert home.verify().ok
+
+
+def test_the_browsers_own_requests_are_never_listed_as_the_pages(home: EvidenceHome, client: CheckedClient,
+                                                                  pool: BrowserPool, site: Site) -> None:
+    """A PDF opened in the top frame is shown by Chromium's viewer, which loads ``chrome://resources/…`` and
+    ``chrome-extension://…/pdf_viewer_wrapper.js``: the browser's own, never requests the page made."""
+    pdf = (Path(__file__).resolve().parents[2] / "src/g6/demo/pages/paper.pdf").read_bytes()
+    s = site({"/paper.pdf": Reply(body=pdf, content_type="application/pdf"), "/robots.txt": ROBOTS})
+    r = fetch_rendered(home, client, pool, s.url("/paper.pdf"), limits=RenderLimits(deadline=10))
+    cap = home.ledger.get(r.receipt_id).capture
+    assert cap is not None
+    urls = [e.receipt.request["url"] for e in home.ledger.entries() if e.receipt.links.get("capture") == r.receipt_id]
+    assert s.url("/paper.pdf") in urls
+    assert not [u for u in urls if not u.startswith(("http:", "https:"))], urls
+    assert len(cap["resources"]) == cap["counts"]["requests"] == len(urls)
     assert home.verify().ok
