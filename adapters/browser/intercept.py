@@ -9,7 +9,14 @@ of threads, and is answered with what it returned: the response (``Fetch.fulfill
 never opens a connection for it) or a failure inside the page (``Fetch.failRequest``).
 
 The limits are counted here: at most ``max_requests`` requests are handed to ``fetch``; past it, or
-past ``max_bytes`` of answered bodies, every request fails in the page and the capture is told to stop.
+past ``max_bytes`` of answered bodies, the capture is told to stop.
+
+**The capture's moment.** From the moment the capture stops (a limit, the deadline, or the snapshot of a settled
+page) nothing more reaches the page: a request paused from then on is held (not handed to ``fetch``), and an answer
+or failure ``fetch`` gives for a request under way is held too, all until the capture is taken (``release``, after
+the snapshot), then failed. Failing them at once would hand the page a failure g6 caused (its ``catch`` writing
+"failed" into text no reader saw) before its DOM, text and screenshot are taken. A request ``fetch`` says the capture's
+end cut (``SubResponse.cut``) is held the same way, and receipted by the caller when it seals the capture.
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ FAIL_BLOCKED = "BlockedByClient"
 FAIL_UNREACHABLE = "ConnectionFailed"
 FAIL_TIMEOUT = "TimedOut"
 FAIL_REASONS = frozenset({FAIL_REFUSED, FAIL_BLOCKED, FAIL_UNREACHABLE, FAIL_TIMEOUT, "Failed", "Aborted"})
+
+# Schemes of the browser's own resources (its PDF viewer, its WebUI): requests of the browser, never of the page.
+BROWSER_OWN = ("chrome:", "chrome-extension:", "chrome-untrusted:", "devtools:")
 
 # The response headers that restrict what a page may do, handed to the browser as the server sent them: a reader's
 # browser honours them, so a capture must too (a script the page's Content-Security-Policy forbids, or one served as
@@ -93,6 +103,9 @@ class SubResponse:
     body: bytes = b""
     fail: str | None = None
     over_budget: bool = False  # the body did not fit what the byte budget left: the capture stops there
+    # the capture's end cut the read (its deadline was the read's): nothing to answer in the page, no receipt yet
+    # (the caller receipts it when it seals the capture); ``ident`` is then None
+    cut: bool = False
 
 
 SubFetch = Callable[[SubRequest], SubResponse]
@@ -113,7 +126,7 @@ class Counts:
     requests: int = 0  # handed to fetch
     answered: int = 0  # fulfilled
     failed: int = 0  # failed in the page (refused by fetch, or fetch could not read it)
-    over_limit: int = 0  # past a limit: failed without being handed to fetch, not receipted
+    over_limit: int = 0  # past a limit or the capture's end: never handed to fetch, not receipted
     bytes: int = 0  # bodies answered
     popups: int = 0  # windows the page opened: closed as they opened (their requests, if any, checked)
 
@@ -131,6 +144,8 @@ class _State:
     stop_reason: str | None = None
     idents: list[Any] = field(default_factory=list)
     navigations: list[Navigation] = field(default_factory=list)
+    held: list[tuple[str, str | None]] = field(default_factory=list)  # (request id, session) not answered in the page
+    released: bool = False  # the capture is taken: what is held is failed, and so is anything later
 
 
 class Interceptor:
@@ -192,6 +207,31 @@ class Interceptor:
             if self._s.stop_reason is None:
                 self._s.stop_reason = reason
 
+    def release(self) -> None:
+        """The capture is taken: every request held since it stopped is failed in the page (nothing of it is kept),
+        and from now on any request or late answer is failed at once."""
+        with self._lock:
+            self._s.released = True
+            if self._s.stop_reason is None:
+                self._s.stop_reason = "snapshot"
+            held, self._s.held = self._s.held, []
+        for rid, session in held:
+            self._fail(rid, session, FAIL_BLOCKED)
+
+    def _stopped(self) -> bool:
+        """Whether the capture has stopped (the lock held): a limit, the snapshot, or the deadline passed (noted as
+        the stop, so the answer to a request under way at the deadline is held like any after it)."""
+        if self._s.stop_reason is None and self._clock() >= self.deadline:
+            self._s.stop_reason = "deadline"
+        return self._s.stop_reason is not None
+
+    def _hold(self, rid: str, session: str | None) -> bool:
+        """Hold ``rid`` unanswered until the capture is taken (the lock held); False once it is (fail it now)."""
+        if self._s.released:
+            return False
+        self._s.held.append((rid, session))
+        return True
+
     def drain(self, timeout: float) -> bool:
         """Wait (at most ``timeout`` s) for the requests being answered; whether none is left."""
         end = self._clock() + timeout
@@ -212,9 +252,16 @@ class Interceptor:
         rid = params.get("requestId")
         if not isinstance(rid, str):
             return
+        url = str((params.get("request") or {}).get("url") or "")
+        if url.lower().startswith(BROWSER_OWN):
+            # the browser's own (its PDF viewer's scripts and styles): never a request of the page's, never handed
+            # to fetch nor listed; failed, since nothing of g6's answers it (a page cannot ask for these itself)
+            self._fail(rid, session, FAIL_BLOCKED)
+            return
         with self._lock:
             self._s.last_activity = self._clock()
-            admitted = self._s.stop_reason is None and self._s.counts.requests < self.max_requests
+            admitted = not self._stopped() and self._s.counts.requests < self.max_requests
+            held = False
             if admitted:
                 self._s.counts.requests += 1
                 self._s.in_flight += 1
@@ -224,8 +271,10 @@ class Interceptor:
                 first_over = self._s.stop_reason is None
                 if first_over:
                     self._s.stop_reason = "subrequest_limit"
+                held = self._hold(rid, session)  # pending in the page until the capture is taken
         if not admitted:
-            self._fail(rid, session, FAIL_BLOCKED)
+            if not held:
+                self._fail(rid, session, FAIL_BLOCKED)
             if first_over and self.on_limit is not None:
                 self.on_limit("subrequest_limit")
             return
@@ -255,16 +304,29 @@ class Interceptor:
             self._done()
 
     def _reply(self, rid: str, session: str | None, sub: SubRequest, resp: SubResponse) -> None:
-        """Answer the browser. A body that would take the capture past ``max_bytes`` is not handed over (its
-        read is kept and receipted all the same) and the capture stops there: bodies read at once each had
-        what was left when they were asked for, so only what is answered can be held to the budget."""
+        """Answer the browser, or hold the request once the capture has stopped (the module docstring). A body that
+        would take the capture past ``max_bytes`` is not handed over (its read is kept and receipted all the same)
+        and the capture stops there: bodies read at once each had what was left when they were asked for, so only
+        what is answered can be held to the budget."""
+        if resp.cut:  # the capture's end cut it: pending in the page, receipted when the capture is sealed
+            with self._lock:
+                held = self._hold(rid, session)
+            if not held:
+                self._fail(rid, session, FAIL_BLOCKED)
+            return
         over = False
         with self._lock:
             self._s.idents.append(resp.ident)
+            stopped = self._stopped()
             answer = resp.fail is None and resp.status is not None
             if answer and self._s.counts.bytes + len(resp.body) > self.max_bytes:
                 answer, over = False, True
-            if answer:
+            if over or resp.over_budget:
+                stopped = True  # the capture stops at this body, which the page does not get
+            held = stopped and self._hold(rid, session)
+            if held:
+                answer = False  # receipted all the same; neither answered nor failed in the page
+            elif answer:
                 self._s.counts.answered += 1
                 self._s.counts.bytes += len(resp.body)
             else:
@@ -274,9 +336,11 @@ class Interceptor:
                 self._s.stop_reason = "byte_limit"
             else:
                 over = False
-            if sub.main_frame:
+            if sub.main_frame and not held:  # a held one was never shown: a resource of the capture, not its document
                 self._s.navigations.append(Navigation(sub.url, resp.ident, resp.status, not answer))
-        if not answer:
+        if held:
+            pass
+        elif not answer:
             self._fail(rid, session, resp.fail if resp.fail in FAIL_REASONS else "Failed")
         elif not self._fulfil(rid, session, resp):
             with self._lock:  # the browser did not take it: failed, not answered, and its bytes not counted

@@ -348,6 +348,7 @@ def render(browser: BrowserProcess, url: str, fetch: SubFetch, limits: RenderLim
         result.message = str(e)
     finally:
         icpt.stop(result.ended)
+        icpt.release()  # taken (or never to be): what was held since the capture stopped is failed now
         icpt.drain(max(1.0, lim.command_timeout))
         if context is not None and not result.broken:
             try:
@@ -386,7 +387,10 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
                                                                        "deviceScaleFactor": 1, "mobile": False}),
                ("Inspector.enable", {}), script=lim.page_lockdown,
                probe=page_js.SETTLE_PROBE % int(lim.quiet * 1000))
-    nav = cdp.send("Page.navigate", {"url": url}, session=sid, timeout=to)
+    nav = _navigate(cdp, sid, url, deadline, clock)
+    if nav is None:  # the page's own request was still pending at the deadline (held: the module docstring)
+        result.ended = "deadline"
+        return
     if nav.get("errorText"):
         result.ended, result.message = "navigation_failed", str(nav["errorText"])[:200]
         return
@@ -450,6 +454,21 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
     if targets.crashed is None:
         with contextlib.suppress(BrowserError):
             ev(page_js.SCROLL_TOP)
+
+
+def _navigate(cdp: Any, sid: str, url: str, deadline: float,
+              clock: Callable[[], float]) -> dict[str, Any] | None:
+    """``Page.navigate``: answered once the page's own request is (its document's first bytes, or its failure). A
+    request still pending at the render deadline is held, not failed (the capture's moment), so the answer does not
+    come: None then, a second after the deadline (a browser hung instead shows itself in the next command)."""
+    started = cdp.start("Page.navigate", {"url": url}, session=sid)
+    wait = max(1.0, deadline - clock() + 1.0)
+    try:
+        return cdp.result(started, wait)
+    except BrowserHung:
+        if clock() >= deadline:
+            return None
+        raise
 
 
 def _settle(lim: RenderLimits, icpt: Interceptor, pending: Callable[[], dict[str, Any]],

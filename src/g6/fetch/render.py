@@ -19,9 +19,11 @@ transaction, the sub-resources' first, so the capture never names a receipt the 
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,6 +46,7 @@ from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.html.interstitial import Interstitial, detect
 from g6.adapters.html.page import MAX_EXTRACT_BYTES, Document, PageRead
 from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.net.pacing import HostPacer
 from g6.adapters.net.redact import redact_text
 from g6.adapters.net.urls import URLError, normalise_url, redact_url
 from g6.adapters.outcomes import Outcome
@@ -105,6 +108,58 @@ class RawDocument:
             return False
 
 
+PAGE_LOAD_PER_HOST = 6  # requests of one capture under way at once to one host: a browser's connections per host
+
+
+class _PageLoadGate:
+    """A capture's own gate (``CheckedClient``'s is one request at a time per host, for g6's successive reads): at
+    most ``PAGE_LOAD_PER_HOST`` of its requests at once per host, as a browser loads a page."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
+
+    @contextlib.contextmanager
+    def hold(self, host: str, timeout: float) -> Iterator[bool]:
+        with self._lock:
+            slot = self._slots.setdefault(host, threading.BoundedSemaphore(PAGE_LOAD_PER_HOST))
+        got = slot.acquire(timeout=max(0.0, timeout))
+        try:
+            yield got
+        finally:
+            if got:
+                slot.release()
+
+
+def _page_load(client: CheckedClient) -> CheckedClient:
+    """``client`` for one capture's sub-requests: the same policy, resolver, transports, robots.txt cache and secrets
+    (every check on every request), but a pacer and a gate of the capture's own. ``G6_HOST_PAUSE`` is for g6's own
+    successive reads of a host (a batch's pages); the 20 to 50 requests one page load makes of its host, paced a
+    second apart and one at a time, would take a minute, and a page polling every 200 ms would show a reader's
+    moment no reader saw. Their own pacer has no pause; their gate lets a browser's six at once per host."""
+    view = copy.copy(client)
+    if not (hasattr(view, "_pacer") and hasattr(view, "_gate")):
+        raise RuntimeError("CheckedClient has no _pacer or _gate: a capture's page load cannot have its own")
+    view._pacer = HostPacer()  # type: ignore[attr-defined]
+    view._gate = _PageLoadGate()  # type: ignore[attr-defined]
+    return view
+
+
+def _was_sent(resp: FetchResponse) -> bool:
+    """Whether a read cut by the capture's end had been sent (or was being sent): not when it waited its turn at the
+    host or for its name (``stage``), or for the host's pause (no hop, no transport error)."""
+    if resp.hops:
+        return True
+    return resp.detail.get("stage") is None and "message" in resp.detail
+
+
+def _cut_message(sent: bool) -> str:
+    if sent:
+        return "the capture ended while this request was under way (sent, or being sent): its answer is not kept"
+    return ("the capture ended while this request waited its turn (its host, its name, or g6's pause between reads "
+            "of a host): nothing was sent")
+
+
 def _as_sent(url: str) -> str:
     """``url`` normalised, in the form a request for it goes out in (the checked client sends ``httpx.URL`` of the
     normalised URL: non-ASCII and spaces percent-encoded, the host in IDNA; never a userinfo), which is the form the
@@ -131,6 +186,11 @@ class _SubFetcher:
         self._lock = threading.Lock()
         self._pending: dict[int, SubRequest] = {}  # requests handed to the checked client and not yet answered
         self._unsent: set[int] = set()  # of those, the one being answered from the raw read: nothing sent (yet)
+        # of those, the ones whose read the capture's end cut (its deadline was the read's): kept pending, receipted
+        # by the seal, with whether anything was sent
+        self._cut: dict[int, bool] = {}
+        # the page's own requests besides its top frame's documents: one page load, as a browser's (``_page_load``)
+        self.page_client = _page_load(client)
         self._sealed = False
         # the raw read the page's first top-frame request may be answered from (RawDocument); used once at most
         self._first = first if first is not None and first.usable else None
@@ -165,10 +225,11 @@ class _SubFetcher:
         Nothing is handed to the checked client from now on, and a read that ends later is dropped."""
         with self._lock:
             self._sealed = True
-            pending, self._pending = [(r, id(r) in self._unsent) for r in self._pending.values()], {}
-        cut = [self._receipt(FetchResponse(req.url, Outcome.UNREACHABLE, reason="capture_ended", detail={
-            "message": UNSENT_CUT if unsent else "the capture ended while this request was being read: it was sent, "
-                                                 "its answer is not kept"}), req) for req, unsent in pending]
+            pending = [(r, UNSENT_CUT if id(r) in self._unsent else _cut_message(self._cut.get(id(r), True)))
+                       for r in self._pending.values()]
+            self._pending, self._cut = {}, {}
+        cut = [self._receipt(FetchResponse(req.url, Outcome.UNREACHABLE, reason="capture_ended",
+                                           detail={"message": message}), req) for req, message in pending]
         with self._lock:
             self.receipts.extend(cut)
             return tuple(self.receipts)
@@ -179,11 +240,14 @@ class _SubFetcher:
                 return SubResponse(None, fail=FAIL_BLOCKED)
             key = id(req)
             self._pending[key] = req
+        resp: SubResponse | None = None
         try:
-            return self._answer(req)
+            resp = self._answer(req)
+            return resp
         finally:
             with self._lock:
-                self._pending.pop(key, None)
+                if resp is None or not resp.cut:  # a cut one stays pending: the seal receipts it
+                    self._pending.pop(key, None)
                 self._unsent.discard(key)
 
     def _answer(self, req: SubRequest) -> SubResponse:
@@ -202,14 +266,26 @@ class _SubFetcher:
                 self._unsent.discard(id(req))
                 if self._sealed:  # sealed before it was answered from the raw read: receipted unsent, never sent now
                     return SubResponse(None, fail=FAIL_BLOCKED)
+        # the read lasts at most until the render's deadline, so no thread outlives the capture; a read that this
+        # bound cut was cut by the capture's end, not by the server: left pending, and receipted so by the seal
+        bounded = req.time_left < self.policy.total_timeout
         pol = replace(self.policy, hard_cap=max(1, min(self.policy.hard_cap, req.max_bytes)),
                       total_timeout=max(0.5, min(self.policy.total_timeout, req.time_left)))
         accept = req.accept if req.accept and req.accept.isascii() and len(req.accept) < 300 else None
-        # the page's own document is paced like any fetch; what it then asks for is asked at once, as a
-        # browser asks (still one request at a time per host, and every check on every request)
-        resp = self.client.fetch(req.url, self.store, source="web", policy=pol, accept=accept,  # type: ignore[arg-type]
-                                 pause=None if req.main_frame else 0.0, follow_redirects=False,
-                                 pass_headers=RENDER_HEADERS)
+        # the page's own document is g6's read of the host, paced like any fetch (the next read of the host waits
+        # its pause after it); what the page then asks for is one page load, asked at once as a browser asks
+        # (``_page_load``), every check on every request
+        client = self.client if req.main_frame else self.page_client
+        resp = client.fetch(req.url, self.store, source="web", policy=pol, accept=accept,  # type: ignore[arg-type]
+                            pause=None if req.main_frame else 0.0, follow_redirects=False,
+                            pass_headers=RENDER_HEADERS)
+        if bounded and resp.outcome is Outcome.UNREACHABLE and resp.reason == "total_timeout":
+            with self._lock:
+                if not self._sealed:
+                    self._cut[id(req)] = _was_sent(resp)
+            if resp.body is not None:
+                self.store._kept.pop(resp.body.blake3, None)
+            return SubResponse(None, cut=True)
         sub = self._receipted(resp, req)
         if sub is None:  # read after the capture was sealed: receipted as cut short, its bytes not handed over
             if resp.body is not None:
@@ -443,7 +519,9 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     # the receipt's final_url is the URL g6 read the document shown from (the checked read's), never the address a
     # script gave the page afterwards
     final_url = nav.final_url if nav is not None else None
-    if reason in ("document_not_read", "scheme"):  # nothing of a document no read answered is kept
+    # nothing of a document no read answered is kept: nor of the empty tab when none came (the page's own request
+    # still pending when the capture ended)
+    if reason in ("document_not_read", "scheme") or (refused is None and nav is None and not r.broken):
         r.dom = r.text = r.screenshot = None
     refs = {"dom": _put(store, r.dom), "text": _put(store, r.text.encode("utf-8") if r.text else None),
             "screenshot": _put(store, r.screenshot)}
