@@ -22,6 +22,7 @@ one redaction path (``g6.adapters.net.redact``) before it leaves the client.
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import socket
 import time
@@ -235,6 +236,16 @@ class CheckedClient:
             self._gate, self._pacer = gate, pacer
             shared_gate.close()
             shared.close()
+
+    def page_load(self, per_host: int) -> CheckedClient:
+        """This client for the requests of one page load (a rendered capture's sub-requests): the same policy,
+        resolver, connection pools, robots.txt cache and secrets, so every check holds on every request, but a gate
+        and a pacer of its own, with no pause and ``per_host`` requests at once per host, as a browser loads a page.
+        The host pause and one-at-a-time gate are for g6's own successive reads of a host (a batch's pages): the 20
+        to 50 requests a page makes of its host, paced a second apart, would take a minute."""
+        view = copy.copy(self)
+        view._gate, view._pacer = HostGate(per_host), HostPacer(clock=self._pacer._clock, sleep=self._pacer._sleep)
+        return view
 
     def forget_connections(self) -> None:
         """In a forked child: drop the connection pools inherited from the parent without closing

@@ -40,17 +40,20 @@ class HostPacer:
 
 
 class _LockTable(Generic[K]):
-    """A thread lock per key, made the first time the key is asked for."""
+    """A thread lock per key (a semaphore of ``per_key`` when more than one may hold it), made the first time the
+    key is asked for."""
 
-    def __init__(self) -> None:
-        self._locks: dict[K, threading.Lock] = {}
+    def __init__(self, per_key: int = 1) -> None:
+        self._locks: dict[K, Any] = {}
         self._guard = threading.Lock()
+        self._per_key = per_key
 
-    def __call__(self, key: K) -> threading.Lock:
+    def __call__(self, key: K) -> Any:
         with self._guard:
             lock = self._locks.get(key)
             if lock is None:
-                lock = self._locks[key] = threading.Lock()
+                lock = self._locks[key] = (threading.Lock() if self._per_key == 1
+                                           else threading.BoundedSemaphore(self._per_key))
             return lock
 
 
@@ -58,10 +61,13 @@ class HostGate:
     """One request at a time per host, whoever asks: every thread that shares the client (the host
     pool's workers), every redirect hop. The host pool runs each host's own URLs on one worker, but a
     redirect leads a worker to another host, beside that host's own worker; the gate is what keeps
-    that host at one request at a time. Keyed by the normalised host, as the pacer is."""
+    that host at one request at a time. Keyed by the normalised host, as the pacer is. ``per_host``:
+    how many at once instead (a rendered page's load: ``CheckedClient.page_load``)."""
 
-    def __init__(self) -> None:
-        self._for = _LockTable[str]()
+    def __init__(self, per_host: int = 1) -> None:
+        if per_host < 1:
+            raise ValueError("a host gate lets at least one request through")
+        self._for = _LockTable[str](per_host)
 
     @contextmanager
     def hold(self, host: str, timeout: float) -> Iterator[bool]:

@@ -19,11 +19,9 @@ transaction, the sub-resources' first, so the capture never names a receipt the 
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,7 +44,6 @@ from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.html.interstitial import Interstitial, detect
 from g6.adapters.html.page import MAX_EXTRACT_BYTES, Document, PageRead
 from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
-from g6.adapters.net.pacing import HostPacer
 from g6.adapters.net.redact import redact_text
 from g6.adapters.net.urls import URLError, normalise_url, redact_url
 from g6.adapters.outcomes import Outcome
@@ -111,40 +108,6 @@ class RawDocument:
 PAGE_LOAD_PER_HOST = 6  # requests of one capture under way at once to one host: a browser's connections per host
 
 
-class _PageLoadGate:
-    """A capture's own gate (``CheckedClient``'s is one request at a time per host, for g6's successive reads): at
-    most ``PAGE_LOAD_PER_HOST`` of its requests at once per host, as a browser loads a page."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._slots: dict[str, threading.BoundedSemaphore] = {}
-
-    @contextlib.contextmanager
-    def hold(self, host: str, timeout: float) -> Iterator[bool]:
-        with self._lock:
-            slot = self._slots.setdefault(host, threading.BoundedSemaphore(PAGE_LOAD_PER_HOST))
-        got = slot.acquire(timeout=max(0.0, timeout))
-        try:
-            yield got
-        finally:
-            if got:
-                slot.release()
-
-
-def _page_load(client: CheckedClient) -> CheckedClient:
-    """``client`` for one capture's sub-requests: the same policy, resolver, transports, robots.txt cache and secrets
-    (every check on every request), but a pacer and a gate of the capture's own. ``G6_HOST_PAUSE`` is for g6's own
-    successive reads of a host (a batch's pages); the 20 to 50 requests one page load makes of its host, paced a
-    second apart and one at a time, would take a minute, and a page polling every 200 ms would show a reader's
-    moment no reader saw. Their own pacer has no pause; their gate lets a browser's six at once per host."""
-    view = copy.copy(client)
-    if not (hasattr(view, "_pacer") and hasattr(view, "_gate")):
-        raise RuntimeError("CheckedClient has no _pacer or _gate: a capture's page load cannot have its own")
-    view._pacer = HostPacer()  # type: ignore[attr-defined]
-    view._gate = _PageLoadGate()  # type: ignore[attr-defined]
-    return view
-
-
 def _was_sent(resp: FetchResponse) -> bool:
     """Whether a read cut by the capture's end had been sent (or was being sent): not when it waited its turn at the
     host or for its name (``stage``), or for the host's pause (no hop, no transport error)."""
@@ -189,8 +152,9 @@ class _SubFetcher:
         # of those, the ones whose read the capture's end cut (its deadline was the read's): kept pending, receipted
         # by the seal, with whether anything was sent
         self._cut: dict[int, bool] = {}
-        # the page's own requests besides its top frame's documents: one page load, as a browser's (``_page_load``)
-        self.page_client = _page_load(client)
+        # the page's own requests besides its top frame's documents: one page load, as a browser's
+        # (``CheckedClient.page_load``)
+        self.page_client = client.page_load(PAGE_LOAD_PER_HOST)
         self._sealed = False
         # the raw read the page's first top-frame request may be answered from (RawDocument); used once at most
         self._first = first if first is not None and first.usable else None
@@ -274,7 +238,7 @@ class _SubFetcher:
         accept = req.accept if req.accept and req.accept.isascii() and len(req.accept) < 300 else None
         # the page's own document is g6's read of the host, paced like any fetch (the next read of the host waits
         # its pause after it); what the page then asks for is one page load, asked at once as a browser asks
-        # (``_page_load``), every check on every request
+        # (``CheckedClient.page_load``), every check on every request
         client = self.client if req.main_frame else self.page_client
         resp = client.fetch(req.url, self.store, source="web", policy=pol, accept=accept,  # type: ignore[arg-type]
                             pause=None if req.main_frame else 0.0, follow_redirects=False,
