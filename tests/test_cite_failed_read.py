@@ -112,8 +112,8 @@ def bundle_of(home: EvidenceHome, tmp: Path, *citations: Citation) -> Path:
 def test_bundle_verify_fails_a_citation_of_a_failed_read(home: EvidenceHome, reads: dict[str, Any],
                                                          tmp_path: Path) -> None:
     ids = reads["ids"]
-    z = bundle_of(home, tmp_path, cite_web(home, ids["/open"], quote="anyone may read"),
-                  unmarked(home, ids["/paywall"], "available to subscribers"))
+    bad_one = unmarked(home, ids["/paywall"], "available to subscribers")
+    z = bundle_of(home, tmp_path, cite_web(home, ids["/open"], quote="anyone may read"), bad_one)
     key = home.signing_key().public
     report = verify_bundle(z, (key,))
     assert not report.ok
@@ -130,7 +130,7 @@ def test_bundle_verify_fails_a_citation_of_a_failed_read(home: EvidenceHome, rea
     lines = out.stdout.splitlines()
     holds = next(x for x in lines if " holds " in x)
     assert "read ok, HTTP 200" in holds
-    failing = next(x for x in lines if x.startswith("citation 2 FAILED"))
+    failing = next(x for x in lines if x.startswith(f"citation 2 ({bad_one.citation_id}) FAILED"))
     assert "read blocked, HTTP 403" in failing
 
 

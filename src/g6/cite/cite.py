@@ -21,11 +21,26 @@ from g6.adapters.sources.search import SearchRequest
 from g6.cite.manifest import Citation
 from g6.cite.page_text import RENDERED, SENT_ON, STYLE_UNDECIDED, TEXT_SOURCES, PageTexts, read_texts
 from g6.cite.passages import Passage, chunk, find, normalise, passage_id, quote_too_short, text_hash
-from g6.errors import FailedReadError, InputError, InterstitialReadError, QuoteTooShort
+from g6.errors import FailedReadError, G6Error, InputError, InterstitialReadError, QuoteTooShort
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
 
 QUOTE_LEN = 200
+# the reasons g6.adapters.html.css_invisible gives text the page's CSS lays out where no reader sees it, in words
+# (display:none and visibility:hidden name themselves in ``how``)
+CSS_INVISIBLE = {
+    "font_size_zero": "a font size of zero",
+    "opacity_zero": "painted fully transparent (opacity)",
+    "color_transparent": "drawn in a transparent colour",
+    "clip_hidden": "clipped away",
+    "clip_path_hidden": "clipped away",
+    "visually_hidden": "visually hidden, the screen-reader-only pattern",
+    "max_height_zero": "in a box of no height",
+    "width_zero": "in a box of no width",
+    "transform_scale_zero": "scaled to nothing",
+    "text_indent_offscreen": "indented off the page",
+    "positioned_offscreen": "positioned off the page",
+}
 _HOW = "compared after normalising Unicode (NFKC), whitespace, case and quote marks"
 
 
@@ -44,18 +59,85 @@ def read_words(outcome: object, http_status: object) -> str:
     return f"{str(outcome)[:40]}, {str(status)[:40]}"
 
 
-def failed_read_mark(receipt: Receipt, allow_failed_read: bool) -> dict[str, Any] | None:
+def failed_read_mark(receipt: Receipt, allow_failed_read: bool,
+                     home: EvidenceHome | None = None) -> dict[str, Any] | None:
     """The ``failed_read`` a citation of ``receipt`` records (None for a read that did not fail); a typed
-    InputError naming the outcome and HTTP status unless the caller asked to cite a failed read."""
+    InputError naming the outcome and HTTP status unless the caller asked to cite a failed read. An empty read
+    (``home`` given: the rendered capture of it looked for) is said to be one, not an error page."""
     why = read_failure(receipt.outcome, receipt.http_status)
     if why is None:
         return None
     if not allow_failed_read:
+        if receipt.outcome == "empty":
+            # not an error page, and --allow-failed-read (which cites a failed read's own text) finds none here:
+            # the first move is the page's render
+            raise FailedReadError(f"receipt {receipt.receipt_id} is an empty read ({why}; "
+                                  f"{empty_words(receipt.detail.get('reason'))}), not an error page: "
+                                  f"{render_hint(home, receipt)} (--allow-failed-read, allow_failed_read over MCP, "
+                                  "cites a failed read's own text, marked in the manifest as one: an empty read has "
+                                  "none)", receipt.outcome, receipt.http_status)
         raise FailedReadError(f"receipt {receipt.receipt_id} is a failed read ({why}): its body is an error page, "
                               "not evidence of the page's words; cite it anyway with --allow-failed-read "
                               "(allow_failed_read over MCP) and the manifest records it as a failed read",
                               receipt.outcome, receipt.http_status)
     return {"outcome": receipt.outcome, "http_status": receipt.http_status}
+
+
+# why an empty read (outcome ``empty``) has nothing to cite, by its ``detail.reason``
+_EMPTY_WORDS = {
+    "no_text_without_scripts": "no text without scripts: the page's words are written by its scripts, which a "
+                               "browser runs and a raw read does not",
+    "no_text": "no text a reader sees",
+    "no_body": "no body",
+}
+
+
+def empty_words(reason: object) -> str:
+    """An empty read's reason in words (``no_text_without_scripts``: no text without scripts…)."""
+    if isinstance(reason, str) and reason in _EMPTY_WORDS:
+        return _EMPTY_WORDS[reason]
+    return f"no text ({str(reason)[:60]})" if reason else "no text"
+
+
+# How far past a raw read its rendered capture is looked for. ``g6 fetch --render auto`` appends the raw read,
+# its render's request receipts (at most g6.fetch.render.MAX_REQUESTS_LIMIT) and the capture in one transaction,
+# and a batch appends each page's receipts together: the capture is within that many rows (plus one) after its raw
+# read; more than twice that here (tests/cite/test_empty_read.py holds it above the limit). A later render of the
+# page is no capture *of this read* (it read the page again) and is not looked for.
+CAPTURE_ROWS = 1024
+
+
+def capture_of_raw(home: EvidenceHome, raw: Receipt) -> Receipt | None:
+    """The rendered capture that names ``raw`` as its raw read (``links.raw``) and did not fail, or None. The
+    ledger has no index by link, so the CAPTURE_ROWS rows after the raw read are scanned (one query by seq, the
+    primary key; a row is parsed only when its text holds the raw read's id): bounded, whatever the home's size."""
+    try:
+        seq = home.ledger.index_of(raw.receipt_id) + 1
+        rows = home.ledger.rows.rows_after(seq, CAPTURE_ROWS)
+    except G6Error:
+        return None  # only a hint is lost: the refusal stands
+    for row in rows:
+        rid, kind, text = row[1], row[2], row[5]
+        if kind != "fetch" or (isinstance(text, str) and raw.receipt_id not in text):
+            continue
+        try:
+            r = home.ledger.get(str(rid))
+        except G6Error:
+            continue
+        if (r.capture is not None and r.links.get("raw") == raw.receipt_id and r.content
+                and read_failure(r.outcome, r.http_status) is None and r.interstitial is None):
+            return r
+    return None
+
+
+def render_hint(home: EvidenceHome | None, receipt: Receipt) -> str:
+    """What to cite instead of an empty read: its rendered capture when the home holds one, else a render."""
+    cap = capture_of_raw(home, receipt) if home is not None else None
+    if cap is not None:
+        return f"cite the rendered capture {cap.receipt_id} instead (the text a browser showed; it names this read " \
+               "as its raw read)"
+    url = str(receipt.final_url or receipt.request.get("url", "URL"))[:300]
+    return f"render the page (g6 fetch {url} --render) and cite the rendered capture"
 
 
 def refuse_interstitial(receipt: Receipt) -> None:
@@ -92,6 +174,9 @@ def receipt_texts(home: EvidenceHome, receipt: Receipt) -> PageTexts:
         raise InputError(f"receipt {receipt.receipt_id}: no text to cite: {STYLE_UNDECIDED} (past "
                          f"{MAX_STYLE_CHARS:,} characters of style sheets or {MAX_STYLE_VISITS:,} selector visits); "
                          "render the page (g6 fetch URL --render) and cite the rendered capture")
+    if texts.outcome is Outcome.EMPTY:  # cited with --allow-failed-read, or an older read's outcome said ok
+        raise InputError(f"receipt {receipt.receipt_id}: no text to cite (empty: {empty_words(texts.reason)}); "
+                         f"{render_hint(home, receipt)}")
     if texts.outcome is not Outcome.OK or texts.main is None:
         raise InputError(f"receipt {receipt.receipt_id}: no text to cite ({texts.outcome.value} {texts.reason}, "
                          f"{texts.media_type})")
@@ -176,7 +261,16 @@ def why_not_citable(texts: PageTexts, quote: str, receipt_id: str) -> str:
             return (f"the quote is on receipt {receipt_id}'s page {hit.how}: whether a reader sees it is undecided, "
                     "so it is not cited from the page's bytes; render the page (g6 fetch URL --render) and cite "
                     "the rendered capture")
+        if hit.reason in CSS_INVISIBLE:
+            words = CSS_INVISIBLE[hit.reason]
+            return f"the quote is on receipt {receipt_id}'s page but hidden from readers ({words}: {hit.how})"
         return f"the quote is on receipt {receipt_id}'s page but hidden from readers ({hit.how})"
+    if texts.rendered is not None and any(find(quote, t or "") is not None for t in (texts.main, texts.visible)):
+        # in the captured DOM's text, which g6 reads without a layout, but not in what the browser showed: laid out
+        # where no reader sees it (white on white, covered, off screen, clipped); never a find, only the reason
+        return (f"the quote is in receipt {receipt_id}'s captured page (its DOM) but not shown to readers: it is not "
+                "in the text the browser showed a reader (drawn in the background's colour, covered, off screen or "
+                f"clipped…); only the text a reader saw can be cited (`g6 chunk {receipt_id}` lists it)")
     return f"the quote is not in the document of receipt {receipt_id}: not on the page, visible or hidden ({_HOW})"
 
 
@@ -235,7 +329,7 @@ def cite_web(home: EvidenceHome, receipt_id: str, *, passage: str | None = None,
     if (passage is None) == (quote is None):
         raise InputError("cite exactly one of --passage ID or --quote TEXT")
     r = home.ledger.get(receipt_id)
-    failed = failed_read_mark(r, allow_failed_read)
+    failed = failed_read_mark(r, allow_failed_read, home)
     refuse_interstitial(r)
     texts = receipt_texts(home, r)
     if quote is not None and not normalise(quote):

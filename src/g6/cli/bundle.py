@@ -197,12 +197,12 @@ def _print_report(report: Any) -> None:
                 if x.check == "trusted_time":  # `ledger verify --tsa-root` words it the same way
                     click.echo(shown(f"  {x.detail}"))
         elif v.redaction is not None:  # taken out on the record by the publisher: redacted, not damaged
-            click.echo(shown(f"citation {v.position} REDACTED at seq {v.redaction['seq']} ({v.redaction['reason']})  "
+            click.echo(shown(f"{v.label()} REDACTED at seq {v.redaction['seq']} ({v.redaction['reason']})  "
                              f"{v.receipt_id}  {read}: the body was taken out by the signed entry "
                              f"{v.redaction['receipt_id']}"))
         else:
             failed = "; ".join(f"{x.check}: {x.detail}" for x in v.checks if not x.ok)
-            click.echo(shown(f"citation {v.position} FAILED{'  ' + read if read else ''} ({failed})"))
+            click.echo(shown(f"{v.label()} FAILED{'  ' + read if read else ''} ({failed})"))
     click.echo(shown(_summary(report)))
 
 
@@ -213,9 +213,14 @@ def _summary(report: Any) -> str:
     if report.misbehavior:
         return f"bundle FAILED: {MISBEHAVIOR}; {n}"
     if not report.ok:
+        # how many of how many failed: a bundle fails with one bad citation, and the others still hold
+        failed = sum(1 for v in report.citations if not v.ok)
         redacted = sum(1 for v in report.citations if v.redaction is not None)
-        return f"bundle FAILED: {n}" + (f" ({redacted} REDACTED: their bodies were taken out on the record)"
-                                        if redacted else "")
+        if not report.citations:
+            return "bundle FAILED: no citation checked"
+        said = f"{failed} of {n} failed" + ("" if failed else ", but the bundle's own checks did (above)")
+        return f"bundle FAILED: {said}" + (f" ({redacted} REDACTED: their bodies were taken out on the record)"
+                                           if redacted else "")
     failed_reads = sum(1 for v in report.citations if v.failed_read)
     if failed_reads:
         n += (f" ({failed_reads} of a FAILED READ, marked in the manifest: its words are an error page's, not "

@@ -9,6 +9,7 @@ from the verified receipt and the verified body, never copied from the manifest,
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,12 +75,23 @@ class _Pending:
     quote: str | None = None
     failed_read: bool = False
     redaction: dict[str, Any] | None = None  # the redaction entry that took the cited body out
+    named_id: str | None = None  # the id the manifest gives it, when one in form: names a citation that failed
 
     def verdict(self) -> CitationVerdict:
         t = self.trusted
         return CitationVerdict(self.position, tuple(self.checks), self.citation_id, t.receipt_id if t else None,
                                self.url, self.quote, t.outcome if t else None, t.status_shown if t else None,
-                               self.failed_read, self.redaction)
+                               self.failed_read, self.redaction, named_id=self.named_id)
+
+
+CITATION_ID = re.compile(r"c_[0-9a-f]{16}")  # web_citation_id, paper_citation_id
+
+
+def named_id(c: Citation) -> str | None:
+    """The citation id a manifest entry gives, as written (never verified), when it has an id's form: so a failed
+    citation can be named as the manifest names it, and nothing else of the entry is printed."""
+    x = c.citation_id
+    return x if isinstance(x, str) and CITATION_ID.fullmatch(x) else None
 
 
 def read_check(t: _Trusted, c: Citation) -> tuple[BundleCheck, bool]:
@@ -139,12 +151,12 @@ class CitationChecks:
             rid = c.receipt_id
             if not isinstance(rid, str) or not ID.fullmatch(rid):
                 pending.append(_Pending(i, None, [BundleCheck("receipt", False, "the citation's receipt id is "
-                                                                                 "not an id")]))
+                                                                                 "not an id")], named_id=named_id(c)))
                 continue
             if rid not in receipts:
                 receipts[rid] = self._receipt(rid, roots, origin)
             r = receipts[rid]
-            p = _Pending(i, c, list(r.checks), r.trusted)
+            p = _Pending(i, c, list(r.checks), r.trusted, named_id=named_id(c))
             if p.trusted is not None:
                 check, p.failed_read = read_check(p.trusted, c)
                 p.checks.append(check)

@@ -87,10 +87,19 @@ class CitationVerdict:
     # the cited body was taken out by a redaction entry the bundle carries and proves: its seq, receipt id,
     # reason and note (``g6.prove.bundle_redactions``); such a citation never holds
     redaction: Mapping[str, Any] | None = None
+    # the id the bundle's manifest gives the citation, as written and never verified (None when it has no id's
+    # form): what names a citation that failed, whose ``citation_id`` is None
+    named_id: str | None = None
 
     @property
     def ok(self) -> bool:
         return bool(self.checks) and all(c.ok for c in self.checks)
+
+    def label(self) -> str:
+        """``citation 2 (c_5adff0bbdadc47af)``: its place in the manifest, and its id (the verified one, else the
+        manifest's own)."""
+        name = self.citation_id or self.named_id
+        return f"citation {self.position}" + (f" ({name})" if name else "")
 
     def read_words(self) -> str | None:
         """``read blocked, HTTP 403``: the cited read as the verified receipt tells it."""
@@ -104,7 +113,7 @@ class CitationVerdict:
                 "receipt_id": self.receipt_id, "url": self.url, "quote": self.quote, "outcome": self.outcome,
                 "http_status": self.http_status, "failed_read": self.failed_read,
                 "redaction": dict(self.redaction) if self.redaction is not None else None,
-                "checks": [c.to_json() for c in self.checks]}
+                "manifest_citation_id": self.named_id, "checks": [c.to_json() for c in self.checks]}
 
 
 @dataclass(frozen=True, slots=True)
