@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, settings
 
 from g6.adapters import CheckedClient, FetchPolicy
 from g6.adapters.html import text as html_text
@@ -20,6 +21,11 @@ from tests.children import (  # noqa: F401 (the fixture for processes a test sig
     children,
     pytest_runtest_makereport,
 )
+
+# property tests never depend on time: the shared, busy machine (and a second .ci/run beside this one) makes any
+# example slow now and then, and hypothesis's default 200 ms deadline then fails a test whose property holds
+settings.register_profile("g6", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("g6")
 
 RECEIPT_SCHEMA = load("receipt.v1")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -56,10 +56,38 @@ def test_fetch_render_keeps_the_rendered_page_and_says_so(tmp_path: Path, site: 
     r = g6(tmp_path / "h", "fetch", s.url("/"), "--render", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["outcome"] == "ok" and out["detail"]["render"] == {"mode": "always", "rendered": True}
+    render = out["detail"]["render"]
+    assert out["outcome"] == "ok" and render == {"mode": "always", "rendered": True,
+                                                 "raw_receipt_id": render["raw_receipt_id"]}
     assert ARTICLE["body"] in out["documents"][0]["text"] and out["documents"][0]["text_source"] == "rendered"
+    with EvidenceHome(tmp_path / "h") as home:  # read raw first, and the render started from that read's bytes
+        capture, raw_read = home.ledger.get(out["receipt_id"]), home.ledger.get(render["raw_receipt_id"])
+        assert capture is not None and raw_read is not None and capture.links["raw"] == raw_read.receipt_id
+        assert raw_read.outcome == "empty" and [seen.path for seen in s.requests].count("/") == 2  # the two raw reads
     text = g6(tmp_path / "h", "fetch", s.url("/"), "--render")
     assert text.exit_code == 0 and "render: rendered" in text.stdout and ARTICLE["body"] in text.stdout
+
+
+def test_fetch_render_keeps_what_is_not_a_page_as_read(tmp_path: Path, site: Site) -> None:
+    """A PDF (Chromium would show its own viewer: a grey page, its scripts listed as the page's), an image, a 404
+    and a refused read are kept as the raw read keeps them, not rendered."""
+    need_chromium()
+    pdf = (Path(__file__).resolve().parents[2] / "src/g6/demo/pages/paper.pdf").read_bytes()
+    s = site({"/paper.pdf": Reply(body=pdf, content_type="application/pdf"), "/robots.txt": ROBOTS,
+              "/logo.png": Reply(body=b"\x89PNG\r\n\x1a\n" + b"\0" * 64, content_type="image/png"),
+              "/gone": Reply(404, b"<html><body><p>Not here.</p><script>void 0</script></body></html>")})
+    for path, outcome, why in (("/paper.pdf", "ok", "not HTML"), ("/logo.png", "ok", "not HTML"),
+                               ("/gone", "not_found", "not a successful read")):
+        r = g6(tmp_path / "h", "fetch", s.url(path), "--render", "--json")
+        out = json.loads(r.stdout)
+        assert (out["outcome"], out["detail"]["render"]) == (outcome, {"mode": "always", "rendered": False,
+                                                                       "why": why}), out
+        with EvidenceHome(tmp_path / "h") as home:
+            kept = home.ledger.get(out["receipt_id"])
+            assert kept is not None and kept.capture is None and "raw" not in kept.links
+    assert s.requests and all(seen.path in ("/robots.txt", "/paper.pdf", "/logo.png", "/gone") for seen in s.requests)
+    refused = g6(tmp_path / "h", "fetch", s.url("/paper.pdf"), "--render", env={"G6_ALLOW_LOOPBACK": "0"})
+    assert refused.exit_code == 1 and "render: not rendered: not a successful read" in refused.stdout, refused.output
 
 
 def test_render_auto_renders_a_shell_and_reads_a_page_as_it_is(tmp_path: Path, site: Site) -> None:

@@ -50,7 +50,7 @@ from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
 from g6.errors import FetchInputError, G6Error
 from g6.fetch.capture import FetchResult, PreparedFetch, _ReadBack, prepare_fetch, receipt_from_response
-from g6.fetch.shell import shell_verdict
+from g6.fetch.shell import not_a_page, shell_verdict
 from g6.home import EvidenceHome
 from g6.ledger.receipts import AllowlistDecision, Hop, Receipt, new_receipt_id
 from g6.store import BlobBackend, BlobRef
@@ -607,31 +607,36 @@ def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, r
                        renderer: Renderer | None = None, extract: str = "text", policy: FetchPolicy | None = None,
                        documents: bool = True,
                        links: Mapping[str, Any] | None = None) -> PreparedPage | Callable[[], PreparedPage]:
-    """:func:`prepare_page` in two steps where it renders after a raw read (``auto``, a shell): the raw read is
-    made now and what is returned is the render still to do (a callable giving the page, raw read's receipt
-    first), so a batch can read its next page while a browser renders this one. Otherwise the page itself."""
+    """:func:`prepare_page` in two steps where it renders after a raw read (``always``, a page; ``auto``, a shell):
+    the raw read is made now and what is returned is the render still to do (a callable giving the page, raw read's
+    receipt first), so a batch can read its next page while a browser renders this one. Otherwise the page
+    itself."""
     if render_mode not in RENDER_MODES:
         raise ValueError(f"render must be one of {RENDER_MODES}")
     if render_mode != "off" and renderer is None:
         raise ValueError("rendering needs a Renderer (the browsers and their limits)")
-    if render_mode == "always":
-        assert renderer is not None
-        captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
-                                  policy=policy, links=links)
-        return PreparedPage(captured.receipts, captured, {"mode": "always", "rendered": True})
-    # auto: the raw read keeps the headers a browser needs, so a shell's render can start from its bytes
+    # the raw read first, for both modes (keeping the headers a browser needs, so a render can start from its bytes):
+    # ``always`` renders it when it is a page (a PDF, an image, a 404 or a refusal is kept as read: Chromium would
+    # show its own viewer or error page, not the server's), ``auto`` when it is a shell
     raw = prepare_fetch(store, client, url, extract=extract, policy=policy, links=links, documents=documents,
-                        pass_headers=RENDER_HEADERS if render_mode == "auto" else ())
+                        pass_headers=RENDER_HEADERS if render_mode != "off" else ())
     if render_mode == "off":
         return PreparedPage((raw.receipt,), raw)
     resp = raw.page.response
     body = None
     if resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:  # the bytes the fetch held, else read back
         body = raw.body if raw.body is not None else store.read(resp.body.blake3)
-    verdict = shell_verdict(resp, body, walled=raw.receipt.interstitial is not None)
-    info: dict[str, Any] = {"mode": "auto", "rendered": verdict.shell, "why": verdict.why}
-    if not verdict.shell:
-        return PreparedPage((raw.receipt,), raw, info)
+    info: dict[str, Any]
+    if render_mode == "always":
+        why_not = not_a_page(resp, body)
+        info = {"mode": "always", "rendered": why_not is None} | ({"why": why_not} if why_not else {})
+        if why_not is not None:
+            return PreparedPage((raw.receipt,), raw, info)
+    else:
+        verdict = shell_verdict(resp, body, walled=raw.receipt.interstitial is not None)
+        info = {"mode": "auto", "rendered": verdict.shell, "why": verdict.why}
+        if not verdict.shell:
+            return PreparedPage((raw.receipt,), raw, info)
     assert renderer is not None
     info["raw_receipt_id"] = raw.receipt.receipt_id
     # the render still to do holds the raw read's receipt and response only, not the read and the body it kept (up
@@ -639,13 +644,13 @@ def prepare_page_steps(store: BlobBackend, client: CheckedClient, url: str, *, r
     raw_receipt = raw.receipt
     first = RawDocument(url, raw_receipt, resp)
 
-    def render_shell() -> PreparedPage:
+    def render_page() -> PreparedPage:
         captured = prepare_render(store, client, renderer.pool, url, limits=renderer.limits, extract=extract,
                                   policy=policy, links={**dict(links or {}), "raw": raw_receipt.receipt_id},
                                   first=first)
         return PreparedPage((raw_receipt, *captured.receipts), captured, info)
 
-    return render_shell
+    return render_page
 
 
 def fetch_page(home: EvidenceHome, client: CheckedClient, url: str, *, render_mode: str = "off",

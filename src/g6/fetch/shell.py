@@ -45,15 +45,28 @@ class ShellVerdict:
         return {"shell": self.shell, "why": self.why}
 
 
+PAGE_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def not_a_page(resp: FetchResponse, head: bytes | None) -> str | None:
+    """Why the raw read ``resp`` (whose bytes start with ``head``) is not a page a browser would render, in words
+    (``--render`` keeps such a read as it is: a PDF, an image, a 404, a refusal); None when it is one."""
+    if resp.outcome not in (Outcome.OK, Outcome.EMPTY) or resp.status is None or not 200 <= resp.status < 300:
+        return "not a successful read"
+    if media_type(resp.content_type, head or b"") not in PAGE_TYPES:
+        return "not HTML"
+    return None
+
+
 def shell_verdict(resp: FetchResponse, body: bytes | None, walled: bool = False) -> ShellVerdict:
     """Whether the raw read ``resp`` (whose bytes are ``body``) is a shell, by the rule above."""
-    if resp.outcome not in (Outcome.OK, Outcome.EMPTY) or resp.status is None or not 200 <= resp.status < 300:
+    if not_a_page(resp, body) == "not a successful read":
         return ShellVerdict(False, "not a successful read")
     if walled:
         return ShellVerdict(False, "a wall (login, challenge or consent page), not the page")
     if body is None or len(body) > MAX_EXTRACT_BYTES:
         return ShellVerdict(False, "no body, or one too large to read as a page")
-    if media_type(resp.content_type, body) not in ("text/html", "application/xhtml+xml"):
+    if not_a_page(resp, body) is not None:
         return ShellVerdict(False, "not HTML")
     try:
         root = parse_html(body, resp.content_type)
