@@ -56,7 +56,8 @@ def test_fetch_render_keeps_the_rendered_page_and_says_so(tmp_path: Path, site: 
     r = g6(tmp_path / "h", "fetch", s.url("/"), "--render", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["outcome"] == "ok" and out["detail"]["render"] == {"mode": "always", "rendered": True}
+    assert out["outcome"] == "ok"
+    assert out["detail"]["render"] == {"mode": "always", "rendered": True, "ended": "settled"}
     assert ARTICLE["body"] in out["documents"][0]["text"] and out["documents"][0]["text_source"] == "rendered"
     text = g6(tmp_path / "h", "fetch", s.url("/"), "--render")
     assert text.exit_code == 0 and "render: rendered" in text.stdout and ARTICLE["body"] in text.stdout
