@@ -232,6 +232,12 @@ class Interceptor:
         self._s.held.append((rid, session))
         return True
 
+    def _first_document(self, sub: SubRequest) -> bool:
+        """Whether ``sub`` is the capture's first top-frame document: never held, since no page is shown yet whose
+        moment holding would keep, and a navigation held unanswered stalls the browser's every later command on the
+        page (the snapshot waited 20 s and the browser was ended as hung)."""
+        return sub.main_frame and not self._s.navigations
+
     def drain(self, timeout: float) -> bool:
         """Wait (at most ``timeout`` s) for the requests being answered; whether none is left."""
         end = self._clock() + timeout
@@ -310,9 +316,9 @@ class Interceptor:
         what is answered can be held to the budget."""
         if resp.cut:  # the capture's end cut it: pending in the page, receipted when the capture is sealed
             with self._lock:
-                held = self._hold(rid, session)
+                held = not self._first_document(sub) and self._hold(rid, session)
             if not held:
-                self._fail(rid, session, FAIL_BLOCKED)
+                self._fail(rid, session, FAIL_TIMEOUT if self._first_document(sub) else FAIL_BLOCKED)
             return
         over = False
         with self._lock:
@@ -323,7 +329,7 @@ class Interceptor:
                 answer, over = False, True
             if over or resp.over_budget:
                 stopped = True  # the capture stops at this body, which the page does not get
-            held = stopped and self._hold(rid, session)
+            held = stopped and not self._first_document(sub) and self._hold(rid, session)
             if held:
                 answer = False  # receipted all the same; neither answered nor failed in the page
             elif answer:

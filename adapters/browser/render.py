@@ -387,12 +387,14 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
                                                                        "deviceScaleFactor": 1, "mobile": False}),
                ("Inspector.enable", {}), script=lim.page_lockdown,
                probe=page_js.SETTLE_PROBE % int(lim.quiet * 1000))
-    nav = _navigate(cdp, sid, url, deadline, clock)
-    if nav is None:  # the page's own request was still pending at the deadline (held: the module docstring)
-        result.ended = "deadline"
-        return
+    # answered once the page's own request is: its first bytes, or its failure (that request is never held, and its
+    # read ends by the render's deadline at the latest, failed in the page then: intercept.Interceptor)
+    nav = cdp.send("Page.navigate", {"url": url}, session=sid, timeout=to)
     if nav.get("errorText"):
-        result.ended, result.message = "navigation_failed", str(nav["errorText"])[:200]
+        # the deadline cut the page's own read: the capture ended there, with nothing shown
+        cut = clock() >= deadline and "TIMED_OUT" in str(nav["errorText"])
+        result.ended = "deadline" if cut else "navigation_failed"
+        result.message = str(nav["errorText"])[:200]
         return
 
     def over() -> bool:
@@ -454,21 +456,6 @@ def _load(browser: BrowserProcess, url: str, lim: RenderLimits, icpt: Intercepto
     if targets.crashed is None:
         with contextlib.suppress(BrowserError):
             ev(page_js.SCROLL_TOP)
-
-
-def _navigate(cdp: Any, sid: str, url: str, deadline: float,
-              clock: Callable[[], float]) -> dict[str, Any] | None:
-    """``Page.navigate``: answered once the page's own request is (its document's first bytes, or its failure). A
-    request still pending at the render deadline is held, not failed (the capture's moment), so the answer does not
-    come: None then, a second after the deadline (a browser hung instead shows itself in the next command)."""
-    started = cdp.start("Page.navigate", {"url": url}, session=sid)
-    wait = max(1.0, deadline - clock() + 1.0)
-    try:
-        return cdp.result(started, wait)
-    except BrowserHung:
-        if clock() >= deadline:
-            return None
-        raise
 
 
 def _settle(lim: RenderLimits, icpt: Interceptor, pending: Callable[[], dict[str, Any]],

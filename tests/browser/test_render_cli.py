@@ -57,7 +57,7 @@ def test_fetch_render_keeps_the_rendered_page_and_says_so(tmp_path: Path, site: 
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     render = out["detail"]["render"]
-    assert out["outcome"] == "ok" and render == {"mode": "always", "rendered": True,
+    assert out["outcome"] == "ok" and render == {"mode": "always", "rendered": True, "ended": "settled",
                                                  "raw_receipt_id": render["raw_receipt_id"]}
     assert ARTICLE["body"] in out["documents"][0]["text"] and out["documents"][0]["text_source"] == "rendered"
     with EvidenceHome(tmp_path / "h") as home:  # read raw first, and the render started from that read's bytes

@@ -8,7 +8,8 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any, NoReturn
 
 import click
@@ -30,7 +31,7 @@ from g6.cli.app import (
     progress,
     refusal_json,
 )
-from g6.cli.options import json_option, quiet_option
+from g6.cli.options import RenderMode, json_option, quiet_option
 from g6.cli.words import counted
 from g6.errors import G6Error, InputError, LedgerError, StoreError
 
@@ -54,7 +55,7 @@ from g6.errors import G6Error, InputError, LedgerError, StoreError
 @click.option("--processes", type=click.IntRange(1, 64), default=None, metavar="N",
               help="With --input: fetch on N processes (default: one per core, at most --concurrency; "
                    "1 with a store that is not a folder).")
-@click.option("--render", "render_mode", type=click.Choice(["always", "auto", "off"]), default="off",
+@click.option("--render", "render_mode", type=RenderMode(["always", "auto", "off"]), default="off",
               is_flag=False, flag_value="always", show_default=True,
               help="Render in a locked-down Chromium, every request checked (--render: always; --render auto: "
                    "only when the raw read is a shell). Put it after URL, or write --render=always.")
@@ -98,11 +99,15 @@ def fetch_cmd(c: Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | 
         except LedgerError as e:
             fail(f"fetched {url}, but its receipt could not be appended (the bytes are kept unreferenced; "
                  f"`g6 blob gc` collects them): {e}", EXIT_FAILED)
+        limits = rd.limits if rd is not None else None
+        capture = None
+        if rd is not None:  # what was rendered, and how it ended, as the capture receipt records it
+            result, capture = told_result(ev, result, limits, policy.hard_cap)
         reply = knowledge_reply(ev, result) if as_json else None
     if as_json:
         emit_json(reply)
     else:
-        _print_fetch(result, extract)
+        _print_fetch(result, extract, limits, capture)
     if result.outcome is Outcome.REJECTED:
         sys.exit(EXIT_USAGE)
     finish(result.outcome.is_success)
@@ -124,18 +129,19 @@ def renderer_for(c: Ctx, render_mode: str) -> Iterator[Any]:
         yield Renderer(pool, limits)
 
 
-def _print_fetch(result: Any, extract: str) -> None:
-    """``g6 fetch URL`` in text mode: the outcome line, then each document read."""
+def _print_fetch(result: Any, extract: str, limits: Any = None, receipt: Any = None) -> None:
+    """``g6 fetch URL`` in text mode: the outcome line, then each document read. ``limits``: the render's bounds
+    (``RenderLimits``), named when a capture ended at one; ``receipt``: the capture receipt, when there is one."""
     click.echo(f"{result.outcome.value} {result.code} status={result.status} bytes={result.byte_count}"
                f"{' truncated' if result.truncated else ''} receipt={result.receipt_id}")
     render = result.detail.get("render")
-    if isinstance(render, dict):
-        said = f"rendered ({render['why']})" if render.get("why") and render.get("rendered") else (
-            "rendered" if render.get("rendered") else f"not rendered: {render.get('why')}")
+    if isinstance(render, Mapping):
         raw = f"; raw read: receipt {render['raw_receipt_id']}" if render.get("raw_receipt_id") else ""
-        click.echo(f"render: {said}{raw}")
+        click.echo(f"render: {render_words(render, limits, receipt)}{raw}")
     if result.reason:
-        message = result.detail.get("message")
+        message, hint = result.detail.get("message"), result.detail.get("hint")
+        if hint:  # a capture's: the hint of the page's own read first, then what the browser was told
+            message = hint + (f"; in the browser: {message}" if message and message != hint else "")
         click.echo(f"reason: {result.reason}" + (f": {message}" if message else ""))
     wall = result.interstitial
     if wall is not None:
@@ -174,7 +180,8 @@ def _runx_fetch(c: Ctx, url: str, allow: tuple[str, ...], max_bytes: int | None,
 def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...], max_bytes: int | None,
                 extract: str, as_json: bool, concurrency: int, run_id: str | None,
                 processes: int | None = None, render_mode: str = "off") -> NoReturn:
-    """``g6 fetch --input FILE``: exit 0 only when every URL ended ``ok``."""
+    """``g6 fetch --input FILE``: exit 0 only when every URL's read succeeded (``ok`` or ``empty``), as
+    ``g6 fetch URL`` decides."""
     from g6.fetch.batch import UrlResult, batch_fetch, read_urls
 
     if input_file is None:
@@ -191,19 +198,19 @@ def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...]
         fail("no URL in the input")
     policy = c.policy(allow, max_bytes)
 
+    from g6.ledger.receipts import new_receipt_id
+
+    # the run's id is chosen here, so an interrupted batch can print what its run file holds (_print_settled)
+    run_id = run_id or "fetch_" + new_receipt_id().removeprefix("rcpt_")
+    printed: set[str] = set()
     with c.evidence(need_key=True) as ev, c.settings.client(policy) as client, \
             renderer_for(c, render_mode) as renderer, progress("fetching", "URLs") as bar:
 
         def on_result(r: UrlResult, done: int, total: int) -> None:
             if bar is not None and sys.stdout.isatty():
                 bar.clear()  # the result line goes where the bar was; the bar is drawn again below it
-            if as_json:
-                click.echo(json.dumps(r.to_json(), ensure_ascii=False))
-            else:
-                wall = f" interstitial={r.interstitial['kind']}" if r.interstitial else ""
-                shown = " rendered" if r.render and r.render.get("rendered") else ""
-                click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} "
-                           f"{r.url}{wall}{shown}")
+            _print_line(ev, r, as_json)
+            printed.add(r.line_key())
             if bar is not None:  # on a terminal the bar counts the URLs settled; in a log, a line each
                 bar(done, total)
             else:
@@ -221,12 +228,77 @@ def _fetch_many(c: Ctx, url: str | None, input_file: Any, allow: tuple[str, ...]
                                  processes=processes or min(os.cpu_count() or 1, concurrency),
                                  on_result=on_result, on_refetch=on_refetch, render_mode=render_mode,
                                  renderer=renderer)
+        except KeyboardInterrupt:
+            if bar is not None and sys.stdout.isatty():
+                bar.clear()
+            _print_settled(ev, run_id, urls, printed, as_json, c.settings.secret_values())
+            info(f"g6: run {run_id} stopped (resume with --run {run_id})")
+            raise
         except G6Error as e:
             fail(str(e))
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())) or "nothing"
     info(f"g6: {counted(len(report.results), 'URL')} ({report.resumed} from the earlier run): {counts}; "
          f"run {report.run_id} (resume with --run {report.run_id})")
-    finish(report.ok and bool(report.results))
+    # as `g6 fetch URL` decides: a read that succeeded (ok, or empty: a page read and receipted that has no text)
+    finish(bool(report.results) and all(_succeeded(r.outcome) for r in report.results))
+
+
+def _succeeded(outcome: str) -> bool:
+    """Whether a line's outcome is a read that succeeded (``Outcome.is_success``: ok, empty); "error" is none."""
+    try:
+        return Outcome(outcome).is_success
+    except ValueError:
+        return False
+
+
+def _print_line(ev: Any, r: Any, as_json: bool) -> None:
+    """One URL's line of ``g6 fetch --input``: its render as the capture receipt records it (:func:`render_told`),
+    and, for a line with no scheme, the hint ``g6 fetch URL`` gives."""
+    told = None
+    if isinstance(r.render, Mapping):
+        told = render_told(r.render, _receipt_or_none(ev, r.receipt_id) if r.render.get("rendered") else None)
+    hint = not_a_url(r.url) if r.reason == "scheme" else None
+    if as_json:
+        d = r.to_json()
+        if told is not None:
+            d["render"] = told
+        if hint:
+            d["hint"] = hint
+        click.echo(json.dumps(d, ensure_ascii=False))
+        return
+    wall = f" interstitial={r.interstitial['kind']}" if r.interstitial else ""
+    shown = ""
+    if told is not None and told.get("rendered"):
+        shown = " rendered" + (f" ended={told['ended']}" if told.get("ended") not in (None, "settled") else "")
+    said = f" ({hint})" if hint else ""
+    click.echo(f"{r.outcome} {r.code} status={r.status} bytes={r.byte_count} receipt={r.receipt_id} "
+               f"{r.url}{wall}{shown}{said}")
+
+
+def _print_settled(ev: Any, run_id: str, urls: list[str], printed: set[str], as_json: bool,
+                   secrets: tuple[str, ...]) -> None:
+    """Stopped (Ctrl-C): the line of each URL this batch settled and did not print yet (a render's line is written
+    by its render thread as soon as its receipts are durable, and reported later), so every URL a resumed run will
+    count "from the earlier run" was printed. Only a line whose receipt the ledger holds, for that URL and saying
+    what the line says (``batch.agrees``), is printed: a run file is not evidence."""
+    from g6.fetch.batch import UrlResult, agrees
+    from g6.runs import RunState
+
+    path = ev.root / "knowledge" / "fetches" / f"{run_id}.jsonl"
+    try:
+        lines = RunState(path, decode=UrlResult.from_json, key=UrlResult.line_key).load()
+    except (OSError, G6Error, ValueError):
+        return
+    asked = {redact_text(u, secrets) for u in urls}
+    for key, line in lines.items():
+        if key in printed or line.url not in asked:
+            continue
+        receipt = _receipt_or_none(ev, line.receipt_id)
+        if receipt is None or receipt.kind != "fetch" or receipt.request.get("url") != line.url \
+                or not agrees(line, receipt):
+            continue
+        _print_line(ev, line, as_json)
+        printed.add(key)
 
 
 @cli.command("convert", short_help="Turn a kept PDF into text, kept and receipted too.")
@@ -250,3 +322,109 @@ def convert_cmd(c: Ctx, digest: str, as_json: bool) -> None:
         if result.text:
             click.echo(result.text)
     finish(result.outcome.is_success)
+
+
+# How a capture ended, in words, for one that kept what it had (capture.ended; the bounds are the render's limits)
+_ENDED = {
+    "deadline": lambda lim: f"ended at the {lim.deadline:g} s deadline (G6_RENDER_TIMEOUT): kept what had loaded",
+    "scroll_limit": lambda lim: f"ended at the limit of {counted(lim.max_scroll_steps, 'scroll step')}: "
+                                "kept what had loaded",
+    "subrequest_limit": lambda lim: f"ended at the limit of {counted(lim.max_requests, 'request')} "
+                                    "(G6_RENDER_MAX_REQUESTS): kept what had loaded",
+    "byte_limit": lambda lim: f"ended at the byte limit of {counted(lim.max_bytes, 'byte')} (G6_RENDER_MAX_BYTES): "
+                              "what passed it was cut",
+}
+
+
+def _receipt_or_none(ev: Any, receipt_id: str | None) -> Any:
+    if not receipt_id:
+        return None
+    try:
+        return ev.ledger.get(receipt_id)
+    except G6Error:
+        return None
+
+
+def render_told(render: Mapping[str, Any], receipt: Any) -> dict[str, Any]:
+    """What g6 says of a read's render (``detail.render``, a ``--input`` line's ``render``), decided from the receipt,
+    not from the attempt: ``rendered`` only when the capture receipt records a browser that ran (``capture.engine``)
+    and a navigation that showed a document (``ended`` neither ``navigation_failed`` nor a broken browser's), and
+    ``ended``, how the capture ended (``capture.ended``), whenever there is a capture. A refused URL (no browser
+    started) or a refused navigation was attempted, never rendered: saying "rendered" of it would be a false ok."""
+    from g6.adapters.browser.render import BROKEN
+
+    told = dict(render)
+    if not render.get("rendered"):  # --render auto, not a shell: a raw read, no capture
+        return told
+    cap = receipt.capture if receipt is not None else None
+    if not isinstance(cap, Mapping):
+        told["rendered"] = False  # no capture receipt shows a render
+        return told
+    ended = cap.get("ended")
+    told["ended"] = ended
+    told["rendered"] = cap.get("engine") is not None and ended not in ("navigation_failed", *BROKEN)
+    return told
+
+
+def render_words(told: Mapping[str, Any], limits: Any = None, receipt: Any = None) -> str:
+    """``render_told`` in the words of ``g6 fetch URL``'s ``render:`` line."""
+    why, ended = told.get("why"), told.get("ended")
+    if told.get("rendered"):
+        notes = [why] if why else []
+        if ended in _ENDED:
+            notes.append(_ENDED[ended](limits) if limits is not None else f"ended: {ended}")
+        return "rendered" + (f" ({'; '.join(notes)})" if notes else "")
+    shell = f" (the raw read was a shell: {why})" if why and told.get("mode") == "auto" else ""
+    if ended is None:
+        return f"not rendered: {why}" if why else "not rendered"
+    cap = receipt.capture if receipt is not None else None
+    if isinstance(cap, Mapping) and cap.get("engine") is None:
+        return f"not rendered: no browser was started (the checked client does not read this URL){shell}"
+    if ended == "navigation_failed":
+        return f"not rendered: the browser's read of the page failed, nothing was shown (reason below){shell}"
+    return f"not rendered: the browser failed ({ended}){shell}"
+
+
+def capture_hint(ev: Any, receipt: Any, limits: Any, hard_cap: int | None) -> str | None:
+    """What a raw read would say of a capture's failure: the hint of the page's own request, from that request's
+    receipt (its ``detail.message``: "loopback needs the operator setting G6_ALLOW_LOOPBACK=1"…), or, for a page
+    over a byte cap, which cap and how to raise it. The capture's own message is the browser's
+    (``net::ERR_ACCESS_DENIED``), which names neither. None when no document request failed for the capture's
+    reason."""
+    cap = receipt.capture if receipt is not None else None
+    reason = receipt.detail.get("reason") if receipt is not None else None
+    if not reason or not isinstance(cap, Mapping) or cap.get("engine") is None:
+        return None
+    for res in cap.get("resources") or ():
+        sub = _receipt_or_none(ev, res.get("receipt_id") if isinstance(res, Mapping) else None)
+        if sub is None or sub.request.get("resource_type") != "Document" or sub.detail.get("reason") != reason:
+            continue
+        return _document_hint(sub.detail, limits, hard_cap)
+    return None
+
+
+def _document_hint(d: Mapping[str, Any], limits: Any, hard_cap: int | None) -> str | None:
+    if d.get("reason") in ("declared_length_over_cap", "body_over_cap"):
+        cap, size = d.get("hard_cap"), d.get("declared_length")
+        page = f"the page declares {counted(size, 'byte')}" if isinstance(size, int) else "the page is longer"
+        if isinstance(cap, int) and limits is not None and hard_cap is not None and cap < hard_cap:
+            return (f"{page}, over the {counted(cap, 'byte')} a render may still read "
+                    f"(G6_RENDER_MAX_BYTES={limits.max_bytes} for all of a page's requests; "
+                    "raise it to render this page)")
+        return f"{page}, over the {cap}-byte cap of any one read" if isinstance(cap, int) else None
+    message = d.get("message")
+    return message if isinstance(message, str) and message else None
+
+
+def told_result(ev: Any, result: Any, limits: Any, hard_cap: int | None) -> tuple[Any, Any]:
+    """``result`` with its ``detail.render`` as the receipt decides it (:func:`render_told`) and, when the capture
+    failed on its own page's read, that read's hint (``detail.hint``); and the capture receipt (None without one)."""
+    render = result.detail.get("render")
+    if not isinstance(render, Mapping):
+        return result, None
+    receipt = _receipt_or_none(ev, result.receipt_id) if render.get("rendered") else None
+    detail = {**result.detail, "render": render_told(render, receipt)}
+    hint = capture_hint(ev, receipt, limits, hard_cap) if result.reason else None
+    if hint:
+        detail["hint"] = hint
+    return replace(result, detail=detail), receipt

@@ -70,3 +70,14 @@ def quiet_option(f: _F) -> _F:
     """``-q/--quiet`` after a command too (``g6 ledger verify -q``), as ``g6 -q ledger verify``."""
     return click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet,
                         help="No progress bar and no notes on stderr; errors and warnings still shown.")(f)
+
+
+class RenderMode(click.Choice):
+    """``--render``'s mode. ``g6 fetch --render URL`` gives the URL as the mode (the option takes a value, and
+    ``--render`` alone means ``always`` only where no value follows it): said in those words, not as a bad choice."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value not in self.choices and ("://" in value or value.startswith("www.")):
+            self.fail(f"{value[:80]!r} is a URL, not a mode: --render takes always, auto or off; write "
+                      f"`g6 fetch URL --render`, `--render always URL` or `--render=always`", param, ctx)
+        return super().convert(value, param, ctx)
