@@ -69,6 +69,27 @@ def test_a_request_pending_at_the_deadline_is_pending_in_the_snapshot(home: Evid
     assert home.verify().ok
 
 
+def test_the_page_s_own_request_pending_at_the_deadline_ends_the_capture_there(
+        home: EvidenceHome, pool: BrowserPool, site: Site, release: threading.Event) -> None:
+    """The page's own document is never held (nothing is shown yet, and a navigation left unanswered stalls every
+    later command on the page): its read cut by the deadline fails at once, the capture ends ``deadline`` with
+    nothing of the empty tab kept, and the browser is not ended as hung (it was, 20 s later, when held)."""
+    def slow(req: SeenRequest) -> Reply:
+        release.wait(60)
+        return Reply(body=SLOW_PAGE)
+
+    s = site({"/": slow, "/robots.txt": ROBOTS})
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
+        r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=3))
+    receipt = home.ledger.get(r.receipt_id)
+    cap = receipt.capture
+    assert cap is not None and cap["ended"] == "deadline", cap
+    assert cap["dom"] is None and cap["text"] is None and cap["screenshot"] is None
+    cut = _subs(home, r.receipt_id)[s.url("/")]
+    assert (cut.outcome, cut.detail["reason"]) == ("unreachable", "capture_ended")  # type: ignore[attr-defined]
+    assert home.verify().ok
+
+
 def test_the_host_pause_does_not_pace_a_pages_own_requests(home: EvidenceHome, pool: BrowserPool, site: Site) -> None:
     ticks = {"n": 0}
     lock = threading.Lock()
