@@ -153,16 +153,19 @@ def test_one_fetch_per_url_and_resume(home: EvidenceHome, client: CheckedClient,
     assert [q.path for q in s.requests[before:]].count("/a") == 1  # three citations, one fetch
     assert first.resumed == 0 and len(first.verdicts) == 6
     # a crash left the run file with two verdicts and a torn line: the rest are checked again
-    state = tmp_path / "mfst_r.run_2.jsonl"
-    lines = (tmp_path / "mfst_r.run_1.jsonl").read_text().splitlines()
+    state = tmp_path / "mfst_r.run_1.jsonl"
+    lines = state.read_text().splitlines()
     state.write_text("\n".join(lines[:2]) + '\n{"citation_id": "c_torn', )
     before = len(s.requests)
-    second = recheck(home, client, m, run_id="run_2", state_dir=tmp_path)
+    second = recheck(home, client, m, run_id="run_1", state_dir=tmp_path)
     assert second.resumed == 2 and len(second.verdicts) == 6
     assert len(verdict_run(state).load()) == 6
-    again = recheck(home, client, m, run_id="run_2", state_dir=tmp_path)
+    again = recheck(home, client, m, run_id="run_1", state_dir=tmp_path)
     assert again.resumed == 6
     assert len(s.requests) - before == 2  # only the fetches the torn run still owed
+    # another run's verdicts copied into a run file are not this run's: their receipts say so, all checked again
+    (tmp_path / "mfst_r.run_2.jsonl").write_text("\n".join(lines) + "\n")
+    assert recheck(home, client, m, run_id="run_2", state_dir=tmp_path).resumed == 0
 
 
 def test_search_citation_refetches_the_locator_and_compares_the_total(home: EvidenceHome, client: CheckedClient,

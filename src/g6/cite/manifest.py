@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from g6.cite.passages import normalise
 from g6.errors import InputError
 from g6.files import as_made_by_the_person
 from g6.ledger.keys import SigningKey, VerifyKey
@@ -105,6 +106,18 @@ class Citation:
                    check_id(d["receipt_id"], RECEIPT_ID, "receipt_id"), d["source_url"], d["requested_url"],
                    d["content"], d.get("passage_id"), d["text_hash"], d["text"], d.get("start"), d.get("end"),
                    d["quote"], d.get("search"), d["added_at"], source, dict(failed) if failed is not None else None)
+
+
+QUOTE_NOT_IN_TEXT = "the manifest's quote is not in the cited text"
+
+
+def quote_in(quote: object, text: str) -> bool:
+    """The one rule for a citation's ``quote``, which people read (the re-check table, the HTML report, a
+    bundle's verdicts) while the checks are on ``text``: after normalising, the quote (without the ``…`` a
+    shortened quote ends with) is non-empty and inside ``text``. ``g6 bundle verify`` holds a quote to its
+    verified text by it; ``g6 manifest sign|verify`` and ``g6 recheck`` hold it to the cited text."""
+    q = normalise(quote.removesuffix("…")) if isinstance(quote, str) else ""
+    return bool(q) and q in normalise(text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,9 @@ it is decided, so a re-run with the same run id skips what was done.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import multiprocessing
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -48,7 +50,7 @@ from g6.adapters.net.urls import redact_url
 from g6.adapters.outcomes import Outcome
 from g6.adapters.sources.search import SearchRequest
 from g6.cite.cite import read_failure
-from g6.cite.manifest import MANIFEST_ID, RUN_ID, Citation, Manifest, check_id
+from g6.cite.manifest import MANIFEST_ID, QUOTE_NOT_IN_TEXT, RUN_ID, Citation, Manifest, check_id, quote_in
 from g6.cite.page_text import RENDERED, PageTexts, read_texts
 from g6.cite.passages import align, find, text_hash
 from g6.errors import G6Error, InputError
@@ -60,8 +62,11 @@ from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt, new_receipt_id
 from g6.ledger.redactions import Redacted
 from g6.runs import RunState, scrub
+from g6.store.base import BlobRef
 
 CHECKED = ("unchanged", "current", "changed", "gone")
+# a manifest of no citations passes no check (``g6 bundle`` says the same): a re-check, a verify and a sign refuse it
+CITES_NOTHING = "the manifest cites nothing"
 # redacted: the cited body was taken out of the home on the record (g6.ledger.redactions); its page is not read
 # again (that would bring the bytes back), and the citation has no evidence left
 FAILING = ("changed", "gone", "unverified", "redacted")
@@ -166,7 +171,10 @@ def judge(c: Citation, resp: FetchResponse, texts: PageTexts | None, wall: Inter
     if not resp.outcome.is_success:
         return replace(base, verdict=resp.outcome.value,
                        retry_after=resp.retry_after if resp.outcome is Outcome.RATE_LIMITED else None,
-                       detail={"reason": resp.reason, "trust": resp.outcome.trust, "http_status": resp.status})
+                       detail={"reason": resp.reason, "trust": resp.outcome.trust, "http_status": resp.status,
+                               # the fetch's own words, as g6 fetch shows them (a refused loopback names the setting)
+                               **({"message": str(resp.detail["message"])[:500]} if resp.detail.get("message")
+                                  else {})})
     if wall is not None:  # before any text is read: a wall's words (a teaser, say) are not the page's
         return replace(base, verdict="interstitial", detail={
             "reason": f"the source answered with {wall.words()}, not the page", "interstitial": wall.to_json(),
@@ -226,6 +234,12 @@ def verify_citations(home: EvidenceHome, manifest: Manifest,
     return sig, problems
 
 
+def signing_problems(home: EvidenceHome, manifest: Manifest, sources: Any = None) -> dict[str, str]:
+    """{citation_id: why it may not be signed}: a signature vouches for the cited texts (a signed manifest's are
+    not looked for in their pages again by a re-check), so each is checked in full first, its quote included."""
+    return _Verifier(home, replace(manifest, signature=None), sources, signing=True).problems(manifest.citations)
+
+
 def _verified(home: EvidenceHome, manifest: Manifest,
               sources: Any = None) -> tuple[dict[str, str], dict[str, str], dict[str, Receipt | str]]:
     v = _Verifier(home, manifest, sources)
@@ -236,8 +250,11 @@ class _Verifier:
     """:func:`verify_citations` a few citations at a time (a re-check verifies one host's citations while
     the hosts verified before it fetch), each receipt read and verified once, each blob looked for once."""
 
-    def __init__(self, home: EvidenceHome, manifest: Manifest, sources: Any = None) -> None:
+    def __init__(self, home: EvidenceHome, manifest: Manifest, sources: Any = None, *, signing: bool = False) -> None:
         self.home, self.manifest, self.sources = home, manifest, sources
+        # signing: a citation of a failed read (marked so by ``g6 cite --allow-failed-read``) may be signed, the
+        # rest is checked in full; a re-check and a verify hold such a citation unverified
+        self.signing = signing
         self.trusted = home.keys.trusted()
         self.failed: str | None = None  # the manifest signature's failure: every citation is unverified
         if manifest.signature is None:
@@ -251,7 +268,27 @@ class _Verifier:
         self.redactions = home.redactions()  # entries that count: a redacted body is no evidence, never re-read
         self.redacted: dict[str, Redacted] = {}  # citation id -> the redaction that took its body out
         self.texts: dict[str, PageTexts | str] = {}
-        self.stored: dict[str, bool] = {}  # blob digest -> in the store: several citations quote one page
+        self.rechecks: dict[str, Receipt | None] = {}  # a resumed run's re-check receipts: verified, or None
+        self.stored: dict[str, str | None] = {}  # blob digest -> why its stored bytes fail: one page, many citations
+
+    def vouched(self, v: Verdict, c: Citation, run_id: str) -> bool:
+        """Whether a run file's verdict on ``c`` is the one the signed re-check receipt it names records (that
+        receipt's run, manifest, re-read receipt and ``detail.verdicts``). The run file is a plain file: it is
+        trusted for a verdict's details (span, diff), never for the verdict; one that disagrees is checked again."""
+        if v.citation_id != c.citation_id or v.source_url != c.requested_url or not isinstance(v.receipt_id, str):
+            return False
+        if v.receipt_id not in self.rechecks:
+            try:
+                r = self.home.ledger.get(v.receipt_id)
+                self.rechecks[v.receipt_id] = r if r.verify_signature(self.trusted)[0] else None
+            except G6Error:
+                self.rechecks[v.receipt_id] = None
+        r = self.rechecks[v.receipt_id]
+        said = r.detail.get("verdicts") if r is not None else None
+        return (r is not None and r.kind == "recheck" and isinstance(said, Mapping)
+                and said.get(c.citation_id) == v.verdict and v.verdict not in ("unverified", "redacted")
+                and r.request.get("run_id") == run_id and r.request.get("manifest_id") == self.manifest.manifest_id
+                and c.receipt_id in (r.links.get("rechecks") or ()))
 
     def problems(self, citations: Iterable[Citation]) -> dict[str, str]:
         """{citation_id: why it is unverified} for ``citations``."""
@@ -275,15 +312,17 @@ class _Verifier:
                 self.redacted[c.citation_id] = gone
                 problems[c.citation_id] = f"the cited body was {gone.said()}"
                 continue
-            why_not = _citation_problem(self.home, c, r, self.texts, unsigned=self.manifest.signature is None,
-                                        sources=self.sources, stored=self.stored)
+            why_not = None if self.signing else _read_problem(c, r)
+            why_not = why_not or _citation_problem(self.home, c, r, self.texts,
+                                                   unsigned=self.manifest.signature is None, sources=self.sources,
+                                                   stored=self.stored)
             if why_not:
                 problems[c.citation_id] = why_not
         return problems
 
 
-def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[str, PageTexts | str], *,
-                      unsigned: bool, sources: Any, stored: dict[str, bool] | None = None) -> str | None:
+def _read_problem(c: Citation, r: Receipt) -> str | None:
+    """Why the cited read is no evidence of the page's words (it failed, or met a wall), or None."""
     failed = read_failure(r.outcome, r.http_status)
     if failed is not None:  # never current, never unchanged: the words cited were an error page's
         marked = " (the manifest marks it as one)" if c.failed_read is not None else ""
@@ -294,16 +333,24 @@ def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[s
         met = wall.words() if wall is not None else "a wall"
         return (f"the cited read met {met}, not the page: its words are the wall's, not evidence of the page's, "
                 "so there is nothing to re-check")
+    return None
+
+
+def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[str, PageTexts | str], *,
+                      unsigned: bool, sources: Any, stored: dict[str, str | None] | None = None) -> str | None:
+    """Why ``c`` is not what its receipt and stored page say (its read's failure aside), or None."""
     if dict(r.content or {}) != dict(c.content):
         return "the citation's content digests are not its receipt's"
     if text_hash(c.text) != c.text_hash:
         return "the cited text does not match its own text_hash"
+    if not quote_in(c.quote, c.text):  # the quote is what a reader is shown: it must be the cited text's
+        return QUOTE_NOT_IN_TEXT
     digest = str(c.content.get("blake3", ""))
     stored = {} if stored is None else stored
     if digest not in stored:
-        stored[digest] = home.store.has(digest)
-    if not stored[digest]:
-        return "the cited blob is not in the store"
+        stored[digest] = _stored_problem(home, c.content)
+    if stored[digest] is not None:
+        return stored[digest]
     if c.kind == "web":
         if r.kind not in ("fetch", "recheck"):
             return f"receipt {r.receipt_id} is a {r.kind} receipt, not a fetched page"
@@ -331,6 +378,21 @@ def _citation_problem(home: EvidenceHome, c: Citation, r: Receipt, cache: dict[s
     return None
 
 
+def _stored_problem(home: EvidenceHome, content: Mapping[str, Any]) -> str | None:
+    """Why the stored bytes a citation rests on are not its receipt's, or None. They are hashed, not only
+    looked for: a blob edited in the store is no evidence of what was read, signed manifest or not."""
+    try:
+        expect = BlobRef(str(content["blake3"]), str(content["sha256"]), int(content["size"]))
+    except (KeyError, TypeError, ValueError):
+        return "the citation's content record lacks blake3, sha256 or size"
+    checked = home.store.check(expect.blake3, expect)
+    if checked.ok:
+        return None
+    if checked.detail == "missing" or not home.store.has(expect.blake3):
+        return "the cited blob is not in the store"
+    return f"the stored bytes of the cited page are not its receipt's ({checked.detail})"
+
+
 def _search_problem(home: EvidenceHome, c: Citation, r: Receipt, sources: Any) -> str | None:
     assert c.search is not None
     reg = sources
@@ -356,6 +418,11 @@ def _policy_for(r: Receipt, base: FetchPolicy) -> FetchPolicy:
     if isinstance(mb, int):
         pol = replace(pol, max_bytes=mb)
     return pol
+
+
+def new_run_id() -> str:
+    """A fresh re-check run id (``RUN_ID``'s alphabet)."""
+    return "run_" + new_receipt_id().removeprefix("rcpt_")
 
 
 def verdict_run(path: Path) -> RunState:
@@ -390,8 +457,8 @@ class _Plan:
     nothing unverified is fetched."""
 
     def __init__(self, manifest: Manifest, verifier: _Verifier, loaded: Mapping[str, Verdict],
-                 policy: FetchPolicy) -> None:
-        self.verifier, self.loaded, self.policy = verifier, loaded, policy
+                 policy: FetchPolicy, run_id: str) -> None:
+        self.verifier, self.loaded, self.policy, self.run_id = verifier, loaded, policy, run_id
         self.by_host: dict[str, list[Citation]] = defaultdict(list)
         hosts: dict[str, str] = {}  # url -> host: several citations quote one page, its URL parsed once
         for c in manifest.citations:
@@ -417,7 +484,8 @@ class _Plan:
                 elif c.citation_id in problems:
                     self.unverified[c.citation_id] = Verdict(c.citation_id, "unverified", c.requested_url, detail={
                         "reason": problems[c.citation_id], "trust": "no_evidence"})
-                elif c.citation_id in self.loaded:
+                elif c.citation_id in self.loaded and self.verifier.vouched(self.loaded[c.citation_id], c,
+                                                                            self.run_id):
                     self.resumed[c.citation_id] = self.loaded[c.citation_id]
                 else:
                     # a citation of a rendered capture is re-checked by rendering again
@@ -453,15 +521,41 @@ def recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, *, ru
 def _recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, run_id: str | None,
              state_dir: Path | None, workers: int, processes: int, progress: Callable[[int, int], None] | None,
              sources: Any, renderer: Renderer | None) -> RecheckReport:
-    run_id = run_id or "run_" + new_receipt_id().removeprefix("rcpt_")
-    state = verdict_run(run_file(home, manifest.manifest_id, run_id, state_dir))
+    if not manifest.citations:  # nothing checked is not "all unchanged"
+        raise InputError(f"{CITES_NOTHING}: nothing to re-check")
+    run_id = run_id or new_run_id()
+    path = run_file(home, manifest.manifest_id, run_id, state_dir)
+    with _run_lock(path, run_id):
+        return _run(home, client, manifest, run_id, verdict_run(path), workers, processes, progress, sources, renderer)
+
+
+@contextlib.contextmanager
+def _run_lock(path: Path, run_id: str) -> Iterator[None]:
+    """The run held by this process alone: two re-checks of one run would both fetch everything and each
+    append every verdict. An advisory lock (flock) on ``<run file>.lock``, released when the process ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"run {run_id} is being re-checked by another process now; wait for it to end, or "
+                             "start another run (without --run)") from None
+        yield
+    finally:
+        os.close(fd)  # the lock goes with the last descriptor (a forked worker's copy too)
+
+
+def _run(home: EvidenceHome, client: CheckedClient, manifest: Manifest, run_id: str, state: RunState, workers: int,
+         processes: int, progress: Callable[[int, int], None] | None, sources: Any,
+         renderer: Renderer | None) -> RecheckReport:
     verifier = _Verifier(home, manifest, sources)
     loaded = state.load()
     done: dict[str, Verdict] = {}
     total = len(manifest.citations)
     if progress:
         progress(0, total)
-    plan = _Plan(manifest, verifier, loaded, client.policy)
+    plan = _Plan(manifest, verifier, loaded, client.policy, run_id)
 
     def work(page: Page) -> tuple[tuple[Receipt, ...], list[Verdict]]:
         # the page is read and judged on the worker too: the calling thread, which alone signs and
@@ -528,7 +622,7 @@ def _recheck(home: EvidenceHome, client: CheckedClient, manifest: Manifest, run_
         progress(plan.settled + fetched, total)  # the resumed and unverified, when nothing was fetched
     done.update(plan.resumed)
     done.update(plan.unverified)
-    resumed = sum(1 for c in manifest.citations if c.citation_id in loaded and c.citation_id not in plan.unverified)
+    resumed = len(plan.resumed)
     ordered = tuple(done[c.citation_id] for c in manifest.citations if c.citation_id in done)
     return RecheckReport(run_id, manifest.manifest_id, ordered, resumed, verifier.signature)
 
@@ -598,5 +692,5 @@ def _with_total(home: EvidenceHome, client: CheckedClient, c: Citation, v: Verdi
                               "total_outcome": result.outcome.value, "total_receipt_ids": list(result.receipt_ids)})
 
 
-__all__ = ["CHANGED_THRESHOLD", "CHECKED", "MIN_WORD_OVERLAP", "RecheckReport", "RunState", "Verdict", "judge",
-           "recheck", "run_file", "verify_citations"]
+__all__ = ["CHANGED_THRESHOLD", "CHECKED", "CITES_NOTHING", "MIN_WORD_OVERLAP", "RecheckReport", "RunState",
+           "Verdict", "judge", "new_run_id", "recheck", "run_file", "signing_problems", "verify_citations"]

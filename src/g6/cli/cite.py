@@ -102,7 +102,7 @@ def cite_cmd(c: Ctx, receipt_id: str | None, passage: str | None, quote: str | N
             m = load_manifest(manifest_path) if manifest_path.exists() else Manifest.new()
         except G6Error as e:
             fail_on(e)
-    if m.signature is not None:
+    if m.signature is not None and m.with_citation(citation).signature is None:  # a citation already in it: kept
         click.echo("g6: the manifest was signed; adding a citation removes the signature", err=True)
     save_manifest(m.with_citation(citation), manifest_path)
     if as_json:
@@ -142,10 +142,11 @@ def _cite_annotations(c: Ctx, path: Path, receipt_id: str | None, manifest_path:
         except G6Error as e:
             fail_on(e)
     if got.cited:
-        if m.signature is not None:
-            click.echo("g6: the manifest was signed; adding a citation removes the signature", err=True)
+        signed = m.signature is not None
         for _, citation in got.cited:
             m = m.with_citation(citation)
+        if signed and m.signature is None:  # only citations already in it: nothing changed, the signature stays
+            click.echo("g6: the manifest was signed; adding a citation removes the signature", err=True)
         save_manifest(m, manifest_path)
     if as_json:
         emit_json({"manifest": str(manifest_path), "manifest_id": m.manifest_id if manifest_path.exists() else None,
@@ -173,12 +174,27 @@ def manifest_group() -> None:
 def manifest_sign(c: Ctx, path: Path, as_json: bool) -> None:
     """Sign PATH with the evidence home's key (Ed25519 over RFC 8785 canonical JSON)."""
     from g6.cite.manifest import load_manifest, save_manifest
+    from g6.cite.recheck import CITES_NOTHING, signing_problems
 
+    try:
+        m = load_manifest(path)
+    except G6Error as e:
+        fail(str(e))
+    if not m.citations:
+        fail(f"{path}: {CITES_NOTHING}: nothing to sign")
     with c.evidence(need_key=True) as ev:
-        try:
-            m = load_manifest(path).signed(ev.signing_key())
-        except G6Error as e:
-            fail(str(e))
+        # a signature vouches for the cited texts and quotes: each is checked in full before it is given
+        problems = signing_problems(ev, m, c.sources())
+        if not problems:
+            try:
+                m = m.signed(ev.signing_key())
+            except G6Error as e:
+                fail(str(e))
+    if problems:
+        for cid, why in problems.items():
+            click.echo(shown(f"{cid} FAILED: {why}"), err=True)
+        fail(f"not signed: {counted(len(problems), 'citation')} of {m.manifest_id} did not verify "
+             "(a signature would vouch for them); `g6 manifest verify` shows each check", 1)
     save_manifest(m, path)
     assert m.signature is not None
     if as_json:
@@ -196,12 +212,14 @@ def manifest_verify(c: Ctx, path: Path, as_json: bool) -> None:
     """Check the manifest's signature and every citation: its receipt is in the ledger and verifies, its digests,
     URL and text hash are the receipt's, its blob is in the store, and its text is at its offsets in the page."""
     from g6.cite.manifest import load_manifest
-    from g6.cite.recheck import verify_citations
+    from g6.cite.recheck import CITES_NOTHING, verify_citations
 
     try:
         m = load_manifest(path)
     except G6Error as e:
         fail(str(e))
+    if not m.citations:  # a check of nothing is no check that passed
+        fail(f"{path}: {CITES_NOTHING}: nothing to verify", 1)
     with c.evidence() as ev:
         ok, why = m.verify_signature(ev.keys.trusted())
         # every citation is checked in full, whatever the signature says (as for an unsigned manifest)
@@ -306,15 +324,19 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
     Exit 0: all unchanged/current; 1: any changed, gone, unverified or redacted (its body taken out on the
     record: not read again); 3: any could not be checked.
     """
-    from g6.cite.manifest import load_manifest
-    from g6.cite.recheck import recheck
+    from g6.cite.manifest import RUN_ID, check_id, load_manifest
+    from g6.cite.recheck import CITES_NOTHING, new_run_id, recheck
 
     try:
         m = load_manifest(path)
+        run_id = check_id(run_id, RUN_ID, "run id") if run_id is not None else new_run_id()
     except G6Error as e:
         fail(str(e))
+    if not m.citations:  # nothing checked is not "all unchanged" (g6 bundle refuses it too)
+        fail(f"{path}: {CITES_NOTHING}: nothing to re-check")
     check_html_out(html_out)
     policy = c.policy()
+    _need_home(c)
     from g6.cli.fetch import renderer_for
 
     # a citation of a rendered capture is re-checked by rendering again: the browsers only then
@@ -326,6 +348,10 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
                                   processes=processes or min(os.cpu_count() or 1, workers), renderer=rd)
         except InputError as e:
             fail(str(e))
+        except KeyboardInterrupt:
+            # shown with -q too: the verdicts on file are kept, and only this id reuses them
+            click.echo(f"g6: stopped; to go on from here: g6 recheck {path} --run {run_id}", err=True)
+            raise
         if html_out is not None:
             _write_recheck_html(ev, html_out, m, report.to_json(), path)
     info(f"run: {report.run_id} (resume with --run {report.run_id})")
@@ -340,6 +366,14 @@ def recheck_cmd(c: Ctx, path: Path, run_id: str | None, workers: int, as_json: b
     sys.exit(report.exit_code)
 
 
+def _need_home(c: Ctx) -> None:
+    """A re-check reads the receipts the manifest cites: a home that is not there (a wrong --home, G6_HOME unset in
+    a cron job) is refused before anything is made in it, not created with a key no citation was signed by."""
+    home = c.settings.home
+    if not ((home / "knowledge").is_dir() or (home / "keys").is_dir()):
+        fail(f"no evidence home at {home}; recheck reads the receipts the manifest cites (set --home or G6_HOME)")
+
+
 def _print_recheck(m: Any, report: Any) -> None:
     """``g6 recheck`` in text mode: a line per verdict, with the quote under it, then the counts."""
     by_id = {x.citation_id: x for x in m.citations}
@@ -351,19 +385,23 @@ def _print_recheck(m: Any, report: Any) -> None:
         elif v.verdict == "changed":
             diff = v.diff or {}
             extra = (f" similarity={v.similarity} -{' '.join(diff.get('removed', []))!r}"
-                     f" +{' '.join(diff.get('added', []))!r}: \"{' '.join((v.new_text or '').split())[:80]}\"")
+                     f" +{' '.join(diff.get('added', []))!r}")
         elif v.verdict == "gone" and v.detail.get("hidden"):
             extra = f" (hidden: {v.detail['hidden']})"
         elif v.verdict == "rate_limited" and v.retry_after:
             extra = f" (retry after {v.retry_after})"
         elif not v.checked:
-            extra = f" ({v.detail.get('reason', '')})"
+            message = v.detail.get("message")
+            extra = f" ({v.detail.get('reason', '')}{': ' + str(message) if message else ''})"
         if v.final_url and v.final_url != v.source_url:
             extra += f" now at {v.final_url}"
         if "total_now" in v.detail:
             extra += f" total {v.detail.get('total_then')} -> {v.detail.get('total_now')}"
         click.echo(shown(f"{v.citation_id} {v.verdict:<17} {v.source_url}{extra}"))
-        click.echo(f"{'':<19}\"{shown(by_id[v.citation_id].quote[:90])}\"")
+        # the line under a verdict is what was cited (the manifest's quote); what the page says now is its own line
+        click.echo(f"{'':<19}cited: \"{shown(by_id[v.citation_id].quote[:90])}\"")
+        if v.verdict == "changed" and v.new_text:
+            click.echo(f"{'':<19}now:   \"{shown(' '.join(v.new_text.split())[:90])}\"")
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
     click.echo(f"{counted(len(report.verdicts), 'citation')}: {counts}")
 

@@ -20,7 +20,7 @@ from g6.adapters.html.page import media_type
 from g6.adapters.sources import SOURCES
 from g6.adapters.sources.search import SearchRequest
 from g6.cite.cite import paper_citation_id, read_failure, read_words, short_quote, web_citation_id
-from g6.cite.manifest import Citation
+from g6.cite.manifest import Citation, quote_in
 from g6.cite.page_text import TEXT_SOURCES, cited_text
 from g6.cite.passages import normalise, text_hash
 from g6.errors import BundleMemberError
@@ -385,9 +385,7 @@ class CitationChecks:
         verified_text, where, citation_id, url = found
         p.checks.append(BundleCheck("cited_text", True, where))
         p.quote, p.url, p.citation_id = short_quote(verified_text), url, citation_id
-        quote = c.quote if isinstance(c.quote, str) else ""
-        q = normalise(quote.removesuffix("…"))
-        ok = bool(q) and q in normalise(verified_text)
+        ok = quote_in(c.quote, verified_text)  # the rule manifest sign|verify and recheck hold the quote to
         p.checks.append(BundleCheck("quote", ok, "" if ok else "the manifest's quote is not in the verified text"))
         wrong = [what for what, claimed, real in (("citation_id", c.citation_id, citation_id),
                                                    ("source_url", c.source_url, url))
