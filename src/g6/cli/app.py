@@ -362,7 +362,13 @@ def read_tsa_roots(paths: Sequence[Path]) -> list[Any]:
 
 def read_key(text: str) -> tuple[Any, str | None]:
     """A public key given as 'ed25519:<b64>', a C2SP verifier key, or a file holding either."""
+    if not text.strip():  # often a `$(g6 keys show …)` run where there is no key: an auditor's empty folder
+        raise InputError("the key is empty: give the log's verifier key as its publisher gives it (their `g6 keys "
+                         "show` prints it), or a file holding it")
     p = Path(text)
+    if "+" not in text and not text.startswith("ed25519:") and ("/" in text or p.suffix) and not p.exists():
+        raise InputError(f"no key file at {text[:200]} (nor is it a key: a key reads ed25519:<base64>, or "
+                         "<name>+<key id>+<base64 key> as `g6 keys show` prints a verifier key)")
     if len(text) < 4096 and p.is_file():
         try:
             text = p.read_text(encoding="utf-8").strip()
