@@ -266,7 +266,11 @@ class Interceptor:
             return
         with self._lock:
             self._s.last_activity = self._clock()
-            admitted = not self._stopped() and self._s.counts.requests < self.max_requests
+            # the capture's first document is read even past the deadline (a slow start): never held (see
+            # ``_first_document``), and its read is bounded by the time left, or answered from the raw read at once
+            first = (params.get("resourceType") == "Document" and params.get("frameId") == self.main_frame_id
+                     and not self._s.navigations)
+            admitted = (first or not self._stopped()) and self._s.counts.requests < self.max_requests
             held = False
             if admitted:
                 self._s.counts.requests += 1

@@ -90,6 +90,19 @@ def test_the_page_s_own_request_pending_at_the_deadline_ends_the_capture_there(
     assert home.verify().ok
 
 
+def test_a_deadline_passed_before_the_page_s_own_request_still_shows_the_page(
+        home: EvidenceHome, pool: BrowserPool, site: Site) -> None:
+    """A machine slow to start the page (here: a deadline that has passed before the browser asks for the page) still
+    reads the capture's first document and ends at once, ``deadline``; holding it stalled the navigation 20 s and
+    ended the browser as hung (seen under a loaded .ci/run with G6_RENDER_TIMEOUT=1)."""
+    s = site({"/": Reply(body=b"<html><body><p>Shown at once.</p></body></html>"), "/robots.txt": ROBOTS})
+    with CheckedClient(FetchPolicy(allow_loopback=True, host_pause=0.0)) as client:
+        r = fetch_rendered(home, client, pool, s.url("/"), limits=RenderLimits(deadline=0.01))
+    cap = home.ledger.get(r.receipt_id).capture
+    assert cap is not None and cap["ended"] == "deadline", cap
+    assert home.store.read_as(cap["text"]).decode().strip() == "Shown at once."
+
+
 def test_the_host_pause_does_not_pace_a_pages_own_requests(home: EvidenceHome, pool: BrowserPool, site: Site) -> None:
     ticks = {"n": 0}
     lock = threading.Lock()

@@ -72,10 +72,16 @@ def test_ensure_never_replaces_an_open_key(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [("ledger", "checkpoint"), ("keys", "show"), ("manifest", "sign", "MANIFEST")])
 def test_commands_that_need_the_key_fail_with_one_line(keyed: Path, args: tuple[str, ...]) -> None:
-    from g6.cite.manifest import Manifest, save_manifest
+    from dataclasses import replace
 
-    manifest = keyed.parent / "m.json"
-    save_manifest(Manifest.new(), manifest)
+    from g6.cite.manifest import Citation, Manifest, save_manifest
+
+    manifest = keyed.parent / "m.json"  # one citation (an empty manifest is refused before the key is read)
+    cited = Citation("c_0123456789abcdef", "web", "rcpt_01M980000000000000000000000", "http://example.org/",
+                     "http://example.org/", {"blake3": "blake3:" + "0" * 64, "sha256": "sha256:" + "0" * 64,
+                                             "size": 1}, None, "sha256:" + "0" * 64, "a quoted text", 0, 13,
+                     "a quoted text")
+    save_manifest(replace(Manifest.new(), citations=(cited,)), manifest)
     signing(keyed).chmod(0o644)
     r = g6(keyed, *(str(manifest) if a == "MANIFEST" else a for a in args))
     assert r.exit_code == 1, (r.exit_code, r.output)

@@ -95,7 +95,7 @@ def test_an_empty_report_is_refused_as_input_before_anything(tmp_path: Path, dat
     r = g6(tmp_path / "home", "report", "check", str(tmp_path / "empty.md"))
     err = r.stderr.decode()
     assert r.returncode == 2 and r.stdout == b"", err
-    assert err.count("\n") == 1 and err.startswith("g6: empty.md: empty") and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith(f"g6: {tmp_path / 'empty.md'}: empty") and "Traceback" not in err
     assert not (tmp_path / "home").exists()  # refused before the home is opened
 
 
