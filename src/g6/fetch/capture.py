@@ -169,6 +169,11 @@ class _ReadBack:
         """The body this fetch wrote under ``digest``, when it was held (one a page is read at, or smaller)."""
         return self._kept.get(digest)
 
+    def forget(self, digest: str) -> None:
+        """Stop holding the body written under ``digest`` (handed over, or never to be): a render's reads share
+        one such store for the whole capture, and would otherwise hold every body until it ends."""
+        self._kept.pop(digest, None)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 

@@ -248,12 +248,12 @@ class _SubFetcher:
                 if not self._sealed:
                     self._cut[id(req)] = _was_sent(resp)
             if resp.body is not None:
-                self.store._kept.pop(resp.body.blake3, None)
+                self.store.forget(resp.body.blake3)
             return SubResponse(None, cut=True)
         sub = self._receipted(resp, req)
         if sub is None:  # read after the capture was sealed: receipted as cut short, its bytes not handed over
             if resp.body is not None:
-                self.store._kept.pop(resp.body.blake3, None)
+                self.store.forget(resp.body.blake3)
             return SubResponse(None, fail=FAIL_BLOCKED)
         complete = resp.status is not None and not resp.truncated and resp.outcome not in (
             Outcome.TOO_LARGE, Outcome.UNREACHABLE, Outcome.PARSE_FAILED)
@@ -263,7 +263,7 @@ class _SubFetcher:
             return SubResponse(sub, status=resp.status, fail=fail, over_budget=over)
         body = self.store.read(resp.body.blake3) if resp.body is not None else b""
         if resp.body is not None:
-            self.store._kept.pop(resp.body.blake3, None)  # handed over: not held for the rest of the capture
+            self.store.forget(resp.body.blake3)  # handed over: not held for the rest of the capture
         return SubResponse(sub, status=resp.status, headers=resp.passed_headers, body=body)
 
     def _take_first(self, req: SubRequest) -> RawDocument | None:
