@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -109,6 +110,23 @@ class Children:
         left = self.end(grace=0 if exc_type is not None else self.grace)
         if left and exc_type is None:
             raise AssertionError("still running after the test: " + "; ".join(left))
+
+
+def stopped_once_reached(children: Children, cmd: Sequence[str | os.PathLike[str]], reached: threading.Event,
+                         release: threading.Event, sig: int = signal.SIGINT, wait: float = 120.0,
+                         **popen: Any) -> tuple[int, str, str]:
+    """Start ``cmd`` (text output captured), wait until ``reached`` is set (a loopback page holding the request
+    sets it, so the stop falls in the middle of the work without any timing), send ``sig`` to its whole process
+    group as a terminal's Ctrl-C does, then ``release`` the page. Its exit code, stdout and stderr."""
+    proc = children.start(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    try:
+        if not reached.wait(wait):
+            raise AssertionError(f"{os.fspath(cmd[0])}… never reached the page it is stopped at")
+        os.killpg(proc.pid, sig)
+        out, err = proc.communicate(timeout=wait)
+    finally:
+        release.set()
+    return proc.returncode, out, err
 
 
 PASSED = pytest.StashKey[bool]()

@@ -119,14 +119,26 @@ def test_a_test_whose_processes_end_passes(tmp_path: Path) -> None:
     assert r.returncode == 0 and "1 passed" in r.stdout and "error" not in r.stdout, r.stdout + r.stderr
 
 
-def test_ci_runs_the_signal_tests_again_with_sigint_ignored_then_checks_nothing_is_left() -> None:
-    """.ci/run's step: the prefix it starts the test command with really ignores SIGINT (run here on ``cat``),
-    the run is tagged, and the same tag is checked afterwards."""
+def _prefix(ci: list[str], name: str) -> str:
+    (line,) = [line for line in ci if line.startswith(f"{name}=(python3 -c '")]
+    return line.split("'")[1]
+
+
+def test_ci_runs_the_suite_with_sigint_ignored_and_the_signal_tests_again_with_its_default() -> None:
+    """.ci/run's steps: the whole suite started as a CI runner starts it (SIGINT ignored, checked here on ``cat``),
+    then the tests that send signals again with SIGINT at its default; each run tagged and its tag checked
+    afterwards for anything left running."""
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    (prefix,) = [line for line in ci if line.startswith("SIGINT_IGNORED=(python3 -c '")]
-    code = prefix.split("'")[1]
-    status = subprocess.run([sys.executable, "-c", code, "cat", "/proc/self/status"], capture_output=True, text=True,
-                            timeout=60).stdout
-    assert signal.SIGINT in _ignored(status)
-    assert 'G6_TEST_RUN="signals-$$" "${SIGINT_IGNORED[@]}" python3 scripts/run_tests.py -m signals || exit 1' in ci
+    ignoring, default = _prefix(ci, "SIGINT_IGNORED"), _prefix(ci, "SIGINT_DEFAULT")
+    for code, ignored in ((ignoring, True), (default, False)):
+        before = signal.signal(signal.SIGINT, signal.SIG_DFL if ignored else signal.SIG_IGN)  # the opposite first
+        try:
+            status = subprocess.run([sys.executable, "-c", code, "cat", "/proc/self/status"], capture_output=True,
+                                    text=True, timeout=60).stdout
+        finally:
+            signal.signal(signal.SIGINT, before)
+        assert (signal.SIGINT in _ignored(status)) is ignored
+    assert 'G6_TEST_RUN="suite-$$" "${SIGINT_IGNORED[@]}" python3 scripts/run_tests.py' in ci
+    assert '.venv/bin/python tests/children.py "suite-$$" || exit 1' in ci
+    assert 'G6_TEST_RUN="signals-$$" "${SIGINT_DEFAULT[@]}" python3 scripts/run_tests.py -m signals || exit 1' in ci
     assert '.venv/bin/python tests/children.py "signals-$$" || exit 1' in ci

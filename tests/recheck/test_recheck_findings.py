@@ -5,16 +5,18 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from g6.cite.manifest import load_manifest, save_manifest
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.home import EvidenceHome
+from tests.children import Children, stopped_once_reached
 
 Site = Callable[..., LocalSite]
 P1 = "Receipts make every read provable: the address, the time and the bytes are kept together."
@@ -137,7 +139,8 @@ def test_an_empty_manifest_passes_nothing(tmp_path: Path, site: Site) -> None:
     assert len(s.requests) == asked
 
 
-def test_ctrl_c_says_the_run_to_resume(tmp_path: Path, site: Site) -> None:
+@pytest.mark.signals
+def test_ctrl_c_says_the_run_to_resume(tmp_path: Path, site: Site, children: Children) -> None:
     home, man, s = _cited(tmp_path, site)
     reached, release = threading.Event(), threading.Event()
 
@@ -147,18 +150,10 @@ def test_ctrl_c_says_the_run_to_resume(tmp_path: Path, site: Site) -> None:
         return Reply(body=PAGE)
 
     s.routes = {**s.routes, "/a": Reply(body=PAGE.replace(b"<p>", b"<p> ")), "/b": hold}
-    proc = subprocess.Popen([sys.executable, "-m", "g6", "recheck", str(man), "--workers", "1", "--processes", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(home),
-                            cwd=tmp_path)
-    try:
-        assert reached.wait(60)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        release.set()
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err
+    code, _, err = stopped_once_reached(children, [sys.executable, "-m", "g6", "recheck", str(man), "--workers", "1",
+                                                   "--processes", "1"], reached, release, env=_env(home),
+                                        cwd=tmp_path)
+    assert code == 130, err
     said = next(line for line in err.splitlines() if line.startswith("g6: stopped; to go on from here:"))
     run_id = said.rsplit("--run ", 1)[1]
     assert said == f"g6: stopped; to go on from here: g6 recheck {man} --run {run_id}"

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from g6.demo.site import LocalSite, Reply, SeenRequest
+from tests.children import Children, stopped_once_reached
 from tests.report.check_helpers import QUOTE, article, cite, g6, report_of, write_report
 
 Site = Callable[..., LocalSite]
@@ -36,7 +38,8 @@ def _env(home: Path, **more: str) -> dict[str, str]:
     return e
 
 
-def test_a_run_stopped_with_ctrl_c_says_how_to_resume_it(tmp_path: Path, site: Site) -> None:
+@pytest.mark.signals
+def test_a_run_stopped_with_ctrl_c_says_how_to_resume_it(tmp_path: Path, site: Site, children: Children) -> None:
     arrived, release = threading.Event(), threading.Event()
 
     def held(_req: SeenRequest) -> Reply:  # the page answers once the test has stopped the check (no timing)
@@ -47,18 +50,9 @@ def test_a_run_stopped_with_ctrl_c_says_how_to_resume_it(tmp_path: Path, site: S
     s = site({"/a": Reply(body=article(QUOTE)), "/held": held, "/robots.txt": Reply(404)})
     report = write_report(tmp_path / "r.json", report_of(cite(s.url("/held"), QUOTE)))
     home = tmp_path / "home"
-    p = subprocess.Popen([sys.executable, "-m", "g6", "-q", "report", "check", str(report)], env=_env(home),
-                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert arrived.wait(120), "the check never asked for the page"
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=120)
-    finally:
-        release.set()
-        if p.poll() is None:
-            p.kill()
-    text = err.decode()
-    assert p.returncode == 130, text
+    code, _, text = stopped_once_reached(children, [sys.executable, "-m", "g6", "-q", "report", "check", str(report)],
+                                         arrived, release, env=_env(home), cwd=tmp_path)
+    assert code == 130, text
     assert "Traceback" not in text and "g6: interrupted" in text
     (line,) = [x for x in text.splitlines() if "--run run_" in x]  # with -q too
     run_id = line.rsplit("--run ", 1)[1].strip()
