@@ -187,8 +187,13 @@ class HomeEvidence:
         self.refused: dict[str, str] = {}  # receipt id -> why it is no evidence (its signature does not verify)
         self._trusted = home.trusted() if home.ledger.present() else {}
         self._redactions: Redactions | None = None
+        # receipt id -> the seq of the row it stands in: "newest" is the rows' order, so a receipt must stand
+        # where it signs it stands (``log.seq``); rows swapped in the database would make an old read the newest
+        self._rows: dict[str, int] = {}
+        self._origin: str | None = None
         for kind in (*READ_KINDS, "search", "convert"):
             for entry in home.ledger.entries(kind=kind):
+                self._rows[entry.receipt.receipt_id] = entry.seq
                 self.index.file(entry.receipt)
 
     def get(self, receipt_id: str) -> Receipt | None:
@@ -201,11 +206,31 @@ class HomeEvidence:
             except G6Error:
                 return None
             ok, why = got.verify_signature(self._trusted)
+            if ok:
+                ok, why = self._in_place(got)
             if not ok:
                 self.refused[receipt_id] = why
                 return None
             r = self._cache[receipt_id] = got
         return r
+
+    def _in_place(self, r: Receipt) -> tuple[bool, str]:
+        """Whether ``r`` stands in the row of this log it signs (``log``: origin and seq), as ``ledger verify``'s
+        binding rule asks. A receipt signed before binding existed has no ``log`` and passes (the old rule)."""
+        log = r.log
+        if log is None:
+            return True, ""
+        try:
+            seq = self._rows.get(r.receipt_id)
+            seq = seq if seq is not None else self.home.ledger.index_of(r.receipt_id) + 1
+            origin = self._origin = self._origin or self.home.ledger.origin
+        except G6Error as e:
+            return False, f"its place in the log cannot be read ({str(e)[:200]})"
+        if not isinstance(log, Mapping) or log.get("origin") != origin or log.get("seq") != seq:
+            said = dict(log) if isinstance(log, Mapping) else log
+            return False, (f"it stands at seq {seq} of {origin} but signs another place ({str(said)[:200]}): a row "
+                           "moved in the database, which would change which read is the newest")
+        return True, ""
 
     def _all(self, ids: list[str]) -> list[Receipt]:
         return [r for rid in ids if (r := self.get(rid)) is not None]
@@ -222,10 +247,15 @@ class HomeEvidence:
     def body(self, content: Mapping[str, Any]) -> bytes:
         """The bytes the receipt's ``content`` names, hashed and found to be exactly those; ``BlobRedacted`` for
         bytes a redaction entry took out (so a verdict says redacted, never that the body is missing)."""
-        if self._redactions is None:  # read once a check: a few rows by kind
-            self._redactions = self.home.redactions() if self.home.ledger.present() else Redactions()
-        self.home.refuse_redacted(content, self._redactions)
+        self.home.refuse_redacted(content, self.redactions())
         return self.home.store.read_as(content)
+
+    def redactions(self) -> Redactions:
+        """The home's redactions, read once a check (a few rows by kind); read before a fork, so the forked
+        processes that read bodies (``fetching.judge_forked``) refuse the same ones without the ledger."""
+        if self._redactions is None:
+            self._redactions = self.home.redactions() if self.home.ledger.present() else Redactions()
+        return self._redactions
 
     def add(self, receipts: Iterable[Receipt]) -> None:
         """Receipts this run appended (signed), filed as the newest of their kind."""

@@ -233,8 +233,8 @@ def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: in
     processes (the extraction is most of the cost): receipt id -> its citations' verdicts, or None for one the
     calling process must judge itself (a PDF, whose conversion it appends; a body the store cannot serve). The
     texts extracted go to the check's cache rows (``chk.rows``)."""
-    store = chk.home.store
     key = chk.cache.key if chk.cache is not None else None
+    chk.ev.redactions()  # read here, before the fork: each worker refuses a redacted body as the check does
 
     work_items = [(r, [(c, how) for _, c, _, how in entries]) for r, entries in items]
 
@@ -242,8 +242,8 @@ def judge_forked(chk: Any, items: list[tuple[Receipt, list[Any]]], processes: in
         r, asked = work_items[k]
         texts, row = None, None
         if ok_read(r):
-            try:
-                body = store.read_as(r.content or {})
+            try:  # as every body of the check is read: a redacted one refused, whatever bytes are left
+                body = chk.ev.body(r.content or {})
             except Exception:  # noqa: BLE001 - the calling process says why, in its words
                 return None
             if is_pdf(r, body):

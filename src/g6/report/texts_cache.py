@@ -142,10 +142,12 @@ class TextsCache:
                                  (blake3, rkey)).fetchone()
             except sqlite3.Error:
                 return None
-        if row is None or not hmac.compare_digest(bytes(row[1]), _mac(self.key, blake3, rkey, bytes(row[0]))):
+        # a cell that is not a BLOB (a table someone else made: text, an integer, NULL) is no row of this cache
+        if row is None or not isinstance(row[0], bytes) or not isinstance(row[1], bytes) \
+                or not hmac.compare_digest(row[1], _mac(self.key, blake3, rkey, row[0])):
             return None
         try:
-            return _decode(bytes(row[0]))
+            return _decode(row[0])
         except (zstandard.ZstdError, ValueError, TypeError):
             return None
 
