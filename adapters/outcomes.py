@@ -180,6 +180,10 @@ REFUSALS: dict[str, str] = {
                             "first byte that does not decode",
     "G6_E_REPORT_OFFSET": "a report citation whose offsets fall outside the text or inside a UTF-8 sequence",
     "G6_E_REPORT_TOO_LARGE": "a report, a quote or a citation count over its limit (docs/commands/report.md)",
+    "G6_E_REPORT_REPLAY": "`g6 report check --replay RESULT` with a result of other report bytes, or of the "
+                          "report read another way (another count of citations); nothing checked",
+    "G6_E_REPORT_REPLAY_UNVERIFIED": "`g6 report check --replay RESULT` whose result does not verify (its "
+                                     "signature, figures or manifest); nothing checked",
     "G6_E_BUNDLE": "a bundle that cannot be written or read",
     "G6_E_BUNDLE_MEMBER": "a bundle member that is unsafe or not what bundle.json declares for it",
     "G6_E_WACZ_UNAVAILABLE": "g6 export wacz without the optional wacz package",

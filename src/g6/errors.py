@@ -260,6 +260,18 @@ class ReportError(InputError):
         self.where = where
 
 
+class ReplayRefused(InputError):
+    """``g6 report check --replay RESULT`` given a result of other report bytes, or read another way: exit 2."""
+
+    code = "G6_E_REPORT_REPLAY"
+
+
+class ReplayUnverified(G6Error):
+    """``--replay RESULT`` whose result does not verify (signature, figures, manifest): a failed check, exit 1."""
+
+    code = "G6_E_REPORT_REPLAY_UNVERIFIED"
+
+
 class ReportFormatError(ReportError):
     """An unknown ``--format`` name, or a report whose format could not be told: none of the formats fits, or
     more than one does. ``.tried`` lists the formats tried, each with why it did not fit."""

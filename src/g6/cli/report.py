@@ -93,6 +93,9 @@ class _Tenths:
               help="With --bundle: pin the publisher's key (repeatable): a checkpoint verifier key, an "
                    "ed25519:<base64> public key, or a file with one.")
 @click.option("--trust-bundle-keys", is_flag=True, help="With --bundle: verify with the keys the bundle ships.")
+@click.option("--replay", "replay_path", default=None, metavar="RESULT",
+              help="Rest each citation on the receipt RESULT (an earlier signed check of this same report) rested it "
+                   "on: a page read again since changes nothing.")
 @click.option("--run", "run_id",
               help="Resume this run: no URL it read is read again (its verdicts are decided again from those "
                    "receipts).")
@@ -117,10 +120,10 @@ class _Tenths:
 @quiet_option
 @pass_ctx
 def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, receipts_only: bool,
-              bundle_path: Path | None, keys: tuple[str, ...], trust_bundle_keys: bool, run_id: str | None,
-              documents: tuple[str, ...], judge_cmd: str | None, judge_timeout: float, output: Path | None,
-              manifest_out: Path | None, html_out: Path | None, workers: int, processes: int | None,
-              as_json: bool) -> NoReturn:
+              bundle_path: Path | None, keys: tuple[str, ...], trust_bundle_keys: bool, replay_path: str | None,
+              run_id: str | None, documents: tuple[str, ...], judge_cmd: str | None, judge_timeout: float,
+              output: Path | None, manifest_out: Path | None, html_out: Path | None, workers: int,
+              processes: int | None, as_json: bool) -> NoReturn:
     """Check every citation of REPORT ('-': stdin) against the bytes: each rests on a receipt in the home (the one
     the report pins, else the newest ok read of its URL) or on a fetch now; one verdict each: quote_found,
     quote_not_found, no_quote, source_failed or redirected_elsewhere.
@@ -154,6 +157,9 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     except G6Error as e:
         fail_on(e)
     pinned = _pinned(keys)
+    report_sha256 = "sha256:" + hashlib.sha256(data).hexdigest()
+    if replay_path is not None:
+        report = _replayed(c, report, report_sha256, replay_path, pinned)
 
     from g6.report.check import new_run_id
 
@@ -161,7 +167,7 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     # the name and the judge's command as the result shows them: a byte that is not UTF-8 in a file name or an
     # argument (read as a lone surrogate) is written as its escape, so the result can be signed (RFC 8785)
     inputs = CheckInputs(report, _text(Path(report_path).name) if report_path != "-" else "-",
-                         "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, bundle_path, pinned,
+                         report_sha256, len(data), receipts_only, bundle_path, pinned,
                          trust_bundle_keys, run_id, mapped, argv, _text(judge_cmd) if judge_cmd else None,
                          judge_timeout, workers,
                          processes or min(os.cpu_count() or 1, workers))
@@ -196,6 +202,30 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     else:
         _print_result(result)
     sys.exit(result["exit_code"])
+
+
+def _replayed(c: Ctx, report: Any, report_sha256: str, replay_path: str, pinned: list[Any]) -> Any:
+    """``report`` pinned as the ``--replay`` result's check rested it (``g6.report.replay``); the result verified
+    with the keys pinned with --key (a bundle's publisher's, when checking a bundle) and the home's own trusted
+    keys, since the home that checked signed it."""
+    from g6.report.replay import pinned_as_in
+    from g6.report.result import load_result
+
+    data = _read_input(replay_path, "the --replay result", 512 * 1024 * 1024)
+    try:
+        result = load_result(data)
+    except G6Error as e:
+        fail(f"--replay {_text(replay_path)}: {e}")
+    with c.evidence() as ev:
+        trusted = ev.keys.trusted() if ev.keys.trusted_dir.exists() else {}
+    trusted = {**trusted, **{p.key.key_id: p.key for p in pinned}}
+    try:
+        report, n = pinned_as_in(report, report_sha256, result, trusted, "a key this home trusts")
+    except G6Error as e:
+        fail_on(e)
+    info(f"g6: --replay: {counted(n, 'citation')} rest on the receipt {_text(replay_path)} rested "
+         f"{'it' if n == 1 else 'them'} on")
+    return report
 
 
 def _run_on_file(home: Any, run_id: str) -> bool:

@@ -1,0 +1,53 @@
+"""A check again on the evidence an earlier check rested on (``g6 report check REPORT --replay RESULT``).
+
+Without it, a citation rests on the newest ok read of its URL, so a page read again since the first check (any
+``g6 fetch`` of it, a re-check, a render) changes what a second check rests on. A grader who wants the first
+check's answer again, on the same home, gives its signed result: each citation then rests on the receipt that
+result names for it, exactly as if the report had pinned it (``ReportCitation.receipt_id``; the pin's rules
+apply: in the evidence, verified, a read of the cited URL or paper page). The result must verify (its signature
+with a key the home trusts or one pinned, its figures, its manifest) and be a check of these very report bytes;
+anything else is refused before a citation is decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from g6.errors import ReplayRefused, ReplayUnverified
+from g6.report.model import Report
+from g6.report.result import verify_result
+
+
+def pinned_as_in(report: Report, report_sha256: str, result: Mapping[str, Any], keys: Mapping[str, Any],
+                 said: str) -> tuple[Report, int]:
+    """``report`` with each citation pinned to the receipt ``result`` (loaded by ``load_result``) rested it on,
+    and how many were pinned. A citation the report pins already keeps its own pin (the earlier check used it
+    too); one the earlier check rested on no receipt (no read, a source g6 cannot read) is decided as before."""
+    failed = [ch for ch in verify_result(result, keys, said) if not ch.ok]
+    if failed:
+        ch = failed[0]
+        raise ReplayUnverified(f"--replay: the result does not verify ({ch.check}: {ch.detail[:200]}); nothing was "
+                               "checked")
+    said_report = result["report"]
+    if said_report.get("sha256") != report_sha256:
+        raise ReplayRefused(f"--replay: the result is a check of other report bytes "
+                            f"({str(said_report.get('sha256'))[:80]}; this report is {report_sha256}): give the "
+                            "report that result was made from")
+    by_n: dict[int, Any] = {}
+    for cj in result["citations"]:
+        by_n[cj["n"]] = cj.get("receipt_id")
+    if sorted(by_n) != [c.n for c in report.citations]:
+        raise ReplayRefused(f"--replay: the result names {len(by_n):,} citations, the report has "
+                            f"{len(report.citations):,}: it was read another way (--format, --base, --document)")
+    pinned = 0
+    citations = []
+    for c in report.citations:
+        rid = by_n[c.n]
+        if not c.receipt_id and isinstance(rid, str) and rid:
+            c = replace(c, receipt_id=rid)
+            pinned += 1
+        citations.append(c)
+    return replace(report, citations=tuple(citations)), pinned
+
