@@ -50,12 +50,15 @@ from g6.adapters.net.robots import ROBOTS_MAX_BYTES, RobotsCache, RobotsRules, r
 from g6.adapters.net.tls import TrustedRoots, presented, tls_block
 from g6.adapters.net.transport_errors import classify_transport_error, safe_message
 from g6.adapters.net.urls import (
+    MAX_URL_LENGTH,
     NormalizedURL,
     URLError,
     host_matches,
     normalise_pattern,
     normalise_url,
     resolve_location,
+    sent_length,
+    shortened,
 )
 from g6.adapters.outcomes import Outcome, outcome_for_status
 from g6.ledger.receipts import AllowlistDecision, Hop
@@ -67,6 +70,9 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # RFC 8785 (the receipts' canonical JSON) holds integers up to 2^53 exactly: a byte cap past that
 # could not be written into a receipt
 MAX_RECEIPT_INT = 2**53
+# The URLs of one read's redirect chain together (each at most MAX_URL_LENGTH): its receipt lists every hop, and must
+# stay under a published log's entry size (65,535 bytes) beside the URL asked for, the final URL and a detail's URL
+MAX_CHAIN_URLS = 3 * MAX_URL_LENGTH
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -314,6 +320,11 @@ class CheckedClient:
         try:
             return normalise_url(url)
         except URLError as e:
+            if e.reason == "url_too_long":  # its message never quotes the URL: a receipt and a message stay small
+                if first:
+                    raise _Stop(Outcome.REJECTED, e.reason, message=f"{e}; nothing was sent") from None
+                raise _Stop(Outcome.HTTP_ERROR, "bad_location", url_error=e.reason,
+                            message=f"the redirect's Location is {e}: not followed") from None
             if e.reason == "scheme":
                 raise _Stop(Outcome.REFUSED, "scheme" if first else "redirect_scheme", message=str(e)) from None
             if first:
@@ -461,9 +472,10 @@ class CheckedClient:
                             try:
                                 nxt = resolve_location(n.url, location)
                             except (ValueError, UnicodeError) as e:
-                                raise _Stop(Outcome.HTTP_ERROR, "bad_location", location=location[:2000],
+                                raise _Stop(Outcome.HTTP_ERROR, "bad_location", location=shortened(location, 2000),
                                             message=f"unparseable Location: {str(e)[:200]}") from None
                             n = self._normalise(nxt, first=False)
+                            _check_chain(hops, n)
                             if n.url in seen:
                                 raise _Stop(Outcome.HTTP_ERROR, "redirect_loop", url=n.url)
                             current = n.url
@@ -499,9 +511,10 @@ class CheckedClient:
             target = normalise_url(resolve_location(n.url, location)).url
         except (URLError, ValueError, UnicodeError) as e:
             scheme = isinstance(e, URLError) and e.reason == "scheme"
+            url_error = {"url_error": e.reason} if isinstance(e, URLError) and not scheme else {}
             raise _Stop(Outcome.REFUSED if scheme else Outcome.HTTP_ERROR,
-                        "redirect_scheme" if scheme else "bad_location", location=location[:2000],
-                        message=f"unusable Location: {str(e)[:200]}") from None
+                        "redirect_scheme" if scheme else "bad_location", location=shortened(location, 2000),
+                        message=f"unusable Location: {str(e)[:200]}", **url_error) from None
         read = self._read_body(resp, n, hops, decision, pol, store, deadline, keep, requested, robots_info,
                                passed - {"location"})
         if read.outcome not in (Outcome.HTTP_ERROR, Outcome.EMPTY, Outcome.OK):
@@ -601,6 +614,19 @@ class CheckedClient:
                 outcome, reason = Outcome.EMPTY, "no_body"
         return FetchResponse(outcome=outcome, reason=reason, body=ref, byte_count=size, truncated=truncated,
                              detail=extra, **base)
+
+
+def _check_chain(hops: list[Hop], n: NormalizedURL) -> None:
+    """Stop before the hop to ``n`` when the chain's URLs would be longer together than a receipt can list
+    (``MAX_CHAIN_URLS``): the redirect's failure, as a bad Location is, and nothing more is sent."""
+    urls = [h.url for h in hops] + [n.url]
+    # as the receipt will list them: redacted with the secrets any of them carries (``_redacted``)
+    secrets = set().union(*(secrets_in_url(u) for u in urls))
+    total = sum(sent_length(redact_text(u, secrets)) for u in urls)
+    if total > MAX_CHAIN_URLS:
+        raise _Stop(Outcome.HTTP_ERROR, "redirect_chain_too_long", chain_length=total, limit=MAX_CHAIN_URLS,
+                    message=f"the redirect chain's URLs would be {total:,} characters together, over the "
+                            f"{MAX_CHAIN_URLS:,} a receipt lists: not followed")
 
 
 def _closed_without_reply(r: FetchResponse) -> bool:

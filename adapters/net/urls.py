@@ -11,6 +11,7 @@ ids refused; the fragment dropped (it is never sent).
 from __future__ import annotations
 
 import functools
+import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -19,11 +20,21 @@ from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 import idna
 
 # the redaction path lives in g6.adapters.net.redact; these names stay importable from here
-from g6.adapters.net.redact import SECRET_PARAMS, redact_url  # noqa: F401
+from g6.adapters.net.redact import SECRET_PARAMS, redact_text, redact_url, secrets_in_url  # noqa: F401
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST_OK = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$")
 _IPV4_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
+
+# The longest URL g6 sends (the caller's, every redirect's Location, every request a rendered page makes) and the
+# longest a report may cite (g6.report.sources.MAX_URL): RFC 9110 §4.1 recommends that senders and recipients
+# support request lines of at least 8,000 octets, so a URL this long is one servers are asked to take. It also
+# keeps a receipt under a published log's entry size (65,535 bytes), though a receipt holds a URL several times.
+MAX_URL_LENGTH = 8192
+# how much of a URL over the limit a receipt or a message keeps (then "…"); its length and sha256 say the rest
+SHOWN_LENGTH = 1024
+# characters sent as themselves; any other is sent percent-encoded, as its UTF-8 bytes (three characters each)
+_SENT_AS_IS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
 
 
 class URLError(ValueError):
@@ -137,11 +148,59 @@ def _split(url: str) -> SplitResult:
         raise URLError("bad_url", f"unparseable URL: {e}") from None
 
 
+def sent_length(url: str) -> int:
+    """The length of ``url`` as a request sends it: a character outside printable ASCII (or one of ``"<>\\^`{|}``
+    and the space) goes percent-encoded, three characters per UTF-8 byte. For a URL of plain ASCII, its length.
+    This bounds what a receipt holds of it too: no character takes more bytes of canonical JSON than it counts here
+    (but a control character, which no URL that is sent holds)."""
+    n = len(url)
+    if url.isascii() and all(c in _SENT_AS_IS for c in url):
+        return n
+    for c in url:
+        if c not in _SENT_AS_IS:
+            n += 3 * len(c.encode("utf-8", "surrogatepass")) - 1
+    return n
+
+
+def counted_length(url: str) -> int:
+    """The length the limit counts: ``url`` as sent (``sent_length``), or as a receipt records it when that is
+    longer (its secret values redacted: ``key=a`` is recorded ``key=REDACTED``)."""
+    n = sent_length(url)
+    if "=" in url or "@" in url:
+        n = max(n, sent_length(redact_text(url, secrets_in_url(url))))
+    return n
+
+
+def too_long(url: str) -> str | None:
+    """The one-line message for a URL over ``MAX_URL_LENGTH`` (it never quotes the URL), or None."""
+    n = counted_length(url) if isinstance(url, str) else 0
+    if n <= MAX_URL_LENGTH:
+        return None
+    return f"a URL of {n:,} characters is over the {MAX_URL_LENGTH:,}-character limit"
+
+
+def shortened(text: str, keep: int = SHOWN_LENGTH) -> str:
+    """``text`` cut to ``keep`` characters and "…" when longer: a URL in a message or a receipt that must stay small."""
+    return text if len(text) <= keep else text[:keep] + "…"
+
+
+def recorded_url(url: str) -> tuple[str, dict[str, object]]:
+    """How a receipt records the URL it was asked for: whole, when it is within ``MAX_URL_LENGTH``; else its first
+    ``SHOWN_LENGTH`` characters and "…", with the whole URL's length and sha256 (of its UTF-8 bytes) as a detail
+    (``url_length``, ``url_sha256``), so the receipt names the URL refused without holding it. ``url``: as the
+    receipt may show it (secrets redacted)."""
+    if too_long(url) is None:
+        return url, {}
+    digest = hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
+    return shortened(url), {"url_length": len(url), "url_sha256": digest}
+
+
 def normalise_url(url: str) -> NormalizedURL:
     """``url`` checked and normalised (scheme and host lowered, IDNA, default port, userinfo dropped, no fragment), or
     ``URLError``. A fetch normalises its URL several times (the request, its hops, the receipt): a string's answer is
     kept (it depends on nothing else; a refusal is not kept; only a string, and one of a URL's usual length, so the
-    cache stays small whatever a report holds)."""
+    cache stays small whatever a report holds). A URL over ``MAX_URL_LENGTH`` (as given, or once normalised: an
+    IDNA host grows) is refused, ``url_too_long``, before anything is parsed."""
     if type(url) is str and len(url) <= _KEPT_LENGTH:
         return _normalise_str(url)
     return _normalise(url)
@@ -156,6 +215,9 @@ def _normalise_str(url: str) -> NormalizedURL:
 
 
 def _normalise(url: str) -> NormalizedURL:
+    over = too_long(url)
+    if over is not None:
+        raise URLError("url_too_long", over)
     parts = _split(url)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS:
@@ -183,6 +245,9 @@ def _normalise(url: str) -> NormalizedURL:
     path = parts.path or "/"
     n = NormalizedURL("", scheme, host, port, ip, userinfo_removed)
     full = urlunsplit((scheme, n.host_header, path, parts.query, ""))
+    over = too_long(full)
+    if over is not None:
+        raise URLError("url_too_long", over)
     return NormalizedURL(full, scheme, host, port, ip, userinfo_removed)
 
 

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from g6.adapters.net.redact import redact_text
-from g6.adapters.net.urls import not_a_url
+from g6.adapters.net.urls import not_a_url, shortened
 from g6.adapters.outcomes import Outcome
 from g6.cli.app import (
     EXIT_FAILED,
@@ -97,8 +97,9 @@ def fetch_cmd(c: Ctx, url: str | None, allow: tuple[str, ...], max_bytes: int | 
 
                 result = fetch_page(ev, client, url, render_mode=render_mode, renderer=rd, extract=extract)
         except LedgerError as e:
-            fail(f"fetched {url}, but its receipt could not be appended (the bytes are kept unreferenced; "
-                 f"`g6 blob gc` collects them): {e}", EXIT_FAILED)
+            # the read was made, so its request may well have been sent: never say "rejected" here
+            fail(f"the request for {shortened(redact_text(url, c.settings.secret_values()), 200)} was sent, but no "
+                 f"receipt was kept (the bytes are kept unreferenced; `g6 blob gc` collects them): {e}", EXIT_FAILED)
         limits = rd.limits if rd is not None else None
         capture = None
         if rd is not None:  # what was rendered, and how it ended, as the capture receipt records it

@@ -33,6 +33,7 @@ from typing import Any
 from g6.adapters.html.page import EXTRACT_MODES
 from g6.adapters.net.checked_client import CheckedClient
 from g6.adapters.net.redact import redact_text
+from g6.adapters.net.urls import recorded_url
 from g6.errors import G6Error, InputError, ReceiptNotFound
 from g6.fetch.capture import prepare_fetch
 from g6.fetch.host_pool import can_fork, host_of, per_host, per_host_processes, waited
@@ -193,7 +194,7 @@ def backed(home: EvidenceHome, line: UrlResult, url: str, secrets: Iterable[str]
         receipt = home.ledger.get(line.receipt_id)
     except ReceiptNotFound:
         return False
-    return (receipt.kind == "fetch" and receipt.request.get("url") == redact_text(url, secrets)
+    return (receipt.kind == "fetch" and receipt.request.get("url") == recorded_url(redact_text(url, secrets))[0]
             and agrees(line, receipt))
 
 

@@ -15,6 +15,7 @@ from g6.adapters.html.page import EXTRACT_MODES, MAX_EXTRACT_BYTES, Document, Pa
 from g6.adapters.html.text import HTMLParseError, TreeReader, parse_html, strip_unseen, visible_text
 from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.net.redact import redact_json, redact_text, redact_url
+from g6.adapters.net.urls import recorded_url
 from g6.adapters.outcomes import Outcome, es_code
 from g6.home import EvidenceHome
 from g6.ledger.receipts import Receipt
@@ -255,13 +256,16 @@ def prepare_fetch(store: BlobBackend, client: CheckedClient, url: str, *, extrac
     resp = page.response  # already through the redaction path (the client's)
     wall = interstitial_of(resp, kept, page.outcome, seen)  # type: ignore[arg-type]
     secrets = tuple(getattr(client, "secrets", ()))
-    request: dict[str, Any] = {"url": redact_text(url, secrets), "extract": extract}
+    # a URL over the limit (refused, nothing sent) is recorded shortened, with its length and sha256 (``recorded_url``)
+    shown, about = recorded_url(redact_text(url, secrets))
+    request: dict[str, Any] = {"url": shown, "extract": extract}
     pol = policy or client.policy
     if pol.max_bytes is not None:
         request["max_bytes"] = pol.max_bytes
     receipt = receipt_from_response(resp, kind=kind, source="web", request=request, outcome=page.outcome,
                                     reason=redact_text(page.reason or resp.reason, secrets),
-                                    detail=redact_json(page.detail, secrets), links=links, interstitial=wall)
+                                    detail={**redact_json(page.detail, secrets), **about}, links=links,
+                                    interstitial=wall)
     held = kept.held(resp.body.blake3) if resp.body is not None else None
     return PreparedFetch(page, receipt, request["url"], held)
 

@@ -45,7 +45,7 @@ from g6.adapters.html.interstitial import Interstitial, detect
 from g6.adapters.html.page import MAX_EXTRACT_BYTES, Document, PageRead
 from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.net.redact import redact_text
-from g6.adapters.net.urls import URLError, normalise_url, redact_url
+from g6.adapters.net.urls import MAX_URL_LENGTH, URLError, normalise_url, recorded_url, redact_url, shortened
 from g6.adapters.outcomes import Outcome
 from g6.adapters.untrusted import flag_instructions
 from g6.errors import FetchInputError, G6Error
@@ -160,10 +160,10 @@ class _SubFetcher:
         self._first = first if first is not None and first.usable else None
 
     def _receipt(self, resp: FetchResponse, req: SubRequest, raw: Receipt | None = None) -> Receipt:
-        request = {"url": redact_text(req.url, self.secrets), "method": req.method[:16],
-                   "resource_type": req.resource_type[:40]}
+        shown, about = recorded_url(redact_text(req.url, self.secrets))  # a page's URL over the limit: shortened
+        request = {"url": shown, "method": req.method[:16], "resource_type": req.resource_type[:40]}
         links: dict[str, Any] = {"capture": self.capture_id}
-        detail = None
+        detail: dict[str, Any] | None = dict(about) or None
         if raw is not None:
             links["answered_from"] = raw.receipt_id
             detail = {"message": "answered with the bytes of the raw read it links to (answered_from), made before "
@@ -413,7 +413,8 @@ def capture_json(r: RenderResult, page_url: str, refs: Mapping[str, BlobRef | No
     if r.screenshot_clipped:
         d["screenshot_clipped"] = True
     if location is not None and location.split("#", 1)[0] != final_url and r.dom is not None:
-        d["location_url"] = location  # a fragment alone is no other address: the same document, the same read
+        # a fragment alone is no other address: the same document, the same read; a script may set any length
+        d["location_url"] = shortened(location, MAX_URL_LENGTH)
     if r.truncated:  # cut to the capture's byte limit (or, for shadow_roots, to the roots a capture reads)
         d["truncated"] = list(r.truncated)
     if r.dialogs:  # a dialog a reader would have seen (and closed): dismissed, and named here
@@ -440,6 +441,8 @@ def check_render_url(url: str) -> None:
     """``g6 fetch URL --render``: a URL the browser would be given but the checked client refuses is the user's
     input error (before any browser starts)."""
     why = url_refusal(url)
+    if why is not None and why[1] == "url_too_long":
+        return  # receipted rejected as a raw read is (``prepare_render``), no browser started
     if why is not None and why[1] == "scheme":
         scheme = url.split(":", 1)[0][:20] if ":" in url else "a relative URL"
         raise FetchInputError(f"--render opens http and https pages only, not {scheme!r}")
@@ -492,7 +495,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     wall = None
     if outcome in (Outcome.OK, Outcome.EMPTY) and r.dom is not None:
         wall = detect(r.dom, status=nav.http_status if nav else None, final_url=final_url, content_type=HTML_UTF8)
-    shown = redact_text(url, secrets)
+    shown, about = recorded_url(redact_text(url, secrets))  # over the limit: shortened, with its length and sha256
     req: dict[str, Any] = dict(request) if request is not None else {"url": shown, "extract": extract, "render": True}
     if request is None and pol.max_bytes is not None:
         req["max_bytes"] = pol.max_bytes
@@ -504,6 +507,7 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         d["reason"] = reason
     if r.message:
         d["message"] = redact_text(r.message, secrets)[:300]
+    d.update(about)
     d.update(detail or {})
     dom = refs["dom"]
     receipt = Receipt(

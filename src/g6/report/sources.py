@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urljoin, urlsplit
 
-MAX_URL = 8192
+from g6.adapters.net.urls import MAX_URL_LENGTH
+
+MAX_URL = MAX_URL_LENGTH  # the one limit of every URL g6 sends (RFC 9110 §4.1): a longer one could not be read
 _DOI = r"10\.\d{4,9}/\S+"
 _ARXIV = r"(?:\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?"
 _PAPER_IDS = (
