@@ -127,7 +127,7 @@ def test_a_call_under_way_finishes_and_answers_before_the_stop(tmp_path: Path, c
             send(proc, fetch_call(3, site.url("/held")))
             assert arrived.wait(timeout=120), "the fetch never reached the page"
             proc.send_signal(stop)
-            while not any("under way finish first" in line for line in lines):
+            while not any("g6: stopping once the" in line for line in lines):
                 assert proc.poll() is None, "".join(lines)
                 reader.join(timeout=0.1)
             send(proc, fetch_call(4, site.url("/held")))  # after the stop: refused, never run

@@ -12,12 +12,16 @@ from g6.errors import G6Error
 @pass_ctx
 def mcp_cmd(c: Ctx) -> None:
     """Serve the g6 ops as MCP tools over stdio. Sensitive ops run only if G6_MCP_SENSITIVE lists them."""
+    from g6.mcp.stop import StopSignals
+
+    stops = StopSignals().install()  # before the server's seconds of loading: a stop then ends it, exit 0
     try:
         from g6.mcp.server import allowed_ops, serve
     except ImportError as e:  # pragma: no cover - the optional extra is missing
-        fail(f"the MCP server needs the mcp extra: pip install 'g6-evidence[mcp]' ({e})")
+        missing = f"the package {e.name!r} is not installed" if e.name else str(e)
+        fail(f"the MCP server needs the mcp extra, and {missing}: pip install 'g6-evidence[mcp]'")
     try:
         allowed_ops(c.settings.values.get("G6_MCP_SENSITIVE"))
     except G6Error as e:
         fail(str(e))
-    serve(c.settings)
+    serve(c.settings, stops)

@@ -5,6 +5,7 @@ error result carrying the typed reply)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -88,27 +89,70 @@ def as_result(reply: dict[str, Any]) -> Any:
                           structured_content=reply, is_error=True)
 
 
+MAX_MESSAGE = 1000  # a message quotes inputs in part only: a 60 MB argument is never sent back (twice)
+_NOT_FOUND = re.compile(r"(no receipt .*?) in \S.*", re.DOTALL)  # the ledger: a file or a database URL
+
+
+def bounded(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + f"… ({len(message):,} characters)"
+
+
 def input_error(e: G6Error) -> dict[str, Any]:
     code = getattr(e, "code", "G6_E_INPUT")
-    d = {"outcome": "rejected", "code": code, "status": BLOCKED, "message": str(e)}
+    message = str(e)
+    if code == "G6_E_LEDGER_RECEIPT_NOT_FOUND":  # the ledger's message names its file: not the agent's business
+        message = _NOT_FOUND.sub(r"\1 in this server's ledger", message)
+    d = {"outcome": "rejected", "code": code, "status": BLOCKED, "message": bounded(message)}
     if getattr(e, "detail", None):
         d["detail"] = e.detail  # type: ignore[attr-defined]
     return d
 
 
+def failed_check(d: Mapping[str, Any]) -> bool:
+    """A check that ran and did not hold: ``report_check``'s or ``recheck``'s nonzero ``exit_code`` (a quote not
+    found, a changed page, a citation that could not be checked), or a verification's ``ok: false``. Its code says
+    the check was done; the reply is still a failure, so that an agent reading only ``isError`` is not misled."""
+    code = d.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code != 0
+    return "code" not in d and d.get("ok", True) is False  # ledger_verify, verify_proof: the CLI's objects
+
+
 def with_status(d: dict[str, Any]) -> dict[str, Any]:
-    """Every reply carries the status word (from its code, else from its ``ok``); runx's
-    ``fetch_result`` keeps ``status`` as the HTTP status, as its document has it."""
+    """Every reply carries the status word (from its code, else from its ``ok``), ``blocked-escalated`` for a
+    failed check whatever its code, and a failure carries a top-level ``message``; runx's ``fetch_result``
+    keeps ``status`` as the HTTP status, as its document has it."""
     if "decision" in d and "provenance" in d:
         return d
     if "status" not in d or not isinstance(d["status"], str):
         if "status" in d:
             d["http_status"] = d.pop("status")
-        if "code" in d:
-            d["status"] = status_of(d["code"])
-        else:
-            d["status"] = QUALIFIED if d.get("ok", True) is not False else BLOCKED
+        d["status"] = status_of(d["code"]) if "code" in d else QUALIFIED
+    if failed_check(d):
+        d["status"] = BLOCKED
+    if d["status"] == BLOCKED and not isinstance(d.get("message"), str):
+        d["message"] = _failure_message(d)
     return d
+
+
+def _failure_message(d: Mapping[str, Any]) -> str:
+    """A one-line message for a failure whose reply had none (a failed read says ``reason``, a check its figures)."""
+    detail = d.get("detail")
+    if isinstance(detail, Mapping) and isinstance(detail.get("message"), str) and detail["message"]:
+        return bounded(detail["message"])
+    if "exit_code" in d:
+        return f"the check did not hold (exit code {d['exit_code']}): see the verdicts"
+    if "ok" in d:
+        checks = d.get("checks")
+        failed = ([str(c.get("check")) for c in checks if isinstance(c, Mapping) and c.get("ok") is False]
+                  if isinstance(checks, list) else
+                  [str(k) for k, c in checks.items() if isinstance(c, Mapping) and c.get("ok") is False]
+                  if isinstance(checks, Mapping) else [])
+        return bounded(f"the verification failed: {', '.join(failed)} did not hold" if failed else
+                       "the verification failed: see its checks")
+    what = d.get("outcome") or "failed"
+    reason = d.get("reason")
+    return bounded(f"{what}: {reason}" if isinstance(reason, str) and reason else str(what))
 
 
 def gated(allowed: frozenset[str], op: str, run: Callable[[], dict[str, Any]]) -> Any:
@@ -122,4 +166,4 @@ def gated(allowed: frozenset[str], op: str, run: Callable[[], dict[str, Any]]) -
     except G6Error as e:
         return as_result(input_error(e))
     except ValueError as e:
-        return as_result({"outcome": "rejected", "code": "G6_E_INPUT", "status": BLOCKED, "message": str(e)})
+        return as_result({"outcome": "rejected", "code": "G6_E_INPUT", "status": BLOCKED, "message": bounded(str(e))})

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from g6.adapters.outcomes import BLOCKED
 from g6.errors import ElasticInputError, InputError
-from g6.mcp.context import ToolContext, ToolSet, untrusted
+from g6.mcp.context import ToolContext, ToolSet, receipt_id_of, untrusted
 from g6.mcp.gate import SKILLS, as_result
 from g6.mcp.tools_cite import cite, recheck
 from g6.mcp.tools_elastic import es_reply
@@ -97,7 +97,7 @@ def run_knowledge_chunker(ctx: ToolContext, op: str, args: Args) -> dict[str, An
     from g6.cite.cite import chunk_receipt
 
     with ctx.home() as ev:
-        r, passages = chunk_receipt(ev, _arg(args, "receipt_id"))
+        r, passages = chunk_receipt(ev, receipt_id_of(_arg(args, "receipt_id")))
     return untrusted({"outcome": "ok", "code": "G6_E_KNOWLEDGE_CHUNKED", "receipt_id": r.receipt_id,
                       "source_url": r.final_url, "content": dict(r.content or {}),
                       "passages": [p.to_json() for p in passages]})

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from g6.errors import InputError
-from g6.mcp.context import ReceiptId, ToolContext, ToolSet, untrusted
+from g6.mcp.context import ReceiptId, ToolContext, ToolSet, receipt_id_of, untrusted
 from g6.mcp.gate import gate_note
 
 TOOLS = ToolSet()
@@ -20,13 +20,27 @@ ManifestPath = Annotated[str, Field(min_length=1, description=(
     "server's working directory."))]
 
 
+def manifest_path(manifest: str) -> Path:
+    """The manifest ``cite`` writes: a file in a folder that exists, as ``g6 cite --manifest`` requires (a
+    missing folder is a mistyped path more often than a wish to make one); refused before any work is done."""
+    path = Path(manifest)
+    shown = manifest[:200] + ("…" if len(manifest) > 200 else "")
+    if path.is_dir():
+        raise InputError(f"manifest {shown} is a folder; give a file name")
+    if not path.parent.is_dir():
+        why = "it is in a file, not a folder" if path.parent.exists() else "its folder does not exist"
+        raise InputError(f"manifest {shown}: {why}")
+    return path
+
+
 @TOOLS.tool(title="Cite", description="Add a citation (a passage id, an exact quote, or paper N of a search page) "
-                                      "to a manifest file on the server, created when missing. A receipt whose read "
-                                      "failed (a 403 or 404 page) is refused unless allow_failed_read. "
-                                      + gate_note("cite"))
+                                      "to a manifest file on the server, created when missing (its folder must "
+                                      "exist). A receipt whose read failed (a 403 or 404 page) is refused unless "
+                                      "allow_failed_read. " + gate_note("cite"))
 def cite(ctx: ToolContext, receipt_id: ReceiptId, manifest: ManifestPath,
          passage_id: Annotated[str | None, Field(description=(
-             "A passage id from the fetch reply's passages (give exactly one of passage_id, quote, paper)."))]
+             "A passage id (p_…): a passages[].passage_id of g6_invoke knowledge_chunker chunk with the "
+             "receipt's receipt_id (give exactly one of passage_id, quote, paper)."))]
          = None,
          quote: Annotated[str | None, Field(description=(
              "An exact quote that must occur in the kept document (give exactly one of passage_id, quote, "
@@ -48,10 +62,11 @@ def cite(ctx: ToolContext, receipt_id: ReceiptId, manifest: ManifestPath,
         raise InputError("paper is a number from 1")
     if not isinstance(allow_failed_read, bool):
         raise InputError("allow_failed_read is true or false")
+    receipt_id = receipt_id_of(receipt_id)
+    path = manifest_path(manifest)
     with ctx.home() as ev:
         c = cite_paper(ev, receipt_id, paper, allow_failed_read=allow_failed_read) if paper is not None else \
             cite_web(ev, receipt_id, passage=passage_id, quote=quote, allow_failed_read=allow_failed_read)
-    path = Path(manifest)
     m = (load_manifest(path) if path.exists() else Manifest.new()).with_citation(c)
     save_manifest(m, path)
     return untrusted({"outcome": "ok", "code": "G6_E_KNOWLEDGE_MANIFEST_RECORDED", "manifest": str(path),

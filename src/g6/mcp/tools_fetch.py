@@ -44,7 +44,8 @@ def fetch(ctx: ToolContext,
               "Largest body to keep, in bytes; a longer body is cut and marked truncated. Default: the "
               "server's G6_MAX_BYTES (unset: up to its hard cap G6_HARD_CAP)."))] = None,
           extract: Annotated[Literal["text", "metadata", "links"], Field(description=(
-              "What to extract from the page: its text (split into passages), its metadata, or its links."))]
+              "What to extract from the page: its text (the reply's documents[].text; for passage ids to cite, "
+              "g6_invoke knowledge_chunker chunk with the reply's receipt_id), its metadata, or its links."))]
           = "text") -> dict[str, Any]:
     from g6.compat.knowledge_fetcher import page_result
     from g6.fetch.capture import fetch as do_fetch

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from g6.adapters.outcomes import QUALIFIED
 from g6.errors import InputError
-from g6.mcp.context import ReceiptId, ToolContext, ToolSet
+from g6.mcp.context import ReceiptId, ToolContext, ToolSet, receipt_id_of
 
 TOOLS = ToolSet()
 
@@ -19,6 +19,7 @@ TOOLS = ToolSet()
             description="One receipt, signature included, under `receipt`: exactly as `g6 receipt show --json` "
                         "prints it (receipt.v1), so its signature verifies over it. Not gated.", read_only=True)
 def receipt_show(ctx: ToolContext, receipt_id: ReceiptId) -> dict[str, Any]:
+    receipt_id = receipt_id_of(receipt_id)
     with ctx.home(need_key=False) as ev:
         receipt = ev.ledger.get(receipt_id).to_json()
     # The status word sits beside the receipt, never in it: a key added to the signed object would break its

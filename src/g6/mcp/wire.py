@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import Counter
 from typing import Any, BinaryIO
 
 STOPPING = "G6_E_MCP_STOPPING"
@@ -28,6 +29,22 @@ def _message(line: bytes) -> dict[str, Any] | None:
     return msg if isinstance(msg, dict) else None
 
 
+def _request_id(line: bytes, msg: dict[str, Any] | None) -> object:
+    """The id of a request the SDK will run and answer, else None. The SDK's own parser decides: a line it
+    refuses (``"jsonrpc": "1.0"``, no ``jsonrpc``, ``params`` not an object) or reads as a notification (an id
+    that is an object, a float or a boolean) gets no answer, so counting it as under way would hold a stop
+    for good."""
+    if msg is None or "method" not in msg or "id" not in msg:
+        return None
+    from mcp.types import JSONRPCRequest, jsonrpc_message_adapter
+
+    try:
+        parsed = jsonrpc_message_adapter.validate_json(line, by_name=False)  # as mcp.server.stdio reads it
+    except ValueError:  # pydantic's ValidationError is a ValueError
+        return None
+    return parsed.id if isinstance(parsed, JSONRPCRequest) else None
+
+
 def _key(value: object) -> str:
     return json.dumps(value, sort_keys=True)  # ids are numbers or strings; 1 and "1" are different ids
 
@@ -36,7 +53,9 @@ class Wire:
     """Takes over fds 0 and 1 on :meth:`open`; :meth:`close` gives them back."""
 
     def __init__(self) -> None:
-        self._pending: set[str] = set()  # ids of requests forwarded and not yet answered
+        # ids of requests forwarded and not yet answered, with how many of each (the SDK runs and answers two
+        # requests under one id both: a stop waits for both answers)
+        self._pending: Counter[str] = Counter()
         self._changed = threading.Condition()
         self._forwarding = True
         self.client_ended = threading.Event()  # the client's stdin reached EOF
@@ -61,17 +80,18 @@ class Wire:
     def _copy_in(self) -> None:
         for line in _lines(self._client_in):
             msg = _message(line)
+            id_ = _request_id(line, msg)
             with self._changed:
                 if not self._forwarding:
-                    if msg is not None and "method" in msg and "id" in msg:
-                        self._refuse(msg["id"])
+                    if id_ is not None:
+                        self._refuse(id_)
                     continue
-                if msg is not None and "method" in msg and "id" in msg:
-                    self._pending.add(_key(msg["id"]))
+                if id_ is not None:
+                    self._pending[_key(id_)] += 1
                 elif msg is not None and msg.get("method") == "notifications/cancelled":
                     params = msg.get("params")  # a cancelled request gets no answer (MCP): stop waiting for it
                     if isinstance(params, dict):
-                        self._pending.discard(_key(params.get("requestId")))
+                        self._answered(_key(params.get("requestId")))
                         self._changed.notify_all()
                 os.write(self._in_w, line)
         self.client_ended.set()
@@ -91,14 +111,21 @@ class Wire:
             msg = _message(line)
             if msg is not None and "method" not in msg and "id" in msg:
                 with self._changed:
-                    self._pending.discard(_key(msg["id"]))
+                    self._answered(_key(msg["id"]))
                     self._changed.notify_all()
+
+    def _answered(self, key: str) -> None:
+        """One request under ``key`` needs no more waiting for (held under ``_changed``)."""
+        if self._pending[key] > 1:
+            self._pending[key] -= 1
+        else:
+            self._pending.pop(key, None)
 
     def stop_forwarding(self) -> int:
         """Forward no more requests; the number forwarded and still unanswered."""
         with self._changed:
             self._forwarding = False
-            return len(self._pending)
+            return sum(self._pending.values())
 
     def answered(self, wait: float) -> bool:
         """Whether every forwarded request has had its answer written, waiting at most ``wait`` seconds."""
@@ -124,12 +151,16 @@ class Wire:
 
 
 def _lines(stream: BinaryIO) -> Any:
-    """Lines of an unbuffered stream, read as they come (a client waits for each answer before it writes)."""
-    buf = b""
+    """Lines of an unbuffered stream, read as they come (a client waits for each answer before it writes). A
+    long line's chunks are kept apart and joined once: adding each to the whole and splitting it again cost
+    time in the square of the line's length (a 60 MB argument took a minute)."""
+    pieces: list[bytes] = []  # the line so far, its newline not yet read
     while chunk := stream.read(65536):
-        buf += chunk
-        *lines, buf = buf.split(b"\n")
-        for line in lines:
-            yield line + b"\n"
-    if buf:
-        yield buf
+        *ends, rest = chunk.split(b"\n")
+        for end in ends:
+            yield b"".join(pieces) + end + b"\n"
+            pieces = []
+        if rest:
+            pieces.append(rest)
+    if pieces:
+        yield b"".join(pieces)
