@@ -12,9 +12,10 @@ from g6.errors import G6Error
 @pass_ctx
 def mcp_cmd(c: Ctx) -> None:
     """Serve the g6 ops as MCP tools over stdio. Sensitive ops run only if G6_MCP_SENSITIVE lists them."""
-    from g6.mcp.stop import StopSignals
+    from g6.mcp.stop import installed
 
-    stops = StopSignals().install()  # before the server's seconds of loading: a stop then ends it, exit 0
+    # counted since the console script started (or from now): a stop during the seconds of loading ends it, exit 0
+    stops = installed()
     try:
         from g6.mcp.server import allowed_ops, serve
     except ImportError as e:  # pragma: no cover - the optional extra is missing

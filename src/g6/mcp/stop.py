@@ -26,3 +26,19 @@ class StopSignals:
     def _on_signal(self, signum: int, frame: object) -> None:
         self.count += 1
         self.stopped.set()
+
+
+# The count ``g6``'s console script started when its command line names ``g6 mcp`` (``g6.console``), before it
+# loaded the CLI's modules: the command takes it over (``installed``), so a stop in that first second counts too.
+_early: StopSignals | None = None
+
+
+def install_early() -> None:
+    """Count the stop signals from now on (the console script, for ``g6 mcp``, before anything heavy loads)."""
+    global _early
+    _early = StopSignals().install()
+
+
+def installed() -> StopSignals:
+    """The count the console script started, or a new one installed now."""
+    return _early if _early is not None else StopSignals().install()
