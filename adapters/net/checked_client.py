@@ -73,6 +73,11 @@ MAX_RECEIPT_INT = 2**53
 # The URLs of one read's redirect chain together (each at most MAX_URL_LENGTH): its receipt lists every hop, and must
 # stay under a published log's entry size (65,535 bytes) beside the URL asked for, the final URL and a detail's URL
 MAX_CHAIN_URLS = 3 * MAX_URL_LENGTH
+# A header value a server sends that a receipt keeps (Content-Type, Retry-After): httpx takes header blocks of up to
+# 100 KB, and a receipt over 65,535 bytes is not appended (the read, made, would have no receipt). Kept to this many
+# characters (then "…"), after redaction, so a cut never leaves part of a secret; the value every later reader of
+# the body uses (its charset) is the one kept, so a fetch and a later check read the bytes alike.
+MAX_HEADER_SHOWN = 1024
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -306,10 +311,13 @@ class CheckedClient:
         def text(v: str | None) -> str | None:
             return None if v is None else redact_text(v, secrets)
 
+        def header(v: str | None) -> str | None:  # a server's header value: redacted, then capped
+            return None if v is None else shortened(redact_text(v, secrets), MAX_HEADER_SHOWN)
+
         return replace(
             resp, requested_url=redact_text(resp.requested_url, secrets), final_url=text(resp.final_url),
             hops=tuple(replace(h, url=redact_text(h.url, secrets)) for h in resp.hops),
-            content_type=text(resp.content_type), retry_after=text(resp.retry_after),
+            content_type=header(resp.content_type), retry_after=header(resp.retry_after),
             reason=redact_text(resp.reason, secrets), detail=redact_json(resp.detail, secrets))
 
     # -- steps -----------------------------------------------------------------------------

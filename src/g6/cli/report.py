@@ -159,7 +159,7 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     pinned = _pinned(keys)
     report_sha256 = "sha256:" + hashlib.sha256(data).hexdigest()
     if replay_path is not None:
-        report = _replayed(c, report, report_sha256, replay_path, pinned)
+        report = _replayed(c, report, report_sha256, replay_path, pinned, report_path)
 
     from g6.report.check import new_run_id
 
@@ -204,13 +204,16 @@ def check_cmd(c: Ctx, report_path: str, fmt: str | None, base: str | None, recei
     sys.exit(result["exit_code"])
 
 
-def _replayed(c: Ctx, report: Any, report_sha256: str, replay_path: str, pinned: list[Any]) -> Any:
+def _replayed(c: Ctx, report: Any, report_sha256: str, replay_path: str, pinned: list[Any],
+              report_path: str) -> Any:
     """``report`` pinned as the ``--replay`` result's check rested it (``g6.report.replay``); the result verified
     with the keys pinned with --key (a bundle's publisher's, when checking a bundle) and the home's own trusted
     keys, since the home that checked signed it."""
     from g6.report.replay import pinned_as_in
     from g6.report.result import load_result
 
+    if replay_path == "-" and report_path == "-":  # stdin is read once, for the report: the result would be empty
+        fail("--replay - and REPORT - cannot both be stdin: give one of them as a file")
     data = _read_input(replay_path, "the --replay result", 512 * 1024 * 1024)
     try:
         result = load_result(data)
@@ -223,8 +226,8 @@ def _replayed(c: Ctx, report: Any, report_sha256: str, replay_path: str, pinned:
         report, n = pinned_as_in(report, report_sha256, result, trusted, "a key this home trusts")
     except G6Error as e:
         fail_on(e)
-    info(f"g6: --replay: {counted(n, 'citation')} rest on the receipt {_text(replay_path)} rested "
-         f"{'it' if n == 1 else 'them'} on")
+    info(f"g6: --replay: {counted(n, 'citation')} {'rests' if n == 1 else 'rest'} on the receipt "
+         f"{_text(replay_path)} rested {'it' if n == 1 else 'them'} on")
     return report
 
 

@@ -43,7 +43,7 @@ from g6.adapters.browser.intercept import Navigation
 from g6.adapters.browser.pool import BrowserPool
 from g6.adapters.html.interstitial import Interstitial, detect
 from g6.adapters.html.page import MAX_EXTRACT_BYTES, Document, PageRead
-from g6.adapters.net.checked_client import CheckedClient, FetchPolicy, FetchResponse
+from g6.adapters.net.checked_client import MAX_CHAIN_URLS, CheckedClient, FetchPolicy, FetchResponse
 from g6.adapters.net.redact import redact_text
 from g6.adapters.net.urls import MAX_URL_LENGTH, URLError, normalise_url, recorded_url, redact_url, shortened
 from g6.adapters.outcomes import Outcome
@@ -500,8 +500,8 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
     if request is None and pol.max_bytes is not None:
         req["max_bytes"] = pol.max_bytes
     # each hop as its read has it: the address connected and, over https, what the server presented (tls)
-    hops = tuple(h for n in _document_nav(r)[1] if isinstance(n.ident, _Sub)
-                 for h in (n.ident.receipt.hops or (Hop(n.ident.receipt.request["url"], None, None),)))
+    hops = _bounded_hops(tuple(h for n in _document_nav(r)[1] if isinstance(n.ident, _Sub)
+                               for h in (n.ident.receipt.hops or (Hop(n.ident.receipt.request["url"], None, None),))))
     d: dict[str, Any] = {"content_type": HTML_UTF8} if refs["dom"] is not None else {}
     if reason:
         d["reason"] = reason
@@ -520,6 +520,16 @@ def prepare_render(store: BlobBackend, client: CheckedClient, pool: BrowserPool,
         capture=capture_json(r, shown, refs, secrets, final_url, subs))
     return PreparedRender((*subs, receipt), _page_read(r, receipt, dom, url, extract, reason),
                           r, shown, refs["text"], wall)
+
+
+def _bounded_hops(hops: tuple[Hop, ...]) -> tuple[Hop, ...]:
+    """The capture's hops as its receipt lists them: whole, unless their URLs together pass ``MAX_CHAIN_URLS`` (the
+    browser follows up to 20 redirects itself, one read each, each to a URL of up to 8,192 characters: a receipt
+    listing them whole would be over 65,535 bytes, and nothing of the capture would be appended). Then each URL is
+    cut to ``SHOWN_LENGTH`` characters and "…": each hop's own read (a resource of the capture) keeps it whole."""
+    if sum(len(h.url) for h in hops) <= MAX_CHAIN_URLS:
+        return hops
+    return tuple(replace(h, url=shortened(h.url)) for h in hops)
 
 
 def _page_read(r: RenderResult, receipt: Receipt, dom: BlobRef | None, url: str, extract: str, reason: str) -> PageRead:

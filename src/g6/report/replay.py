@@ -30,14 +30,13 @@ def pinned_as_in(report: Report, report_sha256: str, result: Mapping[str, Any], 
         ch = failed[0]
         raise ReplayUnverified(f"--replay: the result does not verify ({ch.check}: {ch.detail[:200]}); nothing was "
                                "checked")
-    said_report = result["report"]
-    if said_report.get("sha256") != report_sha256:
+    said_report = result.get("report")
+    if not isinstance(said_report, dict) or said_report.get("sha256") != report_sha256:
+        said_report = said_report if isinstance(said_report, dict) else {}
         raise ReplayRefused(f"--replay: the result is a check of other report bytes "
                             f"({str(said_report.get('sha256'))[:80]}; this report is {report_sha256}): give the "
                             "report that result was made from")
-    by_n: dict[int, Any] = {}
-    for cj in result["citations"]:
-        by_n[cj["n"]] = cj.get("receipt_id")
+    by_n = _pins(result["citations"])
     if sorted(by_n) != [c.n for c in report.citations]:
         raise ReplayRefused(f"--replay: the result names {len(by_n):,} citations, the report has "
                             f"{len(report.citations):,}: it was read another way (--format, --base, --document)")
@@ -51,3 +50,22 @@ def pinned_as_in(report: Report, report_sha256: str, result: Mapping[str, Any], 
         citations.append(c)
     return replace(report, citations=tuple(citations)), pinned
 
+
+
+def _pins(citations: list[dict[str, Any]]) -> dict[int, str | None]:
+    """Each citation's ``n`` and the receipt the result rested it on. A signed result is still data: an ``n`` that
+    is not a whole number, or one named twice (which receipt would it rest on?), or a ``receipt_id`` that is not a
+    string or null, is refused (``ReplayRefused``), never a crash and never a silent choice."""
+    by_n: dict[int, str | None] = {}
+    for i, cj in enumerate(citations):
+        n, rid = cj.get("n"), cj.get("receipt_id")
+        if type(n) is not int:
+            raise ReplayRefused(f"--replay: the result's citation {i} has no number n ({str(n)[:40]!r}): not a "
+                                "result g6 wrote")
+        if n in by_n:
+            raise ReplayRefused(f"--replay: the result names citation {n} twice: which receipt it rested on is "
+                                "not one answer")
+        if not isinstance(rid, str | None):
+            raise ReplayRefused(f"--replay: the result's citation {n} names a receipt_id that is not a string")
+        by_n[n] = rid
+    return by_n
