@@ -24,6 +24,16 @@ What the TLS stack gives, by Python version:
   neither chain with a session: on a resumed session they may be empty (``session_reused`` says so).
   OpenSSL bounds what a server may send (``max_cert_list``, 100 KiB by default).
 
+How many certificates a receipt lists: at most ``MAX_LISTED_CERTS`` of each chain. 100 KiB holds some 200 small
+certificates, and each one named costs a receipt about 170 bytes, on every hop: a hostile server presenting a long
+chain on each hop of a redirect chain would make a receipt over 65,535 bytes (not appended: a read that was sent,
+with no receipt). A longer chain lists its first ``MAX_LISTED_CERTS`` and adds ``chain_length`` (how many there
+were) and ``chain_sha256`` (SHA-256 over the certificates' DER, concatenated in order: DER is self-delimiting, so
+this commits to the chain presented, each certificate and its place), and ``verified_chain_length`` and
+``verified_chain_sha256`` alike: the receipt still commits to the whole chain. Only the listed ones are kept as
+blobs (only what a receipt names is checked by ``ledger verify`` and kept by ``blob gc``). Real chains are 2 to 4
+certificates, so they are listed whole, and the new fields are absent (a chain without them is listed whole).
+
 A hop over TLS whose transport gives no TLS connection to read (a test's ``httpx.MockTransport``) has no
 ``tls``; neither does a hop over plain http. A TLS failure (an untrusted root, a name the certificate
 does not cover) ends the read before any response, as ``unreachable`` (reason ``tls``), and keeps no
@@ -33,6 +43,7 @@ of a handshake it failed.
 
 from __future__ import annotations
 
+import hashlib
 import ssl
 import threading
 from collections.abc import Callable
@@ -42,6 +53,11 @@ from typing import Any
 
 from g6.errors import ConfigError
 from g6.store import BlobBackend, BlobRef
+
+# Certificates listed per chain in a receipt: every real chain (leaf, one or two intermediates, a root) whole, and
+# eleven hops (ten redirects, the default most) of hostile chains at the URL limits still under 65,535 bytes
+# (tests/attack/test_receipt_bounds.py measures it)
+MAX_LISTED_CERTS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +124,8 @@ def presented(response: Any) -> Presented | None:
 
 def tls_block(p: Presented, store: BlobBackend) -> dict[str, Any]:
     """Put the certificates into ``store`` and give the hop's ``tls`` block that names them: the
-    receipt's record of what the server presented (schemas/receipt.v1, ``hops[].tls``)."""
+    receipt's record of what the server presented (schemas/receipt.v1, ``hops[].tls``). Each chain lists
+    at most ``MAX_LISTED_CERTS`` (a longer one: its length and digest beside them)."""
     kept: dict[bytes, BlobRef] = {}
 
     def ref(der: bytes) -> dict[str, object]:
@@ -121,10 +138,13 @@ def tls_block(p: Presented, store: BlobBackend) -> dict[str, Any]:
         "server_name": p.server_name, "address": p.address, "port": p.port, "session_reused": p.session_reused,
         "certificate": ref(p.certificate),
     }
-    if p.chain is not None:
-        out["chain"] = [ref(c) for c in p.chain]
-    if p.verified_chain is not None:
-        out["verified_chain"] = [ref(c) for c in p.verified_chain]
+    for member, chain in (("chain", p.chain), ("verified_chain", p.verified_chain)):
+        if chain is None:
+            continue  # this Python does not give it: absent (not known), not empty
+        out[member] = [ref(c) for c in chain[:MAX_LISTED_CERTS]]
+        if len(chain) > MAX_LISTED_CERTS:  # cut: how many, and a digest over all, so the receipt commits to each
+            out[f"{member}_length"] = len(chain)
+            out[f"{member}_sha256"] = "sha256:" + hashlib.sha256(b"".join(chain)).hexdigest()
     return out
 
 
