@@ -114,7 +114,8 @@ def test_fetch_refuses_allowlist_and_headers_and_fetches_nothing(tmp_path: Path,
         got = body(r)
         assert r.is_error is True and got["code"] == "G6_E_INPUT" and got["status"] == BLOCKED, got
         assert "\n" not in got["message"]
-    assert body(res[0])["message"] == "fetch takes no argument 'allowlist'; it takes url, allow, max_bytes, extract"
+    assert body(res[0])["message"] == ("fetch takes no argument 'allowlist'; it takes url, allow, max_bytes, extract, "
+                                       "render")
     assert "'headers'" in body(res[1])["message"] and "'allow'" not in body(res[1])["message"]
     assert s.requests == []  # nothing was fetched
 

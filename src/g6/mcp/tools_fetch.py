@@ -11,9 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from g6.adapters.outcomes import QUALIFIED
+from g6.adapters.outcomes import BLOCKED, OUTSIDE_PROGRAM_MISSING, QUALIFIED
+from g6.errors import InputError
 from g6.mcp.context import ToolContext, ToolSet, untrusted
-from g6.mcp.gate import gate_note
+from g6.mcp.gate import bounded, gate_note
 
 TOOLS = ToolSet()
 
@@ -32,9 +33,21 @@ def sources(ctx: ToolContext) -> dict[str, Any]:
                          "key_env": s.key_env} for s in reg]}
 
 
+RENDER_MODES = ("never", "auto", "always")
+RENDER_DOC = ("Read the page as a reader sees it, after its scripts run, in a locked-down Chromium whose every request "
+              "goes through the same checks (g6 fetch --render): \"never\" reads it raw; \"auto\" reads it raw and "
+              "renders it only when that read is a shell (its text written by scripts); \"always\" renders every "
+              "HTML page. A rendered reply's receipt_id is the capture receipt (detail.render.raw_receipt_id: the "
+              "raw read's); `rendered` says whether the page was rendered.")
+SHELL_HINT = ("the page's text is written by scripts ({why}); fetch again with render: \"auto\" to read what a "
+              "reader sees")
+
+
 @TOOLS.tool(title="Fetch a web page",
             description="Fetch a web page through the checked client (public addresses only, robots.txt obeyed); "
-                        "keep its bytes in the store and append a signed receipt. " + gate_note("fetch"),
+                        "keep its bytes in the store and append a signed receipt. With render \"auto\" or "
+                        "\"always\", render it in a locked-down Chromium when its text is written by scripts. "
+                        + gate_note("fetch"),
             open_world=True)
 def fetch(ctx: ToolContext,
           url: Annotated[str, Field(description="The absolute http(s) URL to fetch, e.g. "
@@ -46,12 +59,69 @@ def fetch(ctx: ToolContext,
           extract: Annotated[Literal["text", "metadata", "links"], Field(description=(
               "What to extract from the page: its text (the reply's documents[].text; for passage ids to cite, "
               "g6_invoke knowledge_chunker chunk with the reply's receipt_id), its metadata, or its links."))]
-          = "text") -> dict[str, Any]:
-    from g6.compat.knowledge_fetcher import page_result
-    from g6.fetch.capture import fetch as do_fetch
+          = "text",
+          # a string listing its values (enum), checked here: a bad value is one typed line, not the SDK's
+          # several-line validation error
+          render: Annotated[str, Field(description=RENDER_DOC, json_schema_extra={"enum": list(RENDER_MODES)})]
+          = "never",
+          ) -> dict[str, Any]:
+    if render not in RENDER_MODES:
+        raise InputError(f"render is one of {', '.join(RENDER_MODES)}, not {render[:40]!r}; nothing was sent")
+    pol = ctx.policy(allow, max_bytes)  # impossible settings end here, before anything is sent
+    if render == "never":
+        with ctx.home() as ev, ctx.client(pol) as c:
+            return untrusted(_raw_read(ev, c, url, extract))
+    from g6.fetch.render import check_render_url
 
-    with ctx.home() as ev, ctx.client(ctx.policy(allow, max_bytes)) as c:
-        return untrusted(page_result(ev, do_fetch(ev, c, url, extract=extract)).to_json())
+    if render == "always":
+        check_render_url(url)  # chrome://, view-source:, data:… never reach the browser
+    rd = ctx.renderer()  # a bad G6_RENDER_* setting or no Chromium: refused here, before anything is sent
+    with ctx.home() as ev, ctx.client(pol) as c:
+        return untrusted(_rendered_read(ev, c, url, extract, render, rd, pol.hard_cap))
+
+
+def _raw_read(ev: Any, c: Any, url: str, extract: str) -> dict[str, Any]:
+    """The page read raw, as before ``render`` existed; a read that is a shell (``g6.fetch.shell``'s rule, the one
+    render \"auto\" renders by) says so in ``hint``, so an agent knows its empty text is not the page's."""
+    from g6.adapters.html.page import MAX_EXTRACT_BYTES
+    from g6.compat.knowledge_fetcher import page_result
+    from g6.fetch.capture import prepare_fetch
+    from g6.fetch.shell import shell_verdict
+
+    prepared = prepare_fetch(ev.store, c, url, extract=extract)
+    result = prepared.result(ev.record(prepared.receipt))
+    reply = page_result(ev, result).to_json()
+    resp, body = prepared.page.response, prepared.body
+    if body is None and resp.body is not None and resp.body.size <= MAX_EXTRACT_BYTES:
+        body = ev.store.read(resp.body.blake3)
+    verdict = shell_verdict(resp, body, walled=prepared.receipt.interstitial is not None)
+    reply["rendered"] = False
+    if verdict.shell:
+        reply["hint"] = SHELL_HINT.format(why=verdict.why)
+    return reply
+
+
+def _rendered_read(ev: Any, c: Any, url: str, extract: str, mode: str, rd: Any, hard_cap: int | None,
+                   ) -> dict[str, Any]:
+    """``g6 fetch URL --render MODE --json``: the raw read, then the capture when it renders, every receipt appended
+    at once; ``detail.render`` and ``rendered`` as the capture receipt records the render (never as attempted)."""
+    from g6.adapters.browser import BrowserError
+    from g6.cli.fetch import told_result
+    from g6.compat.knowledge_fetcher import page_result
+    from g6.fetch.render import fetch_page
+
+    try:
+        result = fetch_page(ev, c, url, render_mode=mode, renderer=rd, extract=extract)
+    except BrowserError as e:  # the raw read was sent: never a "rejected" reply (nothing would have been sent)
+        return {"outcome": "error", "code": getattr(e, "code", OUTSIDE_PROGRAM_MISSING), "status": BLOCKED,
+                "reason": "browser_failed",
+                "message": bounded(f"the page was read raw (its request was sent), then the browser failed before "
+                                   f"any receipt was kept: {e}")}
+    result, _ = told_result(ev, result, rd.limits, hard_cap)
+    reply = page_result(ev, result).to_json()
+    render = result.detail.get("render")
+    reply["rendered"] = bool(isinstance(render, dict) and render.get("rendered"))
+    return reply
 
 
 @TOOLS.tool(title="Search papers",

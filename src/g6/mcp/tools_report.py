@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from g6.adapters.outcomes import BLOCKED
 from g6.errors import InputError
 from g6.mcp.context import ToolContext, ToolSet, untrusted
 
@@ -20,9 +21,10 @@ MAX_REPORT = 256 * 1024 * 1024
                         "receipt in the home (the one the report pins, else the newest ok read of its URL) or a "
                         "fetch now; one verdict each (quote_found, quote_not_found, no_quote, source_failed, "
                         "redirected_elsewhere) with its reason and receipt, the figures, and the manifest of the "
-                        "found citations, signed. `output` is a file name, not a path: the result is also "
-                        "written, whole, to $G6_HOME/knowledge/reports/results/<output> (the reply's output_path), "
-                        "never anywhere else. Gated: runs only when the server is started with "
+                        "found citations, signed. With `replay` (an earlier signed result of the same report), each "
+                        "citation rests on the receipt that result named. `output` is a file name, not a path: "
+                        "the result is also written, whole, to $G6_HOME/knowledge/reports/results/<output> (the "
+                        "reply's output_path), never anywhere else. Gated: runs only when the server is started with "
                         "G6_MCP_SENSITIVE listing report_check (or all); otherwise the call is refused with an "
                         "error result naming what to add, and nothing is sent.",
             open_world=True)
@@ -46,7 +48,13 @@ def report_check(ctx: ToolContext,
                      "path, never elsewhere; a file of that name there is replaced whole."))] = None,
                  base: Annotated[str | None, Field(description=(
                      "The http(s) URL the report's relative links resolve on (its own address); without it a "
-                     "relative link is a citation that cannot be read."))] = None) -> dict[str, Any]:
+                     "relative link is a citation that cannot be read."))] = None,
+                 replay: Annotated[str | None, Field(min_length=1, description=(
+                     "Path on the server's filesystem of an earlier signed result of this same report (an "
+                     "output_path, or a `g6 report check -o` file): each citation rests on the receipt that result "
+                     "rested it on, so a page read again since changes nothing (g6 report check --replay). It must "
+                     "verify with a key this server's home trusts and be a check of these very report bytes."
+                 ))] = None) -> dict[str, Any]:
     import hashlib
     import json
 
@@ -56,13 +64,8 @@ def report_check(ctx: ToolContext,
         raise InputError("receipts_only is true or false")
     target = _output_path(ctx, output) if output is not None else None  # refused before anything is read
     path = Path(report)
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_REPORT + 1)
-    except OSError as e:
-        raise InputError(f"cannot read the report {report[:200]}: {e.strerror or e}") from None
-    if len(data) > MAX_REPORT:
-        raise InputError(f"the report {report[:200]} is over {MAX_REPORT:,} bytes")
+    data = _read(report, "the report", MAX_REPORT)
+    earlier = _earlier_result(replay) if replay is not None else None  # a bad one refused before the home opens
     mapped: dict[int, str] = {}
     for k, v in (documents or {}).items():
         if not str(k).isdigit() or not isinstance(v, str) or not v:
@@ -76,10 +79,13 @@ def report_check(ctx: ToolContext,
         if isinstance(got, Unusable) or source_kind(got.source) != "url":
             raise InputError(f"base {base[:80]!r} is not an http(s) URL")
     name = path.name.encode("utf-8", "backslashreplace").decode("utf-8")  # no lone surrogate in a signed result
-    inputs = CheckInputs(load_report(data, format, name, base), name,
-                         "sha256:" + hashlib.sha256(data).hexdigest(), len(data), receipts_only, run_id=run_id,
-                         documents=mapped)
+    loaded, sha256 = load_report(data, format, name, base), "sha256:" + hashlib.sha256(data).hexdigest()
     with ctx.home() as ev:
+        if earlier is not None:
+            loaded, unverified = _replayed(ev, loaded, sha256, earlier)
+            if unverified is not None:
+                return unverified
+        inputs = CheckInputs(loaded, name, sha256, len(data), receipts_only, run_id=run_id, documents=mapped)
         result, _ = run_check(ev, inputs, client=lambda: ctx.client(ctx.policy()), sources=ctx.settings.sources())
     written = {}
     if target is not None:
@@ -91,6 +97,45 @@ def report_check(ctx: ToolContext,
             raise InputError(f"cannot write the result to {target}: {e.strerror or e}") from None
         written["output_path"] = str(target)
     return untrusted({"code": "G6_E_REPORT_CHECKED", **result, **written})
+
+
+def _read(path: str, what: str, limit: int) -> bytes:
+    """A file the tool was given, bounded: one it cannot read, or a longer one, is an input error."""
+    try:
+        with Path(path).open("rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"cannot read {what} {path[:200]}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise InputError(f"{what} {path[:200]} is over {limit:,} bytes")
+    return data
+
+
+def _earlier_result(replay: str) -> dict[str, Any]:
+    """``replay``'s result, read as ``g6 report check --replay`` reads it: not a result is an input error."""
+    from g6.report.result import MAX_RESULT, load_result
+
+    try:
+        return load_result(_read(replay, "the replay result", MAX_RESULT))
+    except InputError as e:
+        raise InputError(f"replay {replay[:200]}: {e}") from None
+
+
+def _replayed(ev: Any, report: Any, sha256: str, earlier: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """``report`` pinned as ``earlier``'s check rested it (``g6.report.replay``, verified with the keys this home
+    trusts, as the CLI verifies it). A result of other report bytes is an input error (``ReplayRefused``); one that
+    does not verify is a failed check (the reply given back, an error result), as the CLI exits 1 on it."""
+    from g6.errors import ReplayRefused, ReplayUnverified
+    from g6.report.replay import pinned_as_in
+
+    trusted = ev.keys.trusted() if ev.keys.trusted_dir.exists() else {}
+    try:
+        return pinned_as_in(report, sha256, earlier, trusted, "a key this home trusts")[0], None
+    except ReplayRefused as e:  # the library's words name the CLI's option; here the argument is `replay`
+        raise ReplayRefused(str(e).replace("--replay:", "replay:", 1)) from None
+    except ReplayUnverified as e:
+        return report, {"outcome": "failed", "code": e.code, "status": BLOCKED,
+                        "message": str(e).replace("--replay:", "replay:", 1)}
 
 
 def _elsewhere(ctx: ToolContext) -> tuple[Path, ...]:

@@ -106,13 +106,17 @@ class Wire:
         for line in self._server_out:
             if line == _END:
                 break
-            with self._write:
-                self._client_out.write(line)
             msg = _message(line)
+            # counted as answered before the client can read the answer: a client that signals the server as
+            # soon as it has it must not find the request still under way ("stopping once the 1 request under way
+            # finishes"). A stop that sees it answered waits for this line all the same: close() lets every line
+            # out before it gives fd 1 back.
             if msg is not None and "method" not in msg and "id" in msg:
                 with self._changed:
                     self._answered(_key(msg["id"]))
                     self._changed.notify_all()
+            with self._write:
+                self._client_out.write(line)
 
     def _answered(self, key: str) -> None:
         """One request under ``key`` needs no more waiting for (held under ``_changed``)."""
