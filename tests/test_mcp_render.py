@@ -1,6 +1,6 @@
 """The MCP ``fetch`` tool's ``render`` (``g6 fetch URL --render auto|always`` over MCP), over a real Chromium and a
 loopback page whose text a script writes from JSON: ``auto`` finds the text, its reply names the capture receipt
-and says it rendered, ``cite`` finds a sentence in it; ``never`` (the default) reads raw and says when the page is
+and says it rendered, ``cite`` finds a sentence in it; ``off`` (the default) reads raw and says when the page is
 a shell; a bad value is one typed line; the browser starts on the first render, is reused, and ends with the
 server (closed in process, and over stdio at SIGTERM or the client's EOF: no Chromium of the server is left)."""
 
@@ -94,7 +94,7 @@ def test_one_browser_for_every_render_of_a_server_and_none_without_one(tmp_path:
     async def main() -> None:
         async with Client(app) as c:
             await c.call_tool("fetch", {"url": s.url("/plain")})
-            assert app.context.renderers.pool is None  # render never: no browser, not even a pool
+            assert app.context.renderers.pool is None  # render off: no browser, not even a pool
             for path in ("/", "/"):
                 assert not (await c.call_tool("fetch", {"url": s.url(path), "render": "always"})).is_error
             pool = app.context.renderers.pool
@@ -107,10 +107,10 @@ def test_one_browser_for_every_render_of_a_server_and_none_without_one(tmp_path:
     assert running_in_group(started[1]) == []  # closed: the browser and its children (its process group)
 
 
-def test_render_never_says_when_the_page_is_a_shell(tmp_path: Path, site: Site) -> None:
+def test_render_off_says_when_the_page_is_a_shell(tmp_path: Path, site: Site) -> None:
     s = app_site(site)
     (shell, plain, default), app = session(tmp_path / "h", [
-        ("fetch", {"url": s.url("/"), "render": "never"}), ("fetch", {"url": s.url("/plain")}),
+        ("fetch", {"url": s.url("/"), "render": "off"}), ("fetch", {"url": s.url("/plain")}),
         ("fetch", {"url": s.url("/")})])
     for res in (shell, default):
         got = body(res)
@@ -129,7 +129,7 @@ def test_bad_render_values_are_one_typed_line_and_send_nothing(tmp_path: Path, s
         ("fetch", {"url": s.url("/"), "render": "auto"})], G6_CHROMIUM=str(tmp_path / "no-such-browser"))
     got = body(bad)
     assert bad.is_error is True and got["code"] == "G6_E_INPUT" and "\n" not in got["message"]
-    assert got["message"] == "render is one of never, auto, always, not 'sometimes'; nothing was sent"
+    assert got["message"] == "render is one of off, auto, always, not 'sometimes'; nothing was sent"
     assert scheme.is_error is True and body(scheme)["outcome"] == "rejected"
     got = body(missing)  # no Chromium: refused before the page is read
     assert missing.is_error is True and "no Chromium to render with" in got["message"], got
@@ -144,8 +144,8 @@ def test_the_input_schema_lists_the_render_modes(tmp_path: Path) -> None:
         async with Client(app) as c:
             return {t.name: t for t in (await c.list_tools()).tools}["fetch"].input_schema
     schema = anyio.run(main)
-    assert schema["properties"]["render"]["enum"] == ["never", "auto", "always"]
-    assert schema["properties"]["render"]["default"] == "never"
+    assert schema["properties"]["render"]["enum"] == ["off", "auto", "always"]
+    assert schema["properties"]["render"]["default"] == "off"
 
 
 def profile_dirs(pid: int) -> list[Path]:

@@ -33,9 +33,9 @@ def sources(ctx: ToolContext) -> dict[str, Any]:
                          "key_env": s.key_env} for s in reg]}
 
 
-RENDER_MODES = ("never", "auto", "always")
+RENDER_MODES = ("off", "auto", "always")  # the CLI's words (g6 fetch --render)
 RENDER_DOC = ("Read the page as a reader sees it, after its scripts run, in a locked-down Chromium whose every request "
-              "goes through the same checks (g6 fetch --render): \"never\" reads it raw; \"auto\" reads it raw and "
+              "goes through the same checks (g6 fetch --render): \"off\" reads it raw; \"auto\" reads it raw and "
               "renders it only when that read is a shell (its text written by scripts); \"always\" renders every "
               "HTML page. A rendered reply's receipt_id is the capture receipt (detail.render.raw_receipt_id: the "
               "raw read's); `rendered` says whether the page was rendered.")
@@ -63,12 +63,12 @@ def fetch(ctx: ToolContext,
           # a string listing its values (enum), checked here: a bad value is one typed line, not the SDK's
           # several-line validation error
           render: Annotated[str, Field(description=RENDER_DOC, json_schema_extra={"enum": list(RENDER_MODES)})]
-          = "never",
+          = "off",
           ) -> dict[str, Any]:
     if render not in RENDER_MODES:
         raise InputError(f"render is one of {', '.join(RENDER_MODES)}, not {render[:40]!r}; nothing was sent")
     pol = ctx.policy(allow, max_bytes)  # impossible settings end here, before anything is sent
-    if render == "never":
+    if render == "off":
         with ctx.home() as ev, ctx.client(pol) as c:
             return untrusted(_raw_read(ev, c, url, extract))
     from g6.fetch.render import check_render_url
