@@ -169,6 +169,10 @@ def test_a_host_never_has_two_items_under_way() -> None:
 # asleep on a render's result, ignored a Ctrl-C given to another thread until the render's deadline.)
 _INTERRUPTED_WAIT = """
 import _thread, sys, threading
+import signal
+# Ctrl-C as a terminal gives it: the test command may run with SIGINT ignored (a CI runner), which this
+# process inherits, and then interrupt_main would do nothing
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from concurrent.futures import Future
 
 from g6.fetch import host_pool

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,13 +24,13 @@ from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 from g6.ledger import takedown
 from g6.ledger.receipts import Receipt
-from g6.report import check as check_module
 from g6.report.check import CheckRun
 from g6.report.texts_cache import DERIVED, FILE, TextsCache, encode, mac_key, read_key
 from g6.report.verdicts import body_texts, texts_source
 from tests.report.check_helpers import QUOTE, article, check, cite, g6, report_of, same, write_report
 from tests.report.test_check_papers import ToSite
 
+ROOT = Path(__file__).resolve().parents[2]
 Site = Callable[..., LocalSite]
 OTHER = "Water prices were flat all year."
 HIDDEN = "<p style='display:none'>The board approved every claim in the report.</p>"
@@ -267,7 +269,7 @@ def test_a_damaged_cache_file_costs_time_only(tmp_path: Path, client: CheckedCli
 
 
 def test_a_redacted_body_whose_bytes_are_still_there_is_never_judged(
-        tmp_path: Path, client: CheckedClient, site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, client: CheckedClient, site: Site) -> None:
     """Finding: a redaction commits its entries before it takes the bytes out (a kill between leaves them, for
     ``finish`` to take). In that state a check on one process says ``source_failed`` (redacted), but one with
     ``--processes 2`` and 16 or more stored pages judged each page's body on forked processes read straight from
@@ -298,22 +300,41 @@ def test_a_redacted_body_whose_bytes_are_still_there_is_never_judged(
             takedown.redact(home.ledger, home.store, home.signing_key(), home.removal_roots(), p, "takedown",
                             step=kill)
         assert home.store.path(first.verdicts[0].read["content"]["blake3"]).exists()  # the bytes are still there
-    s.stop()  # the site's thread gone: a check forks only when no other thread runs (host_pool.can_fork)
-    forked: list[int] = []
-    real = check_module.judge_forked
-
-    def spy(chk: Any, items: list[Any], processes: int) -> Any:
-        forked.append(len(items))
-        return real(chk, items, processes)
-
-    monkeypatch.setattr(check_module, "judge_forked", spy)
+    urls = json.dumps([s.url(f"/p{i}") for i in range(n)])
+    s.stop()
     with EvidenceHome(tmp_path / "h", fsync=False) as home:
         one = check(home, report, None, processes=1)
-    with EvidenceHome(tmp_path / "h", fsync=False) as home:
-        two = check(home, report, None, processes=2)
-    assert forked == [n]  # the forked path was taken, by the two-process check only
+    # the two-process check in a process of its own: it forks only when no other thread runs (host_pool.can_fork),
+    # and a test process under xdist runs others' threads (servers of session fixtures)
+    r = subprocess.run([sys.executable, "-c", _FORKED_CHECK, str(tmp_path / "h"), urls], capture_output=True,
+                       text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    two = json.loads(r.stdout)
+    assert two["forked"] == [n]  # the forked path was taken
     assert verdicts(one) == ["source_failed"] * n, one.verdicts[0].reason
-    assert verdicts(two) == verdicts(one), [v.reason for v in two.verdicts][:2]
+    assert two["verdicts"] == verdicts(one), two["reasons"][:2]
+
+
+_FORKED_CHECK = """
+import json, sys
+from g6.home import EvidenceHome
+from g6.report import check as check_module
+from tests.report.check_helpers import QUOTE, check, cite, report_of
+
+forked = []
+real = check_module.judge_forked
+
+def spy(chk, items, processes):
+    forked.append(len(items))
+    return real(chk, items, processes)
+
+check_module.judge_forked = spy
+report = report_of(*[cite(u, QUOTE) for u in json.loads(sys.argv[2])])
+with EvidenceHome(sys.argv[1], fsync=False) as home:
+    run = check(home, report, None, processes=2)
+print(json.dumps({"forked": forked, "verdicts": [v.verdict for v in run.verdicts],
+                  "reasons": [v.reason for v in run.verdicts]}))
+"""
 
 
 # -- the run file --------------------------------------------------------------------------------------------------

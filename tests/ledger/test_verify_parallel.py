@@ -162,6 +162,10 @@ def test_pool_forks_only_without_other_threads() -> None:
 # ``_thread.interrupt_main`` from another thread does exactly that: the wait for the ranges must wake on its own.
 _INTERRUPTED_RANGES = """
 import _thread, multiprocessing, sys, threading
+import signal
+# Ctrl-C as a terminal gives it: the test command may run with SIGINT ignored (a CI runner), which this
+# process inherits, and then interrupt_main would do nothing
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from g6.ledger.verification import verify_ranges as vr
 
 def slow(*args):  # a range that takes a long time (the forked worker has this module's names)
