@@ -22,20 +22,13 @@ from g6.config import load_settings
 from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.home import EvidenceHome
 from g6.mcp.server import build_server
+from tests.browser.test_render_cli import APP_JS, ARTICLE, CONTENT, ROBOTS, SHELL  # the same pages
 from tests.browser.world import marked_processes, need_chromium
 from tests.children import Children, running_in_group
 from tests.test_mcp_findings import body, env_of
 from tests.test_mcp_stop import answer, initialise, send
 
 Site = Callable[..., LocalSite]
-ROBOTS = Reply(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
-SHELL = b"""<!doctype html><html><head><title>App</title></head><body><div id="root"></div>
-<script src="/app.js"></script></body></html>"""
-APP_JS = b"""fetch("/api/article.json").then((r) => r.json()).then((a) => {
-  document.getElementById("root").innerHTML = "<h1>" + a.title + "</h1><p>" + a.body + "</p>"; });"""
-ARTICLE = {"title": "Rendered headline", "body": "The quoted sentence arrives only after the script runs."}
-CONTENT = ("<html><body><article><p>" + "A page whose words are all in its HTML. " * 12
-           + "</p></article><script>void 0</script></body></html>").encode()
 RENDER_ENV = {"G6_RENDER_BROWSERS": "1"}
 
 

@@ -20,6 +20,7 @@ from g6.demo.site import LocalSite, Reply, SeenRequest
 from g6.fetch.capture import fetch
 from g6.home import EvidenceHome
 from g6.ledger.transparency.tiles import MAX_ENTRY
+from tests.report.check_helpers import first_check
 
 Site = Callable[..., LocalSite]
 ENV = {"G6_ALLOW_LOOPBACK": "1", "G6_HOST_PAUSE": "0"}
@@ -164,21 +165,6 @@ def test_a_page_making_300_long_subrequests_is_receipted(home: EvidenceHome, poo
 
 
 # -- B. report check --replay RESULT with hostile results -------------------------------------------------------
-OTHER = "The harbour authority approved a second ferry berth for the summer timetable."
-
-
-def _first_check(tmp_path: Path, site: Site) -> tuple[Path, Path, Path, LocalSite]:
-    """A home, a report citing QUOTE on /a and OTHER on /b, the first check's signed result (both found)."""
-    from tests.report.check_helpers import QUOTE, article, cite, g6, report_of, write_report
-
-    s = site({"/a": Reply(body=article(QUOTE)), "/b": Reply(body=article(OTHER)), "/robots.txt": Reply(404)})
-    report = write_report(tmp_path / "r.json", report_of(cite(s.url("/a"), QUOTE), cite(s.url("/b"), OTHER)))
-    home, result = tmp_path / "home", tmp_path / "first.json"
-    r = g6(home, "report", "check", str(report), "-o", str(result))
-    assert r.returncode == 0, r.stderr
-    return home, report, result, s
-
-
 def _resigned(home: Path, result: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
     """``result`` edited by ``edit``, its figures made to add up again, and signed with the home's own key: a
     result the home's trusted key vouches for, whatever it says."""
@@ -210,7 +196,7 @@ def _replay(home: Path, report: Path | str, result: Path | str, **kw: Any) -> An
                                   "reordered"])
 def test_a_signed_result_of_odd_shape_is_refused_typed_or_replayed_alike(tmp_path: Path, site: Site,
                                                                            edit: str) -> None:
-    home, report, result, _ = _first_check(tmp_path, site)
+    home, report, result, _ = first_check(tmp_path, site)
     first = json.loads(result.read_text())["citations"]
 
     def change(d: dict[str, Any]) -> None:
@@ -244,7 +230,7 @@ def test_a_signed_result_of_odd_shape_is_refused_typed_or_replayed_alike(tmp_pat
 def test_a_pinned_receipt_of_another_url_is_refused_source_failed(tmp_path: Path, site: Site) -> None:
     """The result (signed with the home's key) says citation 1 rested on the read of /b: the pin's rules refuse a
     read of another URL, so citation 1 is source_failed, never quote_found."""
-    home, report, result, _ = _first_check(tmp_path, site)
+    home, report, result, _ = first_check(tmp_path, site)
 
     def change(d: dict[str, Any]) -> None:
         d["citations"][0]["receipt_id"] = d["citations"][1]["receipt_id"]
@@ -256,7 +242,7 @@ def test_a_pinned_receipt_of_another_url_is_refused_source_failed(tmp_path: Path
 
 
 def test_a_result_with_null_receipt_ids_decides_those_as_before(tmp_path: Path, site: Site) -> None:
-    home, report, result, _ = _first_check(tmp_path, site)
+    home, report, result, _ = first_check(tmp_path, site)
 
     def change(d: dict[str, Any]) -> None:
         d["citations"][0]["receipt_id"] = None
@@ -267,7 +253,7 @@ def test_a_result_with_null_receipt_ids_decides_those_as_before(tmp_path: Path, 
 
 
 def test_replay_from_stdin_with_the_report_from_stdin_is_a_typed_refusal(tmp_path: Path, site: Site) -> None:
-    home, report, result, _ = _first_check(tmp_path, site)
+    home, report, result, _ = first_check(tmp_path, site)
     r = _replay(home, "-", "-", input=report.read_bytes())
     assert b"Traceback" not in r.stderr, r.stderr
     assert r.returncode == 2 and b'"citations"' not in r.stdout, r.stderr
@@ -275,7 +261,7 @@ def test_replay_from_stdin_with_the_report_from_stdin_is_a_typed_refusal(tmp_pat
 
 
 def test_a_huge_result_file_is_refused_typed(tmp_path: Path, site: Site) -> None:
-    home, report, _, _ = _first_check(tmp_path, site)
+    home, report, _, _ = first_check(tmp_path, site)
     big = tmp_path / "big.json"
     big.write_bytes(b'{"schema": "g6.report-check.v1", "citations": [' + b'{"n": 1},' * 2_000_000 + b'{"n": 1}]}')
     r = _replay(home, report, big)

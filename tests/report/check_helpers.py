@@ -65,3 +65,19 @@ def g6(home: Path, *args: str, env: dict[str, str] | None = None, timeout: float
     e.update({"G6_HOME": str(home), "G6_HOST_PAUSE": "0", "G6_ALLOW_LOOPBACK": "1", **(env or {})})
     return subprocess.run([sys.executable, "-m", "g6", *args], capture_output=True, env=e, timeout=timeout,
                           cwd=home.parent, **kw)
+
+
+OTHER = "The harbour authority approved a second ferry berth for the summer timetable."
+
+
+def first_check(tmp_path: Path, site: Any) -> tuple[Path, Path, Path, Any]:
+    """A home, a report citing QUOTE on /a and OTHER on /b of a loopback site, and the first check's signed result
+    (both found), as `g6 report check REPORT -o RESULT` writes it: what ``--replay`` tests start from."""
+    from g6.demo.site import Reply
+
+    s = site({"/a": Reply(body=article(QUOTE)), "/b": Reply(body=article(OTHER)), "/robots.txt": Reply(404)})
+    report = write_report(tmp_path / "r.json", report_of(cite(s.url("/a"), QUOTE), cite(s.url("/b"), OTHER)))
+    home, result = tmp_path / "home", tmp_path / "first.json"
+    r = g6(home, "report", "check", str(report), "-o", str(result))
+    assert r.returncode == 0, r.stderr
+    return home, report, result, s

@@ -9,28 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from g6.demo.site import LocalSite, Reply
-from tests.report.check_helpers import QUOTE, article, cite, g6, report_of, write_report
+from tests.report.check_helpers import QUOTE, article, cite, first_check, g6, report_of, write_report
 
 Site = Callable[..., LocalSite]
-OTHER = "The harbour authority approved a second ferry berth for the summer timetable."
-
-
-def _first(tmp_path: Path, site: Site) -> tuple[Path, Path, Path, LocalSite]:
-    """A home, a report citing QUOTE on /a and OTHER on /b, the first check's signed result (both found)."""
-    s = site({"/a": Reply(body=article(QUOTE)), "/b": Reply(body=article(OTHER)), "/robots.txt": Reply(404)})
-    report = write_report(tmp_path / "r.json", report_of(cite(s.url("/a"), QUOTE), cite(s.url("/b"), OTHER)))
-    home, result = tmp_path / "home", tmp_path / "first.json"
-    r = g6(home, "report", "check", str(report), "-o", str(result))
-    assert r.returncode == 0, r.stderr
-    return home, report, result, s
-
-
 def _verdicts(stdout: bytes) -> list[tuple[str, str]]:
     return [(c["verdict"], c["receipt_id"]) for c in json.loads(stdout)["citations"]]
 
 
 def test_a_page_read_again_since_changes_nothing_with_replay(tmp_path: Path, site: Site) -> None:
-    home, report, result, s = _first(tmp_path, site)
+    home, report, result, s = first_check(tmp_path, site)
     first = [(c["verdict"], c["receipt_id"]) for c in json.loads(result.read_text())["citations"]]
     s.routes["/a"] = Reply(body=article("The page was rewritten since and says something else entirely now."))
     assert g6(home, "fetch", s.url("/a")).returncode == 0  # a newer ok read of /a, without the quote
@@ -43,7 +30,7 @@ def test_a_page_read_again_since_changes_nothing_with_replay(tmp_path: Path, sit
 
 
 def test_a_result_of_another_report_is_refused(tmp_path: Path, site: Site) -> None:
-    home, report, result, s = _first(tmp_path, site)
+    home, report, result, s = first_check(tmp_path, site)
     other = write_report(tmp_path / "other.json", report_of(cite(s.url("/a"), QUOTE)))
     r = g6(home, "report", "check", str(other), "--receipts-only", "--replay", str(result))
     assert r.returncode == 2, r.stderr
@@ -52,7 +39,7 @@ def test_a_result_of_another_report_is_refused(tmp_path: Path, site: Site) -> No
 
 
 def test_an_edited_result_does_not_verify_and_nothing_is_checked(tmp_path: Path, site: Site) -> None:
-    home, report, result, _ = _first(tmp_path, site)
+    home, report, result, _ = first_check(tmp_path, site)
     d = json.loads(result.read_text())
     d["citations"][0]["receipt_id"], d["citations"][1]["receipt_id"] = (d["citations"][1]["receipt_id"],
                                                                         d["citations"][0]["receipt_id"])
@@ -64,7 +51,7 @@ def test_an_edited_result_does_not_verify_and_nothing_is_checked(tmp_path: Path,
 
 
 def test_a_result_signed_in_another_home_is_not_trusted(tmp_path: Path, site: Site) -> None:
-    _, report, result, _ = _first(tmp_path, site)
+    _, report, result, _ = first_check(tmp_path, site)
     elsewhere = tmp_path / "elsewhere"
     assert g6(elsewhere, "keys", "init").returncode == 0
     r = g6(elsewhere, "report", "check", str(report), "--receipts-only", "--replay", str(result))
@@ -72,7 +59,7 @@ def test_a_result_signed_in_another_home_is_not_trusted(tmp_path: Path, site: Si
 
 
 def test_a_replay_file_that_is_not_a_result_is_an_input_error(tmp_path: Path, site: Site) -> None:
-    home, report, _, _ = _first(tmp_path, site)
+    home, report, _, _ = first_check(tmp_path, site)
     for name, content in (("notjson.json", b"{nope"), ("manifest.json", b'{"schema": "g6-manifest.v1"}')):
         (tmp_path / name).write_bytes(content)
         r = g6(home, "report", "check", str(report), "--replay", str(tmp_path / name))

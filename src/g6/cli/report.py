@@ -209,7 +209,7 @@ def _replayed(c: Ctx, report: Any, report_sha256: str, replay_path: str, pinned:
     """``report`` pinned as the ``--replay`` result's check rested it (``g6.report.replay``); the result verified
     with the keys pinned with --key (a bundle's publisher's, when checking a bundle) and the home's own trusted
     keys, since the home that checked signed it."""
-    from g6.report.replay import pinned_as_in
+    from g6.report.replay import pinned_by_home
     from g6.report.result import load_result
 
     if replay_path == "-" and report_path == "-":  # stdin is read once, for the report: the result would be empty
@@ -219,11 +219,9 @@ def _replayed(c: Ctx, report: Any, report_sha256: str, replay_path: str, pinned:
         result = load_result(data)
     except G6Error as e:
         fail(f"--replay {_text(replay_path)}: {e}")
-    with c.evidence() as ev:
-        trusted = ev.keys.trusted() if ev.keys.trusted_dir.exists() else {}
-    trusted = {**trusted, **{p.key.key_id: p.key for p in pinned}}
     try:
-        report, n = pinned_as_in(report, report_sha256, result, trusted, "a key this home trusts")
+        with c.evidence() as ev:
+            report, n = pinned_by_home(ev, report, report_sha256, result, {p.key.key_id: p.key for p in pinned})
     except G6Error as e:
         fail_on(e)
     info(f"g6: --replay: {counted(n, 'citation')} {'rests' if n == 1 else 'rest'} on the receipt "

@@ -126,11 +126,10 @@ def _replayed(ev: Any, report: Any, sha256: str, earlier: dict[str, Any]) -> tup
     trusts, as the CLI verifies it). A result of other report bytes is an input error (``ReplayRefused``); one that
     does not verify is a failed check (the reply given back, an error result), as the CLI exits 1 on it."""
     from g6.errors import ReplayRefused, ReplayUnverified
-    from g6.report.replay import pinned_as_in
+    from g6.report.replay import pinned_by_home
 
-    trusted = ev.keys.trusted() if ev.keys.trusted_dir.exists() else {}
     try:
-        return pinned_as_in(report, sha256, earlier, trusted, "a key this home trusts")[0], None
+        return pinned_by_home(ev, report, sha256, earlier)[0], None
     except ReplayRefused as e:  # the library's words name the CLI's option; here the argument is `replay`
         raise ReplayRefused(str(e).replace("--replay:", "replay:", 1)) from None
     except ReplayUnverified as e:

@@ -52,6 +52,14 @@ def pinned_as_in(report: Report, report_sha256: str, result: Mapping[str, Any], 
 
 
 
+def pinned_by_home(home: Any, report: Report, report_sha256: str, result: Mapping[str, Any],
+                   extra_keys: Mapping[str, Any] | None = None) -> tuple[Report, int]:
+    """:func:`pinned_as_in` with the result verified as ``g6 report verify`` verifies it by default: the keys in
+    ``home``'s trusted folder (the home that checked signed it), and ``extra_keys`` (pinned with ``--key``)."""
+    trusted = {**home.keys.trusted(), **(extra_keys or {})}
+    return pinned_as_in(report, report_sha256, result, trusted, "a key this home trusts")
+
+
 def _pins(citations: list[dict[str, Any]]) -> dict[int, str | None]:
     """Each citation's ``n`` and the receipt the result rested it on. A signed result is still data: an ``n`` that
     is not a whole number, or one named twice (which receipt would it rest on?), or a ``receipt_id`` that is not a
